@@ -1,0 +1,328 @@
+package io.pgbus.engine;
+
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+
+/**
+ * A named worker group and its claim loop. One loop per capsule claims for all of its slots at
+ * once, in strict queue order, and hands each job to the executor; it never claims more jobs than
+ * it has free slots, so a claimed job starts at once.
+ *
+ * <p>The loop claims only when there is reason to: a wake for one of its queues, a slot freed
+ * after a claim that filled every slot (more work is likely waiting), a known due time reached,
+ * or the poll timer. The poll timer is the slow ceiling while the listener delivers and the fast
+ * poll interval otherwise, so a deaf listener costs latency, never jobs. An idle capsule with a
+ * healthy listener issues one claim per ceiling and nothing else.
+ */
+public final class Capsule implements Runnable {
+
+  private static final System.Logger LOG = System.getLogger(Capsule.class.getName());
+
+  /** How long the loop may sleep before it refreshes its progress beacon. */
+  private static final long MAX_SLEEP_MS = 5_000;
+
+  private final CapsuleConfig config;
+  private final EngineConfig engine;
+  private final JobStore store;
+  private final DataSource dataSource;
+  private final Executor executor;
+  private final JobRunner runner;
+  private final Supplier<ListenerState> listener;
+
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition changed = lock.newCondition();
+  private final AtomicLong claims = new AtomicLong();
+  private final AtomicLong emptyClaims = new AtomicLong();
+  private final AtomicLong claimed = new AtomicLong();
+
+  // Guarded by lock.
+  private boolean woken = true;
+  private boolean resync = true;
+  private boolean backlog;
+  private Instant alarm;
+  private int inFlight;
+  private boolean stopping;
+
+  private volatile long beatNanos = System.nanoTime();
+  private volatile boolean finished;
+
+  Capsule(
+      CapsuleConfig config,
+      EngineConfig engine,
+      JobStore store,
+      DataSource dataSource,
+      Executor executor,
+      JobRunner runner,
+      Supplier<ListenerState> listener) {
+    this.config = Objects.requireNonNull(config);
+    this.engine = Objects.requireNonNull(engine);
+    this.store = Objects.requireNonNull(store);
+    this.dataSource = Objects.requireNonNull(dataSource);
+    this.executor = Objects.requireNonNull(executor);
+    this.runner = Objects.requireNonNull(runner);
+    this.listener = Objects.requireNonNull(listener);
+  }
+
+  public CapsuleConfig config() {
+    return config;
+  }
+
+  /** Claim statements issued (including empty ones). */
+  public long claims() {
+    return claims.get();
+  }
+
+  /** Claim statements that found nothing: polling waste. */
+  public long emptyClaims() {
+    return emptyClaims.get();
+  }
+
+  /** Jobs claimed in total. */
+  public long claimed() {
+    return claimed.get();
+  }
+
+  /** Jobs running now. */
+  public int inFlight() {
+    lock.lock();
+    try {
+      return inFlight;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** How long ago the loop last showed progress (a claim or a scheduled wait). */
+  public Duration sinceLastBeat() {
+    return finished ? Duration.ZERO : Duration.ofNanos(System.nanoTime() - beatNanos);
+  }
+
+  /** Applies a wake that concerns this capsule. */
+  void wake(Wake wake) {
+    lock.lock();
+    try {
+      if (wake.everyone()) {
+        woken = true;
+        resync = true;
+      }
+      for (String q : config.queues()) {
+        if (wake.now().contains(q)) {
+          woken = true;
+        }
+        Instant due = wake.later().get(q);
+        if (due != null) {
+          alarm = earliest(alarm, due);
+        }
+      }
+      changed.signal();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** A job of ours will be due at {@code due} (a retry or a snooze decided in this JVM). */
+  void dueAt(Instant due) {
+    lock.lock();
+    try {
+      alarm = earliest(alarm, due);
+      changed.signal();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Makes the loop look at its timers again, for example when the listener changed state. */
+  void nudge() {
+    lock.lock();
+    try {
+      changed.signal();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Stops claiming; running jobs go on. Returns at once. */
+  void stopClaiming() {
+    lock.lock();
+    try {
+      stopping = true;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Waits until no job runs, up to {@code timeout}; returns how many still run. */
+  int awaitIdle(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    lock.lock();
+    try {
+      while (inFlight > 0) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          break;
+        }
+        changed.awaitNanos(left);
+      }
+      return inFlight;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return inFlight;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void run() {
+    long lastPoll = System.nanoTime();
+    long errorBackoffMs = 100;
+    try {
+      while (true) {
+        int want;
+        boolean refreshAlarm;
+        lock.lock();
+        try {
+          Instant now;
+          while (true) {
+            if (stopping) {
+              return;
+            }
+            beatNanos = System.nanoTime();
+            now = Instant.now();
+            long pollEvery =
+                (listener.get().delivering() ? engine.pollCeiling() : engine.pollInterval())
+                    .toNanos();
+            long untilPoll = lastPoll + pollEvery - System.nanoTime();
+            boolean alarmRang = alarm != null && !now.isBefore(alarm);
+            int free = config.concurrency() - inFlight;
+            if (free > 0 && (woken || backlog || alarmRang || untilPoll <= 0)) {
+              want = free;
+              // Due times arrive with notifications; only a poll or a resync re-reads them.
+              refreshAlarm = untilPoll <= 0 || resync;
+              break;
+            }
+            long sleep = free > 0 ? untilPoll : Long.MAX_VALUE;
+            if (free > 0 && alarm != null) {
+              sleep = Math.min(sleep, Duration.between(now, alarm).toNanos());
+            }
+            changed.awaitNanos(Math.max(1, Math.min(sleep, TimeUnit.MILLISECONDS.toNanos(MAX_SLEEP_MS))));
+          }
+          woken = false;
+          resync = false;
+          backlog = false;
+          if (alarm != null && !now.isBefore(alarm)) {
+            alarm = null;
+          }
+        } finally {
+          lock.unlock();
+        }
+        lastPoll = System.nanoTime();
+        try {
+          claimAndDispatch(want, refreshAlarm);
+          errorBackoffMs = 100;
+        } catch (Exception e) {
+          LOG.log(
+              System.Logger.Level.WARNING,
+              "pgbus capsule ''{0}'' could not claim from {1}: {2}; retrying in {3} ms",
+              config.name(),
+              config.queues(),
+              e.getMessage(),
+              errorBackoffMs);
+          Thread.sleep(Notifier.jitter(errorBackoffMs));
+          errorBackoffMs = Math.min(engine.pollInterval().toMillis() * 10, errorBackoffMs * 2);
+          lock.lock();
+          try {
+            woken = true;
+            resync = true;
+          } finally {
+            lock.unlock();
+          }
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      finished = true;
+    }
+  }
+
+  private void claimAndDispatch(int want, boolean refreshAlarm) throws Exception {
+    List<ClaimedJob> jobs;
+    Instant nextDue = null;
+    try (Connection c = dataSource.getConnection()) {
+      jobs = store.jobClaim(c, config.queues(), want, engine.workerId(), engine.lease());
+      if (jobs.size() < want && refreshAlarm) {
+        nextDue = store.jobNextDue(c, config.queues());
+      }
+    }
+    claims.incrementAndGet();
+    claimed.addAndGet(jobs.size());
+    if (jobs.isEmpty()) {
+      emptyClaims.incrementAndGet();
+    }
+    lock.lock();
+    try {
+      inFlight += jobs.size();
+      backlog = jobs.size() == want;
+      if (nextDue != null) {
+        alarm = earliest(alarm, nextDue);
+      }
+    } finally {
+      lock.unlock();
+    }
+    for (int i = 0; i < jobs.size(); i++) {
+      ClaimedJob job = jobs.get(i);
+      try {
+        executor.execute(() -> runJob(job));
+      } catch (RejectedExecutionException e) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "pgbus capsule ''{0}'': executor refused job {1}; handing it back",
+            config.name(),
+            job.id());
+        for (ClaimedJob refused : jobs.subList(i, jobs.size())) {
+          runner.release(refused);
+          jobDone();
+        }
+        return;
+      }
+    }
+  }
+
+  private void runJob(ClaimedJob job) {
+    try {
+      Instant due = runner.run(job);
+      if (due != null) {
+        dueAt(due);
+      }
+    } finally {
+      jobDone();
+    }
+  }
+
+  private void jobDone() {
+    lock.lock();
+    try {
+      inFlight--;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private static Instant earliest(Instant a, Instant b) {
+    return a == null || b.isBefore(a) ? b : a;
+  }
+}

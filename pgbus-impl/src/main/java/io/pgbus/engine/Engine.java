@@ -1,0 +1,295 @@
+package io.pgbus.engine;
+
+import io.pgbus.InvalidJobException;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import javax.sql.DataSource;
+
+/**
+ * The engine: one notifier, the capsules, and the maintainer, wired to the ports. It runs the same
+ * in Java SE and inside a container; the container adapter supplies the executor, the transaction
+ * runner and the handler function.
+ *
+ * <pre>{@code
+ * Engine engine = Engine.builder(config, dataSource)
+ *     .listenerConnections(() -> DriverManager.getConnection(url))
+ *     .jobs((job, tx) -> { ...; return Outcome.complete(); })
+ *     .build();
+ * engine.start();
+ * }</pre>
+ */
+public final class Engine {
+
+  private static final System.Logger LOG = System.getLogger(Engine.class.getName());
+
+  private final EngineConfig config;
+  private final DataSource dataSource;
+  private final JobStore store = new JobStore();
+  private final ExecutorService ownedExecutor;
+  private final java.util.concurrent.Executor executor;
+  private final List<Capsule> capsules = new ArrayList<>();
+  private final Map<String, List<Capsule>> capsulesByQueue = new HashMap<>();
+  private final Notifier notifier;
+  private final Maintainer maintainer;
+  private final boolean maintenance;
+  private volatile boolean started;
+
+  private Engine(Builder b) {
+    this.config = b.config;
+    this.dataSource = b.dataSource;
+    if (b.executor == null) {
+      this.ownedExecutor = Executors.newCachedThreadPool(namedThreads());
+      this.executor = ownedExecutor;
+    } else {
+      this.ownedExecutor = null;
+      this.executor = b.executor;
+    }
+    Transactions tx = b.transactions != null ? b.transactions : new JdbcTransactions(dataSource);
+    JobFunction jobs = b.jobs != null ? b.jobs : Engine::noHandler;
+    Consumer<Wake> wakes = b.wakes != null ? b.wakes : this::wake;
+    this.notifier =
+        b.listenerConnections == null || config.capsules().isEmpty()
+            ? null
+            : new Notifier(b.listenerConnections, config.queues(), wakes, s -> nudgeAll(), config);
+    JobRunner runner = new JobRunner(store, dataSource, tx, jobs, config.retry(), b.events);
+    for (CapsuleConfig cc : config.capsules()) {
+      Capsule capsule =
+          new Capsule(cc, config, store, dataSource, executor, runner, this::listenerState);
+      capsules.add(capsule);
+      for (String q : cc.queues()) {
+        capsulesByQueue.computeIfAbsent(q, k -> new ArrayList<>()).add(capsule);
+      }
+    }
+    this.maintenance = b.maintenance;
+    this.maintainer = new Maintainer(dataSource, store, config);
+  }
+
+  public static Builder builder(EngineConfig config, DataSource dataSource) {
+    return new Builder(config, dataSource);
+  }
+
+  public EngineConfig config() {
+    return config;
+  }
+
+  /** Starts the notifier, the capsules and (if enabled) the maintainer. Idempotent. */
+  public synchronized void start() {
+    if (started) {
+      return;
+    }
+    started = true;
+    if (notifier != null) {
+      executor.execute(notifier);
+    }
+    for (Capsule c : capsules) {
+      executor.execute(c);
+    }
+    if (maintenance) {
+      executor.execute(maintainer);
+    }
+    LOG.log(
+        System.Logger.Level.INFO,
+        "pgbus engine {0} started: {1} capsule(s) over queues {2}",
+        config.workerId(),
+        capsules.size(),
+        config.queues());
+  }
+
+  /**
+   * Stops claiming, stops the listener and the maintainer, and waits up to the drain timeout for
+   * running handlers. Jobs still running after that keep their lease and are rescued later.
+   * Returns how many jobs were still running.
+   */
+  public synchronized int stop() {
+    if (!started) {
+      return 0;
+    }
+    started = false;
+    capsules.forEach(Capsule::stopClaiming);
+    if (notifier != null && !notifier.stop(Duration.ofSeconds(5))) {
+      LOG.log(System.Logger.Level.WARNING, "pgbus listener did not stop within 5 s");
+    }
+    maintainer.stop(Duration.ofSeconds(5));
+    long deadline = System.nanoTime() + config.drainTimeout().toNanos();
+    int left = 0;
+    for (Capsule c : capsules) {
+      left += c.awaitIdle(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+    }
+    if (left > 0) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus stopped with {0} job(s) still running after the {1} drain; lease rescue will"
+              + " return them",
+          left,
+          config.drainTimeout());
+    }
+    if (ownedExecutor != null) {
+      ownedExecutor.shutdown();
+    }
+    return left;
+  }
+
+  /** Routes a wake to the capsules that read one of its queues, and to no other. */
+  public void wake(Wake wake) {
+    if (wake.everyone()) {
+      capsules.forEach(c -> c.wake(wake));
+      return;
+    }
+    var targets = new java.util.LinkedHashSet<Capsule>();
+    for (String q : wake.now()) {
+      targets.addAll(capsulesByQueue.getOrDefault(q, List.of()));
+    }
+    for (String q : wake.later().keySet()) {
+      targets.addAll(capsulesByQueue.getOrDefault(q, List.of()));
+    }
+    targets.forEach(c -> c.wake(wake));
+  }
+
+  /** Inserts a job in the connection's current transaction and returns its id. */
+  public long enqueue(Connection c, NewJob job) {
+    checkPayload(job);
+    try {
+      return store.jobInsert(c, job);
+    } catch (SQLException e) {
+      throw Failures.of(job.queue(), "enqueue a job", e);
+    }
+  }
+
+  /** Inserts many jobs in one statement; ids in input order. */
+  public List<Long> enqueueAll(Connection c, List<NewJob> jobs) {
+    if (jobs.isEmpty()) {
+      return List.of();
+    }
+    jobs.forEach(this::checkPayload);
+    try {
+      return store.jobInsertMany(c, jobs);
+    } catch (SQLException e) {
+      throw Failures.of(jobs.get(0).queue(), "enqueue " + jobs.size() + " jobs", e);
+    }
+  }
+
+  public boolean cancel(Connection c, long jobId) {
+    try {
+      return store.jobCancel(c, jobId);
+    } catch (SQLException e) {
+      throw Failures.of(null, "cancel job " + jobId, e);
+    }
+  }
+
+  public boolean replay(Connection c, long jobId) {
+    try {
+      return store.jobReplayDead(c, jobId);
+    } catch (SQLException e) {
+      throw Failures.of(null, "replay job " + jobId, e);
+    }
+  }
+
+  /** The listener's state; DEGRADED-equivalent polling applies when there is no listener. */
+  public ListenerState listenerState() {
+    return notifier == null ? ListenerState.DEGRADED : notifier.state();
+  }
+
+  /** The notifier, or null when this engine has no capsules or no listener connections. */
+  public Notifier notifier() {
+    return notifier;
+  }
+
+  public List<Capsule> capsules() {
+    return List.copyOf(capsules);
+  }
+
+  public boolean running() {
+    return started;
+  }
+
+  public JobStore store() {
+    return store;
+  }
+
+  /** Jobs the maintainer has rescued from expired leases. */
+  public long rescued() {
+    return maintainer.rescued();
+  }
+
+  private void nudgeAll() {
+    capsules.forEach(Capsule::nudge);
+  }
+
+  private void checkPayload(NewJob job) {
+    String p = job.payloadJson();
+    int limit = config.maxPayloadBytes();
+    if (p.length() > limit / 3 && p.getBytes(StandardCharsets.UTF_8).length > limit) {
+      throw new InvalidJobException(
+          job.queue(),
+          "payload for queue '"
+              + job.queue()
+              + "' is "
+              + p.getBytes(StandardCharsets.UTF_8).length
+              + " bytes, over the limit of "
+              + limit
+              + " bytes: store large data in your own table and enqueue its key, or raise"
+              + " pgbus.max-payload-bytes");
+    }
+  }
+
+  private static io.pgbus.Outcome noHandler(ClaimedJob job, Connection c) {
+    throw new IllegalStateException(
+        "no handler is registered for queue '" + job.queue() + "' (job " + job.id() + ")");
+  }
+
+  private static java.util.concurrent.ThreadFactory namedThreads() {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, "pgbus-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  /** Wires an engine. Only the config and the datasource are required. */
+  public static final class Builder {
+    private final EngineConfig config;
+    private final DataSource dataSource;
+    private java.util.concurrent.Executor executor;
+    private Transactions transactions;
+    private ListenerConnections listenerConnections;
+    private JobFunction jobs;
+    private Consumer<Wake> wakes;
+    private JobEvents events = JobEvents.NONE;
+    private boolean maintenance = true;
+
+    private Builder(EngineConfig config, DataSource dataSource) {
+      this.config = Objects.requireNonNull(config, "config");
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    }
+
+    /** Runs loops and jobs; default: a cached pool the engine owns and shuts down on stop. */
+    public Builder executor(java.util.concurrent.Executor v) { executor = v; return this; }
+    /** Runs each job in a new transaction; default: {@link JdbcTransactions} on the datasource. */
+    public Builder transactions(Transactions v) { transactions = v; return this; }
+    /** Opens the LISTEN connection; without it, capsules only poll at the poll interval. */
+    public Builder listenerConnections(ListenerConnections v) { listenerConnections = v; return this; }
+    /** Runs the jobs. */
+    public Builder jobs(JobFunction v) { jobs = v; return this; }
+    /** Where notifier wakes go; default: straight to {@link Engine#wake}. */
+    public Builder wakes(Consumer<Wake> v) { wakes = v; return this; }
+    public Builder events(JobEvents v) { events = Objects.requireNonNull(v); return this; }
+    /** Whether this engine runs rescue and retention (default true). */
+    public Builder maintenance(boolean v) { maintenance = v; return this; }
+
+    public Engine build() {
+      return new Engine(this);
+    }
+  }
+}

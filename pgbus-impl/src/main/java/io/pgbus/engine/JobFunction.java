@@ -1,0 +1,16 @@
+package io.pgbus.engine;
+
+import io.pgbus.Outcome;
+import java.sql.Connection;
+
+/**
+ * Port: runs one claimed job. It is called inside the job's transaction; {@code transaction} is
+ * enlisted in it, so business writes made through it commit exactly when the job completes. A
+ * container adapter may ignore it and let handlers use the container's transactional datasource,
+ * which joins the same transaction. Return {@code null} for {@link Outcome#complete()}; throw to
+ * fail the attempt.
+ */
+@FunctionalInterface
+public interface JobFunction {
+  Outcome run(ClaimedJob job, Connection transaction) throws Exception;
+}

@@ -1,0 +1,186 @@
+package io.pgbus.engine;
+
+import io.pgbus.Outcome;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import javax.sql.DataSource;
+
+/**
+ * Runs one claimed job: the handler and the job's state change commit in one transaction, so
+ * business writes made in it commit exactly when the job is marked done. A handler that throws
+ * rolls its transaction back; the failure is then recorded in a transaction of its own.
+ */
+final class JobRunner {
+
+  private static final System.Logger LOG = System.getLogger(JobRunner.class.getName());
+
+  private final JobStore store;
+  private final DataSource dataSource;
+  private final Transactions transactions;
+  private final JobFunction function;
+  private final RetryPolicy retry;
+  private final JobEvents events;
+
+  JobRunner(
+      JobStore store,
+      DataSource dataSource,
+      Transactions transactions,
+      JobFunction function,
+      RetryPolicy retry,
+      JobEvents events) {
+    this.store = Objects.requireNonNull(store);
+    this.dataSource = Objects.requireNonNull(dataSource);
+    this.transactions = Objects.requireNonNull(transactions);
+    this.function = Objects.requireNonNull(function);
+    this.retry = Objects.requireNonNull(retry);
+    this.events = Objects.requireNonNull(events);
+  }
+
+  /** Thrown inside the job transaction when the fence no longer matches: roll everything back. */
+  static final class LeaseLostException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    LeaseLostException(ClaimedJob job) {
+      super(
+          "pgbus job "
+              + job.id()
+              + " (queue "
+              + job.queue()
+              + ", attempt "
+              + job.attempt()
+              + ") is no longer held by this worker: its lease expired and it was rescued");
+    }
+  }
+
+  /** Runs the job; returns when it is due again (retry or snooze), or null. Never throws. */
+  Instant run(ClaimedJob job) {
+    long started = System.nanoTime();
+    events.started(job);
+    Settled settled;
+    try {
+      settled = transactions.inNewTransaction(c -> settle(c, job, function.run(job, c)));
+    } catch (Throwable t) {
+      Throwable cause = rootCause(t);
+      if (cause instanceof LeaseLostException) {
+        LOG.log(System.Logger.Level.WARNING, cause.getMessage() + "; its writes were rolled back");
+        events.finished(job, null, System.nanoTime() - started);
+        return null;
+      }
+      if (t instanceof Error && !(t instanceof AssertionError) && !(t instanceof LinkageError)) {
+        LOG.log(System.Logger.Level.ERROR, "pgbus job " + job.id() + " hit a VM error", t);
+      }
+      settled = recordFailure(job, describe(cause));
+    }
+    events.finished(job, settled == null ? null : settled.kind, System.nanoTime() - started);
+    return settled == null ? null : settled.dueAgain;
+  }
+
+  /** Hands back a job that was claimed but never started. */
+  void release(ClaimedJob job) {
+    try (Connection c = dataSource.getConnection()) {
+      store.jobRelease(c, job);
+    } catch (SQLException e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus could not hand back job {0}: {1}; lease rescue will return it",
+          job.id(),
+          e.getMessage());
+    }
+  }
+
+  private record Settled(Outcome.Kind kind, Instant dueAgain) {}
+
+  private Settled settle(Connection c, ClaimedJob job, Outcome outcome) throws Exception {
+    Outcome o = outcome == null ? Outcome.complete() : outcome;
+    switch (o.kind()) {
+      case COMPLETE -> {
+        if (!store.jobComplete(c, job)) {
+          throw new LeaseLostException(job);
+        }
+        return new Settled(Outcome.Kind.COMPLETE, null);
+      }
+      case SNOOZE -> {
+        Instant due = store.jobSnooze(c, job, o.delay());
+        if (due == null) {
+          throw new LeaseLostException(job);
+        }
+        return new Settled(Outcome.Kind.SNOOZE, due);
+      }
+      case CANCEL -> {
+        if (!store.jobCancelRunning(c, job, o.reason())) {
+          throw new LeaseLostException(job);
+        }
+        return new Settled(Outcome.Kind.CANCEL, null);
+      }
+      case RETRY -> {
+        JobStore.FailResult r = store.jobFail(c, job, o.reason(), retry.backoff(job.attempt()));
+        if (r == null) {
+          throw new LeaseLostException(job);
+        }
+        return new Settled(r.dead() ? null : Outcome.Kind.RETRY, r.retryAt());
+      }
+      default -> throw new IllegalStateException("unknown outcome " + o);
+    }
+  }
+
+  private Settled recordFailure(ClaimedJob job, String error) {
+    Duration backoff = retry.backoff(job.attempt());
+    try (Connection c = dataSource.getConnection()) {
+      JobStore.FailResult r = store.jobFail(c, job, error, backoff);
+      if (r == null) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "pgbus job {0} failed after its lease was lost; the new holder decides its fate",
+            job.id());
+        return null;
+      }
+      if (r.dead()) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "pgbus job {0} (queue {1}) is dead after attempt {2} of {3}: {4}",
+            job.id(),
+            job.queue(),
+            job.attempt(),
+            job.maxAttempts(),
+            firstLine(error));
+        return new Settled(null, null);
+      }
+      return new Settled(Outcome.Kind.RETRY, r.retryAt());
+    } catch (SQLException e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus could not record the failure of job {0}: {1}; lease rescue will retry it",
+          job.id(),
+          e.getMessage());
+      return null;
+    }
+  }
+
+  static Throwable rootCause(Throwable t) {
+    Throwable c = t;
+    while (c.getCause() != null && c.getCause() != c) {
+      if (c instanceof LeaseLostException) {
+        return c;
+      }
+      c = c.getCause();
+    }
+    return c;
+  }
+
+  /** The error text stored with the job: the exception and a bounded stack trace. */
+  static String describe(Throwable t) {
+    var out = new StringWriter();
+    t.printStackTrace(new PrintWriter(out));
+    return JobStore.truncate(out.toString());
+  }
+
+  private static String firstLine(String s) {
+    int nl = s.indexOf('\n');
+    return nl < 0 ? s : s.substring(0, nl);
+  }
+}

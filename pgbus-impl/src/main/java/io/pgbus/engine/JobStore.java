@@ -1,0 +1,385 @@
+package io.pgbus.engine;
+
+import io.pgbus.EnqueueOptions;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * All SQL on {@code pgbus.job}, as real SQL text with bind parameters. Queue names travel only as
+ * bind values and are checked again by the {@code pgbus.queue_name} domain. Every method takes the
+ * connection to run on, so the caller decides the transaction: enqueue and settle run in the
+ * caller's (or the handler's) transaction, the rest in auto-commit.
+ *
+ * <p>State changes after a claim are fenced on {@code (id, attempt, state = 'running')}: they
+ * return {@code false} when the lease was lost, and the caller must then roll back.
+ */
+public final class JobStore {
+
+  /** How many error entries a job keeps, newest first. */
+  static final int ERRORS_KEPT = 10;
+
+  /** The longest error text stored per attempt. */
+  static final int ERROR_TEXT_LIMIT = 4000;
+
+  private static final String ENQUEUE =
+      "SELECT pgbus.enqueue(?, ?::jsonb, coalesce(?, now() + ? * interval '1 millisecond'), ?, ?)";
+
+  private static final String ENQUEUE_MANY =
+      """
+      SELECT id FROM pgbus.enqueue_many(
+        ?::text[],
+        ?::text[]::jsonb[],
+        ARRAY(SELECT coalesce(t.run_at, now() + t.delay_ms * interval '1 millisecond')
+                FROM unnest(?::timestamptz[], ?::bigint[]) WITH ORDINALITY AS t(run_at, delay_ms, ord)
+               ORDER BY t.ord),
+        ?::integer[],
+        ?::integer[])
+      """;
+
+  // See pgbus.claim in V1__job.sql for the strict-priority shape and its index.
+  private static final String CLAIM =
+      """
+      SELECT id, queue, priority, payload::text, attempt, max_attempts, created_at
+        FROM pgbus.claim(?::text[], ?, ?, ? * interval '1 millisecond')
+      """;
+
+  private static final String COMPLETE =
+      """
+      UPDATE pgbus.job
+         SET state = 'completed', finalized_at = now(), lease_expires_at = NULL
+       WHERE id = ? AND attempt = ? AND state = 'running'
+      """;
+
+  // A failed attempt: retryable with backoff, or dead once the attempts are spent. The newest
+  // error goes first and the list is cut to ERRORS_KEPT, so a job that fails forever stays small.
+  private static final String FAIL =
+      """
+      UPDATE pgbus.job
+         SET state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'retryable' END::pgbus.job_state,
+             run_at = CASE WHEN attempt >= max_attempts THEN run_at
+                           ELSE now() + ? * interval '1 millisecond' END,
+             finalized_at = CASE WHEN attempt >= max_attempts THEN now() END,
+             lease_expires_at = NULL,
+             errors = jsonb_path_query_array(
+                        jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(), 'error', ?::text))
+                          || errors,
+                        '$[0 to 9]')
+       WHERE id = ? AND attempt = ? AND state = 'running'
+      RETURNING state::text, run_at
+      """;
+
+  // A snooze gives the attempt back: the claim counted it, the snooze uncounts it.
+  private static final String SNOOZE =
+      """
+      UPDATE pgbus.job
+         SET state = 'scheduled', run_at = now() + ? * interval '1 millisecond',
+             attempt = attempt - 1, lease_expires_at = NULL
+       WHERE id = ? AND attempt = ? AND state = 'running'
+      RETURNING run_at
+      """;
+
+  private static final String CANCEL_RUNNING =
+      """
+      UPDATE pgbus.job
+         SET state = 'cancelled', finalized_at = now(), lease_expires_at = NULL,
+             errors = jsonb_path_query_array(
+                        jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(), 'error', ?::text))
+                          || errors,
+                        '$[0 to 9]')
+       WHERE id = ? AND attempt = ? AND state = 'running'
+      """;
+
+  // Hands back a claimed job that never started (for example, the executor refused it).
+  private static final String RELEASE =
+      """
+      UPDATE pgbus.job
+         SET state = 'available', attempt = attempt - 1, lease_expires_at = NULL,
+             attempted_at = NULL, attempted_by = NULL
+       WHERE id = ? AND attempt = ? AND state = 'running'
+      RETURNING queue
+      """;
+
+  private static final String CANCEL_WAITING =
+      """
+      UPDATE pgbus.job
+         SET state = 'cancelled', finalized_at = now()
+       WHERE id = ? AND state IN ('scheduled', 'available', 'retryable')
+      """;
+
+  private static final String REPLAY_DEAD =
+      """
+      WITH replayed AS (
+        UPDATE pgbus.job
+           SET state = 'available', attempt = 0, run_at = now(), finalized_at = NULL
+         WHERE id = ? AND state = 'dead'
+        RETURNING queue)
+      SELECT pgbus.notify(queue, now()) FROM replayed
+      """;
+
+  // Expired leases go back to retryable, or to dead when the attempt that crashed was the last:
+  // the claim already counted it, so a job that kills its JVM every time cannot loop forever.
+  // SKIP LOCKED lets two rescuers run at once without waiting on each other. One notification per
+  // queue wakes the capsules that read it.
+  private static final String RESCUE =
+      """
+      WITH expired AS (
+        SELECT id FROM pgbus.job
+         WHERE state = 'running' AND lease_expires_at < now()
+         ORDER BY lease_expires_at
+         LIMIT ?
+         FOR UPDATE SKIP LOCKED
+      ), rescued AS (
+        UPDATE pgbus.job j
+           SET state = CASE WHEN j.attempt >= j.max_attempts THEN 'dead' ELSE 'retryable' END::pgbus.job_state,
+               run_at = now(),
+               finalized_at = CASE WHEN j.attempt >= j.max_attempts THEN now() END,
+               lease_expires_at = NULL,
+               errors = jsonb_path_query_array(
+                          jsonb_build_array(jsonb_build_object(
+                            'attempt', j.attempt, 'at', now(),
+                            'error', 'lease expired: worker ' || coalesce(j.attempted_by, '?')
+                                     || ' did not finish the job in time'))
+                            || j.errors,
+                          '$[0 to 9]')
+          FROM expired e
+         WHERE j.id = e.id
+        RETURNING j.queue)
+      SELECT queue, count(*), pgbus.notify(queue, now()) FROM rescued GROUP BY queue
+      """;
+
+  private static final String NEXT_DUE =
+      """
+      SELECT min(run_at) FROM pgbus.job
+       WHERE queue = ANY(?::text[]) AND state IN ('scheduled', 'retryable')
+      """;
+
+  private static final String PRUNE =
+      """
+      DELETE FROM pgbus.job
+       WHERE id IN (SELECT id FROM pgbus.job
+                     WHERE state = ?::pgbus.job_state AND finalized_at < now() - ? * interval '1 millisecond'
+                     LIMIT ?)
+      """;
+
+  /** Inserts one job and its wake-up notification in the connection's transaction. */
+  public long jobInsert(Connection c, NewJob job) throws SQLException {
+    EnqueueOptions o = job.options();
+    try (PreparedStatement ps = c.prepareStatement(ENQUEUE)) {
+      ps.setString(1, job.queue());
+      ps.setString(2, job.payloadJson());
+      ps.setTimestamp(3, o.runAt() == null ? null : Timestamp.from(o.runAt()));
+      ps.setLong(4, o.delay() == null ? 0 : o.delay().toMillis());
+      ps.setInt(5, o.priority());
+      ps.setInt(6, o.maxAttempts());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  /** Inserts many jobs in one statement with one notification per queue; ids in input order. */
+  public List<Long> jobInsertMany(Connection c, List<NewJob> jobs) throws SQLException {
+    int n = jobs.size();
+    String[] queues = new String[n];
+    String[] payloads = new String[n];
+    Timestamp[] runAts = new Timestamp[n];
+    Long[] delays = new Long[n];
+    Integer[] priorities = new Integer[n];
+    Integer[] maxAttempts = new Integer[n];
+    for (int i = 0; i < n; i++) {
+      NewJob j = jobs.get(i);
+      EnqueueOptions o = j.options();
+      queues[i] = j.queue();
+      payloads[i] = j.payloadJson();
+      runAts[i] = o.runAt() == null ? null : Timestamp.from(o.runAt());
+      delays[i] = o.delay() == null ? 0L : o.delay().toMillis();
+      priorities[i] = o.priority();
+      maxAttempts[i] = o.maxAttempts();
+    }
+    try (PreparedStatement ps = c.prepareStatement(ENQUEUE_MANY)) {
+      ps.setArray(1, c.createArrayOf("text", queues));
+      ps.setArray(2, c.createArrayOf("text", payloads));
+      ps.setArray(3, c.createArrayOf("timestamptz", runAts));
+      ps.setArray(4, c.createArrayOf("int8", delays));
+      ps.setArray(5, c.createArrayOf("int4", priorities));
+      ps.setArray(6, c.createArrayOf("int4", maxAttempts));
+      var ids = new ArrayList<Long>(n);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getLong(1));
+        }
+      }
+      return ids;
+    }
+  }
+
+  /** Claims up to {@code max} jobs from {@code queues} in strict queue order. */
+  public List<ClaimedJob> jobClaim(
+      Connection c, List<String> queues, int max, String worker, Duration lease)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
+      ps.setArray(1, textArray(c, queues));
+      ps.setInt(2, max);
+      ps.setString(3, worker);
+      ps.setLong(4, lease.toMillis());
+      var jobs = new ArrayList<ClaimedJob>(max);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          jobs.add(
+              new ClaimedJob(
+                  rs.getLong(1),
+                  rs.getString(2),
+                  rs.getInt(3),
+                  rs.getString(4),
+                  rs.getInt(5),
+                  rs.getInt(6),
+                  rs.getTimestamp(7).toInstant()));
+        }
+      }
+      return jobs;
+    }
+  }
+
+  /** Marks a held job completed; false when the lease was lost. */
+  public boolean jobComplete(Connection c, ClaimedJob job) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
+      ps.setLong(1, job.id());
+      ps.setInt(2, job.attempt());
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  /** What a failed attempt led to. */
+  public record FailResult(boolean dead, Instant retryAt) {}
+
+  /**
+   * Records a failed attempt: retryable after {@code backoff}, or dead when it was the last.
+   * Returns {@code null} when the lease was lost.
+   */
+  public FailResult jobFail(Connection c, ClaimedJob job, String error, Duration backoff)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(FAIL)) {
+      ps.setLong(1, backoff.toMillis());
+      ps.setString(2, truncate(error));
+      ps.setLong(3, job.id());
+      ps.setInt(4, job.attempt());
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return null;
+        }
+        boolean dead = "dead".equals(rs.getString(1));
+        return new FailResult(dead, dead ? null : rs.getTimestamp(2).toInstant());
+      }
+    }
+  }
+
+  /** Puts a held job back to sleep without spending its attempt; null when the lease was lost. */
+  public Instant jobSnooze(Connection c, ClaimedJob job, Duration delay) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(SNOOZE)) {
+      ps.setLong(1, delay.toMillis());
+      ps.setLong(2, job.id());
+      ps.setInt(3, job.attempt());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getTimestamp(1).toInstant() : null;
+      }
+    }
+  }
+
+  /** Cancels a held job for good; false when the lease was lost. */
+  public boolean jobCancelRunning(Connection c, ClaimedJob job, String reason) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(CANCEL_RUNNING)) {
+      ps.setString(1, "cancelled: " + truncate(reason));
+      ps.setLong(2, job.id());
+      ps.setInt(3, job.attempt());
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  /** Gives back a claimed job that never started; its attempt is not spent. */
+  public boolean jobRelease(Connection c, ClaimedJob job) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RELEASE)) {
+      ps.setLong(1, job.id());
+      ps.setInt(2, job.attempt());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
+  /** Cancels a job that is still waiting to run; false when it is running or finished. */
+  public boolean jobCancel(Connection c, long id) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(CANCEL_WAITING)) {
+      ps.setLong(1, id);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  /** Makes a dead job available again with a fresh attempt budget, and wakes its queue. */
+  public boolean jobReplayDead(Connection c, long id) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(REPLAY_DEAD)) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
+  /** Returns expired leases to retryable (or dead); the count rescued per queue. */
+  public Map<String, Long> jobRescueExpired(Connection c, int limit) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RESCUE)) {
+      ps.setInt(1, limit);
+      var perQueue = new LinkedHashMap<String, Long>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          perQueue.put(rs.getString(1), rs.getLong(2));
+        }
+      }
+      return perQueue;
+    }
+  }
+
+  /** The earliest run_at of a delayed or retrying job in these queues, or null when none. */
+  public Instant jobNextDue(Connection c, List<String> queues) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(NEXT_DUE)) {
+      ps.setArray(1, textArray(c, queues));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        Timestamp t = rs.getTimestamp(1);
+        return t == null ? null : t.toInstant();
+      }
+    }
+  }
+
+  /** Deletes up to {@code batch} jobs in a final state that finished more than {@code age} ago. */
+  public int jobPrune(Connection c, String finalState, Duration age, int batch)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(PRUNE)) {
+      ps.setString(1, finalState);
+      ps.setLong(2, age.toMillis());
+      ps.setInt(3, batch);
+      return ps.executeUpdate();
+    }
+  }
+
+  private static Array textArray(Connection c, List<String> values) throws SQLException {
+    return c.createArrayOf("text", values.toArray(String[]::new));
+  }
+
+  static String truncate(String s) {
+    if (s == null) {
+      return "";
+    }
+    return s.length() <= ERROR_TEXT_LIMIT ? s : s.substring(0, ERROR_TEXT_LIMIT) + "...";
+  }
+}

@@ -1,0 +1,138 @@
+package io.pgbus.engine;
+
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+
+/**
+ * Periodic upkeep: rescue of expired leases, and retention. Each task backs off toward ten times
+ * its base interval while it finds nothing to do and snaps back as soon as it does something, so
+ * an idle deployment pays almost nothing for it.
+ */
+final class Maintainer implements Runnable {
+
+  private static final System.Logger LOG = System.getLogger(Maintainer.class.getName());
+  private static final int RESCUE_BATCH = 1000;
+  private static final int MAX_BACKOFF_FACTOR = 10;
+
+  /** One periodic task with its own backoff. */
+  private abstract static class Task {
+    final String name;
+    final Duration base;
+    long factor = 1;
+    long nextAt = System.nanoTime();
+
+    Task(String name, Duration base) {
+      this.name = name;
+      this.base = base;
+    }
+
+    /** Does one round; returns how many rows it changed. */
+    abstract long runOnce(Connection c) throws Exception;
+
+    void schedule(long progress) {
+      factor = progress > 0 ? 1 : Math.min(MAX_BACKOFF_FACTOR, factor + 1);
+      nextAt = System.nanoTime() + base.toNanos() * factor;
+    }
+  }
+
+  private final DataSource dataSource;
+  private final List<Task> tasks;
+  private final CountDownLatch stop = new CountDownLatch(1);
+  private final CountDownLatch finished = new CountDownLatch(1);
+  private final AtomicLong rescued = new AtomicLong();
+  private final AtomicLong pruned = new AtomicLong();
+  private final AtomicLong rounds = new AtomicLong();
+
+  Maintainer(DataSource dataSource, JobStore store, EngineConfig config) {
+    this.dataSource = Objects.requireNonNull(dataSource);
+    this.tasks =
+        List.of(
+            new Task("rescue", config.rescueInterval()) {
+              @Override
+              long runOnce(Connection c) throws Exception {
+                Map<String, Long> perQueue = store.jobRescueExpired(c, RESCUE_BATCH);
+                long n = perQueue.values().stream().mapToLong(Long::longValue).sum();
+                if (n > 0) {
+                  LOG.log(System.Logger.Level.INFO, "pgbus rescued expired leases: {0}", perQueue);
+                }
+                rescued.addAndGet(n);
+                return n;
+              }
+            },
+            new Task("prune", config.pruneInterval()) {
+              @Override
+              long runOnce(Connection c) throws Exception {
+                long n =
+                    store.jobPrune(c, "completed", config.completedRetention(), config.pruneBatch())
+                        + store.jobPrune(
+                            c, "cancelled", config.completedRetention(), config.pruneBatch())
+                        + store.jobPrune(c, "dead", config.deadRetention(), config.pruneBatch());
+                pruned.addAndGet(n);
+                return n;
+              }
+            });
+  }
+
+  long rescued() {
+    return rescued.get();
+  }
+
+  long pruned() {
+    return pruned.get();
+  }
+
+  /** Maintenance rounds run (each task run counts one). */
+  long rounds() {
+    return rounds.get();
+  }
+
+  boolean stop(Duration timeout) {
+    stop.countDown();
+    try {
+      return finished.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  @Override
+  public void run() {
+    try {
+      while (stop.getCount() > 0) {
+        long now = System.nanoTime();
+        long next = Long.MAX_VALUE;
+        for (Task t : tasks) {
+          if (now - t.nextAt >= 0) {
+            t.schedule(runTask(t));
+          }
+          next = Math.min(next, t.nextAt - System.nanoTime());
+        }
+        if (stop.await(Math.max(1, next), TimeUnit.NANOSECONDS)) {
+          return;
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      finished.countDown();
+    }
+  }
+
+  private long runTask(Task t) {
+    rounds.incrementAndGet();
+    try (Connection c = dataSource.getConnection()) {
+      return t.runOnce(c);
+    } catch (Exception e) {
+      LOG.log(System.Logger.Level.WARNING, "pgbus maintenance ''{0}'' failed: {1}", t.name, e.getMessage());
+      return 0;
+    }
+  }
+}

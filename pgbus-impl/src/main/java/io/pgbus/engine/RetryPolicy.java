@@ -1,0 +1,44 @@
+package io.pgbus.engine;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Exponential backoff with jitter: attempt n waits {@code min(cap, base * 2^(n-1))}, then scaled by
+ * a random factor in {@code [1 - jitter, 1 + jitter]} and capped again. Jitter spreads retries of
+ * jobs that failed together, so they do not come back together.
+ */
+public record RetryPolicy(Duration base, Duration cap, double jitter) {
+
+  public static final RetryPolicy DEFAULT =
+      new RetryPolicy(Duration.ofSeconds(1), Duration.ofHours(1), 0.2);
+
+  public RetryPolicy {
+    Objects.requireNonNull(base, "base");
+    Objects.requireNonNull(cap, "cap");
+    if (base.isNegative() || base.isZero()) {
+      throw new IllegalArgumentException("retry base must be positive, was " + base);
+    }
+    if (cap.compareTo(base) < 0) {
+      throw new IllegalArgumentException(
+          "retry cap " + cap + " must not be smaller than retry base " + base);
+    }
+    if (!(jitter >= 0 && jitter < 1)) {
+      throw new IllegalArgumentException("retry jitter must be in [0, 1), was " + jitter);
+    }
+  }
+
+  /** The wait before the retry that follows failed attempt {@code attempt} (1-based). */
+  public Duration backoff(int attempt) {
+    long capMs = cap.toMillis();
+    int doublings = Math.max(0, Math.min(attempt - 1, 62));
+    long raw = base.toMillis();
+    for (int i = 0; i < doublings && raw < capMs; i++) {
+      raw *= 2;
+    }
+    raw = Math.min(raw, capMs);
+    double factor = 1 + jitter * (2 * ThreadLocalRandom.current().nextDouble() - 1);
+    return Duration.ofMillis(Math.min(capMs, Math.round(raw * factor)));
+  }
+}

@@ -1,0 +1,90 @@
+package io.pgbus.engine;
+
+import io.pgbus.PgbusException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.output.MigrateResult;
+
+/**
+ * The {@code pgbus} schema and its versioned migrations, applied by Flyway. Flyway serialises
+ * concurrent migrators on PostgreSQL with an advisory lock, so ten JVMs starting at once apply each
+ * migration once; we add our own session advisory lock around the whole run so that even the
+ * first {@code CREATE SCHEMA} cannot race.
+ */
+public final class Schema {
+
+  /** The migration version this build of the engine expects. */
+  public static final String EXPECTED_VERSION = "1";
+
+  /** The schema history table, inside the {@code pgbus} schema. */
+  static final String HISTORY_TABLE = "schema_history";
+
+  // An arbitrary, fixed key: "pgbus" in ASCII. Held only for the duration of a migration.
+  private static final long MIGRATION_LOCK = 0x7067627573L;
+
+  private static final String VERSION =
+      "SELECT version FROM pgbus.schema_history WHERE success ORDER BY installed_rank DESC LIMIT 1";
+
+  private static final String HISTORY_EXISTS =
+      "SELECT to_regclass('pgbus.schema_history') IS NOT NULL";
+
+  private Schema() {}
+
+  /** Applies pending migrations and returns the version now installed. */
+  public static String migrate(DataSource dataSource) {
+    try (Connection lockHolder = dataSource.getConnection()) {
+      lockHolder.setAutoCommit(true);
+      try (PreparedStatement ps = lockHolder.prepareStatement("SELECT pg_advisory_lock(?)")) {
+        ps.setLong(1, MIGRATION_LOCK);
+        ps.execute();
+      }
+      try {
+        MigrateResult result =
+            Flyway.configure(Schema.class.getClassLoader())
+                .dataSource(dataSource)
+                .schemas("pgbus")
+                .createSchemas(true)
+                .table(HISTORY_TABLE)
+                .locations("classpath:io/pgbus/db/migration")
+                .failOnMissingLocations(true)
+                .load()
+                .migrate();
+        return result.targetSchemaVersion != null
+            ? result.targetSchemaVersion
+            : result.initialSchemaVersion;
+      } finally {
+        try (PreparedStatement ps = lockHolder.prepareStatement("SELECT pg_advisory_unlock(?)")) {
+          ps.setLong(1, MIGRATION_LOCK);
+          ps.execute();
+        }
+      }
+    } catch (SQLException e) {
+      throw new PgbusException("pgbus could not migrate its schema: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The installed schema version, or {@code null} when the schema is missing.
+   *
+   * @throws SQLException when the database cannot be reached
+   */
+  public static String installedVersion(Connection c) throws SQLException {
+    try (PreparedStatement exists =
+        c.prepareStatement(HISTORY_EXISTS)) {
+      try (ResultSet rs = exists.executeQuery()) {
+        rs.next();
+        if (!rs.getBoolean(1)) {
+          return null;
+        }
+      }
+    }
+    try (PreparedStatement ps = c.prepareStatement(VERSION);
+        ResultSet rs = ps.executeQuery()) {
+      return rs.next() ? rs.getString(1) : null;
+    }
+  }
+}

@@ -1,0 +1,18 @@
+package io.pgbus.engine;
+
+import java.net.InetAddress;
+
+/** Default names for {@code attempted_by}: host and process id, so an operator can find the JVM. */
+final class WorkerIds {
+  private WorkerIds() {}
+
+  static String local() {
+    String host;
+    try {
+      host = InetAddress.getLocalHost().getHostName();
+    } catch (Exception e) {
+      host = "unknown-host";
+    }
+    return host + ":" + ProcessHandle.current().pid();
+  }
+}
