@@ -1,0 +1,109 @@
+package io.pgbus.jakarta;
+
+import io.pgbus.Handles;
+import io.pgbus.JobHandler;
+import io.pgbus.Outcome;
+import io.pgbus.PgbusException;
+import io.pgbus.QueueNames;
+import io.pgbus.engine.ClaimedJob;
+import jakarta.annotation.PostConstruct;
+import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.Instance;
+import jakarta.enterprise.inject.spi.Bean;
+import jakarta.inject.Inject;
+import jakarta.json.bind.Jsonb;
+import jakarta.json.bind.JsonbBuilder;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.Type;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Finds every {@link JobHandler} bean, binds it to the queue named by its {@link Handles}, and
+ * runs jobs through it with the payload mapped by JSON-B to the handler's type argument.
+ */
+@ApplicationScoped
+public class HandlerRegistry {
+
+  private record Binding(Instance.Handle<JobHandler<?>> handle, Type payloadType) {}
+
+  @Inject @Any Instance<JobHandler<?>> handlers;
+
+  private final Map<String, Binding> byQueue = new HashMap<>();
+  private Jsonb jsonb;
+
+  @PostConstruct
+  void discover() {
+    jsonb = JsonbBuilder.create();
+    for (Instance.Handle<JobHandler<?>> handle : handlers.handles()) {
+      Bean<JobHandler<?>> bean = handle.getBean();
+      Class<?> type = bean.getBeanClass();
+      Handles handles = type.getAnnotation(Handles.class);
+      if (handles == null) {
+        throw new PgbusException(
+            "pgbus: handler " + type.getName() + " has no @Handles annotation; add"
+                + " @Handles(\"<queue>\") to bind it to a queue");
+      }
+      String queue = QueueNames.require(handles.value());
+      Binding previous = byQueue.put(queue, new Binding(handle, payloadType(bean.getTypes())));
+      if (previous != null) {
+        throw new PgbusException(
+            "pgbus: queue '" + queue + "' has two handlers: " + type.getName() + " and "
+                + previous.handle().getBean().getBeanClass().getName() + "; keep one");
+      }
+    }
+  }
+
+  @PreDestroy
+  void close() throws Exception {
+    if (jsonb != null) {
+      jsonb.close();
+    }
+  }
+
+  /** The queues that have a handler. */
+  public Set<String> queues() {
+    return Collections.unmodifiableSet(byQueue.keySet());
+  }
+
+  /** Runs the job's handler in the caller's (the job's) transaction. */
+  Outcome invoke(ClaimedJob job) throws Exception {
+    Binding b = byQueue.get(job.queue());
+    if (b == null) {
+      throw new PgbusException(
+          job.queue(),
+          job.id(),
+          "pgbus: no handler for queue '" + job.queue() + "'; add a bean that implements"
+              + " JobHandler and carries @Handles(\"" + job.queue() + "\")",
+          null);
+    }
+    Object payload;
+    try {
+      payload = jsonb.fromJson(job.payload(), b.payloadType());
+    } catch (RuntimeException e) {
+      throw new PgbusException(
+          job.queue(),
+          job.id(),
+          "pgbus: payload of job " + job.id() + " does not map to " + b.payloadType().getTypeName()
+              + ": " + e.getMessage(),
+          e);
+    }
+    @SuppressWarnings("unchecked")
+    JobHandler<Object> handler = (JobHandler<Object>) b.handle().get();
+    return handler.handle(payload, job);
+  }
+
+  private static Type payloadType(Set<Type> beanTypes) {
+    for (Type t : beanTypes) {
+      if (t instanceof ParameterizedType p && p.getRawType() == JobHandler.class) {
+        Type arg = p.getActualTypeArguments()[0];
+        return arg instanceof Class<?> || arg instanceof ParameterizedType ? arg : Object.class;
+      }
+    }
+    return Object.class;
+  }
+}

@@ -1,0 +1,96 @@
+package io.pgbus.jakarta;
+
+import io.pgbus.EnqueueOptions;
+import io.pgbus.InvalidJobException;
+import io.pgbus.JobQueue;
+import io.pgbus.PgbusException;
+import io.pgbus.QueueNames;
+import io.pgbus.engine.NewJob;
+import jakarta.annotation.PostConstruct;
+import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.json.bind.Jsonb;
+import jakarta.json.bind.JsonbBuilder;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * {@link JobQueue} on the JTA datasource. A connection taken inside the caller's transaction is
+ * enlisted in it, so the INSERT and its {@code pg_notify} commit or roll back with the caller's
+ * own writes. Without a transaction, each call commits on its own.
+ */
+@ApplicationScoped
+public class JtaJobQueue implements JobQueue {
+
+  @Inject PgbusRuntime runtime;
+  @Inject PgbusResources resources;
+
+  private Jsonb jsonb;
+
+  @PostConstruct
+  void init() {
+    jsonb = JsonbBuilder.create();
+  }
+
+  @PreDestroy
+  void close() throws Exception {
+    jsonb.close();
+  }
+
+  @Override
+  public long enqueue(String queue, Object payload, EnqueueOptions options) {
+    NewJob job = new NewJob(queue, toJson(queue, payload), options);
+    return withConnection("enqueue to queue '" + queue + "'", c -> runtime.engine().enqueue(c, job));
+  }
+
+  @Override
+  public List<Long> enqueueAll(String queue, List<?> payloads, EnqueueOptions options) {
+    QueueNames.require(queue);
+    var jobs = new ArrayList<NewJob>(payloads.size());
+    for (Object p : payloads) {
+      jobs.add(new NewJob(queue, toJson(queue, p), options));
+    }
+    return withConnection(
+        "enqueue " + jobs.size() + " jobs to queue '" + queue + "'",
+        c -> runtime.engine().enqueueAll(c, jobs));
+  }
+
+  @Override
+  public boolean cancel(long jobId) {
+    return withConnection("cancel job " + jobId, c -> runtime.engine().cancel(c, jobId));
+  }
+
+  @Override
+  public boolean replay(long jobId) {
+    return withConnection("replay job " + jobId, c -> runtime.engine().replay(c, jobId));
+  }
+
+  private String toJson(String queue, Object payload) {
+    if (payload == null) {
+      throw new InvalidJobException(
+          queue, "payload for queue '" + queue + "' is null: pass an object, or {} for no data");
+    }
+    try {
+      return jsonb.toJson(payload);
+    } catch (RuntimeException e) {
+      throw new InvalidJobException(
+          queue,
+          "payload of type " + payload.getClass().getName() + " for queue '" + queue
+              + "' cannot be mapped to JSON with JSON-B: " + e.getMessage());
+    }
+  }
+
+  private <T> T withConnection(String action, Function<Connection, T> work) {
+    try (Connection c = resources.dataSource().getConnection()) {
+      return work.apply(c);
+    } catch (SQLException e) {
+      throw new PgbusException(
+          "pgbus could not " + action + ": the database cannot be reached (" + e.getMessage() + ")",
+          e);
+    }
+  }
+}

@@ -1,0 +1,87 @@
+package io.pgbus.jakarta;
+
+import io.pgbus.PgbusException;
+import io.pgbus.engine.ListenerConnections;
+import jakarta.annotation.PostConstruct;
+import jakarta.enterprise.concurrent.ManagedExecutorService;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.sql.DriverManager;
+import java.util.Properties;
+import javax.naming.InitialContext;
+import javax.naming.NamingException;
+import javax.sql.DataSource;
+import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.config.ConfigProvider;
+
+/**
+ * The container resources pgbus runs on, resolved once from the configured JNDI names: the JTA
+ * datasource (enqueue, claims, job transactions), the listener's non-JTA datasource or direct
+ * URL, and the managed executor.
+ */
+@ApplicationScoped
+public class PgbusResources {
+
+  private PgbusSettings settings;
+  private DataSource dataSource;
+  private ManagedExecutorService executor;
+
+  @PostConstruct
+  void resolve() {
+    Config config = ConfigProvider.getConfig();
+    settings = PgbusSettings.read(key -> config.getOptionalValue(key, String.class));
+    dataSource = lookup(settings.dataSource(), DataSource.class, "pgbus.datasource");
+    executor = lookup(settings.executor(), ManagedExecutorService.class, "pgbus.executor");
+  }
+
+  PgbusSettings settings() {
+    return settings;
+  }
+
+  /** The JTA datasource: connections taken inside a transaction join it. */
+  public DataSource dataSource() {
+    return dataSource;
+  }
+
+  ManagedExecutorService executor() {
+    return executor;
+  }
+
+  /**
+   * Opens the listener's dedicated connection: from {@code pgbus.listener.url} when set (to bypass
+   * a transaction-mode pooler), else from the non-JTA datasource {@code pgbus.listener.datasource}.
+   */
+  ListenerConnections listenerConnections() {
+    if (settings.listenerUrl() != null) {
+      String url = settings.listenerUrl();
+      var props = new Properties();
+      if (settings.listenerUser() != null) {
+        props.setProperty("user", settings.listenerUser());
+      }
+      if (settings.listenerPassword() != null) {
+        props.setProperty("password", settings.listenerPassword());
+      }
+      props.setProperty("tcpKeepAlive", "true");
+      return () -> DriverManager.getConnection(url, props);
+    }
+    DataSource listener =
+        lookup(settings.listenerDataSource(), DataSource.class, "pgbus.listener.datasource");
+    return listener::getConnection;
+  }
+
+  private static <T> T lookup(String name, Class<T> type, String key) {
+    try {
+      Object found = InitialContext.doLookup(name);
+      if (!type.isInstance(found)) {
+        throw new PgbusException(
+            "pgbus: " + key + "=" + name + " names a " + found.getClass().getName() + ", not a "
+                + type.getSimpleName());
+      }
+      return type.cast(found);
+    } catch (NamingException e) {
+      throw new PgbusException(
+          "pgbus: " + key + "=" + name + " was not found in JNDI (" + e.getMessage() + "); declare"
+              + " it in server.xml or set " + key + " to the JNDI name you use",
+          e);
+    }
+  }
+}

@@ -1,0 +1,201 @@
+package io.pgbus.jakarta;
+
+import io.pgbus.engine.Capsule;
+import io.pgbus.engine.Engine;
+import io.pgbus.engine.ListenerState;
+import io.pgbus.engine.Schema;
+import io.pgbus.engine.Wake;
+import jakarta.annotation.PostConstruct;
+import jakarta.annotation.PreDestroy;
+import jakarta.ejb.ConcurrencyManagement;
+import jakarta.ejb.ConcurrencyManagementType;
+import jakarta.ejb.Singleton;
+import jakarta.ejb.Startup;
+import jakarta.enterprise.event.Event;
+import jakarta.inject.Inject;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The one pgbus runtime of this application: a startup singleton that owns the engine, and with
+ * it the only LISTEN connection in the JVM. The engine's notifier fires each wake as a CDI {@link
+ * Wake} event; {@link WakeRouter} hands it to the capsules that read the notified queues.
+ *
+ * <p>A database that is down at deploy does not fail the deployment: the runtime keeps trying to
+ * reach it (and migrate the schema) in the background, readiness says why it is not ready, and
+ * the engine starts by itself once the database answers. Bad configuration does fail it.
+ */
+@Singleton
+@Startup
+@ConcurrencyManagement(ConcurrencyManagementType.BEAN)
+public class PgbusRuntime {
+
+  private static final System.Logger LOG = System.getLogger(PgbusRuntime.class.getName());
+  private static final Duration STATUS_CACHE = Duration.ofSeconds(5);
+
+  @Inject PgbusResources resources;
+  @Inject HandlerRegistry handlers;
+  @Inject JobTransactions transactions;
+  @Inject Event<Wake> wakes;
+
+  private Engine engine;
+  private final CountDownLatch stopping = new CountDownLatch(1);
+  private volatile String problem = "starting";
+  private volatile String schemaVersion;
+  private volatile Status cachedStatus;
+  private volatile long cachedAt;
+
+  /** What readiness reports. */
+  public record Status(boolean ready, String reason, Map<String, Object> data) {}
+
+  @PostConstruct
+  void start() {
+    PgbusSettings settings = resources.settings();
+    for (String q : settings.engine().queues()) {
+      if (!handlers.queues().contains(q)) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "pgbus: a capsule reads queue ''{0}'' but no JobHandler has @Handles(\"{0}\"); its"
+                + " jobs will fail until one is deployed",
+            q);
+      }
+    }
+    engine =
+        Engine.builder(settings.engine(), resources.dataSource())
+            .executor(resources.executor())
+            .transactions(transactions)
+            .listenerConnections(resources.listenerConnections())
+            .jobs((job, tx) -> handlers.invoke(job))
+            .wakes(wakes::fire)
+            .build();
+    resources.executor().execute(this::bootstrap);
+  }
+
+  /** Reaches the database, migrates and checks the schema, then starts the engine; retries. */
+  private void bootstrap() {
+    long backoffMs = 500;
+    while (stopping.getCount() > 0) {
+      try {
+        if (resources.settings().migrate()) {
+          Schema.migrate(resources.dataSource());
+        }
+        String version;
+        try (Connection c = resources.dataSource().getConnection()) {
+          version = Schema.installedVersion(c);
+        }
+        schemaVersion = version;
+        if (!Schema.EXPECTED_VERSION.equals(version)) {
+          throw new IllegalStateException(
+              "the pgbus schema is at version " + version + " but this build expects "
+                  + Schema.EXPECTED_VERSION + "; set pgbus.migrate=true or apply the migrations");
+        }
+        synchronized (this) {
+          if (stopping.getCount() > 0) {
+            engine.start();
+          }
+        }
+        problem = null;
+        cachedStatus = null;
+        return;
+      } catch (Exception e) {
+        problem = "database not ready: " + e.getMessage();
+        cachedStatus = null;
+        LOG.log(System.Logger.Level.WARNING, "pgbus cannot start yet ({0}); retrying in {1} ms", problem, backoffMs);
+      }
+      try {
+        if (stopping.await(backoffMs, TimeUnit.MILLISECONDS)) {
+          return;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+      backoffMs = Math.min(30_000, backoffMs * 2);
+    }
+  }
+
+  @PreDestroy
+  void stop() {
+    stopping.countDown();
+    synchronized (this) {
+      engine.stop();
+    }
+  }
+
+  /** The engine; present from deployment on, running once the database was reached. */
+  public Engine engine() {
+    return engine;
+  }
+
+  /** Readiness: database reachable, schema at the expected version, engine running. */
+  public Status status() {
+    Status s = cachedStatus;
+    if (s != null && System.nanoTime() - cachedAt < STATUS_CACHE.toNanos()) {
+      return s;
+    }
+    s = computeStatus();
+    cachedStatus = s;
+    cachedAt = System.nanoTime();
+    return s;
+  }
+
+  private Status computeStatus() {
+    var data = new LinkedHashMap<String, Object>();
+    ListenerState listener = engine.listenerState();
+    data.put("listener", listenerLabel(listener));
+    data.put("mode", listener.delivering() ? "notify" : "polling");
+    data.put("capsules", engine.capsules().size());
+    String reason = problem;
+    if (reason == null) {
+      try (Connection c = resources.dataSource().getConnection()) {
+        schemaVersion = Schema.installedVersion(c);
+        if (!Schema.EXPECTED_VERSION.equals(schemaVersion)) {
+          reason = "schema version " + schemaVersion + ", expected " + Schema.EXPECTED_VERSION;
+        }
+      } catch (Exception e) {
+        reason = "database unreachable: " + e.getMessage();
+      }
+    }
+    if (reason == null && !engine.running()) {
+      reason = "engine stopped";
+    }
+    data.put("schemaVersion", String.valueOf(schemaVersion));
+    if (reason != null) {
+      data.put("reason", reason);
+    }
+    return new Status(reason == null, reason, data);
+  }
+
+  /** Capsules whose loop has not shown progress for longer than the stall threshold. */
+  public List<String> stalledCapsules() {
+    Duration threshold = resources.settings().stallThreshold();
+    return engine.capsules().stream()
+        .filter(c -> engine.running() && c.sinceLastBeat().compareTo(threshold) > 0)
+        .map(c -> c.config().name())
+        .toList();
+  }
+
+  /** Claim counters per capsule, for diagnostics. */
+  public Map<String, Long> claimsByCapsule() {
+    var claims = new LinkedHashMap<String, Long>();
+    for (Capsule c : engine.capsules()) {
+      claims.put(c.config().name(), c.claims());
+    }
+    return claims;
+  }
+
+  static String listenerLabel(ListenerState s) {
+    return switch (s) {
+      case DELIVERING -> "delivering";
+      case DEGRADED -> "degraded";
+      case RECONNECTING -> "reconnecting";
+      case STARTING -> "starting";
+      case STOPPED -> "stopped";
+    };
+  }
+}

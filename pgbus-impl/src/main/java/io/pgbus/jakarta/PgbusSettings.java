@@ -1,0 +1,196 @@
+package io.pgbus.jakarta;
+
+import io.pgbus.engine.CapsuleConfig;
+import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.RetryPolicy;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * Every {@code pgbus.*} configuration key, read in one place and validated once. A bad value
+ * fails deployment with a message that names the key, the value and what is allowed. The keys
+ * and defaults are listed in docs/configuration.md.
+ */
+record PgbusSettings(
+    EngineConfig engine,
+    String dataSource,
+    String listenerDataSource,
+    String listenerUrl,
+    String listenerUser,
+    String listenerPassword,
+    String executor,
+    boolean migrate,
+    Duration stallThreshold) {
+
+  static final String DEFAULT_DATASOURCE = "jdbc/pgbus";
+  static final String DEFAULT_LISTENER_DATASOURCE = "jdbc/pgbusListener";
+  static final String DEFAULT_EXECUTOR = "java:comp/DefaultManagedExecutorService";
+  static final Duration DEFAULT_STALL_THRESHOLD = Duration.ofSeconds(60);
+
+  /** Thrown for a bad configuration value; fails the deployment. */
+  static final class InvalidSettingException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    InvalidSettingException(String message) {
+      super(message);
+    }
+  }
+
+  /** Reads the settings from a key lookup (MicroProfile Config in a container, a map in tests). */
+  static PgbusSettings read(Function<String, Optional<String>> source) {
+    var r = new Reader(source);
+    EngineConfig.Builder b = EngineConfig.builder();
+    r.string("pgbus.worker-id").ifPresent(b::workerId);
+    for (String name : r.list("pgbus.capsules", List.of())) {
+      String prefix = "pgbus.capsule." + name + ".";
+      List<String> queues = r.list(prefix + "queues", null);
+      if (queues == null) {
+        throw new InvalidSettingException(
+            "pgbus: capsule '" + name + "' is listed in pgbus.capsules but " + prefix
+                + "queues is not set; set it to a comma-separated list of queue names in"
+                + " priority order, e.g. " + prefix + "queues=urgent,default");
+      }
+      int concurrency = r.integer(prefix + "concurrency", 4, 1, 1000);
+      try {
+        b.capsule(new CapsuleConfig(name, queues, concurrency));
+      } catch (RuntimeException e) {
+        throw new InvalidSettingException("pgbus: " + prefix + "*: " + e.getMessage());
+      }
+    }
+    b.pollInterval(r.duration("pgbus.poll-interval", EngineConfig.Builder.DEFAULT_POLL_INTERVAL))
+        .pollCeiling(r.duration("pgbus.poll-ceiling", EngineConfig.Builder.DEFAULT_POLL_CEILING))
+        .lease(r.duration("pgbus.lease", EngineConfig.Builder.DEFAULT_LEASE))
+        .probeInterval(
+            r.duration("pgbus.listener.probe-interval", EngineConfig.Builder.DEFAULT_PROBE_INTERVAL))
+        .probeTimeout(
+            r.duration("pgbus.listener.probe-timeout", EngineConfig.Builder.DEFAULT_PROBE_TIMEOUT))
+        .reconnectMin(
+            r.duration("pgbus.listener.reconnect-min", EngineConfig.Builder.DEFAULT_RECONNECT_MIN))
+        .reconnectMax(
+            r.duration("pgbus.listener.reconnect-max", EngineConfig.Builder.DEFAULT_RECONNECT_MAX))
+        .rescueInterval(
+            r.duration("pgbus.rescue-interval", EngineConfig.Builder.DEFAULT_RESCUE_INTERVAL))
+        .pruneInterval(r.duration("pgbus.prune-interval", EngineConfig.Builder.DEFAULT_PRUNE_INTERVAL))
+        .completedRetention(
+            r.duration("pgbus.retention.completed", EngineConfig.Builder.DEFAULT_COMPLETED_RETENTION))
+        .deadRetention(r.duration("pgbus.retention.dead", EngineConfig.Builder.DEFAULT_DEAD_RETENTION))
+        .pruneBatch(r.integer("pgbus.prune-batch", EngineConfig.Builder.DEFAULT_PRUNE_BATCH, 1, 100_000))
+        .drainTimeout(r.duration("pgbus.drain-timeout", EngineConfig.Builder.DEFAULT_DRAIN_TIMEOUT))
+        .maxPayloadBytes(
+            r.integer(
+                "pgbus.max-payload-bytes",
+                EngineConfig.Builder.DEFAULT_MAX_PAYLOAD_BYTES,
+                2,
+                256 * 1024 * 1024));
+    Duration retryBase = r.duration("pgbus.retry.base", RetryPolicy.DEFAULT.base());
+    Duration retryCap = r.duration("pgbus.retry.cap", RetryPolicy.DEFAULT.cap());
+    double jitter = r.decimal("pgbus.retry.jitter", RetryPolicy.DEFAULT.jitter(), 0, 0.99);
+    EngineConfig engine;
+    try {
+      b.retry(new RetryPolicy(retryBase, retryCap, jitter));
+      engine = b.build();
+    } catch (IllegalArgumentException e) {
+      throw new InvalidSettingException("pgbus: invalid configuration: " + e.getMessage());
+    }
+    return new PgbusSettings(
+        engine,
+        r.string("pgbus.datasource").orElse(DEFAULT_DATASOURCE),
+        r.string("pgbus.listener.datasource").orElse(DEFAULT_LISTENER_DATASOURCE),
+        r.string("pgbus.listener.url").orElse(null),
+        r.string("pgbus.listener.user").orElse(null),
+        r.string("pgbus.listener.password").orElse(null),
+        r.string("pgbus.executor").orElse(DEFAULT_EXECUTOR),
+        r.bool("pgbus.migrate", true),
+        r.duration("pgbus.liveness.stall-threshold", DEFAULT_STALL_THRESHOLD));
+  }
+
+  /** Typed lookups that name the key and the value when they fail. */
+  private static final class Reader {
+    private final Function<String, Optional<String>> source;
+
+    Reader(Function<String, Optional<String>> source) {
+      this.source = source;
+    }
+
+    Optional<String> string(String key) {
+      return source.apply(key).map(String::strip).filter(s -> !s.isEmpty());
+    }
+
+    List<String> list(String key, List<String> fallback) {
+      Optional<String> v = string(key);
+      if (v.isEmpty()) {
+        return fallback;
+      }
+      var items = new ArrayList<String>();
+      Arrays.stream(v.get().split(",")).map(String::strip).filter(s -> !s.isEmpty()).forEach(items::add);
+      return items;
+    }
+
+    int integer(String key, int fallback, int min, int max) {
+      Optional<String> v = string(key);
+      if (v.isEmpty()) {
+        return fallback;
+      }
+      try {
+        int n = Integer.parseInt(v.get());
+        if (n >= min && n <= max) {
+          return n;
+        }
+      } catch (NumberFormatException ignored) {
+        // reported below
+      }
+      throw new InvalidSettingException(
+          "pgbus: " + key + "=" + v.get() + " is invalid: use a whole number from " + min + " to "
+              + max + " (default " + fallback + ")");
+    }
+
+    double decimal(String key, double fallback, double min, double max) {
+      Optional<String> v = string(key);
+      if (v.isEmpty()) {
+        return fallback;
+      }
+      try {
+        double d = Double.parseDouble(v.get());
+        if (d >= min && d <= max) {
+          return d;
+        }
+      } catch (NumberFormatException ignored) {
+        // reported below
+      }
+      throw new InvalidSettingException(
+          "pgbus: " + key + "=" + v.get() + " is invalid: use a number from " + min + " to " + max
+              + " (default " + fallback + ")");
+    }
+
+    Duration duration(String key, Duration fallback) {
+      Optional<String> v = string(key);
+      if (v.isEmpty()) {
+        return fallback;
+      }
+      Duration d = Durations.parse(v.get());
+      if (d == null || d.isNegative() || d.isZero()) {
+        throw new InvalidSettingException(
+            "pgbus: " + key + "=" + v.get() + " is invalid: use a positive duration such as 500ms,"
+                + " 30s, 5m, 2h, 14d or PT30S (default " + fallback + ")");
+      }
+      return d;
+    }
+
+    boolean bool(String key, boolean fallback) {
+      Optional<String> v = string(key);
+      if (v.isEmpty()) {
+        return fallback;
+      }
+      return switch (v.get().toLowerCase(java.util.Locale.ROOT)) {
+        case "true" -> true;
+        case "false" -> false;
+        default -> throw new InvalidSettingException(
+            "pgbus: " + key + "=" + v.get() + " is invalid: use true or false (default " + fallback + ")");
+      };
+    }
+  }
+}
