@@ -7,7 +7,8 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Binds a {@link JobHandler} bean to the queue whose jobs it runs. One handler per queue.
+ * Binds a {@link JobHandler} bean to the queues whose jobs it runs. A queue has at most one
+ * handler; a handler may serve several queues.
  *
  * <pre>{@code
  * @ApplicationScoped
@@ -19,6 +20,6 @@ import java.lang.annotation.Target;
 @Retention(RetentionPolicy.RUNTIME)
 @Target(ElementType.TYPE)
 public @interface Handles {
-  /** The queue name. */
-  String value();
+  /** The queue names. */
+  String[] value();
 }

@@ -14,6 +14,11 @@ public final class QueueNames {
 
   private static final Pattern VALID = Pattern.compile("[a-z][a-z0-9_]*");
 
+  private static final String RULE =
+      "use a lower-case letter followed by lower-case letters, digits or '_', at most "
+          + MAX_LENGTH
+          + " characters (for example 'emails' or 'billing_v2')";
+
   private QueueNames() {}
 
   /**
@@ -23,16 +28,11 @@ public final class QueueNames {
    */
   public static String require(String queue) {
     if (queue == null) {
-      throw new InvalidJobException(null, "queue name must not be null");
+      throw new InvalidJobException(null, "queue name must not be null: " + RULE);
     }
     if (queue.length() > MAX_LENGTH || !VALID.matcher(queue).matches()) {
       throw new InvalidJobException(
-          queue,
-          "invalid queue name '"
-              + printable(queue)
-              + "': use a lower-case letter followed by lower-case letters, digits or '_', at most "
-              + MAX_LENGTH
-              + " characters (for example 'emails' or 'billing_v2')");
+          queue, "invalid queue name '" + printable(queue) + "': " + RULE);
     }
     return queue;
   }

@@ -209,8 +209,10 @@ public final class Capsule implements Runnable {
             int free = config.concurrency() - inFlight;
             if (free > 0 && (woken || backlog || alarmRang || untilPoll <= 0)) {
               want = free;
-              // Due times arrive with notifications; only a poll or a resync re-reads them.
-              refreshAlarm = untilPoll <= 0 || resync;
+              // Due times arrive with notifications; a poll or a resync re-reads them, and so does
+              // an alarm: one that rang early (this JVM's clock ahead of the database's) found
+              // nothing, and must be set again from the database rather than dropped.
+              refreshAlarm = untilPoll <= 0 || resync || alarmRang;
               break;
             }
             long sleep = free > 0 ? untilPoll : Long.MAX_VALUE;

@@ -120,7 +120,10 @@ public final class Engine {
     if (notifier != null && !notifier.stop(Duration.ofSeconds(5))) {
       LOG.log(System.Logger.Level.WARNING, "pgbus listener did not stop within 5 s");
     }
-    maintainer.stop(Duration.ofSeconds(5));
+    if (maintenance) {
+      // Only a started maintainer ever finishes: stopping one that never ran waited the full 5 s.
+      maintainer.stop(Duration.ofSeconds(5));
+    }
     long deadline = System.nanoTime() + config.drainTimeout().toNanos();
     int left = 0;
     for (Capsule c : capsules) {

@@ -40,10 +40,10 @@ public final class JobStore {
         ?::text[],
         ?::text[]::jsonb[],
         ARRAY(SELECT coalesce(t.run_at, now() + t.delay_ms * interval '1 millisecond')
-                FROM unnest(?::timestamptz[], ?::bigint[]) WITH ORDINALITY AS t(run_at, delay_ms, ord)
+                FROM unnest(?::text[]::timestamptz[], ?::bigint[]) WITH ORDINALITY AS t(run_at, delay_ms, ord)
                ORDER BY t.ord),
         ?::integer[],
-        ?::integer[])
+        ?::integer[]) AS t(id)
       """;
 
   // See pgbus.claim in V1__job.sql for the strict-priority shape and its index.
@@ -193,7 +193,9 @@ public final class JobStore {
     int n = jobs.size();
     String[] queues = new String[n];
     String[] payloads = new String[n];
-    Timestamp[] runAts = new Timestamp[n];
+    // ISO-8601 instants ("...Z"), not Timestamps: pgjdbc writes array elements of Timestamp as
+    // local time without an offset, which the server then reads in the session's time zone.
+    String[] runAts = new String[n];
     Long[] delays = new Long[n];
     Integer[] priorities = new Integer[n];
     Integer[] maxAttempts = new Integer[n];
@@ -202,7 +204,7 @@ public final class JobStore {
       EnqueueOptions o = j.options();
       queues[i] = j.queue();
       payloads[i] = j.payloadJson();
-      runAts[i] = o.runAt() == null ? null : Timestamp.from(o.runAt());
+      runAts[i] = o.runAt() == null ? null : o.runAt().toString();
       delays[i] = o.delay() == null ? 0L : o.delay().toMillis();
       priorities[i] = o.priority();
       maxAttempts[i] = o.maxAttempts();
@@ -210,7 +212,7 @@ public final class JobStore {
     try (PreparedStatement ps = c.prepareStatement(ENQUEUE_MANY)) {
       ps.setArray(1, c.createArrayOf("text", queues));
       ps.setArray(2, c.createArrayOf("text", payloads));
-      ps.setArray(3, c.createArrayOf("timestamptz", runAts));
+      ps.setArray(3, c.createArrayOf("text", runAts));
       ps.setArray(4, c.createArrayOf("int8", delays));
       ps.setArray(5, c.createArrayOf("int4", priorities));
       ps.setArray(6, c.createArrayOf("int4", maxAttempts));

@@ -48,12 +48,14 @@ public class HandlerRegistry {
             "pgbus: handler " + type.getName() + " has no @Handles annotation; add"
                 + " @Handles(\"<queue>\") to bind it to a queue");
       }
-      String queue = QueueNames.require(handles.value());
-      Binding previous = byQueue.put(queue, new Binding(handle, payloadType(bean.getTypes())));
-      if (previous != null) {
-        throw new PgbusException(
-            "pgbus: queue '" + queue + "' has two handlers: " + type.getName() + " and "
-                + previous.handle().getBean().getBeanClass().getName() + "; keep one");
+      var binding = new Binding(handle, payloadType(bean.getTypes()));
+      for (String queue : handles.value()) {
+        Binding previous = byQueue.put(QueueNames.require(queue), binding);
+        if (previous != null) {
+          throw new PgbusException(
+              "pgbus: queue '" + queue + "' has two handlers: " + type.getName() + " and "
+                  + previous.handle().getBean().getBeanClass().getName() + "; keep one");
+        }
       }
     }
   }

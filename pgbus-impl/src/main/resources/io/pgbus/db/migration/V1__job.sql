@@ -67,6 +67,8 @@ CREATE FUNCTION pgbus.channel(queue pgbus.queue_name) RETURNS text
 
 -- The wake-up hint for a queue. The payload is empty for a job that may run now, or the due time
 -- in epoch milliseconds for a later one, so a sleeping worker can set its alarm without a query.
+-- Rounded up (ceil): an alarm set to a floored time could ring up to 1 ms before run_at, and a
+-- claim then would find nothing.
 -- NOTIFY is transactional: it is delivered at commit and dropped on rollback, and identical
 -- notifications in one transaction collapse into one.
 CREATE FUNCTION pgbus.notify(queue pgbus.queue_name, due timestamptz) RETURNS void
@@ -74,7 +76,7 @@ CREATE FUNCTION pgbus.notify(queue pgbus.queue_name, due timestamptz) RETURNS vo
   AS $$
     SELECT pg_notify(pgbus.channel(queue),
                      CASE WHEN due <= now() THEN ''
-                          ELSE (floor(extract(epoch FROM due) * 1000))::bigint::text END)
+                          ELSE (ceil(extract(epoch FROM due) * 1000))::bigint::text END)
   $$;
 
 -- LISTENs on the given channels. LISTEN takes no bind parameter, so each channel is quoted with
@@ -105,7 +107,8 @@ CREATE FUNCTION pgbus.enqueue(
     v_id bigint;
     v_run_at timestamptz := coalesce(enqueue.run_at, now());
   BEGIN
-    IF enqueue.payload IS NULL THEN
+    -- A JSON null is refused like an SQL NULL, as the Java API refuses it.
+    IF enqueue.payload IS NULL OR jsonb_typeof(enqueue.payload) = 'null' THEN
       RAISE EXCEPTION 'pgbus: payload must not be null (queue %); use ''{}'' for an empty payload', enqueue.queue
         USING ERRCODE = 'null_value_not_allowed';
     END IF;
@@ -130,9 +133,10 @@ CREATE FUNCTION pgbus.enqueue_many(
   LANGUAGE plpgsql VOLATILE
   AS $$
   BEGIN
-    IF array_position(payloads, NULL) IS NOT NULL THEN
+    IF array_position(payloads, NULL) IS NOT NULL OR array_position(payloads, 'null') IS NOT NULL THEN
       RAISE EXCEPTION 'pgbus: payload % of the batch is null; use ''{}'' for an empty payload',
-        array_position(payloads, NULL) USING ERRCODE = 'null_value_not_allowed';
+        coalesce(array_position(payloads, NULL), array_position(payloads, 'null'))
+        USING ERRCODE = 'null_value_not_allowed';
     END IF;
     RETURN QUERY
       WITH input AS (

@@ -1,0 +1,228 @@
+package io.pgbus.engine.testing;
+
+import io.pgbus.engine.Schema;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * A fresh database of its own for one test class, on the {@link TestPostgres} server: created
+ * with a random name before the class, migrated with {@link Schema#migrate} (unless {@link
+ * #empty()}), and dropped with {@code WITH (FORCE)} after it. Notifications are per database, so
+ * classes that run in parallel never hear each other.
+ *
+ * <pre>{@code
+ * @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+ * }</pre>
+ *
+ * Outside JUnit, {@link #create()} and {@link #close()} do the same by hand.
+ */
+public final class TestDatabase implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
+
+  private static final Pattern URL =
+      Pattern.compile("(jdbc:postgresql://[^/?]*)(?:/[^?]*)?(\\?.*)?");
+
+  private final boolean migrate;
+  private volatile String name;
+  private volatile PGSimpleDataSource dataSource;
+  private volatile String url;
+
+  private TestDatabase(boolean migrate) {
+    this.migrate = migrate;
+  }
+
+  /** A database with the pgbus schema installed. */
+  public static TestDatabase migrated() {
+    return new TestDatabase(true);
+  }
+
+  /** A database without the pgbus schema, for migration tests. */
+  public static TestDatabase empty() {
+    return new TestDatabase(false);
+  }
+
+  @Override
+  public void beforeAll(ExtensionContext context) throws SQLException {
+    create(context.getRequiredTestClass().getSimpleName());
+  }
+
+  @Override
+  public void afterAll(ExtensionContext context) throws SQLException {
+    close();
+  }
+
+  /** Creates (and, unless empty, migrates) the database; returns this. */
+  public TestDatabase create() throws SQLException {
+    return create("db");
+  }
+
+  private TestDatabase create(String label) throws SQLException {
+    String tag = label.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]", "");
+    tag = tag.substring(0, Math.min(tag.length(), 30));
+    String dbName =
+        "pgbus_test_" + tag + "_" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
+    try (Connection admin = DriverManager.getConnection(TestPostgres.adminUrl());
+        Statement st = admin.createStatement()) {
+      // The name is made here from [a-z0-9_], so quoting it is enough; CREATE DATABASE takes no
+      // bind parameters.
+      st.execute("CREATE DATABASE \"" + dbName + "\"");
+      // Test data need not survive a crash of the server: skip the WAL flush on commit.
+      st.execute("ALTER DATABASE \"" + dbName + "\" SET synchronous_commit = off");
+    }
+    String dbUrl = withDatabase(TestPostgres.adminUrl(), dbName);
+    var ds = new PGSimpleDataSource();
+    ds.setUrl(dbUrl);
+    ds.setApplicationName("pgbus-test");
+    this.name = dbName;
+    this.url = dbUrl;
+    this.dataSource = ds;
+    if (migrate) {
+      Schema.migrate(ds);
+    }
+    return this;
+  }
+
+  /** Drops the database, closing whatever connections are still open on it. */
+  @Override
+  public void close() throws SQLException {
+    String dbName = name;
+    if (dbName == null) {
+      return;
+    }
+    name = null;
+    try (Connection admin = DriverManager.getConnection(TestPostgres.adminUrl());
+        Statement st = admin.createStatement()) {
+      st.execute("DROP DATABASE IF EXISTS \"" + dbName + "\" WITH (FORCE)");
+    }
+  }
+
+  /** The database's name. */
+  public String name() {
+    return requireCreated().getDatabaseName();
+  }
+
+  /** A non-pooling datasource: each {@code getConnection} opens a new connection. */
+  public DataSource dataSource() {
+    return requireCreated();
+  }
+
+  /** A JDBC URL to this database, for {@link DriverManager}. */
+  public String jdbcUrl() {
+    requireCreated();
+    return url;
+  }
+
+  /** A new connection in auto-commit; the caller closes it. */
+  public Connection connect() throws SQLException {
+    return requireCreated().getConnection();
+  }
+
+  /** Runs one statement in auto-commit; returns the update count. */
+  public int update(String sql, Object... args) {
+    try (Connection c = connect();
+        PreparedStatement ps = prepare(c, sql, args)) {
+      return ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new IllegalStateException("failed: " + sql, e);
+    }
+  }
+
+  /** The first column of the first row, as a long (0 for SQL NULL). */
+  public long queryLong(String sql, Object... args) {
+    try (Connection c = connect();
+        PreparedStatement ps = prepare(c, sql, args);
+        ResultSet rs = ps.executeQuery()) {
+      if (!rs.next()) {
+        throw new IllegalStateException("no row: " + sql);
+      }
+      return rs.getLong(1);
+    } catch (SQLException e) {
+      throw new IllegalStateException("failed: " + sql, e);
+    }
+  }
+
+  /** The first column of every row, as longs. */
+  public List<Long> queryLongs(String sql, Object... args) {
+    try (Connection c = connect();
+        PreparedStatement ps = prepare(c, sql, args);
+        ResultSet rs = ps.executeQuery()) {
+      var out = new ArrayList<Long>();
+      while (rs.next()) {
+        out.add(rs.getLong(1));
+      }
+      return out;
+    } catch (SQLException e) {
+      throw new IllegalStateException("failed: " + sql, e);
+    }
+  }
+
+  /** How many jobs there are in total. */
+  public long jobCount() {
+    return queryLong("SELECT count(*) FROM pgbus.job");
+  }
+
+  /** How many jobs of a queue are in the given state. */
+  public long jobCount(String queue, String state) {
+    return queryLong(
+        "SELECT count(*) FROM pgbus.job WHERE queue = ? AND state = ?::pgbus.job_state",
+        queue,
+        state);
+  }
+
+  /** The job's row as it is now. */
+  public JobRow job(long id) {
+    return JobRow.find(dataSource(), id);
+  }
+
+  /** The jobs of a queue, by id. */
+  public List<JobRow> jobs(String queue) {
+    return JobRow.inQueue(dataSource(), queue);
+  }
+
+  /** Opens a LISTEN connection on the channels of these queues ({@code pgbus_<queue>}). */
+  public NotificationListener listen(String... queues) throws SQLException {
+    return NotificationListener.open(dataSource(), queues);
+  }
+
+  /** The admin URL with its database replaced, keeping host, port and parameters (user, ...). */
+  static String withDatabase(String jdbcUrl, String database) {
+    var m = URL.matcher(jdbcUrl);
+    if (!m.matches()) {
+      throw new IllegalArgumentException(
+          "not a jdbc:postgresql://host[:port]/database[?parameters] URL: " + jdbcUrl);
+    }
+    return m.group(1) + "/" + database + (m.group(2) == null ? "" : m.group(2));
+  }
+
+  private static PreparedStatement prepare(Connection c, String sql, Object... args)
+      throws SQLException {
+    PreparedStatement ps = c.prepareStatement(sql);
+    for (int i = 0; i < args.length; i++) {
+      ps.setObject(i + 1, args[i]);
+    }
+    return ps;
+  }
+
+  private PGSimpleDataSource requireCreated() {
+    PGSimpleDataSource ds = dataSource;
+    if (ds == null || name == null) {
+      throw new IllegalStateException(
+          "the test database is not there: register TestDatabase with @RegisterExtension on a"
+              + " static field, or call create()");
+    }
+    return ds;
+  }
+}
