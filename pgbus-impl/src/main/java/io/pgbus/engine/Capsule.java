@@ -55,6 +55,7 @@ public final class Capsule implements Runnable {
   private boolean stopping;
 
   private volatile long beatNanos = System.nanoTime();
+  private volatile boolean started;
   private volatile boolean finished;
 
   Capsule(
@@ -125,7 +126,7 @@ public final class Capsule implements Runnable {
           alarm = earliest(alarm, due);
         }
       }
-      changed.signal();
+      changed.signalAll();
     } finally {
       lock.unlock();
     }
@@ -136,7 +137,7 @@ public final class Capsule implements Runnable {
     lock.lock();
     try {
       alarm = earliest(alarm, due);
-      changed.signal();
+      changed.signalAll();
     } finally {
       lock.unlock();
     }
@@ -146,7 +147,7 @@ public final class Capsule implements Runnable {
   void nudge() {
     lock.lock();
     try {
-      changed.signal();
+      changed.signalAll();
     } finally {
       lock.unlock();
     }
@@ -168,7 +169,9 @@ public final class Capsule implements Runnable {
     long deadline = System.nanoTime() + timeout.toNanos();
     lock.lock();
     try {
-      while (inFlight > 0) {
+      // A claim in progress when claiming stopped adds to inFlight only when it returns, so wait
+      // for the loop to finish too, or jobs could start after the engine reported it drained.
+      while (inFlight > 0 || (started && !finished)) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           break;
@@ -186,6 +189,7 @@ public final class Capsule implements Runnable {
 
   @Override
   public void run() {
+    started = true;
     long lastPoll = System.nanoTime();
     long errorBackoffMs = 100;
     try {
@@ -256,7 +260,13 @@ public final class Capsule implements Runnable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
-      finished = true;
+      lock.lock();
+      try {
+        finished = true;
+        changed.signalAll();
+      } finally {
+        lock.unlock();
+      }
     }
   }
 

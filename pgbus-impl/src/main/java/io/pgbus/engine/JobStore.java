@@ -120,7 +120,8 @@ public final class JobStore {
       """
       WITH replayed AS (
         UPDATE pgbus.job
-           SET state = 'available', attempt = 0, run_at = now(), finalized_at = NULL
+           SET state = 'available', max_attempts = attempt + max_attempts, run_at = now(),
+               finalized_at = NULL
          WHERE id = ? AND state = 'dead'
         RETURNING queue)
       SELECT pgbus.notify(queue, now()) FROM replayed
@@ -327,7 +328,11 @@ public final class JobStore {
     }
   }
 
-  /** Makes a dead job available again with a fresh attempt budget, and wakes its queue. */
+  /**
+   * Makes a dead job available again with a fresh attempt budget, and wakes its queue. The attempt
+   * counter is not reset, since it is the fence: a worker still holding the dead attempt must not
+   * match the revived job. The budget grows by the job's max_attempts instead.
+   */
   public boolean jobReplayDead(Connection c, long id) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(REPLAY_DEAD)) {
       ps.setLong(1, id);

@@ -256,7 +256,9 @@ public final class Notifier implements Runnable {
     }
     state = next;
     LOG.log(
-        next == ListenerState.DELIVERING ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
+        next == ListenerState.DELIVERING || next == ListenerState.STOPPED
+            ? System.Logger.Level.INFO
+            : System.Logger.Level.WARNING,
         "pgbus listener {0} -> {1}{2}",
         previous,
         next,

@@ -208,15 +208,19 @@ class RetryAndDeadTest {
 
       JobRow row = db.job(id);
       assertThat(row.state()).isEqualTo("available");
-      assertThat(row.attempt()).isZero();
+      // The attempt counter never goes back (it is the fence); the budget is renewed instead.
+      assertThat(row.attempt()).isEqualTo(1);
       assertThat(row.finalizedAt()).isNull();
       assertThat(row.errors()).extracting(JobError::error).containsExactly("gave up");
       assertThat(listener.next("replayed", Duration.ofSeconds(5))).isNotNull();
       assertThat(engine.replay(c, id)).as("replaying a job that is not dead").isFalse();
-      assertThat(store.jobClaim(c, List.of("replayed"), 1, "w", LEASE))
-          .singleElement()
-          .extracting(ClaimedJob::attempt)
-          .isEqualTo(1);
+      ClaimedJob revived = store.jobClaim(c, List.of("replayed"), 1, "w", LEASE).get(0);
+      assertThat(revived.attempt()).isEqualTo(2);
+      assertThat(revived.maxAttempts()).isEqualTo(2);
+      assertThat(store.jobComplete(c, job))
+          .as("the worker of the dead attempt cannot settle the revived job")
+          .isFalse();
+      assertThat(store.jobComplete(c, revived)).isTrue();
     }
   }
 

@@ -7,7 +7,7 @@ CREATE TYPE pgbus.job_state AS ENUM (
   'running',    -- claimed; lease_expires_at says until when
   'retryable',  -- failed an attempt; runs again at run_at
   'completed',
-  'dead',       -- failed its last attempt; errors keeps why; pgbus replay revives it
+  'dead',       -- failed its last attempt; errors keeps why; a replay revives it
   'cancelled'
 );
 
@@ -34,7 +34,7 @@ CREATE TABLE pgbus.job (
   priority         smallint NOT NULL DEFAULT 0 CHECK (priority BETWEEN -100 AND 100),
   payload          jsonb NOT NULL,
   attempt          integer NOT NULL DEFAULT 0,
-  max_attempts     integer NOT NULL DEFAULT 25 CHECK (max_attempts BETWEEN 1 AND 1000),
+  max_attempts     integer NOT NULL DEFAULT 25 CHECK (max_attempts >= 1),  -- grows on replay
   run_at           timestamptz NOT NULL DEFAULT now(),
   attempted_at     timestamptz,
   attempted_by     text,
