@@ -11,7 +11,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Supplier;
 import javax.sql.DataSource;
 
 /**
@@ -19,18 +18,17 @@ import javax.sql.DataSource;
  * once, in strict queue order, and hands each job to the executor; it never claims more jobs than
  * it has free slots, so a claimed job starts at once.
  *
- * <p>The loop claims only when there is reason to: a wake for one of its queues, a slot freed
- * after a claim that filled every slot (more work is likely waiting), a known due time reached,
- * or the poll timer. The poll timer is the slow ceiling while the listener delivers and the fast
- * poll interval otherwise, so a deaf listener costs latency, never jobs. An idle capsule with a
- * healthy listener issues one claim per ceiling and nothing else.
+ * <p>The loop claims only when there is reason to: a wake for one of its queues (from a NOTIFY,
+ * or from the engine's {@link Poller}), a slot freed after a claim that filled every slot (more
+ * work is likely waiting), or a known due time reached. It has no timer of its own: an idle
+ * capsule issues no statement at all.
  */
 public final class Capsule implements Runnable {
 
   private static final System.Logger LOG = System.getLogger(Capsule.class.getName());
 
   /** How long the loop may sleep before it refreshes its progress beacon. */
-  private static final long MAX_SLEEP_MS = 5_000;
+  private static final long MAX_SLEEP_NANOS = TimeUnit.SECONDS.toNanos(5);
 
   private final CapsuleConfig config;
   private final EngineConfig engine;
@@ -38,7 +36,6 @@ public final class Capsule implements Runnable {
   private final DataSource dataSource;
   private final Executor executor;
   private final JobRunner runner;
-  private final Supplier<ListenerState> listener;
 
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
@@ -64,15 +61,13 @@ public final class Capsule implements Runnable {
       JobStore store,
       DataSource dataSource,
       Executor executor,
-      JobRunner runner,
-      Supplier<ListenerState> listener) {
+      JobRunner runner) {
     this.config = Objects.requireNonNull(config);
     this.engine = Objects.requireNonNull(engine);
     this.store = Objects.requireNonNull(store);
     this.dataSource = Objects.requireNonNull(dataSource);
     this.executor = Objects.requireNonNull(executor);
     this.runner = Objects.requireNonNull(runner);
-    this.listener = Objects.requireNonNull(listener);
   }
 
   public CapsuleConfig config() {
@@ -143,16 +138,6 @@ public final class Capsule implements Runnable {
     }
   }
 
-  /** Makes the loop look at its timers again, for example when the listener changed state. */
-  void nudge() {
-    lock.lock();
-    try {
-      changed.signalAll();
-    } finally {
-      lock.unlock();
-    }
-  }
-
   /** Stops claiming; running jobs go on. Returns at once. */
   void stopClaiming() {
     lock.lock();
@@ -190,7 +175,6 @@ public final class Capsule implements Runnable {
   @Override
   public void run() {
     started = true;
-    long lastPoll = System.nanoTime();
     long errorBackoffMs = 100;
     try {
       while (true) {
@@ -205,25 +189,21 @@ public final class Capsule implements Runnable {
             }
             beatNanos = System.nanoTime();
             now = Instant.now();
-            long pollEvery =
-                (listener.get().delivering() ? engine.pollCeiling() : engine.pollInterval())
-                    .toNanos();
-            long untilPoll = lastPoll + pollEvery - System.nanoTime();
             boolean alarmRang = alarm != null && !now.isBefore(alarm);
             int free = config.concurrency() - inFlight;
-            if (free > 0 && (woken || backlog || alarmRang || untilPoll <= 0)) {
+            if (free > 0 && (woken || backlog || alarmRang)) {
               want = free;
-              // Due times arrive with notifications; a poll or a resync re-reads them, and so does
-              // an alarm: one that rang early (this JVM's clock ahead of the database's) found
-              // nothing, and must be set again from the database rather than dropped.
-              refreshAlarm = untilPoll <= 0 || resync || alarmRang;
+              // Due times arrive with notifications and polls. An alarm that rang early (this
+              // JVM's clock ahead of the database's) finds nothing, so it is set again from the
+              // database rather than dropped.
+              refreshAlarm = resync || alarmRang;
               break;
             }
-            long sleep = free > 0 ? untilPoll : Long.MAX_VALUE;
+            long sleep = MAX_SLEEP_NANOS;
             if (free > 0 && alarm != null) {
               sleep = Math.min(sleep, Duration.between(now, alarm).toNanos());
             }
-            changed.awaitNanos(Math.max(1, Math.min(sleep, TimeUnit.MILLISECONDS.toNanos(MAX_SLEEP_MS))));
+            changed.awaitNanos(Math.max(1, sleep));
           }
           woken = false;
           resync = false;
@@ -234,7 +214,6 @@ public final class Capsule implements Runnable {
         } finally {
           lock.unlock();
         }
-        lastPoll = System.nanoTime();
         try {
           claimAndDispatch(want, refreshAlarm);
           errorBackoffMs = 100;

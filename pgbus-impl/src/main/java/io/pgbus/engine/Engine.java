@@ -41,6 +41,8 @@ public final class Engine {
   private final List<Capsule> capsules = new ArrayList<>();
   private final Map<String, List<Capsule>> capsulesByQueue = new HashMap<>();
   private final Notifier notifier;
+  private final Poller poller;
+  private final Elector elector;
   private final Maintainer maintainer;
   private final boolean maintenance;
   private volatile boolean started;
@@ -61,18 +63,26 @@ public final class Engine {
     this.notifier =
         b.listenerConnections == null || config.capsules().isEmpty()
             ? null
-            : new Notifier(b.listenerConnections, config.queues(), wakes, s -> nudgeAll(), config);
+            : new Notifier(
+                b.listenerConnections, config.queues(), wakes, s -> listenerChanged(), config);
+    this.poller =
+        config.capsules().isEmpty()
+            ? null
+            : new Poller(store, dataSource, config.queues(), this::listenerState, config, this::route);
     JobRunner runner = new JobRunner(store, dataSource, tx, jobs, config.retry(), b.events);
     for (CapsuleConfig cc : config.capsules()) {
-      Capsule capsule =
-          new Capsule(cc, config, store, dataSource, executor, runner, this::listenerState);
+      Capsule capsule = new Capsule(cc, config, store, dataSource, executor, runner);
       capsules.add(capsule);
       for (String q : cc.queues()) {
         capsulesByQueue.computeIfAbsent(q, k -> new ArrayList<>()).add(capsule);
       }
     }
     this.maintenance = b.maintenance;
-    this.maintainer = new Maintainer(dataSource, store, config);
+    Maintainer[] m = new Maintainer[1];
+    this.elector =
+        new Elector(dataSource, config.workerId(), config.leaderTtl(), () -> m[0].leadershipChanged());
+    this.maintainer = new Maintainer(dataSource, store, config, elector::isLeader);
+    m[0] = maintainer;
   }
 
   public static Builder builder(EngineConfig config, DataSource dataSource) {
@@ -95,7 +105,11 @@ public final class Engine {
     for (Capsule c : capsules) {
       executor.execute(c);
     }
+    if (poller != null) {
+      executor.execute(poller);
+    }
     if (maintenance) {
+      executor.execute(elector);
       executor.execute(maintainer);
     }
     LOG.log(
@@ -117,12 +131,16 @@ public final class Engine {
     }
     started = false;
     capsules.forEach(Capsule::stopClaiming);
+    if (poller != null) {
+      poller.stop();
+    }
     if (notifier != null && !notifier.stop(Duration.ofSeconds(5))) {
       LOG.log(System.Logger.Level.WARNING, "pgbus listener did not stop within 5 s");
     }
     if (maintenance) {
       // Only a started maintainer ever finishes: stopping one that never ran waited the full 5 s.
       maintainer.stop(Duration.ofSeconds(5));
+      elector.stop(Duration.ofSeconds(5));
     }
     long deadline = System.nanoTime() + config.drainTimeout().toNanos();
     int left = 0;
@@ -143,12 +161,22 @@ public final class Engine {
     return left;
   }
 
-  /** Routes a wake to the capsules that read one of its queues, and to no other. */
+  /**
+   * Routes a wake to the capsules that read one of its queues, and to no other. A wake for
+   * everyone (after a listener reconnect) becomes one poll, which then wakes exactly the capsules
+   * whose queues have work.
+   */
   public void wake(Wake wake) {
     if (wake.everyone()) {
-      capsules.forEach(c -> c.wake(wake));
+      if (poller != null) {
+        poller.pollNow();
+      }
       return;
     }
+    route(wake);
+  }
+
+  private void route(Wake wake) {
     var targets = new java.util.LinkedHashSet<Capsule>();
     for (String q : wake.now()) {
       targets.addAll(capsulesByQueue.getOrDefault(q, List.of()));
@@ -225,8 +253,30 @@ public final class Engine {
     return maintainer.rescued();
   }
 
-  private void nudgeAll() {
-    capsules.forEach(Capsule::nudge);
+  private void listenerChanged() {
+    if (poller != null) {
+      poller.nudge();
+    }
+  }
+
+  /** Whether this engine is the elected maintenance leader now. */
+  public boolean leader() {
+    return elector.isLeader();
+  }
+
+  /** Poll statements issued by this engine's poller (0 without capsules). */
+  public long polls() {
+    return poller == null ? 0 : poller.polls();
+  }
+
+  /** Statements issued by the leader election of this engine. */
+  public long electionStatements() {
+    return elector.statements();
+  }
+
+  /** Maintenance rounds this engine has run (only while it was the leader). */
+  public long maintenanceRounds() {
+    return maintainer.rounds();
   }
 
   private void checkPayload(NewJob job) {
@@ -288,7 +338,7 @@ public final class Engine {
     /** Where notifier wakes go; default: straight to {@link Engine#wake}. */
     public Builder wakes(Consumer<Wake> v) { wakes = v; return this; }
     public Builder events(JobEvents v) { events = Objects.requireNonNull(v); return this; }
-    /** Whether this engine runs rescue and retention (default true). */
+    /** Whether this engine takes part in the maintenance leader election (default true). */
     public Builder maintenance(boolean v) { maintenance = v; return this; }
 
     public Engine build() {

@@ -26,6 +26,7 @@ import java.util.Objects;
  * @param pruneBatch rows deleted per retention statement
  * @param drainTimeout how long a stop waits for running handlers
  * @param maxPayloadBytes the largest JSON payload accepted at enqueue
+ * @param leaderTtl how long a maintenance leader's lease lasts without renewal
  */
 public record EngineConfig(
     String workerId,
@@ -44,7 +45,8 @@ public record EngineConfig(
     Duration deadRetention,
     int pruneBatch,
     Duration drainTimeout,
-    int maxPayloadBytes) {
+    int maxPayloadBytes,
+    Duration leaderTtl) {
 
   public EngineConfig {
     Objects.requireNonNull(workerId, "workerId");
@@ -81,6 +83,10 @@ public record EngineConfig(
     Objects.requireNonNull(drainTimeout, "drainTimeout");
     if (maxPayloadBytes < 2) {
       throw new IllegalArgumentException("maxPayloadBytes must be at least 2, was " + maxPayloadBytes);
+    }
+    positive("leaderTtl", leaderTtl);
+    if (leaderTtl.compareTo(Duration.ofSeconds(1)) < 0) {
+      throw new IllegalArgumentException("leaderTtl must be at least 1s, was " + leaderTtl);
     }
   }
 
@@ -124,6 +130,7 @@ public record EngineConfig(
     public static final int DEFAULT_PRUNE_BATCH = 1000;
     public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+    public static final Duration DEFAULT_LEADER_TTL = Duration.ofSeconds(60);
 
     private String workerId = WorkerIds.local();
     private final List<CapsuleConfig> capsules = new ArrayList<>();
@@ -142,6 +149,7 @@ public record EngineConfig(
     private int pruneBatch = DEFAULT_PRUNE_BATCH;
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
     private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+    private Duration leaderTtl = DEFAULT_LEADER_TTL;
 
     private Builder() {}
 
@@ -165,12 +173,14 @@ public record EngineConfig(
     public Builder pruneBatch(int v) { pruneBatch = v; return this; }
     public Builder drainTimeout(Duration v) { drainTimeout = v; return this; }
     public Builder maxPayloadBytes(int v) { maxPayloadBytes = v; return this; }
+    public Builder leaderTtl(Duration v) { leaderTtl = v; return this; }
 
     public EngineConfig build() {
       return new EngineConfig(
           workerId, capsules, pollInterval, pollCeiling, lease, retry, probeInterval,
           probeTimeout, reconnectMin, reconnectMax, rescueInterval, pruneInterval,
-          completedRetention, deadRetention, pruneBatch, drainTimeout, maxPayloadBytes);
+          completedRetention, deadRetention, pruneBatch, drainTimeout, maxPayloadBytes,
+          leaderTtl);
     }
   }
 }

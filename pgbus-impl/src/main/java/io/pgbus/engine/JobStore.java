@@ -158,6 +158,19 @@ public final class JobStore {
       SELECT queue, count(*), pgbus.notify(queue, now()) FROM rescued GROUP BY queue
       """;
 
+  // The head of each queue: its earliest waiting job, and whether that one is due by the
+  // database's clock. One index probe per queue on job_due_idx (LIMIT 1 in run_at order).
+  private static final String QUEUE_HEADS =
+      """
+      SELECT q.queue, h.run_at, h.run_at <= now()
+        FROM unnest(?::text[]) AS q(queue)
+        CROSS JOIN LATERAL (
+          SELECT j.run_at FROM pgbus.job j
+           WHERE j.queue = q.queue AND j.state IN ('available', 'scheduled', 'retryable')
+           ORDER BY j.run_at
+           LIMIT 1) h
+      """;
+
   private static final String NEXT_DUE =
       """
       SELECT min(run_at) FROM pgbus.job
@@ -353,6 +366,24 @@ public final class JobStore {
         }
       }
       return perQueue;
+    }
+  }
+
+  /** The earliest waiting job of a queue, and whether it is due now by the database clock. */
+  public record QueueHead(Instant runAt, boolean due) {}
+
+  /** The head of every given queue that has a waiting job; queues without one are absent. */
+  public Map<String, QueueHead> jobQueueHeads(Connection c, List<String> queues)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(QUEUE_HEADS)) {
+      ps.setArray(1, textArray(c, queues));
+      var heads = new LinkedHashMap<String, QueueHead>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          heads.put(rs.getString(1), new QueueHead(rs.getTimestamp(2).toInstant(), rs.getBoolean(3)));
+        }
+      }
+      return heads;
     }
   }
 

@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 /**
- * Periodic upkeep: rescue of expired leases, and retention. Each task backs off toward ten times
+ * Periodic upkeep, on the elected leader only: rescue of expired leases, and retention (room is
+ * left for cron). Each task backs off toward ten times
  * its base interval while it finds nothing to do and snaps back as soon as it does something, so
  * an idle deployment pays almost nothing for it.
  */
@@ -25,8 +26,8 @@ final class Maintainer implements Runnable {
   private abstract static class Task {
     final String name;
     final Duration base;
-    long factor = 1;
-    long nextAt = System.nanoTime();
+    volatile long factor = 1;
+    volatile long nextAt = System.nanoTime();
 
     Task(String name, Duration base) {
       this.name = name;
@@ -43,15 +44,22 @@ final class Maintainer implements Runnable {
   }
 
   private final DataSource dataSource;
+  private final java.util.function.BooleanSupplier leader;
   private final List<Task> tasks;
   private final CountDownLatch stop = new CountDownLatch(1);
+  private final java.util.concurrent.Semaphore wakeUp = new java.util.concurrent.Semaphore(0);
   private final CountDownLatch finished = new CountDownLatch(1);
   private final AtomicLong rescued = new AtomicLong();
   private final AtomicLong pruned = new AtomicLong();
   private final AtomicLong rounds = new AtomicLong();
 
-  Maintainer(DataSource dataSource, JobStore store, EngineConfig config) {
+  Maintainer(
+      DataSource dataSource,
+      JobStore store,
+      EngineConfig config,
+      java.util.function.BooleanSupplier leader) {
     this.dataSource = Objects.requireNonNull(dataSource);
+    this.leader = Objects.requireNonNull(leader);
     this.tasks =
         List.of(
             new Task("rescue", config.rescueInterval()) {
@@ -95,6 +103,7 @@ final class Maintainer implements Runnable {
 
   boolean stop(Duration timeout) {
     stop.countDown();
+    wakeUp.release();
     try {
       return finished.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
@@ -103,10 +112,24 @@ final class Maintainer implements Runnable {
     }
   }
 
+  /** Leadership changed: a new leader starts every task at once, at its base interval. */
+  void leadershipChanged() {
+    for (Task t : tasks) {
+      t.factor = 1;
+      t.nextAt = System.nanoTime();
+    }
+    wakeUp.release();
+  }
+
   @Override
   public void run() {
     try {
       while (stop.getCount() > 0) {
+        if (!leader.getAsBoolean()) {
+          // Only the elected leader maintains; the others wait, issuing nothing.
+          wakeUp.tryAcquire(1, TimeUnit.SECONDS);
+          continue;
+        }
         long now = System.nanoTime();
         long next = Long.MAX_VALUE;
         for (Task t : tasks) {
@@ -115,8 +138,8 @@ final class Maintainer implements Runnable {
           }
           next = Math.min(next, t.nextAt - System.nanoTime());
         }
-        if (stop.await(Math.max(1, next), TimeUnit.NANOSECONDS)) {
-          return;
+        if (wakeUp.tryAcquire(Math.min(Math.max(1, next), TimeUnit.SECONDS.toNanos(1)), TimeUnit.NANOSECONDS)) {
+          wakeUp.drainPermits();
         }
       }
     } catch (InterruptedException e) {

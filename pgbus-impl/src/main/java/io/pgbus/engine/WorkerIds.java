@@ -13,6 +13,8 @@ final class WorkerIds {
     } catch (Exception e) {
       host = "unknown-host";
     }
-    return host + ":" + ProcessHandle.current().pid();
+    // The suffix keeps two engines in one JVM (tests, benchmarks) apart.
+    return host + ":" + ProcessHandle.current().pid() + ":"
+        + Integer.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextInt(0x10000));
   }
 }

@@ -80,6 +80,7 @@ record PgbusSettings(
         .deadRetention(r.duration("pgbus.retention.dead", EngineConfig.Builder.DEFAULT_DEAD_RETENTION))
         .pruneBatch(r.integer("pgbus.prune-batch", EngineConfig.Builder.DEFAULT_PRUNE_BATCH, 1, 100_000))
         .drainTimeout(r.duration("pgbus.drain-timeout", EngineConfig.Builder.DEFAULT_DRAIN_TIMEOUT))
+        .leaderTtl(r.duration("pgbus.leader.ttl", EngineConfig.Builder.DEFAULT_LEADER_TTL))
         .maxPayloadBytes(
             r.integer(
                 "pgbus.max-payload-bytes",

@@ -49,9 +49,10 @@ CREATE TABLE pgbus.job (
 CREATE INDEX job_claim_idx ON pgbus.job (queue, priority, run_at, id)
   WHERE state IN ('available', 'scheduled', 'retryable');
 
--- When does the next delayed or retrying job of these queues become due?
+-- The head of a queue: its earliest waiting job (the poller's one statement per tick), and when
+-- the next delayed or retrying job becomes due.
 CREATE INDEX job_due_idx ON pgbus.job (queue, run_at)
-  WHERE state IN ('scheduled', 'retryable');
+  WHERE state IN ('available', 'scheduled', 'retryable');
 
 -- Lease rescue scans only running jobs.
 CREATE INDEX job_lease_idx ON pgbus.job (lease_expires_at) WHERE state = 'running';

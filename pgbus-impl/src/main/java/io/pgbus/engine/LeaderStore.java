@@ -1,0 +1,77 @@
+package io.pgbus.engine;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+
+/** All SQL on {@code pgbus.leader}: the lease row that elects one maintenance leader. */
+final class LeaderStore {
+
+  /** Who holds the lease now, by the database's clock; no lock taken. */
+  private static final String HOLDER =
+      "SELECT holder FROM pgbus.leader WHERE name = ? AND expires_at > now()";
+
+  // Takes the lease when it is free or expired, or is ours already. When another live holder has
+  // it, the conditional DO UPDATE changes nothing and RETURNING yields no row.
+  private static final String ELECT =
+      """
+      INSERT INTO pgbus.leader AS l (name, holder, elected_at, expires_at)
+      VALUES (?, ?, now(), now() + ? * interval '1 millisecond')
+      ON CONFLICT (name) DO UPDATE
+         SET holder = excluded.holder, elected_at = now(), expires_at = excluded.expires_at
+       WHERE l.expires_at <= now() OR l.holder = excluded.holder
+      RETURNING holder
+      """;
+
+  private static final String RENEW =
+      """
+      UPDATE pgbus.leader SET expires_at = now() + ? * interval '1 millisecond'
+       WHERE name = ? AND holder = ?
+      """;
+
+  private static final String RESIGN = "DELETE FROM pgbus.leader WHERE name = ? AND holder = ?";
+
+  /** The live holder of {@code name}, or null when the lease is free. */
+  String leaderHolder(Connection c, String name) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(HOLDER)) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    }
+  }
+
+  /** Takes the lease if it is free; true when {@code holder} now leads. */
+  boolean leaderAttemptElect(Connection c, String name, String holder, Duration ttl)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(ELECT)) {
+      ps.setString(1, name);
+      ps.setString(2, holder);
+      ps.setLong(3, ttl.toMillis());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
+  /** Extends our lease; false when it is no longer ours. */
+  boolean leaderRenew(Connection c, String name, String holder, Duration ttl) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RENEW)) {
+      ps.setLong(1, ttl.toMillis());
+      ps.setString(2, name);
+      ps.setString(3, holder);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  /** Gives the lease up, so another JVM can take it at once. */
+  void leaderResign(Connection c, String name, String holder) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RESIGN)) {
+      ps.setString(1, name);
+      ps.setString(2, holder);
+      ps.executeUpdate();
+    }
+  }
+}

@@ -1,0 +1,161 @@
+package io.pgbus.engine;
+
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+
+/**
+ * The safety net under the listener: one statement per tick for the whole JVM, however many
+ * capsules and queues, reads the head of every queue and wakes only the capsules whose queues
+ * have a job due now, and sets alarms for jobs due later.
+ *
+ * <p>It ticks at the slow {@code pollCeiling} while the listener delivers and at {@code
+ * pollInterval} while it does not, and switches at once when the listener changes state. It
+ * also polls on demand: after every listener (re)connect, since LISTEN never replays.
+ */
+final class Poller implements Runnable {
+
+  private static final System.Logger LOG = System.getLogger(Poller.class.getName());
+
+  private final JobStore store;
+  private final DataSource dataSource;
+  private final List<String> queues;
+  private final Supplier<ListenerState> listener;
+  private final EngineConfig config;
+  private final Consumer<Wake> route;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition changed = lock.newCondition();
+  private final AtomicLong polls = new AtomicLong();
+
+  // Guarded by lock.
+  private boolean pollNow = true;
+  private boolean stopping;
+
+  Poller(
+      JobStore store,
+      DataSource dataSource,
+      List<String> queues,
+      Supplier<ListenerState> listener,
+      EngineConfig config,
+      Consumer<Wake> route) {
+    this.store = Objects.requireNonNull(store);
+    this.dataSource = Objects.requireNonNull(dataSource);
+    this.queues = List.copyOf(queues);
+    this.listener = Objects.requireNonNull(listener);
+    this.config = Objects.requireNonNull(config);
+    this.route = Objects.requireNonNull(route);
+  }
+
+  /** Poll statements issued. */
+  long polls() {
+    return polls.get();
+  }
+
+  /** Polls as soon as possible. */
+  void pollNow() {
+    lock.lock();
+    try {
+      pollNow = true;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Re-reads the interval, for example after the listener changed state. */
+  void nudge() {
+    lock.lock();
+    try {
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  void stop() {
+    lock.lock();
+    try {
+      stopping = true;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void run() {
+    long last = System.nanoTime();
+    long errorBackoffMs = 100;
+    try {
+      while (true) {
+        lock.lock();
+        try {
+          while (true) {
+            if (stopping) {
+              return;
+            }
+            Duration every =
+                listener.get().delivering() ? config.pollCeiling() : config.pollInterval();
+            long left = last + every.toNanos() - System.nanoTime();
+            if (pollNow || left <= 0) {
+              break;
+            }
+            changed.awaitNanos(left);
+          }
+          pollNow = false;
+        } finally {
+          lock.unlock();
+        }
+        last = System.nanoTime();
+        try {
+          poll();
+          errorBackoffMs = 100;
+        } catch (Exception e) {
+          LOG.log(
+              System.Logger.Level.WARNING,
+              "pgbus poll of {0} failed: {1}; retrying in {2} ms",
+              queues,
+              e.getMessage(),
+              errorBackoffMs);
+          Thread.sleep(Notifier.jitter(errorBackoffMs));
+          errorBackoffMs = Math.min(config.pollInterval().toMillis() * 10, errorBackoffMs * 2);
+          pollNow();
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void poll() throws Exception {
+    Map<String, JobStore.QueueHead> heads;
+    try (Connection c = dataSource.getConnection()) {
+      heads = store.jobQueueHeads(c, queues);
+    }
+    polls.incrementAndGet();
+    var now = new HashSet<String>();
+    var later = new HashMap<String, Instant>();
+    heads.forEach(
+        (queue, head) -> {
+          if (head.due()) {
+            now.add(queue);
+          } else {
+            later.put(queue, head.runAt());
+          }
+        });
+    if (!now.isEmpty() || !later.isEmpty()) {
+      route.accept(new Wake(now, later, false));
+    }
+  }
+}
