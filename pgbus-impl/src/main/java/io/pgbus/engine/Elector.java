@@ -11,9 +11,11 @@ import javax.sql.DataSource;
 
 /**
  * Elects one maintenance leader among every engine on the same database, with a lease row (see
- * V2__leader.sql). The leader renews every third of the TTL; candidates look every third of the
- * TTL too, so when a leader dies another takes over within one TTL. A candidate that sees a live
- * leader stops after one plain read: no write and no row lock.
+ * V2__leader.sql). Everyone acts every quarter of the TTL: the leader renews a lease of three
+ * quarters of the TTL, and candidates look. When a leader dies, its lease runs out at most three
+ * quarters of a TTL later and a candidate sees that within the next quarter: another engine leads
+ * within one TTL. A candidate that sees a live leader stops after one plain read: no write and no
+ * row lock.
  *
  * <p>A leader that cannot reach the database stops acting as leader once its lease would have
  * expired by its own clock, so two leaders never run maintenance at once for longer than clock
@@ -45,6 +47,16 @@ final class Elector implements Runnable {
     this.onChange = Objects.requireNonNull(onChange);
   }
 
+  /** The lease a leader writes: three quarters of the TTL (see the class comment). */
+  static Duration lease(Duration ttl) {
+    return ttl.multipliedBy(3).dividedBy(4);
+  }
+
+  /** How often the leader renews and candidates look: a quarter of the TTL. */
+  static long periodMillis(Duration ttl) {
+    return Math.max(1, ttl.toMillis() / 4);
+  }
+
   boolean isLeader() {
     return leader;
   }
@@ -66,11 +78,11 @@ final class Elector implements Runnable {
 
   @Override
   public void run() {
-    long periodMs = Math.max(1, ttl.toMillis() / 3);
+    long periodMs = periodMillis(ttl);
     try {
       while (stop.getCount() > 0) {
         step();
-        // 80-100% of a third of the TTL: spread out, and never later than a third.
+        // 80-100% of the period: spread out, and never later than the period.
         long sleep = periodMs * (80 + java.util.concurrent.ThreadLocalRandom.current().nextInt(21)) / 100;
         if (stop.await(Math.max(1, sleep), TimeUnit.MILLISECONDS)) {
           break;
@@ -89,8 +101,8 @@ final class Elector implements Runnable {
       if (leader) {
         statements.incrementAndGet();
         long renewedAt = System.nanoTime();
-        if (store.leaderRenew(c, MAINTENANCE, holder, ttl)) {
-          leaseEndsNanos = renewedAt + ttl.toNanos();
+        if (store.leaderRenew(c, MAINTENANCE, holder, lease(ttl))) {
+          leaseEndsNanos = renewedAt + lease(ttl).toNanos();
         } else {
           change(false, "its lease was taken over");
         }
@@ -103,8 +115,8 @@ final class Elector implements Runnable {
       }
       statements.incrementAndGet();
       long electedAt = System.nanoTime();
-      if (store.leaderAttemptElect(c, MAINTENANCE, holder, ttl)) {
-        leaseEndsNanos = electedAt + ttl.toNanos();
+      if (store.leaderAttemptElect(c, MAINTENANCE, holder, lease(ttl))) {
+        leaseEndsNanos = electedAt + lease(ttl).toNanos();
         change(true, "elected");
       }
     } catch (SQLException e) {

@@ -1,0 +1,121 @@
+package io.pgbus.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pgbus.Outcome;
+import io.pgbus.engine.testing.Await;
+import io.pgbus.engine.testing.JobFixtures;
+import io.pgbus.engine.testing.TestDatabase;
+import io.pgbus.engine.testing.TestEngines;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Every engine on one database takes part in one election: exactly one leads, only the leader
+ * runs maintenance, and when the leader goes away another leads within one TTL.
+ */
+class LeaderElectionTest {
+
+  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension final TestEngines engines = new TestEngines(db);
+
+  private static final Duration TTL = Duration.ofSeconds(3);
+
+  @Test
+  void threeEnginesElectExactlyOneLeaderAndOnlyItMaintains() throws Exception {
+    List<Engine> fleet = fleet(3);
+    Await.until("a leader", Duration.ofSeconds(10), () -> leaders(fleet), n -> n == 1L);
+    // Let the followers take a few looks at the lease and the leader a few rounds.
+    Thread.sleep(TTL.toMillis());
+
+    assertThat(leaders(fleet)).isEqualTo(1);
+    for (Engine e : fleet) {
+      if (e.leader()) {
+        assertThat(e.maintenanceRounds()).as("the leader maintains").isPositive();
+      } else {
+        assertThat(e.maintenanceRounds()).as("a follower never maintains").isZero();
+      }
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.leader")).isEqualTo(1);
+  }
+
+  @Test
+  void whenTheLeaderStopsAnotherLeadsWithinOneTtl() throws Exception {
+    List<Engine> fleet = fleet(2);
+    Await.until("a leader", Duration.ofSeconds(10), () -> leaders(fleet), n -> n == 1L);
+    Engine leader = fleet.stream().filter(Engine::leader).findFirst().orElseThrow();
+    Engine follower = fleet.stream().filter(e -> !e.leader()).findFirst().orElseThrow();
+
+    // A crash: the lease is not given up, it just stops being renewed.
+    String holder = leader.config().workerId();
+    leader.stop();
+    try (Connection c = db.connect()) {
+      // Leave the lease as a leader that had just renewed would leave it: a stop resigns, a
+      // crash does not.
+      new LeaderStore().leaderAttemptElect(c, Elector.MAINTENANCE, holder, Elector.lease(TTL));
+    }
+    long crashed = System.nanoTime();
+
+    Await.until("the follower to lead", TTL.multipliedBy(3), follower::leader, b -> b);
+    Duration takeover = Duration.ofNanos(System.nanoTime() - crashed);
+    assertThat(takeover).as("takeover time").isLessThanOrEqualTo(TTL.plusMillis(500));
+  }
+
+  @Test
+  void aStoppingLeaderResignsSoAnotherLeadsAtOnce() throws Exception {
+    List<Engine> fleet = fleet(2);
+    Await.until("a leader", Duration.ofSeconds(10), () -> leaders(fleet), n -> n == 1L);
+    Engine leader = fleet.stream().filter(Engine::leader).findFirst().orElseThrow();
+    Engine follower = fleet.stream().filter(e -> !e.leader()).findFirst().orElseThrow();
+
+    leader.stop();
+
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.leader")).isZero();
+    Await.until("the follower to lead", TTL, follower::leader, b -> b);
+  }
+
+  @Test
+  void onlyTheLeaderRescuesExpiredLeases() throws Exception {
+    List<Engine> fleet = fleet(2);
+    Await.until("a leader", Duration.ofSeconds(10), () -> leaders(fleet), n -> n == 1L);
+    long id = JobFixtures.in(db).enqueue("stranded");
+    try (Connection c = db.connect()) {
+      new JobStore().jobClaim(c, List.of("stranded"), 1, "crashed-jvm", Duration.ofMillis(1));
+    }
+
+    Await.until(
+        "the stranded job to be rescued",
+        Duration.ofSeconds(10),
+        () -> db.job(id).state(),
+        s -> s.equals("retryable"));
+    long rescuers = fleet.stream().filter(e -> e.rescued() > 0).count();
+    assertThat(rescuers).isEqualTo(1);
+    assertThat(fleet.stream().filter(e -> e.rescued() > 0).findFirst().orElseThrow().leader())
+        .isTrue();
+  }
+
+  private List<Engine> fleet(int n) {
+    var fleet = new ArrayList<Engine>();
+    for (int i = 0; i < n; i++) {
+      fleet.add(
+          engines.start(
+              engines
+                  .builder(
+                      engines.config()
+                          .capsule("main", 1, "q" + i)
+                          .leaderTtl(TTL)
+                          .rescueInterval(Duration.ofMillis(200))
+                          .build())
+                  .jobs((job, tx) -> Outcome.complete())));
+    }
+    return fleet;
+  }
+
+  private static long leaders(List<Engine> fleet) {
+    return fleet.stream().filter(Engine::leader).count();
+  }
+}
