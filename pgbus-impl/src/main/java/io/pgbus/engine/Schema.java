@@ -49,7 +49,10 @@ public final class Schema {
                 .schemas("pgbus")
                 .createSchemas(true)
                 .table(HISTORY_TABLE)
+                // On Liberty (WebSphere class loaders) Flyway finds a location only through a
+                // marker file in it: io/pgbus/db/migration/flyway.location.
                 .locations("classpath:io/pgbus/db/migration")
+                .callbackLocations("classpath:io/pgbus/db/migration")
                 .failOnMissingLocations(true)
                 .load()
                 .migrate();

@@ -1,0 +1,60 @@
+package io.pgbus.it;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.stream.Stream;
+import org.jboss.shrinkwrap.api.ShrinkWrap;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
+
+/**
+ * Builds the test WARs that Arquillian deploys.
+ *
+ * <p>{@link #pgbusWar(String)} bundles pgbus-api, pgbus-impl and their runtime
+ * dependencies (Flyway) in {@code WEB-INF/lib}, as an application would. The build copies
+ * those jars into the directory named by the system property {@code pgbus.it.libs}
+ * (it/pom.xml, copy-dependencies with includeScope=runtime), so adding a runtime
+ * dependency to pgbus-impl needs no change here. pgjdbc is not bundled: the test server
+ * has it in lib/global.
+ */
+public final class Deployments {
+
+  private Deployments() {}
+
+  /** An empty WAR; add the test's own classes to it. */
+  public static WebArchive war(String name) {
+    return ShrinkWrap.create(WebArchive.class, name + ".war");
+  }
+
+  /** A WAR that carries pgbus and its runtime dependencies in WEB-INF/lib. */
+  public static WebArchive pgbusWar(String name) {
+    return war(name).addAsLibraries(pgbusLibraries());
+  }
+
+  /** The jars a pgbus application bundles: pgbus-api, pgbus-impl, Flyway. */
+  public static File[] pgbusLibraries() {
+    String dir = System.getProperty("pgbus.it.libs");
+    if (dir == null) {
+      throw new IllegalStateException(
+          "system property pgbus.it.libs is not set; run the ITs through Maven (mvn verify)");
+    }
+    Path libs = Paths.get(dir);
+    try (Stream<Path> files = Files.list(libs)) {
+      File[] jars =
+          files
+              .filter(p -> p.getFileName().toString().endsWith(".jar"))
+              .sorted()
+              .map(Path::toFile)
+              .toArray(File[]::new);
+      if (jars.length == 0) {
+        throw new IllegalStateException("no jars in pgbus.it.libs=" + libs);
+      }
+      return jars;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot list pgbus.it.libs=" + libs, e);
+    }
+  }
+}

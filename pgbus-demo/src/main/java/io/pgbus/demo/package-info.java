@@ -1,0 +1,2 @@
+/** The pgbus demo web application: REST endpoints that enqueue and inspect jobs. */
+package io.pgbus.demo;
