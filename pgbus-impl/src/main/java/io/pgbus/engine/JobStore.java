@@ -49,7 +49,7 @@ public final class JobStore {
   // See pgbus.claim in V1__job.sql for the strict-priority shape and its index.
   private static final String CLAIM =
       """
-      SELECT id, queue, priority, payload::text, attempt, max_attempts, created_at
+      SELECT id, queue, priority, payload::text, attempt, max_attempts, created_at, run_at
         FROM pgbus.claim(?::text[], ?, ?, ? * interval '1 millisecond')
       """;
 
@@ -260,7 +260,8 @@ public final class JobStore {
                   rs.getString(4),
                   rs.getInt(5),
                   rs.getInt(6),
-                  rs.getTimestamp(7).toInstant()));
+                  rs.getTimestamp(7).toInstant(),
+                  rs.getTimestamp(8).toInstant()));
         }
       }
       return jobs;

@@ -44,7 +44,10 @@ public class JtaJobQueue implements JobQueue {
   @Override
   public long enqueue(String queue, Object payload, EnqueueOptions options) {
     NewJob job = new NewJob(queue, toJson(queue, payload), options);
-    return withConnection("enqueue to queue '" + queue + "'", c -> runtime.engine().enqueue(c, job));
+    long id =
+        withConnection("enqueue to queue '" + queue + "'", c -> runtime.engine().enqueue(c, job));
+    runtime.metrics().enqueued(queue, 1);
+    return id;
   }
 
   @Override
@@ -54,9 +57,12 @@ public class JtaJobQueue implements JobQueue {
     for (Object p : payloads) {
       jobs.add(new NewJob(queue, toJson(queue, p), options));
     }
-    return withConnection(
-        "enqueue " + jobs.size() + " jobs to queue '" + queue + "'",
-        c -> runtime.engine().enqueueAll(c, jobs));
+    List<Long> ids =
+        withConnection(
+            "enqueue " + jobs.size() + " jobs to queue '" + queue + "'",
+            c -> runtime.engine().enqueueAll(c, jobs));
+    runtime.metrics().enqueued(queue, ids.size());
+    return ids;
   }
 
   @Override

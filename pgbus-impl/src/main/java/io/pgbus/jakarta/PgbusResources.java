@@ -21,7 +21,11 @@ import org.eclipse.microprofile.config.ConfigProvider;
 @ApplicationScoped
 public class PgbusResources {
 
+  /** The key that tells the doctor the JTA datasource's maxPoolSize (set in pgbus-datasources.xml). */
+  static final String POOL_SIZE_KEY = "pgbus.datasource.max-pool-size";
+
   private PgbusSettings settings;
+  private Integer poolMax;
   private DataSource dataSource;
   private ManagedExecutorService executor;
 
@@ -29,12 +33,24 @@ public class PgbusResources {
   void resolve() {
     Config config = ConfigProvider.getConfig();
     settings = PgbusSettings.read(key -> config.getOptionalValue(key, String.class));
+    poolMax =
+        config
+            .getOptionalValue(POOL_SIZE_KEY, String.class)
+            .map(String::strip)
+            .filter(v -> v.matches("\\d{1,6}"))
+            .map(Integer::valueOf)
+            .orElse(null);
     dataSource = lookup(settings.dataSource(), DataSource.class, "pgbus.datasource");
     executor = lookup(settings.executor(), ManagedExecutorService.class, "pgbus.executor");
   }
 
   PgbusSettings settings() {
     return settings;
+  }
+
+  /** The JTA datasource's maxPoolSize as declared in configuration, or null when unknown. */
+  Integer poolMax() {
+    return poolMax;
   }
 
   /** The JTA datasource: connections taken inside a transaction join it. */

@@ -1,6 +1,7 @@
 package io.pgbus.jakarta;
 
 import io.pgbus.engine.Capsule;
+import io.pgbus.engine.Doctor;
 import io.pgbus.engine.Engine;
 import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.Schema;
@@ -44,6 +45,7 @@ public class PgbusRuntime {
   @Inject Event<Wake> wakes;
 
   private Engine engine;
+  private PgbusMetrics metrics = PgbusMetrics.NONE;
   private final CountDownLatch stopping = new CountDownLatch(1);
   private volatile String problem = "starting";
   private volatile String schemaVersion;
@@ -65,8 +67,10 @@ public class PgbusRuntime {
             q);
       }
     }
+    metrics = PgbusMetrics.load();
     engine =
         Engine.builder(settings.engine(), resources.dataSource())
+            .events(metrics.jobEvents())
             .executor(resources.executor())
             .transactions(transactions)
             .listenerConnections(resources.listenerConnections())
@@ -74,6 +78,11 @@ public class PgbusRuntime {
             .wakes(wakes::fire)
             .build();
     resources.executor().execute(this::bootstrap);
+  }
+
+  /** Where pgbus reports counters and timers; {@link PgbusMetrics#NONE} without MP Metrics. */
+  public PgbusMetrics metrics() {
+    return metrics;
   }
 
   /** Reaches the database, migrates and checks the schema, then starts the engine; retries. */
@@ -101,6 +110,8 @@ public class PgbusRuntime {
         }
         problem = null;
         cachedStatus = null;
+        metrics.bind(engine, resources.dataSource());
+        logDoctor();
         return;
       } catch (Exception e) {
         problem = "database not ready: " + e.getMessage();
@@ -130,6 +141,32 @@ public class PgbusRuntime {
   /** The engine; present from deployment on, running once the database was reached. */
   public Engine engine() {
     return engine;
+  }
+
+  /** The doctor's report on this runtime and its database. */
+  public Doctor.Report doctor() {
+    return Doctor.examine(
+        engine, resources.dataSource(), resources.poolMax(), PgbusResources.POOL_SIZE_KEY);
+  }
+
+  // Once at start-up, after the listener had a moment to prove itself.
+  private void logDoctor() {
+    try {
+      if (engine.notifier() != null) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (engine.listenerState() == ListenerState.STARTING && System.nanoTime() < deadline) {
+          if (stopping.await(50, TimeUnit.MILLISECONDS)) {
+            return;
+          }
+        }
+      }
+      Doctor.Report report = doctor();
+      LOG.log(
+          report.status() == Doctor.Status.OK ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
+          report.toText());
+    } catch (Exception e) {
+      LOG.log(System.Logger.Level.WARNING, "pgbus doctor failed: {0}", e.getMessage());
+    }
   }
 
   /** Readiness: database reachable, schema at the expected version, engine running. */

@@ -1,0 +1,260 @@
+package io.pgbus.engine;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import javax.sql.DataSource;
+
+/**
+ * The doctor: checks what an operator would check, each with a status and a one-line fix, and
+ * spells out the direct-connection budget so capacity can be planned from the report alone. It
+ * costs a handful of statements and runs only when asked (and once at start-up).
+ */
+public final class Doctor {
+
+  public enum Status {
+    OK,
+    WARN,
+    FAIL
+  }
+
+  /** One check: what was found, and what to do about it when it is not OK. */
+  public record Check(String name, Status status, String detail, String fix) {}
+
+  /**
+   * The direct-connection budget of one JVM and of a fleet.
+   *
+   * @param listenerPerJvm LISTEN connections each JVM pins (always 1 with capsules, else 0)
+   * @param poolMax the JTA datasource's maximum pool size, or null when unknown
+   * @param capsuleThreads worker threads over all capsules
+   * @param perJvm connections one JVM may open at most, or null when the pool size is unknown
+   * @param serverMaxConnections the server's max_connections
+   * @param reservedConnections superuser_reserved_connections
+   * @param maxJvms how many such JVMs fit in the server's non-reserved slots, or null
+   * @param formula the budget for N JVMs, spelled out
+   */
+  public record Budget(
+      int listenerPerJvm,
+      Integer poolMax,
+      int capsuleThreads,
+      Integer perJvm,
+      Integer serverMaxConnections,
+      Integer reservedConnections,
+      Integer maxJvms,
+      String formula) {}
+
+  public record Report(Status status, List<Check> checks, Budget budget) {
+
+    /** The report as log lines. */
+    public String toText() {
+      var sb = new StringBuilder("pgbus doctor: ").append(status);
+      for (Check c : checks) {
+        sb.append("\n  [").append(c.status()).append("] ").append(c.name()).append(": ");
+        sb.append(c.detail());
+        if (c.status() != Status.OK && c.fix() != null) {
+          sb.append("\n         fix: ").append(c.fix());
+        }
+      }
+      return sb.toString();
+    }
+  }
+
+  private static final String SERVER =
+      """
+      SELECT current_setting('server_version'), current_database(),
+             current_setting('max_connections')::int,
+             current_setting('superuser_reserved_connections')::int,
+             pg_backend_pid()
+      """;
+  private static final String BACKEND = "SELECT pg_backend_pid()";
+
+  private Doctor() {}
+
+  /**
+   * Examines an engine and its database.
+   *
+   * @param poolMax the JTA datasource's maximum pool size as configured, or null if unknown
+   * @param poolSetting the setting that declares it, named in the fix
+   */
+  public static Report examine(Engine engine, DataSource dataSource, Integer poolMax, String poolSetting) {
+    EngineConfig config = engine.config();
+    int threads = config.capsules().stream().mapToInt(CapsuleConfig::concurrency).sum();
+    var checks = new ArrayList<Check>();
+    checks.add(
+        new Check(
+            "config",
+            Status.OK,
+            String.format(
+                Locale.ROOT,
+                "%d capsule(s) over queues %s, %d worker thread(s); poll ceiling %s, poll interval"
+                    + " %s, lease %s",
+                config.capsules().size(),
+                config.queues(),
+                threads,
+                config.pollCeiling(),
+                config.pollInterval(),
+                config.lease()),
+            null));
+
+    Integer maxConnections = null;
+    Integer reserved = null;
+    try (Connection c = dataSource.getConnection()) {
+      int pid;
+      try (PreparedStatement ps = c.prepareStatement(SERVER);
+          ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        maxConnections = rs.getInt(3);
+        reserved = rs.getInt(4);
+        pid = rs.getInt(5);
+        checks.add(
+            new Check(
+                "database",
+                Status.OK,
+                "PostgreSQL " + rs.getString(1) + ", database " + rs.getString(2),
+                null));
+      }
+      checks.add(schema(c));
+      checks.add(pooler(c, pid));
+    } catch (SQLException e) {
+      checks.add(
+          new Check(
+              "database",
+              Status.FAIL,
+              "cannot reach the database: " + e.getMessage(),
+              "check the datasource's host, port, database and credentials (PGBUS_DB_* in"
+                  + " liberty-config) and that PostgreSQL is up"));
+    }
+    checks.add(listener(engine));
+    checks.add(pool(poolMax, threads, poolSetting));
+    Budget budget = budget(engine, poolMax, threads, maxConnections, reserved);
+    checks.add(new Check("connection budget", Status.OK, budget.formula(), null));
+    Status worst = Status.OK;
+    for (Check c : checks) {
+      if (c.status().compareTo(worst) > 0) {
+        worst = c.status();
+      }
+    }
+    return new Report(worst, List.copyOf(checks), budget);
+  }
+
+  private static Check schema(Connection c) throws SQLException {
+    String version = Schema.installedVersion(c);
+    if (Schema.EXPECTED_VERSION.equals(version)) {
+      return new Check("schema", Status.OK, "pgbus schema version " + version, null);
+    }
+    return new Check(
+        "schema",
+        Status.FAIL,
+        version == null
+            ? "the pgbus schema is missing"
+            : "pgbus schema version " + version + ", this build expects " + Schema.EXPECTED_VERSION,
+        "set pgbus.migrate=true (the default) and restart, or apply the migrations in"
+            + " io/pgbus/db/migration");
+  }
+
+  // A transaction-mode pooler hands each transaction to whichever server connection is free, so
+  // two auto-commit statements on one client connection can land on two backends.
+  private static Check pooler(Connection c, int firstPid) throws SQLException {
+    boolean autoCommit = c.getAutoCommit();
+    int secondPid;
+    try (PreparedStatement ps = c.prepareStatement(BACKEND);
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      secondPid = rs.getInt(1);
+    }
+    if (firstPid != secondPid) {
+      return new Check(
+          "pooler",
+          Status.WARN,
+          "the datasource goes through a transaction-mode pooler (backend " + firstPid + " then "
+              + secondPid + " on one connection)",
+          "fine for enqueue and jobs, but give the listener a direct connection:"
+              + " pgbus.listener.url=jdbc:postgresql://<database host>:5432/<db>");
+    }
+    return new Check(
+        "pooler",
+        Status.OK,
+        "no transaction-mode pooler seen (one backend across statements"
+            + (autoCommit ? "" : " in a transaction") + ")",
+        null);
+  }
+
+  private static Check listener(Engine engine) {
+    if (engine.config().capsules().isEmpty()) {
+      return new Check("listener", Status.OK, "no capsules: this JVM only enqueues", null);
+    }
+    ListenerState s = engine.listenerState();
+    Notifier n = engine.notifier();
+    String error = n == null || n.lastError() == null ? "" : " (" + n.lastError() + ")";
+    return switch (s) {
+      case DELIVERING -> new Check(
+          "listener", Status.OK, "delivering: the self-probe came back; capsules rely on NOTIFY", null);
+      case STARTING -> new Check(
+          "listener", Status.WARN, "starting: the first self-probe has not come back yet" + error,
+          "wait a few seconds; if it stays here, see the listener's log lines");
+      case DEGRADED -> new Check(
+          "listener", Status.WARN,
+          "degraded: a self-probe did not come back, notifications are being lost" + error
+              + "; capsules poll every " + engine.config().pollInterval(),
+          "point the listener at the database directly (pgbus.listener.url), not through a"
+              + " transaction-mode pooler");
+      case RECONNECTING -> new Check(
+          "listener", Status.WARN, "reconnecting" + error + "; capsules poll every "
+              + engine.config().pollInterval(),
+          "check that the database is up and accepts connections from this host");
+      case STOPPED -> new Check(
+          "listener", Status.WARN, "stopped", "the engine is not running: see readiness");
+    };
+  }
+
+  private static Check pool(Integer poolMax, int threads, String poolSetting) {
+    int needed = threads + 2;
+    if (poolMax == null) {
+      return new Check(
+          "pool",
+          Status.WARN,
+          "the JTA datasource's pool size is unknown; " + threads
+              + " capsule thread(s) each hold a connection while a job runs",
+          "declare it in " + poolSetting + " (the maxPoolSize of the JTA datasource)");
+    }
+    if (poolMax < needed) {
+      return new Check(
+          "pool",
+          Status.WARN,
+          "pool of " + poolMax + " for " + threads + " capsule thread(s) plus claims and"
+              + " enqueues: workers can starve for connections",
+          "raise maxPoolSize of the JTA datasource to at least " + needed
+              + ", or lower capsule concurrency");
+    }
+    return new Check(
+        "pool", Status.OK, "pool of " + poolMax + " for " + threads + " capsule thread(s)", null);
+  }
+
+  static Budget budget(
+      Engine engine, Integer poolMax, int threads, Integer maxConnections, Integer reserved) {
+    int listener = engine.config().capsules().isEmpty() ? 0 : 1;
+    Integer perJvm = poolMax == null ? null : listener + poolMax;
+    Integer maxJvms =
+        perJvm == null || maxConnections == null || perJvm == 0
+            ? null
+            : Math.max(0, (maxConnections - (reserved == null ? 0 : reserved)) / perJvm);
+    var f = new StringBuilder();
+    f.append("per JVM: ").append(listener).append(" LISTEN connection (direct, never through a"
+        + " transaction-mode pooler) + ");
+    f.append(poolMax == null ? "P" : poolMax).append(" (JTA datasource maxPoolSize) = ");
+    f.append(perJvm == null ? (listener + " + P") : perJvm);
+    f.append("; for N JVMs: N x ").append(perJvm == null ? "(" + listener + " + P)" : perJvm);
+    if (maxConnections != null) {
+      f.append("; the server allows ").append(maxConnections).append(" connections (")
+          .append(reserved).append(" reserved for superusers)");
+      if (maxJvms != null) {
+        f.append(", room for ").append(maxJvms).append(" JVM(s) of this shape");
+      }
+    }
+    return new Budget(listener, poolMax, threads, perJvm, maxConnections, reserved, maxJvms, f.toString());
+  }
+}

@@ -1,0 +1,179 @@
+package io.pgbus.jakarta.metrics;
+
+import io.pgbus.Outcome;
+import io.pgbus.engine.Capsule;
+import io.pgbus.engine.ClaimedJob;
+import io.pgbus.engine.Engine;
+import io.pgbus.engine.JobEvents;
+import io.pgbus.jakarta.PgbusMetrics;
+import jakarta.enterprise.inject.spi.Unmanaged;
+import java.time.Duration;
+import java.time.Instant;
+import javax.sql.DataSource;
+import org.eclipse.microprofile.metrics.Metadata;
+import org.eclipse.microprofile.metrics.MetricRegistry;
+import org.eclipse.microprofile.metrics.MetricUnits;
+import org.eclipse.microprofile.metrics.Tag;
+
+/**
+ * pgbus metrics in the application registry, with absolute, stable names:
+ *
+ * <ul>
+ *   <li>counters {@code pgbus.jobs.enqueued|completed|failed|dead|snoozed|cancelled}, tag queue
+ *   <li>timers {@code pgbus.job.duration} (handler and settle) and {@code pgbus.job.wake.latency}
+ *       (from when the job became due to handler start), tag queue
+ *   <li>gauges {@code pgbus.queue.depth} (tags queue, state; cached, see {@link DepthCache}),
+ *       {@code pgbus.listener.delivering} (1 or 0), {@code pgbus.claims} and {@code
+ *       pgbus.claims.empty} (totals since start, tag capsule: the second shows polling waste)
+ * </ul>
+ */
+public final class MpMetrics implements PgbusMetrics {
+
+  private static final String[] DEPTH_STATES = {"available", "scheduled", "running", "retryable", "dead"};
+
+  private volatile MetricRegistry registry;
+  private Engine pendingEngine;
+  private DataSource pendingDataSource;
+
+  public MpMetrics() {}
+
+  /**
+   * The application registry, or null while the server has not made it yet: during a startup
+   * singleton's @PostConstruct, Liberty's producer can still return null. Gauges are registered
+   * the first time it is there.
+   */
+  private MetricRegistry registry() {
+    MetricRegistry r = registry;
+    if (r != null) {
+      return r;
+    }
+    synchronized (this) {
+      if (registry == null) {
+        MetricRegistry found;
+        try {
+          found =
+              new Unmanaged<>(RegistryHolder.class).newInstance().produce().inject().get().registry;
+        } catch (RuntimeException e) {
+          System.getLogger(MpMetrics.class.getName())
+              .log(System.Logger.Level.WARNING, "pgbus: no MetricRegistry yet: {0}", e.toString());
+          return null;
+        }
+        if (found == null) {
+          System.getLogger(MpMetrics.class.getName())
+              .log(System.Logger.Level.WARNING, "pgbus: the MetricRegistry is null");
+          return null;
+        }
+        registry = found;
+        if (pendingEngine != null) {
+          registerGauges(found, pendingEngine, pendingDataSource);
+          pendingEngine = null;
+          pendingDataSource = null;
+        }
+      }
+      return registry;
+    }
+  }
+
+  @Override
+  public void enqueued(String queue, int count) {
+    MetricRegistry r = registry();
+    if (r != null) {
+      r.counter("pgbus.jobs.enqueued", new Tag("queue", queue)).inc(count);
+    }
+  }
+
+  @Override
+  public JobEvents jobEvents() {
+    return new JobEvents() {
+      @Override
+      public void started(ClaimedJob job) {
+        MetricRegistry registry = registry();
+        if (registry == null) {
+          return;
+        }
+        Instant due = job.runAt();
+        long lag = Duration.between(due, Instant.now()).toNanos();
+        registry.timer("pgbus.job.wake.latency", new Tag("queue", job.queue()))
+            .update(Duration.ofNanos(Math.max(0, lag)));
+      }
+
+      @Override
+      public void finished(ClaimedJob job, Outcome.Kind kind, long nanos) {
+        MetricRegistry registry = registry();
+        if (registry == null) {
+          return;
+        }
+        Tag queue = new Tag("queue", job.queue());
+        registry.timer("pgbus.job.duration", queue).update(Duration.ofNanos(nanos));
+        String counter;
+        if (kind == null) {
+          // Dead after the last attempt, or the lease was lost (then the new holder reports).
+          if (job.attempt() < job.maxAttempts()) {
+            return;
+          }
+          registry.counter("pgbus.jobs.failed", queue).inc();
+          counter = "pgbus.jobs.dead";
+        } else {
+          counter =
+              switch (kind) {
+                case COMPLETE -> "pgbus.jobs.completed";
+                case RETRY -> "pgbus.jobs.failed";
+                case SNOOZE -> "pgbus.jobs.snoozed";
+                case CANCEL -> "pgbus.jobs.cancelled";
+              };
+        }
+        registry.counter(counter, queue).inc();
+      }
+    };
+  }
+
+  @Override
+  public void bind(Engine engine, DataSource dataSource) {
+    synchronized (this) {
+      pendingEngine = engine;
+      pendingDataSource = dataSource;
+    }
+    registry();
+  }
+
+  private static void registerGauges(MetricRegistry registry, Engine engine, DataSource dataSource) {
+    registry.gauge(
+        Metadata.builder()
+            .withName("pgbus.listener.delivering")
+            .withDescription("1 while the LISTEN connection delivers (self-probe OK), else 0")
+            .build(),
+        engine,
+        e -> e.listenerState().delivering() ? 1 : 0);
+    for (Capsule c : engine.capsules()) {
+      Tag capsule = new Tag("capsule", c.config().name());
+      registry.gauge(
+          Metadata.builder().withName("pgbus.claims").withDescription("claim statements since start").build(),
+          c,
+          Capsule::claims,
+          capsule);
+      registry.gauge(
+          Metadata.builder()
+              .withName("pgbus.claims.empty")
+              .withDescription("claim statements that found nothing, since start: polling waste")
+              .build(),
+          c,
+          Capsule::emptyClaims,
+          capsule);
+    }
+    DepthCache depth = new DepthCache(dataSource, engine.config().queues(), Duration.ofSeconds(30));
+    for (String q : engine.config().queues()) {
+      for (String state : DEPTH_STATES) {
+        registry.gauge(
+            Metadata.builder()
+                .withName("pgbus.queue.depth")
+                .withDescription("jobs per queue and state, refreshed at most every 30 s")
+                .withUnit(MetricUnits.NONE)
+                .build(),
+            depth,
+            d -> d.depth(q, state),
+            new Tag("queue", q),
+            new Tag("state", state));
+      }
+    }
+  }
+}

@@ -1,0 +1,88 @@
+package io.pgbus.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pgbus.engine.testing.TestDatabase;
+import io.pgbus.engine.testing.TestEngines;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The doctor's checks and its connection budget for a given configuration. */
+class DoctorTest {
+
+  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension final TestEngines engines = new TestEngines(db);
+
+  @Test
+  void reportsTheDirectConnectionBudgetForAGivenConfiguration() throws Exception {
+    Engine engine =
+        engines.start(
+            engines.config().capsule("fast", 6, "a", "b").capsule("slow", 2, "c").build(),
+            (job, tx) -> null);
+    TestEngines.awaitDelivering(engine);
+    long maxConnections = db.queryLong("SELECT current_setting('max_connections')::int");
+    long reserved = db.queryLong("SELECT current_setting('superuser_reserved_connections')::int");
+
+    Doctor.Report report = Doctor.examine(engine, db.dataSource(), 12, "pool.key");
+
+    Doctor.Budget b = report.budget();
+    assertThat(b.listenerPerJvm()).isEqualTo(1);
+    assertThat(b.poolMax()).isEqualTo(12);
+    assertThat(b.capsuleThreads()).isEqualTo(8);
+    assertThat(b.perJvm()).isEqualTo(13);
+    assertThat(b.maxJvms()).isEqualTo((int) ((maxConnections - reserved) / 13));
+    assertThat(b.formula())
+        .contains("per JVM: 1 LISTEN connection")
+        .contains("+ 12 (JTA datasource maxPoolSize) = 13")
+        .contains("for N JVMs: N x 13");
+    assertThat(report.status()).isEqualTo(Doctor.Status.OK);
+    assertThat(report.checks())
+        .extracting(Doctor.Check::name)
+        .containsExactly("config", "database", "schema", "pooler", "listener", "pool", "connection budget");
+  }
+
+  @Test
+  void warnsWhenThePoolCannotServeTheCapsuleThreads() {
+    Engine engine =
+        engines.start(engines.config().capsule("big", 16, "q").build(), (job, tx) -> null);
+
+    Doctor.Report report = Doctor.examine(engine, db.dataSource(), 10, "pool.key");
+
+    Doctor.Check pool = check(report, "pool");
+    assertThat(pool.status()).isEqualTo(Doctor.Status.WARN);
+    assertThat(pool.detail()).contains("pool of 10 for 16 capsule thread(s)");
+    assertThat(pool.fix()).contains("at least 18");
+    assertThat(report.status()).isEqualTo(Doctor.Status.WARN);
+  }
+
+  @Test
+  void namesTheSettingWhenThePoolSizeIsUnknown() {
+    Engine engine = engines.start(engines.config().capsule("c", 2, "q").build(), (job, tx) -> null);
+
+    Doctor.Report report = Doctor.examine(engine, db.dataSource(), null, "pgbus.datasource.max-pool-size");
+
+    assertThat(check(report, "pool").fix()).contains("pgbus.datasource.max-pool-size");
+    assertThat(report.budget().formula()).contains("N x (1 + P)");
+  }
+
+  @Test
+  void failsTheSchemaCheckWhenTheSchemaIsMissing() throws Exception {
+    try (TestDatabase empty = TestDatabase.empty().create()) {
+      Engine engine =
+          Engine.builder(EngineConfig.builder().drainTimeout(Duration.ofSeconds(1)).build(), empty.dataSource())
+              .build();
+
+      Doctor.Report report = Doctor.examine(engine, empty.dataSource(), 20, "k");
+
+      assertThat(check(report, "schema").status()).isEqualTo(Doctor.Status.FAIL);
+      assertThat(check(report, "schema").fix()).contains("pgbus.migrate=true");
+      assertThat(check(report, "listener").detail()).contains("only enqueues");
+      assertThat(report.status()).isEqualTo(Doctor.Status.FAIL);
+    }
+  }
+
+  private static Doctor.Check check(Doctor.Report report, String name) {
+    return report.checks().stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow();
+  }
+}
