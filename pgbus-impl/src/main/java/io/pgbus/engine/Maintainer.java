@@ -20,26 +20,23 @@ final class Maintainer implements Runnable {
 
   private static final System.Logger LOG = System.getLogger(Maintainer.class.getName());
   private static final int RESCUE_BATCH = 1000;
-  private static final int MAX_BACKOFF_FACTOR = 10;
 
   /** One periodic task with its own backoff. */
   private abstract static class Task {
     final String name;
-    final Duration base;
-    volatile long factor = 1;
+    final IdleBackoff backoff;
     volatile long nextAt = System.nanoTime();
 
     Task(String name, Duration base) {
       this.name = name;
-      this.base = base;
+      this.backoff = new IdleBackoff(base);
     }
 
     /** Does one round; returns how many rows it changed. */
     abstract long runOnce(Connection c) throws Exception;
 
     void schedule(long progress) {
-      factor = progress > 0 ? 1 : Math.min(MAX_BACKOFF_FACTOR, factor + 1);
-      nextAt = System.nanoTime() + base.toNanos() * factor;
+      nextAt = System.nanoTime() + backoff.next(progress).toNanos();
     }
   }
 
@@ -115,7 +112,7 @@ final class Maintainer implements Runnable {
   /** Leadership changed: a new leader starts every task at once, at its base interval. */
   void leadershipChanged() {
     for (Task t : tasks) {
-      t.factor = 1;
+      t.backoff.reset();
       t.nextAt = System.nanoTime();
     }
     wakeUp.release();

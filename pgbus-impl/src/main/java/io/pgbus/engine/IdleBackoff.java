@@ -1,0 +1,35 @@
+package io.pgbus.engine;
+
+import java.time.Duration;
+
+/**
+ * The interval of a periodic task that backs off while idle: each round that makes no progress
+ * adds one base interval, up to ten times the base; a round that makes progress snaps back to the
+ * base. An idle leader thus pays a tenth of the base rate, and a busy one reacts at full speed.
+ */
+final class IdleBackoff {
+
+  static final int MAX_FACTOR = 10;
+
+  private final Duration base;
+  private int factor = 1;
+
+  IdleBackoff(Duration base) {
+    this.base = base;
+  }
+
+  /** Records a round's progress (rows changed) and returns the wait before the next round. */
+  synchronized Duration next(long progress) {
+    factor = progress > 0 ? 1 : Math.min(MAX_FACTOR, factor + 1);
+    return base.multipliedBy(factor);
+  }
+
+  /** Back to the base interval, for example on becoming leader. */
+  synchronized void reset() {
+    factor = 1;
+  }
+
+  synchronized int factor() {
+    return factor;
+  }
+}
