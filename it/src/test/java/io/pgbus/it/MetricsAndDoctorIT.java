@@ -20,7 +20,6 @@ import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
 import org.jboss.arquillian.test.api.ArquillianResource;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -45,11 +44,6 @@ class MetricsAndDoctorIT {
   DataSource ds;
 
   @ArquillianResource URL url;
-
-  @BeforeEach
-  void tables() throws Exception {
-    ItSchema.create(ds);
-  }
 
   @Test
   void metricsCountJobsAsTheyRun() throws Exception {

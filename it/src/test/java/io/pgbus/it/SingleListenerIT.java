@@ -16,7 +16,6 @@ import javax.sql.DataSource;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -45,11 +44,6 @@ class SingleListenerIT {
 
   @Resource(lookup = "jdbc/pgbus")
   DataSource ds;
-
-  @BeforeEach
-  void tables() throws Exception {
-    ItSchema.create(ds);
-  }
 
   @Test
   void threeCapsulesOverSixQueuesUnderLoadHoldOneListenerConnection() throws Exception {

@@ -22,7 +22,6 @@ import javax.sql.DataSource;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -53,11 +52,6 @@ class WakeLatencyIT {
 
   @Resource(lookup = "jdbc/pgbus")
   DataSource ds;
-
-  @BeforeEach
-  void tables() throws Exception {
-    ItSchema.create(ds);
-  }
 
   @Test
   void measuresCommitToHandlerStartAtIdle() throws Exception {

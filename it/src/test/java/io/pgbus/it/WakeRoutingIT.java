@@ -17,7 +17,6 @@ import javax.sql.DataSource;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -41,11 +40,6 @@ class WakeRoutingIT {
 
   @Resource(lookup = "jdbc/pgbus")
   DataSource ds;
-
-  @BeforeEach
-  void tables() throws Exception {
-    ItSchema.create(ds);
-  }
 
   @Test
   void notifyOnOneCapsulesQueueDoesNotMakeTheOtherClaim() throws Exception {

@@ -3,7 +3,9 @@ package io.pgbus.engine;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -50,6 +52,7 @@ public final class Capsule implements Runnable {
   private Instant alarm;
   private int inFlight;
   private boolean stopping;
+  private final Map<Long, Long> runningSince = new HashMap<>(); // job id -> System.nanoTime()
 
   private volatile long beatNanos = System.nanoTime();
   private volatile boolean started;
@@ -99,9 +102,28 @@ public final class Capsule implements Runnable {
     }
   }
 
-  /** How long ago the loop last showed progress (a claim or a scheduled wait). */
+  /**
+   * How long the capsule has shown no progress: since its loop last claimed or scheduled a wait,
+   * or, when every slot holds a handler that ran past the job timeout and ignored the interrupt,
+   * since the last of them became overdue. A loop that ended without being stopped (an Error
+   * escaped it) shows no progress from then on. Zero once stopped on purpose.
+   */
   public Duration sinceLastBeat() {
-    return finished ? Duration.ZERO : Duration.ofNanos(System.nanoTime() - beatNanos);
+    long now = System.nanoTime();
+    long stuckFor = 0;
+    lock.lock();
+    try {
+      if (finished && stopping) {
+        return Duration.ZERO;
+      }
+      if (runningSince.size() >= config.concurrency()) {
+        long youngest = runningSince.values().stream().mapToLong(Long::longValue).max().orElse(now);
+        stuckFor = now - (youngest + engine.jobTimeout().toNanos());
+      }
+    } finally {
+      lock.unlock();
+    }
+    return Duration.ofNanos(Math.max(now - beatNanos, Math.max(0, stuckFor)));
   }
 
   /** Applies a wake that concerns this capsule. */
@@ -238,6 +260,12 @@ public final class Capsule implements Runnable {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    } catch (Error e) {
+      LOG.log(
+          System.Logger.Level.ERROR,
+          "pgbus capsule '" + config.name() + "' stopped claiming: its loop died",
+          e);
+      throw e;
     } finally {
       lock.lock();
       try {
@@ -285,7 +313,7 @@ public final class Capsule implements Runnable {
             job.id());
         for (ClaimedJob refused : jobs.subList(i, jobs.size())) {
           runner.release(refused);
-          jobDone();
+          jobDone(refused);
         }
         return;
       }
@@ -293,19 +321,26 @@ public final class Capsule implements Runnable {
   }
 
   private void runJob(ClaimedJob job) {
+    lock.lock();
     try {
-      Instant due = runner.run(job);
+      runningSince.put(job.id(), System.nanoTime());
+    } finally {
+      lock.unlock();
+    }
+    try {
+      Instant due = runner.run(job, engine.jobTimeout());
       if (due != null) {
         dueAt(due);
       }
     } finally {
-      jobDone();
+      jobDone(job);
     }
   }
 
-  private void jobDone() {
+  private void jobDone(ClaimedJob job) {
     lock.lock();
     try {
+      runningSince.remove(job.id());
       inFlight--;
       changed.signalAll();
     } finally {

@@ -27,6 +27,9 @@ import java.util.Objects;
  * @param drainTimeout how long a stop waits for running handlers
  * @param maxPayloadBytes the largest JSON payload accepted at enqueue
  * @param leaderTtl how long a maintenance leader's lease lasts without renewal
+ * @param jobTimeout how long a handler may run before its worker thread is interrupted and the
+ *     attempt fails; shorter than the lease, which stays the backstop for handlers that ignore
+ *     the interrupt
  */
 public record EngineConfig(
     String workerId,
@@ -46,7 +49,8 @@ public record EngineConfig(
     int pruneBatch,
     Duration drainTimeout,
     int maxPayloadBytes,
-    Duration leaderTtl) {
+    Duration leaderTtl,
+    Duration jobTimeout) {
 
   public EngineConfig {
     Objects.requireNonNull(workerId, "workerId");
@@ -87,6 +91,14 @@ public record EngineConfig(
     positive("leaderTtl", leaderTtl);
     if (leaderTtl.compareTo(Duration.ofSeconds(1)) < 0) {
       throw new IllegalArgumentException("leaderTtl must be at least 1s, was " + leaderTtl);
+    }
+    positive("jobTimeout", jobTimeout);
+    if (jobTimeout.compareTo(lease) >= 0) {
+      // Rescue may hand the job to another worker once the lease expires: the handler has to be
+      // told to stop before that, or two attempts of one job could run at once.
+      throw new IllegalArgumentException(
+          "jobTimeout " + jobTimeout + " must be shorter than lease " + lease
+              + ", so a handler is interrupted before rescue may run its job elsewhere");
     }
   }
 
@@ -132,6 +144,11 @@ public record EngineConfig(
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
     public static final Duration DEFAULT_LEADER_TTL = Duration.ofSeconds(60);
 
+    /** Without an explicit job timeout, handlers get this share of the lease (4m30s of 5m). */
+    public static Duration defaultJobTimeout(Duration lease) {
+      return lease.multipliedBy(9).dividedBy(10);
+    }
+
     private String workerId = WorkerIds.local();
     private final List<CapsuleConfig> capsules = new ArrayList<>();
     private Duration pollInterval = DEFAULT_POLL_INTERVAL;
@@ -150,6 +167,7 @@ public record EngineConfig(
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
     private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
     private Duration leaderTtl = DEFAULT_LEADER_TTL;
+    private Duration jobTimeout; // null: derived from the lease at build()
 
     private Builder() {}
 
@@ -174,13 +192,16 @@ public record EngineConfig(
     public Builder drainTimeout(Duration v) { drainTimeout = v; return this; }
     public Builder maxPayloadBytes(int v) { maxPayloadBytes = v; return this; }
     public Builder leaderTtl(Duration v) { leaderTtl = v; return this; }
+    /** Defaults to {@link #defaultJobTimeout 90 %} of the lease. */
+    public Builder jobTimeout(Duration v) { jobTimeout = v; return this; }
 
     public EngineConfig build() {
       return new EngineConfig(
           workerId, capsules, pollInterval, pollCeiling, lease, retry, probeInterval,
           probeTimeout, reconnectMin, reconnectMax, rescueInterval, pruneInterval,
           completedRetention, deadRetention, pruneBatch, drainTimeout, maxPayloadBytes,
-          leaderTtl);
+          leaderTtl,
+          jobTimeout != null || lease == null ? jobTimeout : defaultJobTimeout(lease));
     }
   }
 }

@@ -14,6 +14,10 @@ import javax.sql.DataSource;
  * Runs one claimed job: the handler and the job's state change commit in one transaction, so
  * business writes made in it commit exactly when the job is marked done. A handler that throws
  * rolls its transaction back; the failure is then recorded in a transaction of its own.
+ *
+ * <p>A handler that runs past the job timeout is interrupted by the {@link Watchdog}. Whatever it
+ * does then (throw, or return an outcome anyway), its attempt fails as timed out: the transaction
+ * rolls back and the job is retried with backoff, or dead once its attempts are spent.
  */
 final class JobRunner {
 
@@ -25,6 +29,7 @@ final class JobRunner {
   private final JobFunction function;
   private final RetryPolicy retry;
   private final JobEvents events;
+  private final Watchdog watchdog = new Watchdog();
 
   JobRunner(
       JobStore store,
@@ -57,13 +62,35 @@ final class JobRunner {
     }
   }
 
-  /** Runs the job; returns when it is due again (retry or snooze), or null. Never throws. */
-  Instant run(ClaimedJob job) {
+  /** Thrown inside the job transaction when the handler ran past its timeout: roll it back. */
+  static final class JobTimeoutException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    JobTimeoutException(ClaimedJob job, Duration timeout, Throwable handlerFailure) {
+      super(
+          "pgbus job "
+              + job.id()
+              + " (queue "
+              + job.queue()
+              + ", attempt "
+              + job.attempt()
+              + ") timed out after "
+              + timeout
+              + " (pgbus.job-timeout): the handler was interrupted and its transaction rolled back",
+          handlerFailure);
+    }
+  }
+
+  /**
+   * Runs the job, interrupting its handler after {@code timeout}; returns when it is due again
+   * (retry or snooze), or null. Never throws.
+   */
+  Instant run(ClaimedJob job, Duration timeout) {
     long started = System.nanoTime();
     events.started(job);
     Settled settled;
     try {
-      settled = transactions.inNewTransaction(c -> settle(c, job, function.run(job, c)));
+      settled = transactions.inNewTransaction(c -> settle(c, job, handle(c, job, timeout)));
     } catch (Throwable t) {
       Throwable cause = rootCause(t);
       if (cause instanceof LeaseLostException) {
@@ -94,6 +121,25 @@ final class JobRunner {
   }
 
   private record Settled(Outcome.Kind kind, Instant dueAgain) {}
+
+  /** Calls the handler under the watchdog; a timed-out attempt throws whatever it returned. */
+  private Outcome handle(Connection c, ClaimedJob job, Duration timeout) throws Exception {
+    Watchdog.Attempt attempt = watchdog.watch(job, timeout);
+    Outcome outcome;
+    try {
+      outcome = function.run(job, c);
+    } catch (Throwable t) {
+      if (attempt.end()) {
+        throw new JobTimeoutException(job, timeout, t);
+      }
+      throw t;
+    }
+    if (attempt.end()) {
+      // It returned after the interrupt: too late, and maybe having cut its work short.
+      throw new JobTimeoutException(job, timeout, null);
+    }
+    return outcome;
+  }
 
   private Settled settle(Connection c, ClaimedJob job, Outcome outcome) throws Exception {
     Outcome o = outcome == null ? Outcome.complete() : outcome;
@@ -164,7 +210,7 @@ final class JobRunner {
   static Throwable rootCause(Throwable t) {
     Throwable c = t;
     while (c.getCause() != null && c.getCause() != c) {
-      if (c instanceof LeaseLostException) {
+      if (c instanceof LeaseLostException || c instanceof JobTimeoutException) {
         return c;
       }
       c = c.getCause();

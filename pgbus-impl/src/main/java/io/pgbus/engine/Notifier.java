@@ -26,7 +26,13 @@ import org.postgresql.PGNotification;
  *   <li>Only the notifier's own thread touches its connection, including the close. Closing it
  *       from another thread during undeploy crashed a peer; {@link #stop} only asks.
  *   <li>{@code getNotifications} is always called with a finite timeout: with 0 it never returns
- *       when the connection dies. The timeout also bounds how long a stop waits.
+ *       when the connection dies. The timeout also bounds how long a stop waits. Waiting costs no
+ *       statement: an idle, healthy listener issues one probe per {@code probeInterval} and
+ *       nothing else.
+ *   <li>A dead connection is noticed three ways: a server that ends the session (a terminated
+ *       backend, a restart) sends a FATAL message that {@code getNotifications} raises at once; a
+ *       broken socket fails the next read; a silent one (a partition, a dead host) fails the next
+ *       probe, whose statement may wait at most {@code probeTimeout} (at least 1 s) for its answer.
  *   <li>The connection stays in auto-commit: pgjdbc delivers nothing while it is in a transaction.
  *   <li>A connected listener can still be deaf (a transaction-mode pooler accepts LISTEN and never
  *       delivers). A self-probe, a NOTIFY to a private channel, proves delivery at start and then
@@ -48,8 +54,8 @@ public final class Notifier implements Runnable {
   /** While degraded, probe this often so recovery is noticed quickly. */
   private static final Duration DEGRADED_PROBE_INTERVAL = Duration.ofSeconds(5);
 
-  /** A statement on the listener connection that takes longer than this counts as a dead socket. */
-  private static final int NETWORK_TIMEOUT_MS = 30_000;
+  /** The shortest network timeout; see {@link #networkTimeoutMs}. */
+  private static final int MIN_NETWORK_TIMEOUT_MS = 1_000;
 
   private static final String SET_NAME = "SELECT set_config('application_name', ?, false)";
   private static final String LISTEN =
@@ -63,12 +69,14 @@ public final class Notifier implements Runnable {
   private final EngineConfig config;
   private final String probeChannel;
   private final CountDownLatch finished = new CountDownLatch(1);
+  private final AtomicLong attempts = new AtomicLong();
   private final AtomicLong connects = new AtomicLong();
   private final AtomicLong notifications = new AtomicLong();
 
   private volatile ListenerState state = ListenerState.STARTING;
   private volatile boolean stopping;
   private volatile String lastError;
+  private boolean networkTimeoutWarned; // only the notifier's thread
 
   public Notifier(
       ListenerConnections connections,
@@ -87,6 +95,11 @@ public final class Notifier implements Runnable {
 
   public ListenerState state() {
     return state;
+  }
+
+  /** How many times a connection was tried, failed attempts included. */
+  public long attempts() {
+    return attempts.get();
   }
 
   /** How many times a connection was established (1 after a clean start). */
@@ -118,11 +131,33 @@ public final class Notifier implements Runnable {
   @Override
   public void run() {
     long backoffMs = config.reconnectMin().toMillis();
+    int failures = 0;
+    long failingSince = 0;
     try {
       while (!stopping) {
+        attempts.incrementAndGet();
         try (Connection c = connections.open()) {
           listen(c);
           connects.incrementAndGet();
+          if (failures > 0) {
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - failingSince);
+            if (connects.get() == 1) {
+              LOG.log(
+                  System.Logger.Level.INFO,
+                  "pgbus listener connected after {0} failed attempt(s) in {1} ms",
+                  failures,
+                  ms);
+            } else {
+              // The first failure was the loss of the connection itself.
+              LOG.log(
+                  System.Logger.Level.INFO,
+                  "pgbus listener reconnected {0} ms after losing its connection ({1} failed"
+                      + " attempt(s) in between); re-reading every queue",
+                  ms,
+                  failures - 1);
+            }
+          }
+          failures = 0;
           backoffMs = config.reconnectMin().toMillis();
           // LISTEN is in place: anything committed from now on is notified, and this wake makes
           // every capsule re-read what was committed before (or while we were away).
@@ -132,9 +167,13 @@ public final class Notifier implements Runnable {
           if (stopping) {
             break;
           }
+          if (failures++ == 0) {
+            failingSince = System.nanoTime();
+          }
           lastError = e.getMessage();
           setState(ListenerState.RECONNECTING);
-          long sleep = jitter(backoffMs);
+          // Jitter spreads the reconnects of many JVMs after a restart; the cap keeps its promise.
+          long sleep = Math.min(config.reconnectMax().toMillis(), jitter(backoffMs));
           LOG.log(
               System.Logger.Level.WARNING,
               "pgbus listener connection failed ({0}); reconnecting in {1} ms",
@@ -155,9 +194,17 @@ public final class Notifier implements Runnable {
   private void listen(Connection c) throws SQLException {
     c.setAutoCommit(true);
     try {
-      c.setNetworkTimeout(Runnable::run, NETWORK_TIMEOUT_MS);
-    } catch (SQLException | UnsupportedOperationException ignored) {
-      // Not every wrapper supports it; the probe still catches a dead socket.
+      c.setNetworkTimeout(Runnable::run, networkTimeoutMs(config));
+    } catch (SQLException | UnsupportedOperationException e) {
+      if (!networkTimeoutWarned) {
+        networkTimeoutWarned = true;
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "pgbus listener: its connection does not take a network timeout ({0}); a silently"
+                + " dead connection can then block the listener until the driver's socketTimeout"
+                + " (set it on the listener datasource)",
+            e.getMessage());
+      }
     }
     try (PreparedStatement ps = c.prepareStatement(SET_NAME)) {
       ps.setString(1, APPLICATION_NAME);
@@ -181,7 +228,11 @@ public final class Notifier implements Runnable {
         probe(c, ++probeSeq);
         probeSentAt = now;
       }
-      PGNotification[] batch = pg.getNotifications(RECEIVE_TIMEOUT_MS);
+      // Wake up for the next deadline (a probe to send, or one overdue), at most every 250 ms.
+      long deadline = probeSentAt < 0 ? nextProbeAt : probeSentAt + config.probeTimeout().toNanos();
+      long untilDeadlineMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) + 1;
+      int waitMs = (int) Math.max(1, Math.min(RECEIVE_TIMEOUT_MS, untilDeadlineMs));
+      PGNotification[] batch = pg.getNotifications(waitMs);
       if (batch != null && batch.length > 0 && route(batch, Long.toString(probeSeq))) {
         probeSentAt = -1;
         nextProbeAt = System.nanoTime() + config.probeInterval().toNanos();
@@ -197,6 +248,16 @@ public final class Notifier implements Runnable {
         nextProbeAt = System.nanoTime() + retry;
       }
     }
+  }
+
+  /**
+   * How long one statement on the listener connection may wait for its answer: the probe
+   * timeout, so a probe on a silently dead socket fails (and the listener reconnects) about when
+   * it would have been declared lost anyway, instead of leaving the state DELIVERING meanwhile.
+   */
+  static int networkTimeoutMs(EngineConfig config) {
+    long ms = Math.min(Integer.MAX_VALUE, config.probeTimeout().toMillis());
+    return (int) Math.max(MIN_NETWORK_TIMEOUT_MS, ms);
   }
 
   private void probe(Connection c, long seq) throws SQLException {

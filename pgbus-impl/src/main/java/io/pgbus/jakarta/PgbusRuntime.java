@@ -39,6 +39,12 @@ public class PgbusRuntime {
   private static final System.Logger LOG = System.getLogger(PgbusRuntime.class.getName());
   private static final Duration STATUS_CACHE = Duration.ofSeconds(5);
 
+  /**
+   * The longest wait between attempts to reach the database at start: readiness turns UP at most
+   * this long after the database returns. One failed connection attempt per 5 s costs nothing.
+   */
+  private static final long BOOTSTRAP_BACKOFF_MAX_MS = 5_000;
+
   @Inject PgbusResources resources;
   @Inject HandlerRegistry handlers;
   @Inject JobTransactions transactions;
@@ -126,7 +132,7 @@ public class PgbusRuntime {
         Thread.currentThread().interrupt();
         return;
       }
-      backoffMs = Math.min(30_000, backoffMs * 2);
+      backoffMs = Math.min(BOOTSTRAP_BACKOFF_MAX_MS, backoffMs * 2);
     }
   }
 
@@ -171,14 +177,19 @@ public class PgbusRuntime {
 
   /** Readiness: database reachable, schema at the expected version, engine running. */
   public Status status() {
+    // The database check is cached for a few seconds (a probe every second must not become a
+    // query every second); the listener state and mode are always current.
     Status s = cachedStatus;
-    if (s != null && System.nanoTime() - cachedAt < STATUS_CACHE.toNanos()) {
-      return s;
+    if (s == null || System.nanoTime() - cachedAt >= STATUS_CACHE.toNanos()) {
+      s = computeStatus();
+      cachedStatus = s;
+      cachedAt = System.nanoTime();
     }
-    s = computeStatus();
-    cachedStatus = s;
-    cachedAt = System.nanoTime();
-    return s;
+    var data = new LinkedHashMap<>(s.data());
+    ListenerState listener = engine.listenerState();
+    data.put("listener", listenerLabel(listener));
+    data.put("mode", listener.delivering() ? "notify" : "polling");
+    return new Status(s.ready(), s.reason(), data);
   }
 
   private Status computeStatus() {

@@ -81,6 +81,7 @@ record PgbusSettings(
         .pruneBatch(r.integer("pgbus.prune-batch", EngineConfig.Builder.DEFAULT_PRUNE_BATCH, 1, 100_000))
         .drainTimeout(r.duration("pgbus.drain-timeout", EngineConfig.Builder.DEFAULT_DRAIN_TIMEOUT))
         .leaderTtl(r.duration("pgbus.leader.ttl", EngineConfig.Builder.DEFAULT_LEADER_TTL))
+        .jobTimeout(r.durationOrNull("pgbus.job-timeout", "90% of pgbus.lease"))
         .maxPayloadBytes(
             r.integer(
                 "pgbus.max-payload-bytes",
@@ -177,6 +178,21 @@ record PgbusSettings(
         throw new InvalidSettingException(
             "pgbus: " + key + "=" + v.get() + " is invalid: use a positive duration such as 500ms,"
                 + " 30s, 5m, 2h, 14d or PT30S (default " + fallback + ")");
+      }
+      return d;
+    }
+
+    /** A duration, or null when the key is unset (the engine then derives a default). */
+    Duration durationOrNull(String key, String defaultText) {
+      Optional<String> v = string(key);
+      if (v.isEmpty()) {
+        return null;
+      }
+      Duration d = Durations.parse(v.get());
+      if (d == null || d.isNegative() || d.isZero()) {
+        throw new InvalidSettingException(
+            "pgbus: " + key + "=" + v.get() + " is invalid: use a positive duration such as 500ms,"
+                + " 30s, 5m, 2h, 14d or PT30S (default " + defaultText + ")");
       }
       return d;
     }
