@@ -5,17 +5,23 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 /**
  * Elects one maintenance leader among every engine on the same database, with a lease row (see
- * V2__leader.sql). Everyone acts every quarter of the TTL: the leader renews a lease of three
- * quarters of the TTL, and candidates look. When a leader dies, its lease runs out at most three
- * quarters of a TTL later and a candidate sees that within the next quarter: another engine leads
- * within one TTL. A candidate that sees a live leader stops after one plain read: no write and no
- * row lock.
+ * V2__leader.sql). The leader renews a lease of three quarters of the TTL every quarter of the
+ * TTL. A candidate that sees a live leader stops after one plain read (no write, no row lock) and
+ * looks again when the lease it saw would run out, but after half a TTL at the latest. A live
+ * leader's lease always has at least half a TTL left, so candidates read every half TTL; when the
+ * leader dies, its lease runs out at most three quarters of a TTL later and a candidate looks
+ * right then: another engine leads within one TTL. After a resignation (the row is gone) a
+ * candidate takes over within half a TTL.
+ *
+ * <p>Why not look every quarter TTL, as the leader acts: with the default TTL of 60 s that is one
+ * read every 15 s per JVM, two thirds of an idle JVM's statements (docs/performance.md, fleet).
  *
  * <p>A leader that cannot reach the database stops acting as leader once its lease would have
  * expired by its own clock, so two leaders never run maintenance at once for longer than clock
@@ -52,9 +58,21 @@ final class Elector implements Runnable {
     return ttl.multipliedBy(3).dividedBy(4);
   }
 
-  /** How often the leader renews and candidates look: a quarter of the TTL. */
+  /** How often the leader renews: a quarter of the TTL. */
   static long periodMillis(Duration ttl) {
     return Math.max(1, ttl.toMillis() / 4);
+  }
+
+  /**
+   * How long a candidate waits before it looks again, having seen a lease with {@code
+   * remainingMs} left by the database's clock: until that lease can have run out, and at most half
+   * a TTL (spread to 80-100% of it, so candidates do not move in step).
+   */
+  static long candidateWaitMillis(Duration ttl, long remainingMs) {
+    long cap = Math.max(1, ttl.toMillis() / 2) * (80 + ThreadLocalRandom.current().nextInt(21)) / 100;
+    // The wait starts once the read has returned, so sleeping `remainingMs` from here wakes at
+    // or after the expiry the database reported; 5 ms more absorbs clock granularity.
+    return Math.max(1, Math.min(cap, remainingMs + 5));
   }
 
   boolean isLeader() {
@@ -81,9 +99,13 @@ final class Elector implements Runnable {
     long periodMs = periodMillis(ttl);
     try {
       while (stop.getCount() > 0) {
-        step();
-        // 80-100% of the period: spread out, and never later than the period.
-        long sleep = periodMs * (80 + java.util.concurrent.ThreadLocalRandom.current().nextInt(21)) / 100;
+        long seenLeaseMs = step();
+        // A leader (or a candidate that could not read): 80-100% of the period, spread out and
+        // never later than the period. A candidate that saw a live lease: see candidateWaitMillis.
+        long sleep =
+            seenLeaseMs >= 0
+                ? candidateWaitMillis(ttl, seenLeaseMs)
+                : periodMs * (80 + ThreadLocalRandom.current().nextInt(21)) / 100;
         if (stop.await(Math.max(1, sleep), TimeUnit.MILLISECONDS)) {
           break;
         }
@@ -96,7 +118,11 @@ final class Elector implements Runnable {
     }
   }
 
-  private void step() {
+  /**
+   * Renews, or looks and elects when the lease is free. Returns how many milliseconds the live
+   * lease of another holder has left, or -1 when this engine leads or saw no such lease.
+   */
+  private long step() {
     try (Connection c = dataSource.getConnection()) {
       if (leader) {
         statements.incrementAndGet();
@@ -106,12 +132,12 @@ final class Elector implements Runnable {
         } else {
           change(false, "its lease was taken over");
         }
-        return;
+        return -1;
       }
       statements.incrementAndGet();
-      String current = store.leaderHolder(c, MAINTENANCE);
-      if (current != null && !current.equals(holder)) {
-        return;
+      LeaderStore.Lease current = store.leaderLease(c, MAINTENANCE);
+      if (current != null && !current.holder().equals(holder)) {
+        return current.remainingMillis();
       }
       statements.incrementAndGet();
       long electedAt = System.nanoTime();
@@ -119,11 +145,13 @@ final class Elector implements Runnable {
         leaseEndsNanos = electedAt + lease(ttl).toNanos();
         change(true, "elected");
       }
+      return -1;
     } catch (SQLException e) {
       if (leader && System.nanoTime() - leaseEndsNanos >= 0) {
         change(false, "the database was unreachable until its lease ran out");
       }
       LOG.log(System.Logger.Level.WARNING, "pgbus leader election failed: {0}", e.getMessage());
+      return -1;
     }
   }
 

@@ -9,9 +9,13 @@ import java.time.Duration;
 /** All SQL on {@code pgbus.leader}: the lease row that elects one maintenance leader. */
 final class LeaderStore {
 
-  /** Who holds the lease now, by the database's clock; no lock taken. */
+  /** Who holds the lease now and for how much longer, by the database's clock; no lock taken. */
   private static final String HOLDER =
-      "SELECT holder FROM pgbus.leader WHERE name = ? AND expires_at > now()";
+      """
+      SELECT holder, ceil(extract(epoch FROM expires_at - now()) * 1000)::bigint
+        FROM pgbus.leader
+       WHERE name = ? AND expires_at > now()
+      """;
 
   // Takes the lease when it is free or expired, or is ours already. When another live holder has
   // it, the conditional DO UPDATE changes nothing and RETURNING yields no row.
@@ -33,12 +37,15 @@ final class LeaderStore {
 
   private static final String RESIGN = "DELETE FROM pgbus.leader WHERE name = ? AND holder = ?";
 
-  /** The live holder of {@code name}, or null when the lease is free. */
-  String leaderHolder(Connection c, String name) throws SQLException {
+  /** A live lease: its holder and how long it has left by the database's clock. */
+  record Lease(String holder, long remainingMillis) {}
+
+  /** The live lease of {@code name}, or null when the lease is free. */
+  Lease leaderLease(Connection c, String name) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(HOLDER)) {
       ps.setString(1, name);
       try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getString(1) : null;
+        return rs.next() ? new Lease(rs.getString(1), rs.getLong(2)) : null;
       }
     }
   }

@@ -98,6 +98,18 @@ class LeaderElectionTest {
         .isTrue();
   }
 
+  @Test
+  void aCandidateLooksAgainWhenTheLeaseItSawCanHaveRunOutButAfterHalfATtlAtTheLatest() {
+    Duration ttl = Duration.ofSeconds(60);
+    // A live leader's lease has 30 to 45 s left: look again after 80-100% of half the TTL.
+    for (int i = 0; i < 100; i++) {
+      assertThat(Elector.candidateWaitMillis(ttl, 45_000)).isBetween(24_000L, 30_000L);
+    }
+    // A lease about to run out (its leader stopped renewing): look right after it has.
+    assertThat(Elector.candidateWaitMillis(ttl, 2_000)).isEqualTo(2_005L);
+    assertThat(Elector.candidateWaitMillis(ttl, 0)).isEqualTo(5L);
+  }
+
   private List<Engine> fleet(int n) {
     var fleet = new ArrayList<Engine>();
     for (int i = 0; i < n; i++) {

@@ -1,0 +1,174 @@
+package io.pgbus.bench;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * What one bench run does, parsed once from the command line. Every size has a full value and a
+ * {@code --quick} value; any of them can be overridden on its own.
+ *
+ * @param url an admin JDBC URL to an existing server, or null to start an embedded one
+ * @param runs how many times each workload runs (medians and spreads need at least 3)
+ * @param workloads which workloads run, in the order they are listed in {@link #ALL}
+ * @param w1Jobs W1: jobs batch-enqueued and then processed
+ * @param w1Batch W1: jobs per enqueue statement (and transaction)
+ * @param singleJobs W1: jobs enqueued one transaction each
+ * @param w2Jobs W2: jobs enqueued one at a time at idle
+ * @param w2IntervalMs W2: time between two enqueues
+ * @param idleSeconds W3 and fleet: the measured idle window
+ * @param fleetSizes fleet: engine counts
+ * @param w4Rate W4: jobs per second offered
+ * @param w4Seconds W4: how long the load lasts
+ * @param w4TickMs W4: the producer commits what is due every tick (one transaction per tick)
+ * @param workers consumer slots of each system (pgbus capsule concurrency, raw worker threads)
+ * @param rawBatch raw: LIMIT k of each raw claim
+ * @param synchronousCommit null to keep the server's setting, else set on every bench database
+ * @param results where the markdown results go
+ */
+record BenchOptions(
+    boolean quick,
+    String url,
+    int runs,
+    Set<String> workloads,
+    int w1Jobs,
+    int w1Batch,
+    int singleJobs,
+    int w2Jobs,
+    int w2IntervalMs,
+    int idleSeconds,
+    List<Integer> fleetSizes,
+    int w4Rate,
+    int w4Seconds,
+    int w4TickMs,
+    int workers,
+    int rawBatch,
+    String synchronousCommit,
+    Path results) {
+
+  static final List<String> ALL = List.of("w1", "w2", "w3", "fleet", "w4");
+
+  static final String USAGE =
+      """
+      usage: ./run-bench [--quick] [--url=JDBC_URL] [--runs=N] [--only=w1,w2,w3,fleet,w4]
+                         [--w1-jobs=N] [--w1-batch=N] [--single-jobs=N] [--w2-jobs=N]
+                         [--idle-seconds=N] [--fleet=1,10,100] [--w4-rate=N] [--w4-seconds=N]
+                         [--workers=N] [--raw-batch=K] [--synchronous-commit=on|off]
+                         [--results=PATH]
+        --url   an admin JDBC URL (may create and drop databases), e.g.
+                jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres;
+                without it the bench starts an embedded PostgreSQL with pg_stat_statements
+        --quick a smoke run of a minute or two: one run of each workload, smaller sizes
+      """;
+
+  static BenchOptions parse(String[] raw) {
+    var args = new ArrayList<String>();
+    for (String a : raw) {
+      // Maven passes -Dbench.args as one argument; split it here.
+      for (String part : a.trim().split("\\s+")) {
+        if (!part.isEmpty()) {
+          args.add(part);
+        }
+      }
+    }
+    boolean quick = args.contains("--quick");
+    String url = null;
+    int runs = quick ? 1 : 3;
+    Set<String> workloads = new LinkedHashSet<>(ALL);
+    int w1Jobs = quick ? 5_000 : 20_000;
+    int w1Batch = 1_000;
+    int singleJobs = quick ? 300 : 1_000;
+    int w2Jobs = quick ? 100 : 300;
+    int w2IntervalMs = 50;
+    int idleSeconds = quick ? 15 : 60;
+    List<Integer> fleet = quick ? List.of(1, 10) : List.of(1, 10, 100);
+    int w4Rate = 1_000;
+    int w4Seconds = quick ? 15 : 60;
+    int w4TickMs = 10;
+    int workers = 8;
+    int rawBatch = 10;
+    String syncCommit = null;
+    Path results = Path.of("target", "results.md");
+    for (String a : args) {
+      String key = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
+      String value = a.contains("=") ? a.substring(a.indexOf('=') + 1) : null;
+      switch (key) {
+        case "--quick" -> {}
+        case "--help", "-h" -> throw new IllegalArgumentException(USAGE);
+        case "--url" -> url = require(key, value);
+        case "--runs" -> runs = positive(key, value);
+        case "--only" -> {
+          workloads = new LinkedHashSet<>();
+          for (String w : require(key, value).toLowerCase(Locale.ROOT).split(",")) {
+            if (!ALL.contains(w)) {
+              throw new IllegalArgumentException("--only: unknown workload '" + w + "'; use " + ALL);
+            }
+            workloads.add(w);
+          }
+          var ordered = new LinkedHashSet<String>();
+          for (String w : ALL) {
+            if (workloads.contains(w)) {
+              ordered.add(w);
+            }
+          }
+          workloads = ordered;
+        }
+        case "--w1-jobs" -> w1Jobs = positive(key, value);
+        case "--w1-batch" -> w1Batch = positive(key, value);
+        case "--single-jobs" -> singleJobs = positive(key, value);
+        case "--w2-jobs" -> w2Jobs = positive(key, value);
+        case "--w2-interval-ms" -> w2IntervalMs = positive(key, value);
+        case "--idle-seconds" -> idleSeconds = positive(key, value);
+        case "--fleet" -> {
+          var sizes = new ArrayList<Integer>();
+          for (String s : require(key, value).split(",")) {
+            sizes.add(positive(key, s));
+          }
+          fleet = List.copyOf(sizes);
+        }
+        case "--w4-rate" -> w4Rate = positive(key, value);
+        case "--w4-seconds" -> w4Seconds = positive(key, value);
+        case "--w4-tick-ms" -> w4TickMs = positive(key, value);
+        case "--workers" -> workers = positive(key, value);
+        case "--raw-batch" -> rawBatch = positive(key, value);
+        case "--synchronous-commit" -> {
+          syncCommit = require(key, value).toLowerCase(Locale.ROOT);
+          if (!List.of("on", "off", "local", "remote_write", "remote_apply").contains(syncCommit)) {
+            throw new IllegalArgumentException("--synchronous-commit: not a setting: " + value);
+          }
+        }
+        case "--results" -> results = Path.of(require(key, value));
+        default -> throw new IllegalArgumentException("unknown option " + a + "\n" + USAGE);
+      }
+    }
+    return new BenchOptions(
+        quick, url, runs, workloads, w1Jobs, w1Batch, singleJobs, w2Jobs, w2IntervalMs,
+        idleSeconds, fleet, w4Rate, w4Seconds, w4TickMs, workers, rawBatch, syncCommit, results);
+  }
+
+  boolean runs(String workload) {
+    return workloads.contains(workload);
+  }
+
+  private static String require(String key, String value) {
+    if (value == null || value.isBlank()) {
+      throw new IllegalArgumentException(key + " needs a value: " + key + "=...");
+    }
+    return value;
+  }
+
+  private static int positive(String key, String value) {
+    try {
+      int v = Integer.parseInt(require(key, value));
+      if (v < 1) {
+        throw new NumberFormatException();
+      }
+      return v;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(key + " must be a positive integer, was '" + value + "'");
+    }
+  }
+}

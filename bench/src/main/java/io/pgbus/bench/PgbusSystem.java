@@ -1,0 +1,149 @@
+package io.pgbus.bench;
+
+import io.pgbus.Outcome;
+import io.pgbus.engine.Capsule;
+import io.pgbus.engine.ClaimedJob;
+import io.pgbus.engine.Engine;
+import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.JobEvents;
+import io.pgbus.engine.ListenerState;
+import io.pgbus.engine.NewJob;
+import io.pgbus.engine.Schema;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+
+/**
+ * pgbus on the code path the Liberty layer uses: {@link Engine#enqueue} and {@link
+ * Engine#enqueueAll} on a caller's connection, the engine's own Notifier on a dedicated listener
+ * connection, capsule claims, and completion by the JobRunner in a {@code JdbcTransactions}
+ * transaction. Only the executor (a cached pool instead of the ManagedExecutorService) and the
+ * transaction port (JDBC instead of JTA) differ from a container.
+ */
+final class PgbusSystem implements QueueSystem {
+
+  private static final AtomicInteger WORKERS = new AtomicInteger();
+
+  @Override
+  public String name() {
+    return "pgbus";
+  }
+
+  @Override
+  public void install(DataSource dataSource) {
+    Schema.migrate(dataSource);
+  }
+
+  /**
+   * An engine with no capsules, as an application that only enqueues holds one. {@link
+   * Engine#enqueue} only uses the connection it is handed, so its datasource is never asked.
+   */
+  private static final Engine PRODUCER =
+      Engine.builder(EngineConfig.builder().workerId("bench-producer").build(), new UnusedDataSource())
+          .maintenance(false)
+          .build();
+
+  @Override
+  public long[] enqueueBatch(Connection c, String queue, int count) {
+    var jobs = new ArrayList<NewJob>(count);
+    for (int i = 0; i < count; i++) {
+      jobs.add(NewJob.of(queue, "{\"n\": " + i + "}"));
+    }
+    List<Long> ids = PRODUCER.enqueueAll(c, jobs);
+    return ids.stream().mapToLong(Long::longValue).toArray();
+  }
+
+  @Override
+  public long enqueueOne(Connection c, String queue) {
+    return PRODUCER.enqueue(c, NewJob.of(queue, "{\"n\": 0}"));
+  }
+
+  @Override
+  public Consumers start(
+      BenchDatabase db, DataSource pool, List<String> queues, int slots, JobTracker tracker) {
+    var config =
+        EngineConfig.builder().workerId("bench-" + WORKERS.incrementAndGet());
+    for (int i = 0; i < queues.size(); i++) {
+      config.capsule("c" + (i + 1), slots, queues.get(i));
+    }
+    var self = new java.util.concurrent.atomic.AtomicReference<Engine>();
+    Engine engine =
+        Engine.builder(config.build(), pool)
+            .listenerConnections(() -> db.connect("pgbus-bench-listener"))
+            // The shape of the Liberty layer's wakes port (a CDI event that ends in
+            // Engine.wake), with a timestamp taken on the way for W2's latency split.
+            .wakes(
+                wake -> {
+                  tracker.woke();
+                  self.get().wake(wake);
+                })
+            .jobs(
+                (ClaimedJob job, Connection tx) -> {
+                  tracker.started(job.id());
+                  return Outcome.complete(); // a no-op handler
+                })
+            .events(
+                new JobEvents() {
+                  @Override
+                  public void finished(ClaimedJob job, Outcome.Kind kind, long nanos) {
+                    tracker.finished(job.id());
+                  }
+                })
+            .build();
+    self.set(engine);
+    engine.start();
+    return new Running(engine);
+  }
+
+  /** A started engine. */
+  static final class Running implements Consumers {
+    final Engine engine;
+
+    Running(Engine engine) {
+      this.engine = engine;
+    }
+
+    @Override
+    public void awaitReady(Duration timeout) {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      while (engine.listenerState() != ListenerState.DELIVERING) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException(
+              "pgbus listener not delivering after " + timeout + ": " + engine.listenerState());
+        }
+        Sleep.millis(10);
+      }
+    }
+
+    @Override
+    public Map<String, Long> counters() {
+      var out = new LinkedHashMap<String, Long>();
+      long claims = 0;
+      long empty = 0;
+      long claimed = 0;
+      for (Capsule c : engine.capsules()) {
+        claims += c.claims();
+        empty += c.emptyClaims();
+        claimed += c.claimed();
+      }
+      out.put("claims", claims);
+      out.put("empty claims", empty);
+      out.put("claimed", claimed);
+      out.put("polls", engine.polls());
+      out.put("election statements", engine.electionStatements());
+      out.put("maintenance rounds", engine.maintenanceRounds());
+      out.put("leader", engine.leader() ? 1L : 0L);
+      return out;
+    }
+
+    @Override
+    public void close() {
+      engine.stop();
+    }
+  }
+}

@@ -1,0 +1,101 @@
+package io.pgbus.bench;
+
+import java.util.Locale;
+
+/**
+ * What a statement seen in pg_stat_statements is for, recognised by its normalised text. The
+ * leader's duties (renewing its lease, rescue, retention) are kept apart from what every engine
+ * pays, because the idle targets count them apart.
+ */
+enum StatementKind {
+  ENQUEUE("enqueue"),
+  CLAIM("claim"),
+  COMPLETE("complete"),
+  BEGIN("BEGIN"),
+  COMMIT("COMMIT"),
+  SETTLE_OTHER("fail, snooze, cancel, release"),
+  POLL("poll (queue heads)"),
+  NEXT_DUE("next due"),
+  PROBE("listener self-probe"),
+  LISTEN("listener setup"),
+  ELECTION_READ("election: candidate read"),
+  ELECTION_WRITE("election: elect"),
+  LEADER_RENEW("leader: renew lease"),
+  LEADER_RESIGN("leader: resign"),
+  RESCUE("leader: rescue"),
+  PRUNE("leader: retention"),
+  OTHER("other");
+
+  final String label;
+
+  StatementKind(String label) {
+    this.label = label;
+  }
+
+  /** BEGIN and COMMIT: transaction control, not work; pgjdbc sends BEGIN with the next statement. */
+  boolean transactionControl() {
+    return this == BEGIN || this == COMMIT;
+  }
+
+  /** Work only the elected leader does; excluded from the per-JVM idle figure. */
+  boolean leaderDuty() {
+    return this == ELECTION_WRITE
+        || this == LEADER_RENEW
+        || this == LEADER_RESIGN
+        || this == RESCUE
+        || this == PRUNE;
+  }
+
+  static StatementKind of(String query) {
+    String q = query.toLowerCase(Locale.ROOT).replaceAll("\\s+", " ").trim();
+    if (q.equals("begin")) {
+      return BEGIN;
+    }
+    if (q.equals("commit")) {
+      return COMMIT;
+    }
+    if (q.contains("pgbus.enqueue") || q.contains("insert into raw_job")) {
+      return ENQUEUE;
+    }
+    if (q.contains("pgbus.claim") || q.contains("update raw_job")) {
+      return CLAIM;
+    }
+    // Constants are normalised to $n, so the completion is told apart by its shape: it sets
+    // finalized_at and, unlike a cancel, writes no error.
+    if (q.startsWith("update pgbus.job") && q.contains("finalized_at = now()") && !q.contains("errors")
+        || q.contains("delete from raw_job")) {
+      return COMPLETE;
+    }
+    if (q.startsWith("update pgbus.job")) {
+      return SETTLE_OTHER;
+    }
+    if (q.contains("as q(queue)")) {
+      return POLL;
+    }
+    if (q.contains("min(run_at)")) {
+      return NEXT_DUE;
+    }
+    if (q.startsWith("select pg_notify")) {
+      return PROBE;
+    }
+    if (q.contains("pgbus.listen") || q.contains("application_name") || q.startsWith("listen")) {
+      return LISTEN;
+    }
+    if (q.contains("from pgbus.leader")) {
+      return q.startsWith("delete") ? LEADER_RESIGN : ELECTION_READ;
+    }
+    if (q.contains("insert into pgbus.leader")) {
+      return ELECTION_WRITE;
+    }
+    if (q.contains("update pgbus.leader")) {
+      return LEADER_RENEW;
+    }
+    if (q.contains("lease_expires_at < now()")) {
+      return RESCUE;
+    }
+    if (q.contains("delete from pgbus.job")) {
+      return PRUNE;
+    }
+    return OTHER;
+  }
+}

@@ -1,0 +1,314 @@
+package io.pgbus.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * W1: batch-enqueue N no-op jobs with no consumer running, then start the consumers and time
+ * until every job is done; then enqueue jobs one transaction each. Alongside the rates it keeps
+ * what explains them: statements, transactions and WAL flushes per job, and CPU per job on each
+ * side of the connection.
+ */
+final class ThroughputWorkload {
+
+  static final String QUEUE = "bench";
+
+  /** One system in one run. */
+  record Run(
+      double enqueuePerSec,
+      double processPerSec,
+      double singlePerSec,
+      Map<StatementKind, Long> statements,
+      Map<String, double[]> queries,
+      long xacts,
+      long walSyncs,
+      CpuMeter.Usage cpu,
+      Map<String, Long> counters,
+      double singleServerMs) {}
+
+  private final Harness h;
+
+  ThroughputWorkload(Harness h) {
+    this.h = h;
+  }
+
+  void run(Results results) throws Exception {
+    BenchOptions o = h.options;
+    Map<String, List<Run>> runs = new LinkedHashMap<>();
+    h.systems.forEach(s -> runs.put(s.name(), new ArrayList<>()));
+    // A reference, not a target: the raw queue acknowledging every job in its own transaction
+    // (LIMIT 1, one DELETE per job), which is what pgbus's per-job completion transaction does.
+    boolean reference = o.rawBatch() != 1;
+    double[] perJobAck = new double[reference ? o.runs() : 0];
+    for (int r = 0; r < o.runs(); r++) {
+      for (QueueSystem s : h.order(r)) {
+        Run run = once(s, "w1_" + s.name() + (r + 1), o.w1Jobs(), o.singleJobs());
+        runs.get(s.name()).add(run);
+        h.log(
+            "W1 run %d %-5s enqueue %s jobs/s, process %s jobs/s, single %s jobs/s",
+            r + 1, s.name(), Stats.rate(run.enqueuePerSec), Stats.rate(run.processPerSec),
+            Stats.rate(run.singlePerSec));
+      }
+      if (reference) {
+        Run run = once(new RawSystem(1), "w1_rawk1_" + (r + 1), o.w1Jobs(), 1);
+        perJobAck[r] = run.processPerSec;
+        h.log("W1 run %d raw, LIMIT 1 (reference): process %s jobs/s", r + 1, Stats.rate(run.processPerSec));
+      }
+    }
+    report(results, runs.get("pgbus"), runs.get("raw"), perJobAck);
+  }
+
+  /**
+   * A small unmeasured W1 on each system, so the JIT has compiled the engine, pgjdbc and the pool
+   * before anything is timed: otherwise the first system measured pays for the compilation.
+   */
+  void warmUp() throws Exception {
+    for (QueueSystem s : h.systems) {
+      once(s, "warmup_" + s.name(), 4_000, 300);
+    }
+  }
+
+  private Run once(QueueSystem system, String label, int jobs, int singles) throws Exception {
+    BenchOptions o = h.options;
+    try (BenchDatabase db = h.server.createDatabase(label)) {
+      h.install(system, db);
+      HikariDataSource pool = db.pool(system.name() + "-pool", Harness.POOL, Harness.POOL);
+
+      long t0 = System.nanoTime();
+      int left = jobs;
+      try (Connection c = pool.getConnection()) {
+        c.setAutoCommit(false);
+        while (left > 0) {
+          int n = Math.min(left, o.w1Batch());
+          system.enqueueBatch(c, QUEUE, n);
+          c.commit();
+          left -= n;
+        }
+        c.setAutoCommit(true);
+      }
+      double enqueue = jobs / ((System.nanoTime() - t0) / 1e9);
+
+      var tracker = new JobTracker();
+      ServerStats.Snapshot before = h.stats.snapshot(db.name());
+      CpuMeter.Sample cpu0 = h.cpu.sample();
+      long t1 = System.nanoTime();
+      Map<String, Long> counters;
+      try (QueueSystem.Consumers consumers =
+          system.start(db, pool, List.of(QUEUE), o.workers(), tracker)) {
+        if (!tracker.awaitFinished(jobs, Duration.ofMinutes(5))) {
+          throw new IllegalStateException(
+              system.name() + " finished only " + tracker.finished() + " of " + jobs + " jobs");
+        }
+        counters = consumers.counters();
+      }
+      double process = jobs / ((tracker.lastFinishedNanos() - t1) / 1e9);
+      CpuMeter.Usage cpu = h.cpu.sample().since(cpu0);
+      ServerStats.Snapshot after = ServerStats.settled(h.stats, db, pool);
+
+      ServerStats.Snapshot beforeSingle = h.stats.snapshot(db.name());
+      long t2 = System.nanoTime();
+      try (Connection c = db.pool(system.name() + "-single", 1, 1).getConnection()) {
+        c.setAutoCommit(false);
+        for (int i = 0; i < singles; i++) {
+          system.enqueueOne(c, QUEUE);
+          c.commit();
+        }
+        c.setAutoCommit(true);
+      }
+      double single = singles / ((System.nanoTime() - t2) / 1e9);
+      double[] enqueueTime = {0, 0};
+      h.stats.snapshot(db.name()).queriesSince(beforeSingle).forEach(
+          (q, v) -> {
+            if (StatementKind.of(q) == StatementKind.ENQUEUE) {
+              enqueueTime[0] += v[0];
+              enqueueTime[1] += v[1];
+            }
+          });
+      return new Run(
+          enqueue,
+          process,
+          single,
+          after.callsSince(before),
+          after.queriesSince(before),
+          after.xactCommit() - before.xactCommit(),
+          after.walSyncs() - before.walSyncs(),
+          cpu,
+          counters,
+          enqueueTime[0] == 0 ? Double.NaN : enqueueTime[1] / enqueueTime[0]);
+    }
+  }
+
+  private void report(Results results, List<Run> pgbus, List<Run> raw, double[] perJobAck) {
+    int n = pgbus.size();
+    double[] pe = new double[n], pp = new double[n], ps = new double[n];
+    double[] re = new double[n], rp = new double[n], rs = new double[n];
+    double[] ratioE = new double[n], ratioP = new double[n], ratioS = new double[n];
+    for (int i = 0; i < n; i++) {
+      pe[i] = pgbus.get(i).enqueuePerSec;
+      pp[i] = pgbus.get(i).processPerSec;
+      ps[i] = pgbus.get(i).singlePerSec;
+      re[i] = raw.get(i).enqueuePerSec;
+      rp[i] = raw.get(i).processPerSec;
+      rs[i] = raw.get(i).singlePerSec;
+      ratioE[i] = pe[i] / re[i];
+      ratioP[i] = pp[i] / rp[i];
+      ratioS[i] = ps[i] / rs[i];
+    }
+    BenchOptions o = h.options;
+    String table =
+        Results.table(
+            List.of("W1 (" + n + " runs)", "pgbus", "raw", "pgbus / raw"),
+            List.of(
+                List.of(
+                    "batch enqueue, jobs/s (" + o.w1Batch() + " per statement)",
+                    Stats.spreadRate(pe), Stats.spreadRate(re), Stats.spread(ratioE, "%.2f")),
+                List.of(
+                    "processing, jobs/s (" + o.workers() + " slots)",
+                    Stats.spreadRate(pp), Stats.spreadRate(rp), Stats.spread(ratioP, "%.2f")),
+                List.of(
+                    "single-job enqueue, jobs/s (1 transaction each)",
+                    Stats.spreadRate(ps), Stats.spreadRate(rs), Stats.spread(ratioS, "%.2f"))));
+    double[] ratioK1 = new double[perJobAck.length];
+    if (perJobAck.length > 0) {
+      for (int i = 0; i < n; i++) {
+        ratioK1[i] = pp[i] / perJobAck[i];
+      }
+      table +=
+          "| *reference:* processing, raw with LIMIT 1 and one DELETE per job, jobs/s | "
+              + Stats.spreadRate(pp) + " | " + Stats.spreadRate(perJobAck) + " | "
+              + Stats.spread(ratioK1, "%.2f") + " |\n";
+    }
+    String evidence = evidence(pgbus, raw);
+    results.section(
+        "W1 throughput",
+        "Batch-enqueue "
+            + String.format("%,d", o.w1Jobs())
+            + " no-op jobs with no consumer running, then start the consumers and time until"
+            + " the last job is done; then "
+            + String.format("%,d", o.singleJobs())
+            + " single-job enqueues. Median [min–max] over runs; the ratio is taken per run"
+            + " (both systems ran back to back in the same run), then its median.\n\n"
+            + table
+            + "\n"
+            + evidence);
+    double ratio = Stats.median(ratioP);
+    results.target(
+        "W1 processing",
+        "≥ 0.8× raw",
+        Stats.f("%.2f×", ratio) + " (" + Stats.spreadRate(pp) + " vs " + Stats.spreadRate(rp) + " jobs/s)",
+        ratio >= 0.8,
+        "raw claims " + o.rawBatch() + " per statement and deletes each batch in one statement"
+            + (perJobAck.length == 0
+                ? ""
+                : Stats.f("; against raw with one DELETE per job: %.2f×", Stats.median(ratioK1))));
+  }
+
+  /** Per-job costs during processing, from the first run of each system. */
+  private String evidence(List<Run> pgbus, List<Run> raw) {
+    Run p = pgbus.get(0);
+    Run r = raw.get(0);
+    double jobs = h.options.w1Jobs();
+    var rows = new ArrayList<List<String>>();
+    var kinds = new java.util.TreeSet<StatementKind>();
+    kinds.addAll(p.statements.keySet());
+    kinds.addAll(r.statements.keySet());
+    long pTotal = work(p.statements);
+    long rTotal = work(r.statements);
+    for (StatementKind k : kinds) {
+      if (p.statements.getOrDefault(k, 0L) + r.statements.getOrDefault(k, 0L) < jobs / 1000) {
+        continue; // below 0.001 per job on both sides: start-up and maintenance noise
+      }
+      rows.add(
+          List.of(
+              "statements/job: " + k.label,
+              Stats.f("%.3f", p.statements.getOrDefault(k, 0L) / jobs),
+              Stats.f("%.3f", r.statements.getOrDefault(k, 0L) / jobs)));
+    }
+    if (h.server.statements()) {
+      rows.add(List.of("**statements/job, without BEGIN/COMMIT**", Stats.f("%.3f", pTotal / jobs), Stats.f("%.3f", rTotal / jobs)));
+    }
+    rows.add(List.of("committed transactions/job", Stats.f("%.3f", p.xacts / jobs), Stats.f("%.3f", r.xacts / jobs)));
+    rows.add(List.of("WAL flushes (pg_stat_wal.wal_sync)/job", Stats.f("%.3f", p.walSyncs / jobs), Stats.f("%.3f", r.walSyncs / jobs)));
+    rows.add(
+        List.of(
+            "jobs per claim statement",
+            Stats.f("%.2f", p.counters.get("claimed") / (double) Math.max(1, p.counters.get("claims"))),
+            Stats.f("%.2f", r.counters.get("claimed") / (double) Math.max(1, r.counters.get("claims")))));
+    rows.add(
+        List.of(
+            "empty claims",
+            Long.toString(p.counters.get("empty claims")),
+            Long.toString(r.counters.get("empty claims"))));
+    rows.add(List.of("JVM CPU µs/job (of which kernel)", jvmCpu(p.cpu, jobs), jvmCpu(r.cpu, jobs)));
+    rows.add(
+        List.of(
+            "PostgreSQL CPU µs/job",
+            p.cpu.serverNanos() < 0 ? "n/a" : Stats.f("%.0f", p.cpu.serverNanos() / jobs / 1e3),
+            r.cpu.serverNanos() < 0 ? "n/a" : Stats.f("%.0f", r.cpu.serverNanos() / jobs / 1e3)));
+    rows.add(
+        List.of(
+            "cores busy: JVM / PostgreSQL / everything else",
+            cores(p.cpu),
+            cores(r.cpu)));
+    rows.add(
+        List.of(
+            "single-job enqueue: server time per enqueue statement, ms",
+            Stats.f("%.3f", p.singleServerMs),
+            Stats.f("%.3f", r.singleServerMs)));
+    String top =
+        "\nBusiest statements while processing, run 1 (calls per job, mean execution time in the"
+            + " server):\n\n```\n"
+            + topQueries("pgbus", p.queries, jobs)
+            + topQueries("raw", r.queries, jobs)
+            + "```\n";
+    return "Per-job costs while processing (run 1). Statements are top-level ones from"
+        + " pg_stat_statements; it shows pgjdbc's BEGIN (sent in the same round trip as the"
+        + " statement after it) but hardly any COMMIT, so transactions come from"
+        + " pg_stat_database.xact_commit. WAL flushes are cluster-wide (pg_stat_wal).\n\n"
+        + Results.table(List.of("evidence", "pgbus", "raw"), rows)
+        + top;
+  }
+
+  private static String topQueries(String system, Map<String, double[]> queries, double jobs) {
+    var out = new StringBuilder();
+    int i = 0;
+    for (Map.Entry<String, double[]> e : queries.entrySet()) {
+      if (i++ == 6) {
+        break;
+      }
+      String q = e.getKey().replaceAll("\\s+", " ").trim();
+      out.append(
+          String.format(
+              java.util.Locale.ROOT,
+              "%-5s %6.3f/job %8.3f ms  %s%n",
+              system,
+              e.getValue()[0] / jobs,
+              e.getValue()[1] / e.getValue()[0],
+              q.length() > 110 ? q.substring(0, 110) + "..." : q));
+    }
+    return out.toString();
+  }
+
+  private static String jvmCpu(CpuMeter.Usage u, double jobs) {
+    return Stats.f("%.0f", u.jvmNanos() / jobs / 1e3)
+        + (u.jvmSystemNanos() < 0 ? "" : Stats.f(" (%.0f)", u.jvmSystemNanos() / jobs / 1e3));
+  }
+
+  /** Statements that do work: all but BEGIN and COMMIT. */
+  static long work(Map<StatementKind, Long> calls) {
+    return calls.entrySet().stream()
+        .filter(e -> !e.getKey().transactionControl())
+        .mapToLong(Map.Entry::getValue)
+        .sum();
+  }
+
+  static String cores(CpuMeter.Usage u) {
+    return Stats.f("%.2f", u.jvm()) + " / " + (u.server() < 0 ? "n/a" : Stats.f("%.2f", u.server()))
+        + " / " + (u.others() < 0 ? "n/a" : Stats.f("%.2f", u.others()));
+  }
+}
