@@ -32,6 +32,7 @@ public final class MpMetrics implements PgbusMetrics {
   private static final String[] DEPTH_STATES = {"available", "scheduled", "running", "retryable", "dead"};
 
   private volatile MetricRegistry registry;
+  private boolean warned;
   private Engine pendingEngine;
   private DataSource pendingDataSource;
 
@@ -54,13 +55,15 @@ public final class MpMetrics implements PgbusMetrics {
           found =
               new Unmanaged<>(RegistryHolder.class).newInstance().produce().inject().get().registry;
         } catch (RuntimeException e) {
-          System.getLogger(MpMetrics.class.getName())
-              .log(System.Logger.Level.WARNING, "pgbus: no MetricRegistry yet: {0}", e.toString());
-          return null;
+          found = null;
+          if (!warned) {
+            warned = true;
+            System.getLogger(MpMetrics.class.getName())
+                .log(System.Logger.Level.WARNING, "pgbus: no MetricRegistry yet ({0}); metrics start"
+                    + " when the server provides one", e.toString());
+          }
         }
         if (found == null) {
-          System.getLogger(MpMetrics.class.getName())
-              .log(System.Logger.Level.WARNING, "pgbus: the MetricRegistry is null");
           return null;
         }
         registry = found;
