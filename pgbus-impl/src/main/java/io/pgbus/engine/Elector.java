@@ -86,12 +86,7 @@ final class Elector implements Runnable {
 
   boolean stop(Duration timeout) {
     stop.countDown();
-    try {
-      return finished.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
+    return Latches.await(finished, timeout);
   }
 
   @Override

@@ -101,12 +101,7 @@ final class Maintainer implements Runnable {
   boolean stop(Duration timeout) {
     stop.countDown();
     wakeUp.release();
-    try {
-      return finished.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
+    return Latches.await(finished, timeout);
   }
 
   /** Leadership changed: a new leader starts every task at once, at its base interval. */

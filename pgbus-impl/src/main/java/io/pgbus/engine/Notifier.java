@@ -120,12 +120,7 @@ public final class Notifier implements Runnable {
   /** Asks the loop to stop and waits up to {@code timeout} for it; the loop closes the connection. */
   public boolean stop(Duration timeout) {
     stopping = true;
-    try {
-      return finished.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
+    return Latches.await(finished, timeout);
   }
 
   @Override

@@ -92,6 +92,12 @@ class LeaderElectionTest {
         Duration.ofSeconds(10),
         () -> db.job(id).state(),
         s -> s.equals("retryable"));
+    // The rescuer counts after its statement commits, so the row can change first.
+    Await.until(
+        "the rescuer to count its rescue",
+        Duration.ofSeconds(5),
+        () -> fleet.stream().anyMatch(e -> e.rescued() > 0),
+        b -> b);
     long rescuers = fleet.stream().filter(e -> e.rescued() > 0).count();
     assertThat(rescuers).isEqualTo(1);
     assertThat(fleet.stream().filter(e -> e.rescued() > 0).findFirst().orElseThrow().leader())
