@@ -1,5 +1,8 @@
 package io.pgbus.bench;
 
+import java.util.LinkedHashMap;
+import java.util.ArrayList;
+import java.util.Map;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -29,6 +32,27 @@ final class Harness {
   /** The systems in the order of run {@code run}: alternating, so drift hits both alike. */
   List<QueueSystem> order(int run) {
     return run % 2 == 0 ? systems : List.of(systems.get(1), systems.get(0));
+  }
+
+  /** One run of a workload on one system. */
+  @FunctionalInterface
+  interface RunOnce<R> {
+    R run(QueueSystem system, int run) throws Exception;
+  }
+
+  /**
+   * Runs a workload {@code options.runs()} times on every system, alternating which goes first,
+   * and returns each system's runs by name.
+   */
+  <R> Map<String, List<R>> eachRun(RunOnce<R> once) throws Exception {
+    Map<String, List<R>> runs = new LinkedHashMap<>();
+    systems.forEach(s -> runs.put(s.name(), new ArrayList<>()));
+    for (int r = 0; r < options.runs(); r++) {
+      for (QueueSystem s : order(r)) {
+        runs.get(s.name()).add(once.run(s, r + 1));
+      }
+    }
+    return runs;
   }
 
   /** Installs the schema through a pool that is closed at once, so it leaves no connection. */

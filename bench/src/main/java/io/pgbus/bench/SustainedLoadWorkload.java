@@ -4,7 +4,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -57,19 +56,17 @@ final class SustainedLoadWorkload {
   }
 
   void run(Results results) throws Exception {
-    Map<String, List<Run>> runs = new LinkedHashMap<>();
-    h.systems.forEach(s -> runs.put(s.name(), new ArrayList<>()));
-    for (int r = 0; r < h.options.runs(); r++) {
-      for (QueueSystem s : h.order(r)) {
-        Run run = once(s, r + 1);
-        runs.get(s.name()).add(run);
-        h.log(
-            "W4 run %d %-5s offered %.0f jobs/s, p95 %.2f ms, backlog slope %.2f jobs/s, max %.0f,"
-                + " end %.0f, %s",
-            r + 1, s.name(), run.offered, run.p95, run.slope, run.maxBacklog, run.endBacklog,
-            run.flat(h.options.w4Rate()) ? "flat" : "GROWS");
-      }
-    }
+    Map<String, List<Run>> runs =
+        h.eachRun(
+            (s, r) -> {
+              Run run = once(s, r);
+              h.log(
+                  "W4 run %d %-5s offered %.0f jobs/s, p95 %.2f ms, backlog slope %.2f jobs/s,"
+                      + " max %.0f, end %.0f, %s",
+                  r, s.name(), run.offered, run.p95, run.slope, run.maxBacklog, run.endBacklog,
+                  run.flat(h.options.w4Rate()) ? "flat" : "GROWS");
+              return run;
+            });
     report(results, runs.get("pgbus"), runs.get("raw"));
   }
 

@@ -4,7 +4,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -27,17 +26,15 @@ final class WakeLatencyWorkload {
   }
 
   void run(Results results) throws Exception {
-    Map<String, List<Run>> runs = new LinkedHashMap<>();
-    h.systems.forEach(s -> runs.put(s.name(), new ArrayList<>()));
-    for (int r = 0; r < h.options.runs(); r++) {
-      for (QueueSystem s : h.order(r)) {
-        Run run = once(s, r + 1);
-        runs.get(s.name()).add(run);
-        h.log(
-            "W2 run %d %-5s p50 %.2f ms, p95 %.2f ms, p99 %.2f ms, max %.2f ms",
-            r + 1, s.name(), run.p50, run.p95, run.p99, run.max);
-      }
-    }
+    Map<String, List<Run>> runs =
+        h.eachRun(
+            (s, r) -> {
+              Run run = once(s, r);
+              h.log(
+                  "W2 run %d %-5s p50 %.2f ms, p95 %.2f ms, p99 %.2f ms, max %.2f ms",
+                  r, s.name(), run.p50, run.p95, run.p99, run.max);
+              return run;
+            });
     report(results, runs.get("pgbus"), runs.get("raw"));
   }
 

@@ -46,19 +46,18 @@ final class JobRunner {
     this.events = Objects.requireNonNull(events);
   }
 
+  /** How messages name a job attempt: "pgbus job 42 (queue emails, attempt 3)". */
+  static String named(ClaimedJob job) {
+    return "pgbus job " + job.id() + " (queue " + job.queue() + ", attempt " + job.attempt() + ")";
+  }
+
   /** Thrown inside the job transaction when the fence no longer matches: roll everything back. */
   static final class LeaseLostException extends Exception {
     private static final long serialVersionUID = 1L;
 
     LeaseLostException(ClaimedJob job) {
       super(
-          "pgbus job "
-              + job.id()
-              + " (queue "
-              + job.queue()
-              + ", attempt "
-              + job.attempt()
-              + ") is no longer held by this worker: its lease expired and it was rescued");
+          named(job) + " is no longer held by this worker: its lease expired and it was rescued");
     }
   }
 
@@ -68,13 +67,8 @@ final class JobRunner {
 
     JobTimeoutException(ClaimedJob job, Duration timeout, Throwable handlerFailure) {
       super(
-          "pgbus job "
-              + job.id()
-              + " (queue "
-              + job.queue()
-              + ", attempt "
-              + job.attempt()
-              + ") timed out after "
+          named(job)
+              + " timed out after "
               + timeout
               + " (pgbus.job-timeout): the handler was interrupted and its transaction rolled back",
           handlerFailure);
