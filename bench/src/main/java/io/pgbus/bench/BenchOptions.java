@@ -26,6 +26,7 @@ import java.util.Set;
  * @param w4TickMs W4: the producer commits what is due every tick (one transaction per tick)
  * @param workers consumer slots of each system (pgbus capsule concurrency, raw worker threads)
  * @param rawBatch raw: LIMIT k of each raw claim
+ * @param jobsPerTransaction W1 also runs pgbus with this jobs-per-transaction (1: not at all)
  * @param synchronousCommit null to keep the server's setting, else set on every bench database
  * @param results where the markdown results go
  */
@@ -46,6 +47,7 @@ record BenchOptions(
     int w4TickMs,
     int workers,
     int rawBatch,
+    int jobsPerTransaction,
     String synchronousCommit,
     Path results) {
 
@@ -56,7 +58,8 @@ record BenchOptions(
       usage: ./run-bench [--quick] [--url=JDBC_URL] [--runs=N] [--only=w1,w2,w3,fleet,w4]
                          [--w1-jobs=N] [--w1-batch=N] [--single-jobs=N] [--w2-jobs=N]
                          [--idle-seconds=N] [--fleet=1,10,100] [--w4-rate=N] [--w4-seconds=N]
-                         [--workers=N] [--raw-batch=K] [--synchronous-commit=on|off]
+                         [--workers=N] [--raw-batch=K] [--jobs-per-transaction=N]
+                         [--synchronous-commit=on|off]
                          [--results=PATH]
         --url   an admin JDBC URL (may create and drop databases), e.g.
                 jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres;
@@ -90,6 +93,7 @@ record BenchOptions(
     int w4TickMs = 10;
     int workers = 8;
     int rawBatch = 10;
+    int jobsPerTransaction = 10;
     String syncCommit = null;
     Path results = Path.of("target", "results.md");
     for (String a : args) {
@@ -134,6 +138,7 @@ record BenchOptions(
         case "--w4-tick-ms" -> w4TickMs = positive(key, value);
         case "--workers" -> workers = positive(key, value);
         case "--raw-batch" -> rawBatch = positive(key, value);
+        case "--jobs-per-transaction" -> jobsPerTransaction = positive(key, value);
         case "--synchronous-commit" -> {
           syncCommit = require(key, value).toLowerCase(Locale.ROOT);
           if (!List.of("on", "off", "local", "remote_write", "remote_apply").contains(syncCommit)) {
@@ -146,7 +151,8 @@ record BenchOptions(
     }
     return new BenchOptions(
         quick, url, runs, workloads, w1Jobs, w1Batch, singleJobs, w2Jobs, w2IntervalMs,
-        idleSeconds, fleet, w4Rate, w4Seconds, w4TickMs, workers, rawBatch, syncCommit, results);
+        idleSeconds, fleet, w4Rate, w4Seconds, w4TickMs, workers, rawBatch, jobsPerTransaction, syncCommit,
+        results);
   }
 
   boolean runs(String workload) {

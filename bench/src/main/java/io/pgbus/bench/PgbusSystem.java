@@ -2,6 +2,7 @@ package io.pgbus.bench;
 
 import io.pgbus.Outcome;
 import io.pgbus.engine.Capsule;
+import io.pgbus.engine.CapsuleConfig;
 import io.pgbus.engine.ClaimedJob;
 import io.pgbus.engine.Engine;
 import io.pgbus.engine.EngineConfig;
@@ -28,6 +29,18 @@ import javax.sql.DataSource;
 final class PgbusSystem implements QueueSystem {
 
   private static final AtomicInteger WORKERS = new AtomicInteger();
+
+  private final int jobsPerTransaction;
+
+  /** pgbus as configured by default: one job per transaction. */
+  PgbusSystem() {
+    this(1);
+  }
+
+  /** pgbus with capsules that run up to {@code jobsPerTransaction} jobs in one transaction. */
+  PgbusSystem(int jobsPerTransaction) {
+    this.jobsPerTransaction = jobsPerTransaction;
+  }
 
   @Override
   public String name() {
@@ -69,7 +82,8 @@ final class PgbusSystem implements QueueSystem {
     var config =
         EngineConfig.builder().workerId("bench-" + WORKERS.incrementAndGet());
     for (int i = 0; i < queues.size(); i++) {
-      config.capsule("c" + (i + 1), slots, queues.get(i));
+      config.capsule(
+          new CapsuleConfig("c" + (i + 1), List.of(queues.get(i)), slots, jobsPerTransaction));
     }
     var self = new java.util.concurrent.atomic.AtomicReference<Engine>();
     Engine engine =

@@ -45,6 +45,7 @@ final class ThroughputWorkload {
     // (LIMIT 1, one DELETE per job), which is what pgbus's per-job completion transaction does.
     boolean reference = o.rawBatch() != 1;
     double[] perJobAck = new double[reference ? o.runs() : 0];
+    List<Run> batched = new ArrayList<>();
     for (int r = 0; r < o.runs(); r++) {
       for (QueueSystem s : h.order(r)) {
         Run run = once(s, "w1_" + s.name() + (r + 1), o.w1Jobs(), o.singleJobs());
@@ -54,13 +55,21 @@ final class ThroughputWorkload {
             r + 1, s.name(), Stats.rate(run.enqueuePerSec), Stats.rate(run.processPerSec),
             Stats.rate(run.singlePerSec));
       }
+      if (o.jobsPerTransaction() > 1) {
+        Run run =
+            once(new PgbusSystem(o.jobsPerTransaction()), "w1_pgbustx_" + (r + 1), o.w1Jobs(), 1);
+        batched.add(run);
+        h.log(
+            "W1 run %d pgbus, %d jobs per transaction: process %s jobs/s",
+            r + 1, o.jobsPerTransaction(), Stats.rate(run.processPerSec));
+      }
       if (reference) {
         Run run = once(new RawSystem(1), "w1_rawk1_" + (r + 1), o.w1Jobs(), 1);
         perJobAck[r] = run.processPerSec;
         h.log("W1 run %d raw, LIMIT 1 (reference): process %s jobs/s", r + 1, Stats.rate(run.processPerSec));
       }
     }
-    report(results, runs.get("pgbus"), runs.get("raw"), perJobAck);
+    report(results, runs.get("pgbus"), runs.get("raw"), batched, perJobAck);
   }
 
   /**
@@ -143,7 +152,8 @@ final class ThroughputWorkload {
     }
   }
 
-  private void report(Results results, List<Run> pgbus, List<Run> raw, double[] perJobAck) {
+  private void report(
+      Results results, List<Run> pgbus, List<Run> raw, List<Run> batched, double[] perJobAck) {
     int n = pgbus.size();
     double[] pe = new double[n], pp = new double[n], ps = new double[n];
     double[] re = new double[n], rp = new double[n], rs = new double[n];
@@ -183,7 +193,24 @@ final class ThroughputWorkload {
               + Stats.spreadRate(pp) + " | " + Stats.spreadRate(perJobAck) + " | "
               + Stats.spread(ratioK1, "%.2f") + " |\n";
     }
-    String evidence = evidence(pgbus, raw);
+    double[] pb = batched.stream().mapToDouble(Run::processPerSec).toArray();
+    double[] ratioB = new double[pb.length];
+    for (int i = 0; i < pb.length; i++) {
+      ratioB[i] = pb[i] / rp[i];
+    }
+    if (pb.length > 0) {
+      table +=
+          "| processing, pgbus with jobs-per-transaction=" + o.jobsPerTransaction() + ", jobs/s | "
+              + Stats.spreadRate(pb) + " | " + Stats.spreadRate(rp) + " | "
+              + Stats.spread(ratioB, "%.2f") + " |\n";
+    }
+    var firstRuns = new LinkedHashMap<String, Run>();
+    firstRuns.put("pgbus", pgbus.get(0));
+    if (!batched.isEmpty()) {
+      firstRuns.put("pgbus×" + o.jobsPerTransaction(), batched.get(0));
+    }
+    firstRuns.put("raw", raw.get(0));
+    String evidence = evidence(firstRuns);
     results.section(
         "W1 throughput",
         "Batch-enqueue "
@@ -206,72 +233,76 @@ final class ThroughputWorkload {
             + (perJobAck.length == 0
                 ? ""
                 : Stats.f("; against raw with one DELETE per job: %.2f×", Stats.median(ratioK1))));
+    if (pb.length > 0) {
+      double r = Stats.median(ratioB);
+      results.target(
+          "W1 processing, jobs-per-transaction=" + o.jobsPerTransaction(),
+          "≥ 0.8× raw",
+          Stats.f("%.2f×", r) + " (" + Stats.spreadRate(pb) + " vs " + Stats.spreadRate(rp) + " jobs/s)",
+          r >= 0.8,
+          "the capsule runs up to " + o.jobsPerTransaction()
+              + " jobs in one transaction and completes them in one statement");
+    }
   }
 
-  /** Per-job costs during processing, from the first run of each system. */
-  private String evidence(List<Run> pgbus, List<Run> raw) {
-    Run p = pgbus.get(0);
-    Run r = raw.get(0);
+  /** Per-job costs during processing, from the first run of each system (one column each). */
+  private String evidence(Map<String, Run> firstRuns) {
     double jobs = h.options.w1Jobs();
+    List<Run> runs = List.copyOf(firstRuns.values());
     var rows = new ArrayList<List<String>>();
     var kinds = new java.util.TreeSet<StatementKind>();
-    kinds.addAll(p.statements.keySet());
-    kinds.addAll(r.statements.keySet());
-    long pTotal = work(p.statements);
-    long rTotal = work(r.statements);
+    runs.forEach(r -> kinds.addAll(r.statements.keySet()));
     for (StatementKind k : kinds) {
-      if (p.statements.getOrDefault(k, 0L) + r.statements.getOrDefault(k, 0L) < jobs / 1000) {
-        continue; // below 0.001 per job on both sides: start-up and maintenance noise
+      if (runs.stream().allMatch(r -> r.statements.getOrDefault(k, 0L) < jobs / 1000)) {
+        continue; // below 0.001 per job everywhere: start-up and maintenance noise
       }
-      rows.add(
-          List.of(
-              "statements/job: " + k.label,
-              Stats.f("%.3f", p.statements.getOrDefault(k, 0L) / jobs),
-              Stats.f("%.3f", r.statements.getOrDefault(k, 0L) / jobs)));
+      rows.add(row("statements/job: " + k.label, runs, r -> Stats.f("%.3f", r.statements.getOrDefault(k, 0L) / jobs)));
     }
     if (h.server.statements()) {
-      rows.add(List.of("**statements/job, without BEGIN/COMMIT**", Stats.f("%.3f", pTotal / jobs), Stats.f("%.3f", rTotal / jobs)));
+      rows.add(row("**statements/job, without BEGIN/COMMIT**", runs, r -> Stats.f("%.3f", work(r.statements) / jobs)));
     }
-    rows.add(List.of("committed transactions/job", Stats.f("%.3f", p.xacts / jobs), Stats.f("%.3f", r.xacts / jobs)));
-    rows.add(List.of("WAL flushes (pg_stat_wal.wal_sync)/job", Stats.f("%.3f", p.walSyncs / jobs), Stats.f("%.3f", r.walSyncs / jobs)));
+    rows.add(row("committed transactions/job", runs, r -> Stats.f("%.3f", r.xacts / jobs)));
+    rows.add(row("WAL flushes (pg_stat_wal.wal_sync)/job", runs, r -> Stats.f("%.3f", r.walSyncs / jobs)));
     rows.add(
-        List.of(
+        row(
             "jobs per claim statement",
-            Stats.f("%.2f", p.counters.get("claimed") / (double) Math.max(1, p.counters.get("claims"))),
-            Stats.f("%.2f", r.counters.get("claimed") / (double) Math.max(1, r.counters.get("claims")))));
+            runs,
+            r -> Stats.f("%.2f", r.counters.get("claimed") / (double) Math.max(1, r.counters.get("claims")))));
+    rows.add(row("empty claims", runs, r -> Long.toString(r.counters.get("empty claims"))));
+    rows.add(row("JVM CPU µs/job (of which kernel)", runs, r -> jvmCpu(r.cpu, jobs)));
     rows.add(
-        List.of(
-            "empty claims",
-            Long.toString(p.counters.get("empty claims")),
-            Long.toString(r.counters.get("empty claims"))));
-    rows.add(List.of("JVM CPU µs/job (of which kernel)", jvmCpu(p.cpu, jobs), jvmCpu(r.cpu, jobs)));
-    rows.add(
-        List.of(
+        row(
             "PostgreSQL CPU µs/job",
-            p.cpu.serverNanos() < 0 ? "n/a" : Stats.f("%.0f", p.cpu.serverNanos() / jobs / 1e3),
-            r.cpu.serverNanos() < 0 ? "n/a" : Stats.f("%.0f", r.cpu.serverNanos() / jobs / 1e3)));
+            runs,
+            r -> r.cpu.serverNanos() < 0 ? "n/a" : Stats.f("%.0f", r.cpu.serverNanos() / jobs / 1e3)));
+    rows.add(row("cores busy: JVM / PostgreSQL / everything else", runs, r -> cores(r.cpu)));
     rows.add(
-        List.of(
-            "cores busy: JVM / PostgreSQL / everything else",
-            cores(p.cpu),
-            cores(r.cpu)));
-    rows.add(
-        List.of(
+        row(
             "single-job enqueue: server time per enqueue statement, ms",
-            Stats.f("%.3f", p.singleServerMs),
-            Stats.f("%.3f", r.singleServerMs)));
-    String top =
-        "\nBusiest statements while processing, run 1 (calls per job, mean execution time in the"
-            + " server):\n\n```\n"
-            + topQueries("pgbus", p.queries, jobs)
-            + topQueries("raw", r.queries, jobs)
-            + "```\n";
+            runs,
+            r -> Stats.f("%.3f", r.singleServerMs)));
+    var top = new StringBuilder();
+    firstRuns.forEach((name, r) -> top.append(topQueries(name, r.queries, jobs)));
+    var header = new ArrayList<String>();
+    header.add("evidence");
+    header.addAll(firstRuns.keySet());
     return "Per-job costs while processing (run 1). Statements are top-level ones from"
         + " pg_stat_statements; it shows pgjdbc's BEGIN (sent in the same round trip as the"
         + " statement after it) but hardly any COMMIT, so transactions come from"
         + " pg_stat_database.xact_commit. WAL flushes are cluster-wide (pg_stat_wal).\n\n"
-        + Results.table(List.of("evidence", "pgbus", "raw"), rows)
-        + top;
+        + Results.table(header, rows)
+        + "\nBusiest statements while processing, run 1 (calls per job, mean execution time in the"
+        + " server):\n\n```\n"
+        + top
+        + "```\n";
+  }
+
+  private static List<String> row(
+      String label, List<Run> runs, java.util.function.Function<Run, String> cell) {
+    var row = new ArrayList<String>();
+    row.add(label);
+    runs.forEach(r -> row.add(cell.apply(r)));
+    return row;
   }
 
   private static String topQueries(String system, Map<String, double[]> queries, double jobs) {
@@ -285,7 +316,7 @@ final class ThroughputWorkload {
       out.append(
           String.format(
               java.util.Locale.ROOT,
-              "%-5s %6.3f/job %8.3f ms  %s%n",
+              "%-8s %6.3f/job %8.3f ms  %s%n",
               system,
               e.getValue()[0] / jobs,
               e.getValue()[1] / e.getValue()[0],

@@ -1,5 +1,6 @@
 package io.pgbus.it;
 
+import io.pgbus.EnqueueOptions;
 import io.pgbus.JobQueue;
 import jakarta.annotation.Resource;
 import jakarta.ejb.SessionContext;
@@ -7,6 +8,7 @@ import jakarta.ejb.Stateless;
 import jakarta.inject.Inject;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.util.List;
 import javax.sql.DataSource;
 
 /** An application EJB that enqueues inside its container-managed transaction. */
@@ -31,6 +33,11 @@ public class Enqueuer {
   public long enqueue(String queue, String text, boolean fail) throws Exception {
     businessRow(text);
     return jobs.enqueue(queue, new Marker(text, fail));
+  }
+
+  /** Enqueues one job per marker in this transaction; all become visible at once. */
+  public List<Long> enqueueAll(String queue, List<Marker> markers) {
+    return jobs.enqueueAll(queue, markers, EnqueueOptions.defaults());
   }
 
   private void businessRow(String text) throws Exception {

@@ -3,6 +3,7 @@ package io.pgbus.engine;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +38,7 @@ public final class Capsule implements Runnable {
   private final JobStore store;
   private final DataSource dataSource;
   private final Executor executor;
-  private final JobRunner runner;
+  private final BatchRunner runner;
 
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
@@ -52,7 +53,8 @@ public final class Capsule implements Runnable {
   private Instant alarm;
   private int inFlight;
   private boolean stopping;
-  private final Map<Long, Long> runningSince = new HashMap<>(); // job id -> System.nanoTime()
+  // One entry per busy slot: the id of the first job it runs -> System.nanoTime() at its start.
+  private final Map<Long, Long> runningSince = new HashMap<>();
 
   private volatile long beatNanos = System.nanoTime();
   private volatile boolean started;
@@ -64,7 +66,7 @@ public final class Capsule implements Runnable {
       JobStore store,
       DataSource dataSource,
       Executor executor,
-      JobRunner runner) {
+      BatchRunner runner) {
     this.config = Objects.requireNonNull(config);
     this.engine = Objects.requireNonNull(engine);
     this.store = Objects.requireNonNull(store);
@@ -92,7 +94,7 @@ public final class Capsule implements Runnable {
     return claimed.get();
   }
 
-  /** Jobs running now. */
+  /** Slots busy now: each runs one transaction of up to jobs-per-transaction jobs. */
   public int inFlight() {
     lock.lock();
     try {
@@ -200,7 +202,7 @@ public final class Capsule implements Runnable {
     long errorBackoffMs = 100;
     try {
       while (true) {
-        int want;
+        int free;
         boolean refreshAlarm;
         lock.lock();
         try {
@@ -212,9 +214,8 @@ public final class Capsule implements Runnable {
             beatNanos = System.nanoTime();
             now = Instant.now();
             boolean alarmRang = alarm != null && !now.isBefore(alarm);
-            int free = config.concurrency() - inFlight;
+            free = config.concurrency() - inFlight;
             if (free > 0 && (woken || backlog || alarmRang)) {
-              want = free;
               // Due times arrive with notifications and polls. An alarm that rang early (this
               // JVM's clock ahead of the database's) finds nothing, so it is set again from the
               // database rather than dropped.
@@ -237,7 +238,7 @@ public final class Capsule implements Runnable {
           lock.unlock();
         }
         try {
-          claimAndDispatch(want, refreshAlarm);
+          claimAndDispatch(free, refreshAlarm);
           errorBackoffMs = 100;
         } catch (Exception e) {
           LOG.log(
@@ -277,7 +278,8 @@ public final class Capsule implements Runnable {
     }
   }
 
-  private void claimAndDispatch(int want, boolean refreshAlarm) throws Exception {
+  private void claimAndDispatch(int freeSlots, boolean refreshAlarm) throws Exception {
+    int want = freeSlots * config.jobsPerTransaction();
     List<ClaimedJob> jobs;
     Instant nextDue = null;
     try (Connection c = dataSource.getConnection()) {
@@ -291,9 +293,10 @@ public final class Capsule implements Runnable {
     if (jobs.isEmpty()) {
       emptyClaims.incrementAndGet();
     }
+    List<List<ClaimedJob>> slots = spread(jobs, freeSlots);
     lock.lock();
     try {
-      inFlight += jobs.size();
+      inFlight += slots.size();
       backlog = jobs.size() == want;
       if (nextDue != null) {
         alarm = earliest(alarm, nextDue);
@@ -301,46 +304,63 @@ public final class Capsule implements Runnable {
     } finally {
       lock.unlock();
     }
-    for (int i = 0; i < jobs.size(); i++) {
-      ClaimedJob job = jobs.get(i);
+    for (int i = 0; i < slots.size(); i++) {
+      List<ClaimedJob> slot = slots.get(i);
       try {
-        executor.execute(() -> runJob(job));
+        executor.execute(() -> runSlot(slot));
       } catch (RejectedExecutionException e) {
         LOG.log(
             System.Logger.Level.WARNING,
             "pgbus capsule ''{0}'': executor refused job {1}; handing it back",
             config.name(),
-            job.id());
-        for (ClaimedJob refused : jobs.subList(i, jobs.size())) {
-          runner.release(refused);
-          jobDone(refused);
+            slot.get(0).id());
+        for (List<ClaimedJob> refused : slots.subList(i, slots.size())) {
+          refused.forEach(runner::release);
+          slotDone(refused);
         }
         return;
       }
     }
   }
 
-  private void runJob(ClaimedJob job) {
+  /**
+   * Deals the claimed jobs, in claim order, over as many slots as are free and there are jobs:
+   * parallelism first, then up to jobs-per-transaction in a slot.
+   */
+  static List<List<ClaimedJob>> spread(List<ClaimedJob> jobs, int freeSlots) {
+    int slots = Math.min(freeSlots, jobs.size());
+    List<List<ClaimedJob>> out = new ArrayList<>(slots);
+    int from = 0;
+    for (int s = 0; s < slots; s++) {
+      int left = jobs.size() - from;
+      int size = (left + slots - s - 1) / (slots - s); // the rest, shared out as evenly as can be
+      out.add(jobs.subList(from, from + size));
+      from += size;
+    }
+    return out;
+  }
+
+  private void runSlot(List<ClaimedJob> jobs) {
     lock.lock();
     try {
-      runningSince.put(job.id(), System.nanoTime());
+      runningSince.put(jobs.get(0).id(), System.nanoTime());
     } finally {
       lock.unlock();
     }
     try {
-      Instant due = runner.run(job, engine.jobTimeout());
+      Instant due = runner.run(jobs, engine.jobTimeout());
       if (due != null) {
         dueAt(due);
       }
     } finally {
-      jobDone(job);
+      slotDone(jobs);
     }
   }
 
-  private void jobDone(ClaimedJob job) {
+  private void slotDone(List<ClaimedJob> jobs) {
     lock.lock();
     try {
-      runningSince.remove(job.id());
+      runningSince.remove(jobs.get(0).id());
       inFlight--;
       changed.signalAll();
     } finally {

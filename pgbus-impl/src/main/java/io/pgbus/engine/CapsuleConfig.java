@@ -7,10 +7,19 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
- * A named worker group: an ordered queue list (strict priority, earlier queues always win) and
- * how many jobs it runs at once.
+ * A named worker group: an ordered queue list (strict priority, earlier queues always win), how
+ * many transactions it runs at once, and how many jobs share one transaction.
+ *
+ * <p>{@code jobsPerTransaction} above 1 trades latency under failure for throughput: a slot runs
+ * up to that many claimed jobs one after another in one transaction and completes them with one
+ * statement, so each job's business writes still commit exactly with its completion. If any
+ * handler fails, the transaction rolls back and the other jobs run again one per transaction.
  */
-public record CapsuleConfig(String name, List<String> queues, int concurrency) {
+public record CapsuleConfig(
+    String name, List<String> queues, int concurrency, int jobsPerTransaction) {
+
+  /** Most jobs one transaction may carry. */
+  public static final int MAX_JOBS_PER_TRANSACTION = 100;
 
   private static final Pattern NAME = Pattern.compile("[A-Za-z][A-Za-z0-9_-]{0,62}");
 
@@ -35,5 +44,19 @@ public record CapsuleConfig(String name, List<String> queues, int concurrency) {
       throw new IllegalArgumentException(
           "capsule '" + name + "' concurrency " + concurrency + " is out of range: use 1 to 1000");
     }
+    if (jobsPerTransaction < 1 || jobsPerTransaction > MAX_JOBS_PER_TRANSACTION) {
+      throw new IllegalArgumentException(
+          "capsule '"
+              + name
+              + "' jobs-per-transaction "
+              + jobsPerTransaction
+              + " is out of range: use 1 to "
+              + MAX_JOBS_PER_TRANSACTION);
+    }
+  }
+
+  /** One job per transaction. */
+  public CapsuleConfig(String name, List<String> queues, int concurrency) {
+    this(name, queues, concurrency, 1);
   }
 }

@@ -69,7 +69,9 @@ public final class Engine {
         config.capsules().isEmpty()
             ? null
             : new Poller(store, dataSource, config.queues(), this::listenerState, config, this::route);
-    JobRunner runner = new JobRunner(store, dataSource, tx, jobs, config.retry(), b.events);
+    JobRunner single = new JobRunner(store, dataSource, tx, jobs, config.retry(), b.events);
+    BatchRunner runner =
+        new BatchRunner(single, store, dataSource, tx, b.events, config.lease());
     for (CapsuleConfig cc : config.capsules()) {
       Capsule capsule = new Capsule(cc, config, store, dataSource, executor, runner);
       capsules.add(capsule);

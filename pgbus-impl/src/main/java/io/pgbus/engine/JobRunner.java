@@ -80,8 +80,18 @@ final class JobRunner {
    * (retry or snooze), or null. Never throws.
    */
   Instant run(ClaimedJob job, Duration timeout) {
+    return run(job, timeout, true);
+  }
+
+  /**
+   * As {@link #run(ClaimedJob, Duration)}; {@code announce} false when {@link JobEvents#started}
+   * was already reported for this attempt (a job run again after its shared transaction failed).
+   */
+  Instant run(ClaimedJob job, Duration timeout, boolean announce) {
     long started = System.nanoTime();
-    events.started(job);
+    if (announce) {
+      events.started(job);
+    }
     Settled settled;
     try {
       settled = transactions.inNewTransaction(c -> settle(c, job, handle(c, job, timeout)));
@@ -114,10 +124,11 @@ final class JobRunner {
     }
   }
 
-  private record Settled(Outcome.Kind kind, Instant dueAgain) {}
+  /** What an attempt led to: the job's new state, and when it is due again (retry, snooze). */
+  record Settled(Outcome.Kind kind, Instant dueAgain) {}
 
   /** Calls the handler under the watchdog; a timed-out attempt throws whatever it returned. */
-  private Outcome handle(Connection c, ClaimedJob job, Duration timeout) throws Exception {
+  Outcome handle(Connection c, ClaimedJob job, Duration timeout) throws Exception {
     Watchdog.Attempt attempt = watchdog.watch(job, timeout);
     Outcome outcome;
     try {
@@ -135,7 +146,8 @@ final class JobRunner {
     return outcome;
   }
 
-  private Settled settle(Connection c, ClaimedJob job, Outcome outcome) throws Exception {
+  /** Applies a handler's outcome inside the job transaction; throws when the lease was lost. */
+  Settled settle(Connection c, ClaimedJob job, Outcome outcome) throws Exception {
     Outcome o = outcome == null ? Outcome.complete() : outcome;
     switch (o.kind()) {
       case COMPLETE -> {
@@ -168,7 +180,8 @@ final class JobRunner {
     }
   }
 
-  private Settled recordFailure(ClaimedJob job, String error) {
+  /** Records a failed attempt in a transaction of its own; null when that was not possible. */
+  Settled recordFailure(ClaimedJob job, String error) {
     Duration backoff = retry.backoff(job.attempt());
     try (Connection c = dataSource.getConnection()) {
       JobStore.FailResult r = store.jobFail(c, job, error, backoff);

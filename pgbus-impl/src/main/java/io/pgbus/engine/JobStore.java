@@ -60,6 +60,24 @@ public final class JobStore {
        WHERE id = ? AND attempt = ? AND state = 'running'
       """;
 
+  // The same fence as COMPLETE, for a whole transaction's jobs in one statement: each (id,
+  // attempt) pair must still be running, or that row is left alone and the count falls short.
+  private static final String COMPLETE_MANY =
+      """
+      UPDATE pgbus.job j
+         SET state = 'completed', finalized_at = now(), lease_expires_at = NULL
+        FROM unnest(?::bigint[], ?::int[]) AS held(id, attempt)
+       WHERE j.id = held.id AND j.attempt = held.attempt AND j.state = 'running'
+      """;
+
+  private static final String EXTEND_LEASES =
+      """
+      UPDATE pgbus.job j
+         SET lease_expires_at = now() + ? * interval '1 millisecond'
+        FROM unnest(?::bigint[], ?::int[]) AS held(id, attempt)
+       WHERE j.id = held.id AND j.attempt = held.attempt AND j.state = 'running'
+      """;
+
   // A failed attempt: retryable with backoff, or dead once the attempts are spent. The newest
   // error goes first and the list is cut to ERRORS_KEPT, so a job that fails forever stays small.
   private static final String FAIL =
@@ -275,6 +293,37 @@ public final class JobStore {
       ps.setInt(2, job.attempt());
       return ps.executeUpdate() == 1;
     }
+  }
+
+  /** Marks held jobs completed in one statement; returns how many still held their lease. */
+  public int jobCompleteMany(Connection c, List<ClaimedJob> jobs) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(COMPLETE_MANY)) {
+      bindHeld(c, ps, 1, jobs);
+      return ps.executeUpdate();
+    }
+  }
+
+  /** Renews the leases of held jobs to {@code lease} from now; returns how many were held. */
+  public int jobExtendLeases(Connection c, List<ClaimedJob> jobs, Duration lease)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(EXTEND_LEASES)) {
+      ps.setLong(1, lease.toMillis());
+      bindHeld(c, ps, 2, jobs);
+      return ps.executeUpdate();
+    }
+  }
+
+  /** Binds the (id, attempt) fence of {@code jobs} as two arrays from {@code index} on. */
+  private static void bindHeld(Connection c, PreparedStatement ps, int index, List<ClaimedJob> jobs)
+      throws SQLException {
+    Long[] ids = new Long[jobs.size()];
+    Integer[] attempts = new Integer[jobs.size()];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = jobs.get(i).id();
+      attempts[i] = jobs.get(i).attempt();
+    }
+    ps.setArray(index, c.createArrayOf("bigint", ids));
+    ps.setArray(index + 1, c.createArrayOf("integer", attempts));
   }
 
   /** What a failed attempt led to. */

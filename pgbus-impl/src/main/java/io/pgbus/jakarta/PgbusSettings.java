@@ -55,8 +55,11 @@ record PgbusSettings(
                 + " priority order, e.g. " + prefix + "queues=urgent,default");
       }
       int concurrency = r.integer(prefix + "concurrency", 4, 1, 1000);
+      int perTransaction =
+          r.integer(
+              prefix + "jobs-per-transaction", 1, 1, CapsuleConfig.MAX_JOBS_PER_TRANSACTION);
       try {
-        b.capsule(new CapsuleConfig(name, queues, concurrency));
+        b.capsule(new CapsuleConfig(name, queues, concurrency, perTransaction));
       } catch (RuntimeException e) {
         throw new InvalidSettingException("pgbus: " + prefix + "*: " + e.getMessage());
       }
