@@ -51,6 +51,8 @@ public final class Schema {
                 .table(HISTORY_TABLE)
                 // On Liberty (WebSphere class loaders) Flyway finds a location only through a
                 // marker file in it: io/pgbus/db/migration/flyway.location.
+                // Flyway also scans its default callback location, db/callback, whatever is
+                // configured; pgbus ships an empty marker there too, or Liberty logs an ERROR.
                 .locations("classpath:io/pgbus/db/migration")
                 .callbackLocations("classpath:io/pgbus/db/migration")
                 .failOnMissingLocations(true)
