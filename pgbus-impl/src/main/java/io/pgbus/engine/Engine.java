@@ -1,5 +1,6 @@
 package io.pgbus.engine;
 
+import io.pgbus.Enqueued;
 import io.pgbus.InvalidJobException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -187,17 +188,32 @@ public final class Engine {
     targets.forEach(c -> c.wake(wake));
   }
 
-  /** Inserts a job in the connection's current transaction and returns its id. */
+  /**
+   * Inserts a job in the connection's current transaction and returns its id; for a job whose
+   * unique key a waiting or running job already has, that job's id (see {@link #enqueueIfAbsent}).
+   */
   public long enqueue(Connection c, NewJob job) {
+    return enqueueIfAbsent(c, job).id();
+  }
+
+  /**
+   * Inserts a job in the connection's current transaction unless its unique key is taken by a
+   * waiting or running job of its queue; a duplicate inserts and notifies nothing and leaves the
+   * transaction usable.
+   */
+  public Enqueued enqueueIfAbsent(Connection c, NewJob job) {
     checkPayload(job);
     try {
-      return store.jobInsert(c, job);
+      return store.jobInsertIfAbsent(c, job);
     } catch (SQLException e) {
       throw Failures.of(job.queue(), "enqueue a job", e);
     }
   }
 
-  /** Inserts many jobs in one statement; ids in input order. */
+  /**
+   * Inserts many jobs in one statement; ids in input order. A job whose unique key is taken gets
+   * the existing job's id.
+   */
   public List<Long> enqueueAll(Connection c, List<NewJob> jobs) {
     if (jobs.isEmpty()) {
       return List.of();

@@ -1,6 +1,7 @@
 package io.pgbus.engine;
 
 import io.pgbus.EnqueueOptions;
+import io.pgbus.Enqueued;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -31,8 +32,13 @@ public final class JobStore {
   /** The longest error text stored per attempt. */
   static final int ERROR_TEXT_LIMIT = 4000;
 
+  // pgbus.enqueue_job (V3): with a unique key, a waiting or running duplicate wins and its id
+  // comes back with duplicate = true; nothing is inserted or notified, and nothing is raised.
   private static final String ENQUEUE =
-      "SELECT pgbus.enqueue(?, ?::jsonb, coalesce(?, now() + ? * interval '1 millisecond'), ?, ?)";
+      """
+      SELECT id, duplicate
+        FROM pgbus.enqueue_job(?, ?::jsonb, coalesce(?, now() + ? * interval '1 millisecond'), ?, ?, ?)
+      """;
 
   private static final String ENQUEUE_MANY =
       """
@@ -43,7 +49,8 @@ public final class JobStore {
                 FROM unnest(?::text[]::timestamptz[], ?::bigint[]) WITH ORDINALITY AS t(run_at, delay_ms, ord)
                ORDER BY t.ord),
         ?::integer[],
-        ?::integer[]) AS t(id)
+        ?::integer[],
+        ?::text[]) AS t(id)
       """;
 
   // See pgbus.claim in V1__job.sql for the strict-priority shape and its index.
@@ -116,14 +123,21 @@ public final class JobStore {
        WHERE id = ? AND state IN ('scheduled', 'available', 'retryable')
       """;
 
+  // A dead job with a unique key stays dead while another job with its key waits or runs: the
+  // NOT EXISTS makes that a plain "not replayed" instead of a unique violation, which would abort
+  // the caller's transaction. (Two replays racing for one key still meet the index.)
   private static final String REPLAY_DEAD =
       """
       WITH replayed AS (
-        UPDATE pgbus.job
-           SET state = 'available', max_attempts = attempt + max_attempts, run_at = now(),
+        UPDATE pgbus.job d
+           SET state = 'available', max_attempts = d.attempt + d.max_attempts, run_at = now(),
                finalized_at = NULL
-         WHERE id = ? AND state = 'dead'
-        RETURNING queue)
+         WHERE d.id = ? AND d.state = 'dead'
+           AND (d.unique_key IS NULL OR NOT EXISTS (
+                 SELECT 1 FROM pgbus.job o
+                  WHERE o.queue = d.queue AND o.unique_key = d.unique_key
+                    AND o.state IN ('scheduled', 'available', 'running', 'retryable')))
+        RETURNING d.queue)
       SELECT pgbus.notify(queue, now()) FROM replayed
       """;
 
@@ -185,8 +199,17 @@ public final class JobStore {
                      LIMIT ?)
       """;
 
-  /** Inserts one job and its wake-up notification in the connection's transaction. */
+  /** Inserts one job and its wake-up notification in the connection's transaction; its id. */
   public long jobInsert(Connection c, NewJob job) throws SQLException {
+    return jobInsertIfAbsent(c, job).id();
+  }
+
+  /**
+   * Inserts one job and its wake-up in the connection's transaction, unless its unique key is
+   * taken by a waiting or running job of the queue: then nothing is written and that job's id
+   * comes back as a duplicate.
+   */
+  public Enqueued jobInsertIfAbsent(Connection c, NewJob job) throws SQLException {
     EnqueueOptions o = job.options();
     try (PreparedStatement ps = c.prepareStatement(ENQUEUE)) {
       ps.setString(1, job.queue());
@@ -195,14 +218,19 @@ public final class JobStore {
       ps.setLong(4, o.delay() == null ? 0 : o.delay().toMillis());
       ps.setInt(5, o.priority());
       ps.setInt(6, o.maxAttempts());
+      ps.setString(7, o.uniqueKey());
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        return rs.getLong(1);
+        return new Enqueued(rs.getLong(1), rs.getBoolean(2));
       }
     }
   }
 
-  /** Inserts many jobs in one statement with one notification per queue; ids in input order. */
+  /**
+   * Inserts many jobs in one statement with one notification per queue; ids in input order. Jobs
+   * with a unique key that is taken (by a waiting job, or earlier in the batch) get the existing
+   * id instead.
+   */
   public List<Long> jobInsertMany(Connection c, List<NewJob> jobs) throws SQLException {
     int n = jobs.size();
     String[] queues = new String[n];
@@ -213,6 +241,7 @@ public final class JobStore {
     Long[] delays = new Long[n];
     Integer[] priorities = new Integer[n];
     Integer[] maxAttempts = new Integer[n];
+    String[] uniqueKeys = new String[n];
     for (int i = 0; i < n; i++) {
       NewJob j = jobs.get(i);
       EnqueueOptions o = j.options();
@@ -222,6 +251,7 @@ public final class JobStore {
       delays[i] = o.delay() == null ? 0L : o.delay().toMillis();
       priorities[i] = o.priority();
       maxAttempts[i] = o.maxAttempts();
+      uniqueKeys[i] = o.uniqueKey();
     }
     try (PreparedStatement ps = c.prepareStatement(ENQUEUE_MANY)) {
       ps.setArray(1, c.createArrayOf("text", queues));
@@ -230,6 +260,7 @@ public final class JobStore {
       ps.setArray(4, c.createArrayOf("int8", delays));
       ps.setArray(5, c.createArrayOf("int4", priorities));
       ps.setArray(6, c.createArrayOf("int4", maxAttempts));
+      ps.setArray(7, c.createArrayOf("text", uniqueKeys));
       var ids = new ArrayList<Long>(n);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
