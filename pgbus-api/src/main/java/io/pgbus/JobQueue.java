@@ -58,6 +58,26 @@ public interface JobQueue {
    */
   boolean cancel(long jobId);
 
-  /** Makes a dead job available again with a fresh attempt budget; returns whether it was dead. */
+  /**
+   * Makes a dead job available again with a fresh attempt budget; returns whether it was dead. A
+   * dead job with a unique key stays dead while another job with its key is waiting or running.
+   */
   boolean replay(long jobId);
+
+  /**
+   * Pauses a queue for every JVM on the database: no worker claims its jobs from the commit on
+   * (a claim already under way may still take some). Enqueueing goes on and the jobs wait; jobs
+   * already running finish normally. Joins the caller's transaction like enqueue. Returns {@code
+   * false} when the queue was paused already.
+   */
+  boolean pause(String queue);
+
+  /**
+   * Resumes a paused queue; at commit, every JVM's workers are woken and claim the jobs that
+   * waited. Returns {@code false} when the queue was not paused.
+   */
+  boolean resume(String queue);
+
+  /** Whether the queue is paused now. */
+  boolean isPaused(String queue);
 }

@@ -2,6 +2,7 @@ package io.pgbus.engine;
 
 import io.pgbus.Enqueued;
 import io.pgbus.InvalidJobException;
+import io.pgbus.QueueNames;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -37,6 +38,7 @@ public final class Engine {
   private final EngineConfig config;
   private final DataSource dataSource;
   private final JobStore store = new JobStore();
+  private final QueueStore queueStore = new QueueStore();
   private final ExecutorService ownedExecutor;
   private final java.util.concurrent.Executor executor;
   private final List<Capsule> capsules = new ArrayList<>();
@@ -223,6 +225,51 @@ public final class Engine {
       return store.jobInsertMany(c, jobs);
     } catch (SQLException e) {
       throw Failures.of(jobs.get(0).queue(), "enqueue " + jobs.size() + " jobs", e);
+    }
+  }
+
+  /**
+   * Pauses a queue in the connection's transaction: from its commit on, no engine on the database
+   * claims the queue's jobs; enqueue goes on, and running jobs finish. Returns false when the
+   * queue was paused already.
+   */
+  public boolean pause(Connection c, String queue) {
+    QueueNames.require(queue);
+    try {
+      return queueStore.queuePause(c, queue, config.workerId());
+    } catch (SQLException e) {
+      throw Failures.of(queue, "pause queue '" + queue + "'", e);
+    }
+  }
+
+  /**
+   * Resumes a paused queue in the connection's transaction; at commit, its channel gets a wake-up
+   * so every engine claims the waiting jobs at once. Returns false when it was not paused.
+   */
+  public boolean resume(Connection c, String queue) {
+    QueueNames.require(queue);
+    try {
+      return queueStore.queueResume(c, queue);
+    } catch (SQLException e) {
+      throw Failures.of(queue, "resume queue '" + queue + "'", e);
+    }
+  }
+
+  public boolean isPaused(Connection c, String queue) {
+    QueueNames.require(queue);
+    try {
+      return queueStore.queueIsPaused(c, queue);
+    } catch (SQLException e) {
+      throw Failures.of(queue, "read the pause of queue '" + queue + "'", e);
+    }
+  }
+
+  /** Every paused queue of the database, by name. */
+  public List<String> pausedQueues(Connection c) {
+    try {
+      return queueStore.queuesPaused(c);
+    } catch (SQLException e) {
+      throw Failures.of(null, "read the paused queues", e);
     }
   }
 

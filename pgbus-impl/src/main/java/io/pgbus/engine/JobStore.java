@@ -53,7 +53,8 @@ public final class JobStore {
         ?::text[]) AS t(id)
       """;
 
-  // See pgbus.claim in V1__job.sql for the strict-priority shape and its index.
+  // See pgbus.claim in V3__lifecycle.sql (V1's, skipping paused queues) for the strict-priority
+  // shape and its index.
   private static final String CLAIM =
       """
       SELECT id, queue, priority, payload::text, attempt, max_attempts, created_at, run_at
@@ -174,6 +175,8 @@ public final class JobStore {
 
   // The head of each queue: its earliest waiting job, and whether that one is due by the
   // database's clock. One index probe per queue on job_due_idx (LIMIT 1 in run_at order).
+  // A paused queue has no head: the poller must not wake a capsule for jobs that no claim may
+  // take, or every tick would end in an empty claim (and an alarm in the past, in a busy loop).
   private static final String QUEUE_HEADS =
       """
       SELECT q.queue, h.run_at, h.run_at <= now()
@@ -183,12 +186,16 @@ public final class JobStore {
            WHERE j.queue = q.queue AND j.state IN ('available', 'scheduled', 'retryable')
            ORDER BY j.run_at
            LIMIT 1) h
+       WHERE NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = q.queue)
       """;
 
+  // Paused queues are left out for the same reason as in QUEUE_HEADS: a capsule would set an
+  // alarm for a due job it may not claim, ring, claim nothing, and set it again.
   private static final String NEXT_DUE =
       """
-      SELECT min(run_at) FROM pgbus.job
-       WHERE queue = ANY(?::text[]) AND state IN ('scheduled', 'retryable')
+      SELECT min(j.run_at) FROM pgbus.job j
+       WHERE j.queue = ANY(?::text[]) AND j.state IN ('scheduled', 'retryable')
+         AND NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = j.queue)
       """;
 
   private static final String PRUNE =
@@ -404,7 +411,10 @@ public final class JobStore {
   /** The earliest waiting job of a queue, and whether it is due now by the database clock. */
   public record QueueHead(Instant runAt, boolean due) {}
 
-  /** The head of every given queue that has a waiting job; queues without one are absent. */
+  /**
+   * The head of every given queue that has a waiting job and is not paused; other queues are
+   * absent.
+   */
   public Map<String, QueueHead> jobQueueHeads(Connection c, List<String> queues)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(QUEUE_HEADS)) {
@@ -419,7 +429,10 @@ public final class JobStore {
     }
   }
 
-  /** The earliest run_at of a delayed or retrying job in these queues, or null when none. */
+  /**
+   * The earliest run_at of a delayed or retrying job in these queues, paused ones left out, or
+   * null when none.
+   */
   public Instant jobNextDue(Connection c, List<String> queues) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(NEXT_DUE)) {
       ps.setArray(1, textArray(c, queues));

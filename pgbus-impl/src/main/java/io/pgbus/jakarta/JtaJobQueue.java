@@ -104,6 +104,25 @@ public class JtaJobQueue implements JobQueue {
     return withConnection("replay job " + jobId, c -> runtime.engine().replay(c, jobId));
   }
 
+  @Override
+  public boolean pause(String queue) {
+    QueueNames.require(queue);
+    return withConnection("pause queue '" + queue + "'", c -> runtime.engine().pause(c, queue));
+  }
+
+  @Override
+  public boolean resume(String queue) {
+    QueueNames.require(queue);
+    return withConnection("resume queue '" + queue + "'", c -> runtime.engine().resume(c, queue));
+  }
+
+  @Override
+  public boolean isPaused(String queue) {
+    QueueNames.require(queue);
+    return withConnection(
+        "read the pause of queue '" + queue + "'", c -> runtime.engine().isPaused(c, queue));
+  }
+
   private String toJson(String queue, Object payload) {
     if (payload == null) {
       throw new InvalidJobException(

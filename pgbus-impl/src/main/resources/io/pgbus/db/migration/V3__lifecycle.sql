@@ -1,5 +1,6 @@
 -- pgbus schema, version 3: the job lifecycle features. See docs/schema.md.
 --   * unique jobs: at most one waiting or running job per (queue, unique_key);
+--   * pause: a paused queue keeps taking jobs, but no worker claims them until it is resumed;
 -- V1 and V2 are applied in deployed databases and are never edited: what changes here is
 -- replaced (CREATE OR REPLACE) or dropped and created again with compatible defaults.
 
@@ -158,4 +159,122 @@ CREATE FUNCTION pgbus.enqueue_many(
       )
       -- Identity values are assigned in insert order, which follows ORDER BY i.ord above.
       SELECT id FROM inserted, (SELECT count(*) FROM notified) force_notify ORDER BY id;
+  END $$;
+
+-- ---------------------------------------------------------------------------------------------
+-- Pause and resume
+-- ---------------------------------------------------------------------------------------------
+
+-- A row per paused queue. In the database, so a pause reaches every JVM at its next claim.
+-- Any valid queue name may be paused, also one that has no jobs yet.
+CREATE TABLE pgbus.queue_pause (
+  queue     pgbus.queue_name PRIMARY KEY,
+  paused_at timestamptz NOT NULL DEFAULT now(),
+  paused_by text                                 -- the worker id (host:pid) or SQL user
+);
+
+-- The wake-up hint, as in V1, but silent for a paused queue: no worker could claim its jobs, so
+-- waking one would only cost an empty claim per enqueue. pgbus.resume sends the wake instead.
+CREATE OR REPLACE FUNCTION pgbus.notify(queue pgbus.queue_name, due timestamptz) RETURNS void
+  LANGUAGE sql VOLATILE
+  AS $$
+    SELECT pg_notify(pgbus.channel(queue),
+                     CASE WHEN due <= now() THEN ''
+                          ELSE (ceil(extract(epoch FROM due) * 1000))::bigint::text END)
+     WHERE NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = notify.queue)
+  $$;
+
+-- Pauses a queue: returns true when it was running and is paused now, false when it was paused
+-- already. Jobs may still be enqueued (they wait); jobs already claimed run to their end.
+--   SELECT pgbus.pause('reports');
+CREATE FUNCTION pgbus.pause(queue text, paused_by text DEFAULT NULL) RETURNS boolean
+  LANGUAGE plpgsql VOLATILE
+  AS $$
+  BEGIN
+    INSERT INTO pgbus.queue_pause (queue, paused_by)
+    VALUES (pgbus.queue(pause.queue), coalesce(pause.paused_by, current_user))
+    ON CONFLICT DO NOTHING;
+    RETURN FOUND;
+  END $$;
+
+-- Resumes a paused queue: returns true when it was paused. On commit, the queue's channel gets
+-- the wake-up of its earliest waiting job, so every JVM's workers claim the jobs that waited at
+-- once (or set an alarm for a later one), rather than at their next slow poll.
+--   SELECT pgbus.resume('reports');
+CREATE FUNCTION pgbus.resume(queue text) RETURNS boolean
+  LANGUAGE plpgsql VOLATILE
+  AS $$
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(resume.queue);
+    v_due   timestamptz;
+  BEGIN
+    DELETE FROM pgbus.queue_pause p WHERE p.queue = v_queue;
+    IF NOT FOUND THEN
+      RETURN false;
+    END IF;
+    SELECT min(j.run_at) INTO v_due
+      FROM pgbus.job j
+     WHERE j.queue = v_queue AND j.state IN ('available', 'scheduled', 'retryable');
+    IF v_due IS NOT NULL THEN
+      PERFORM pgbus.notify(v_queue, v_due);
+    END IF;
+    RETURN true;
+  END $$;
+
+-- The claim of V1, with one change: a paused queue is skipped, as if it had no claimable job, and
+-- the next queue in the list is visited. Everything else, and the reasoning, is as in V1:
+--
+-- Claims up to max_jobs runnable jobs from queues, in strict queue order: every claimable job of
+-- queues[1] is taken before any job of queues[2] is looked at, and so on. Inside a queue the order
+-- is priority, then run_at, then id.
+--
+-- Why a loop and not one UNION ALL: a UNION's append order is planner behaviour, not a contract,
+-- and a LATERAL join with a LIMIT per queue would lock rows of later queues that the outer LIMIT
+-- then throws away. Here each queue is visited only while capacity remains, and each inner
+-- SELECT ... LIMIT n FOR UPDATE SKIP LOCKED locks exactly the rows it returns (LockRows sits below
+-- Limit), all of which the UPDATE then claims. A claim that finds nothing locks nothing.
+--
+-- The pause check is a primary-key probe on a tiny table, once per visited queue. A pause does
+-- not interrupt a claim that is already running: a statement that started before the pause
+-- committed may still take jobs. From the next claim on, none.
+--
+-- Planner note: the inner scan walks job_claim_idx for one queue in (priority, run_at, id) order
+-- and filters run_at <= now(); delayed jobs that are not yet due are skipped by that filter.
+CREATE OR REPLACE FUNCTION pgbus.claim(
+    queues   text[],
+    max_jobs integer,
+    worker   text,
+    lease    interval)
+  RETURNS SETOF pgbus.job
+  LANGUAGE plpgsql VOLATILE
+  AS $$
+  DECLARE
+    q text;
+    remaining integer := max_jobs;
+    got integer;
+  BEGIN
+    FOREACH q IN ARRAY queues LOOP
+      EXIT WHEN remaining <= 0;
+      CONTINUE WHEN EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = q);
+      RETURN QUERY
+        WITH claimed AS (
+          UPDATE pgbus.job j
+             SET state = 'running',
+                 attempt = j.attempt + 1,
+                 attempted_at = now(),
+                 attempted_by = worker,
+                 lease_expires_at = now() + lease
+           WHERE j.id IN (
+                   SELECT c.id FROM pgbus.job c
+                    WHERE c.queue = q
+                      AND c.state IN ('available', 'scheduled', 'retryable')
+                      AND c.run_at <= now()
+                    ORDER BY c.priority, c.run_at, c.id
+                    LIMIT remaining
+                    FOR UPDATE SKIP LOCKED)
+          RETURNING j.*)
+        SELECT * FROM claimed ORDER BY priority, run_at, id;
+      GET DIAGNOSTICS got = ROW_COUNT;
+      remaining := remaining - got;
+    END LOOP;
   END $$;
