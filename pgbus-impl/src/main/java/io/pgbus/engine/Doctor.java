@@ -91,13 +91,18 @@ public final class Doctor {
             String.format(
                 Locale.ROOT,
                 "%d capsule(s) over queues %s, %d worker thread(s); poll ceiling %s, poll interval"
-                    + " %s, lease %s",
+                    + " %s, lease %s; %d cron(s)%s",
                 config.capsules().size(),
                 config.queues(),
                 threads,
                 config.pollCeiling(),
                 config.pollInterval(),
-                config.lease()),
+                config.lease(),
+                config.crons().size(),
+                config.crons().isEmpty()
+                    ? ""
+                    : " " + config.crons().stream().map(CronJob::name).toList()
+                        + " (enqueued by the maintenance leader)"),
             null));
 
     Integer maxConnections = null;

@@ -47,6 +47,7 @@ public final class Engine {
   private final Poller poller;
   private final Elector elector;
   private final Maintainer maintainer;
+  private final CronEnqueuer cron;
   private final boolean maintenance;
   private volatile boolean started;
 
@@ -84,7 +85,9 @@ public final class Engine {
     Maintainer[] m = new Maintainer[1];
     this.elector =
         new Elector(dataSource, config.workerId(), config.leaderTtl(), () -> m[0].leadershipChanged());
-    this.maintainer = new Maintainer(dataSource, store, config, elector::isLeader);
+    this.cron =
+        config.crons().isEmpty() ? null : new CronEnqueuer(config.crons(), store, tx);
+    this.maintainer = new Maintainer(dataSource, store, config, elector::isLeader, cron);
     m[0] = maintainer;
   }
 
@@ -117,10 +120,11 @@ public final class Engine {
     }
     LOG.log(
         System.Logger.Level.INFO,
-        "pgbus engine {0} started: {1} capsule(s) over queues {2}",
+        "pgbus engine {0} started: {1} capsule(s) over queues {2}, {3} cron(s)",
         config.workerId(),
         capsules.size(),
-        config.queues());
+        config.queues(),
+        config.crons().size());
   }
 
   /**
@@ -335,6 +339,11 @@ public final class Engine {
   /** Statements issued by the leader election of this engine. */
   public long electionStatements() {
     return elector.statements();
+  }
+
+  /** Cron runs this engine has enqueued (only while it was the leader). */
+  public long cronRunsEnqueued() {
+    return cron == null ? 0 : cron.enqueued();
   }
 
   /** Maintenance rounds this engine has run (only while it was the leader). */

@@ -1,6 +1,7 @@
 -- pgbus schema, version 3: the job lifecycle features. See docs/schema.md.
 --   * unique jobs: at most one waiting or running job per (queue, unique_key);
 --   * pause: a paused queue keeps taking jobs, but no worker claims them until it is resumed;
+--   * cron: the last run each periodic job has enqueued, the fence for exactly one job per run.
 -- V1 and V2 are applied in deployed databases and are never edited: what changes here is
 -- replaced (CREATE OR REPLACE) or dropped and created again with compatible defaults.
 
@@ -278,3 +279,18 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
       remaining := remaining - got;
     END LOOP;
   END $$;
+
+-- ---------------------------------------------------------------------------------------------
+-- Cron
+-- ---------------------------------------------------------------------------------------------
+
+-- One row per cron name (pgbus.cron.<name>.* in the configuration). The maintenance leader
+-- enqueues a run only in the transaction that moves last_run_at from the value it read to that
+-- run's instant (UPDATE ... WHERE last_run_at = <read>), so a run is enqueued exactly once across
+-- all JVMs, also while two leaders overlap for a moment or after a leader change. A row whose cron
+-- was removed from the configuration is left alone; delete it by hand if you like.
+CREATE TABLE pgbus.cron (
+  name        text PRIMARY KEY,
+  last_run_at timestamptz NOT NULL,  -- the latest run enqueued, or when the cron was first seen
+  updated_at  timestamptz NOT NULL DEFAULT now()
+);
