@@ -5,32 +5,43 @@ import java.time.Instant;
 import java.util.Objects;
 
 /**
- * How a job is enqueued: when it may run, its priority inside its queue, and how many attempts it
- * gets. Immutable; each {@code with...} method returns a copy.
+ * How a job is enqueued: when it may run, its priority inside its queue, how many attempts it
+ * gets, and an optional unique key. Immutable; each {@code with...} method returns a copy.
  *
  * <p>Priority: a <em>lower</em> number runs first inside a queue (0 is the default; the range is
  * {@value #MIN_PRIORITY} to {@value #MAX_PRIORITY}). Across queues, a capsule's queue order wins
  * over priority.
+ *
+ * <p>Unique key: at most one job per (queue, key) may be waiting or running (states scheduled,
+ * available, running, retryable). Enqueueing another one while it is inserts nothing, raises
+ * nothing and returns the existing job's id (see {@link JobQueue#enqueueIfAbsent}); once the job
+ * is completed, dead or cancelled, the key is free again. The database enforces it, so it holds
+ * across JVMs and concurrent transactions.
  */
 public final class EnqueueOptions {
 
   public static final int DEFAULT_MAX_ATTEMPTS = 25;
   public static final int MIN_PRIORITY = -100;
   public static final int MAX_PRIORITY = 100;
+  /** The longest unique key, in characters. */
+  public static final int MAX_UNIQUE_KEY_LENGTH = 255;
 
   private static final EnqueueOptions DEFAULTS =
-      new EnqueueOptions(null, null, 0, DEFAULT_MAX_ATTEMPTS);
+      new EnqueueOptions(null, null, 0, DEFAULT_MAX_ATTEMPTS, null);
 
   private final Instant runAt;
   private final Duration delay;
   private final int priority;
   private final int maxAttempts;
+  private final String uniqueKey;
 
-  private EnqueueOptions(Instant runAt, Duration delay, int priority, int maxAttempts) {
+  private EnqueueOptions(
+      Instant runAt, Duration delay, int priority, int maxAttempts, String uniqueKey) {
     this.runAt = runAt;
     this.delay = delay;
     this.priority = priority;
     this.maxAttempts = maxAttempts;
+    this.uniqueKey = uniqueKey;
   }
 
   /** Run now, priority 0, {@value #DEFAULT_MAX_ATTEMPTS} attempts. */
@@ -40,7 +51,8 @@ public final class EnqueueOptions {
 
   /** Runs no earlier than {@code runAt}. Replaces any delay. */
   public EnqueueOptions withRunAt(Instant runAt) {
-    return new EnqueueOptions(Objects.requireNonNull(runAt, "runAt"), null, priority, maxAttempts);
+    return new EnqueueOptions(
+        Objects.requireNonNull(runAt, "runAt"), null, priority, maxAttempts, uniqueKey);
   }
 
   /** Runs no earlier than {@code delay} after the database's clock at enqueue. Replaces runAt. */
@@ -49,7 +61,7 @@ public final class EnqueueOptions {
     if (delay.isNegative()) {
       throw new InvalidJobException(null, "delay must not be negative, was " + delay);
     }
-    return new EnqueueOptions(null, delay, priority, maxAttempts);
+    return new EnqueueOptions(null, delay, priority, maxAttempts, uniqueKey);
   }
 
   public EnqueueOptions withPriority(int priority) {
@@ -64,7 +76,7 @@ public final class EnqueueOptions {
               + MAX_PRIORITY
               + " (lower runs first)");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts);
+    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey);
   }
 
   public EnqueueOptions withMaxAttempts(int maxAttempts) {
@@ -72,7 +84,43 @@ public final class EnqueueOptions {
       throw new InvalidJobException(
           null, "maxAttempts " + maxAttempts + " is out of range: use 1 to 1000");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts);
+    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey);
+  }
+
+  /**
+   * At most one job of the queue with this key may be waiting or running; see the class comment.
+   * Use a key that names the work, such as {@code "order-42"} or {@code "report:2026-11"}.
+   *
+   * @param key 1 to {@value #MAX_UNIQUE_KEY_LENGTH} characters, not only blanks, no control
+   *     characters
+   */
+  public EnqueueOptions withUniqueKey(String key) {
+    if (key == null || key.isBlank()) {
+      throw new InvalidJobException(
+          null,
+          "unique key must not be "
+              + (key == null ? "null" : "blank")
+              + ": name the work, for example withUniqueKey(\"order-42\")");
+    }
+    if (key.length() > MAX_UNIQUE_KEY_LENGTH) {
+      throw new InvalidJobException(
+          null,
+          "unique key '"
+              + key.substring(0, 40)
+              + "...' is "
+              + key.length()
+              + " characters long: use at most "
+              + MAX_UNIQUE_KEY_LENGTH
+              + " (a hash of a longer key works)");
+    }
+    if (key.chars().anyMatch(Character::isISOControl)) {
+      throw new InvalidJobException(
+          null,
+          "unique key '"
+              + key.replaceAll("\\p{Cntrl}", "?")
+              + "' contains a control character: use printable characters only");
+    }
+    return new EnqueueOptions(runAt, delay, priority, maxAttempts, key);
   }
 
   /** The absolute start time, or {@code null}. */
@@ -93,6 +141,11 @@ public final class EnqueueOptions {
     return maxAttempts;
   }
 
+  /** The unique key, or {@code null} for an ordinary job. */
+  public String uniqueKey() {
+    return uniqueKey;
+  }
+
   @Override
   public String toString() {
     return "EnqueueOptions[runAt="
@@ -103,6 +156,7 @@ public final class EnqueueOptions {
         + priority
         + ", maxAttempts="
         + maxAttempts
+        + (uniqueKey == null ? "" : ", uniqueKey=" + uniqueKey)
         + "]";
   }
 }

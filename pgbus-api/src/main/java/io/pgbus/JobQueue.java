@@ -18,12 +18,37 @@ public interface JobQueue {
     return enqueue(queue, payload, EnqueueOptions.defaults());
   }
 
-  /** Enqueues one job with the given options and returns its id. */
+  /**
+   * Enqueues one job with the given options and returns its id. With a {@linkplain
+   * EnqueueOptions#withUniqueKey unique key} that a waiting or running job of the queue already
+   * has, inserts nothing and returns that job's id; use {@link #enqueueIfAbsent} to tell the two
+   * apart.
+   */
   long enqueue(String queue, Object payload, EnqueueOptions options);
 
   /**
+   * Enqueues a job unless one with the same queue and unique key is waiting or running (states
+   * scheduled, available, running, retryable). A duplicate is not an error: nothing is inserted,
+   * no notification is sent, the caller's transaction goes on, and the result carries the
+   * existing job's id with {@link Enqueued#duplicate()} set.
+   *
+   * <pre>{@code
+   * Enqueued e = jobs.enqueueIfAbsent("invoices", invoice, EnqueueOptions.defaults().withUniqueKey("order-42"));
+   * if (e.duplicate()) { ... job e.id() is already on its way ... }
+   * }</pre>
+   *
+   * <p>Inside a transaction, a concurrent enqueue of the same key waits for this transaction: it
+   * becomes a duplicate if this one commits and inserts if this one rolls back.
+   *
+   * @throws InvalidJobException when {@code options} carries no unique key
+   */
+  Enqueued enqueueIfAbsent(String queue, Object payload, EnqueueOptions options);
+
+  /**
    * Enqueues many jobs of one queue in a single statement and returns their ids in input order.
-   * The batch sends one notification per queue, not one per job.
+   * The batch sends one notification per queue, not one per job. A unique key in {@code options}
+   * is refused, since it would make every job after the first a duplicate; enqueue keyed jobs one
+   * by one.
    */
   List<Long> enqueueAll(String queue, List<?> payloads, EnqueueOptions options);
 
@@ -33,6 +58,26 @@ public interface JobQueue {
    */
   boolean cancel(long jobId);
 
-  /** Makes a dead job available again with a fresh attempt budget; returns whether it was dead. */
+  /**
+   * Makes a dead job available again with a fresh attempt budget; returns whether it was dead. A
+   * dead job with a unique key stays dead while another job with its key is waiting or running.
+   */
   boolean replay(long jobId);
+
+  /**
+   * Pauses a queue for every JVM on the database: no worker claims its jobs from the commit on
+   * (a claim already under way may still take some). Enqueueing goes on and the jobs wait; jobs
+   * already running finish normally. Joins the caller's transaction like enqueue. Returns {@code
+   * false} when the queue was paused already.
+   */
+  boolean pause(String queue);
+
+  /**
+   * Resumes a paused queue; at commit, every JVM's workers are woken and claim the jobs that
+   * waited. Returns {@code false} when the queue was not paused.
+   */
+  boolean resume(String queue);
+
+  /** Whether the queue is paused now. */
+  boolean isPaused(String queue);
 }

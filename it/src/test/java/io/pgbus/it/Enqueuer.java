@@ -1,6 +1,7 @@
 package io.pgbus.it;
 
 import io.pgbus.EnqueueOptions;
+import io.pgbus.Enqueued;
 import io.pgbus.JobQueue;
 import jakarta.annotation.Resource;
 import jakarta.ejb.SessionContext;
@@ -38,6 +39,28 @@ public class Enqueuer {
   /** Enqueues one job per marker in this transaction; all become visible at once. */
   public List<Long> enqueueAll(String queue, List<Marker> markers) {
     return jobs.enqueueAll(queue, markers, EnqueueOptions.defaults());
+  }
+
+  /**
+   * Writes a business row and enqueues two jobs with the same unique key in one transaction; the
+   * second must come back as a duplicate of the first without spoiling the transaction.
+   */
+  public Enqueued[] enqueueUniqueTwice(String queue, String text, String key) throws Exception {
+    businessRow(text);
+    EnqueueOptions unique = EnqueueOptions.defaults().withUniqueKey(key);
+    Enqueued first = jobs.enqueueIfAbsent(queue, new Marker(text, false), unique);
+    Enqueued second = jobs.enqueueIfAbsent(queue, new Marker(text + "-again", false), unique);
+    businessRow(text + "-after");
+    return new Enqueued[] {first, second};
+  }
+
+  /** Enqueues a keyed job, then rolls the transaction back. */
+  public Enqueued enqueueUniqueThenRollBack(String queue, String text, String key) {
+    Enqueued e =
+        jobs.enqueueIfAbsent(
+            queue, new Marker(text, false), EnqueueOptions.defaults().withUniqueKey(key));
+    context.setRollbackOnly();
+    return e;
   }
 
   private void businessRow(String text) throws Exception {

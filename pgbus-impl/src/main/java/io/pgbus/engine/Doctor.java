@@ -91,13 +91,18 @@ public final class Doctor {
             String.format(
                 Locale.ROOT,
                 "%d capsule(s) over queues %s, %d worker thread(s); poll ceiling %s, poll interval"
-                    + " %s, lease %s",
+                    + " %s, lease %s; %d cron(s)%s",
                 config.capsules().size(),
                 config.queues(),
                 threads,
                 config.pollCeiling(),
                 config.pollInterval(),
-                config.lease()),
+                config.lease(),
+                config.crons().size(),
+                config.crons().isEmpty()
+                    ? ""
+                    : " " + config.crons().stream().map(CronJob::name).toList()
+                        + " (enqueued by the maintenance leader)"),
             null));
 
     Integer maxConnections = null;
@@ -117,7 +122,11 @@ public final class Doctor {
                 "PostgreSQL " + rs.getString(1) + ", database " + rs.getString(2),
                 null));
       }
-      checks.add(schema(c));
+      Check schema = schema(c);
+      checks.add(schema);
+      if (schema.status() == Status.OK) {
+        checks.add(paused(engine, c));
+      }
       checks.add(pooler(c, pid));
     } catch (SQLException e) {
       checks.add(
@@ -154,6 +163,21 @@ public final class Doctor {
             : "pgbus schema version " + version + ", this build expects " + Schema.EXPECTED_VERSION,
         "set pgbus.migrate=true (the default) and restart, or apply the migrations in"
             + " io/pgbus/db/migration");
+  }
+
+  private static Check paused(Engine engine, Connection c) {
+    List<String> paused = engine.pausedQueues(c);
+    if (paused.isEmpty()) {
+      return new Check("paused queues", Status.OK, "none", null);
+    }
+    var read = new ArrayList<>(paused);
+    read.retainAll(engine.config().queues());
+    return new Check(
+        "paused queues",
+        Status.WARN,
+        "paused: " + paused + (read.isEmpty() ? "" : "; this JVM's capsules read " + read)
+            + "; their jobs wait",
+        "intended? if not: JobQueue.resume(queue) or SELECT pgbus.resume('<queue>')");
   }
 
   // A transaction-mode pooler hands each transaction to whichever server connection is free, so

@@ -1,6 +1,8 @@
 package io.pgbus.engine;
 
+import io.pgbus.Enqueued;
 import io.pgbus.InvalidJobException;
+import io.pgbus.QueueNames;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -36,6 +38,7 @@ public final class Engine {
   private final EngineConfig config;
   private final DataSource dataSource;
   private final JobStore store = new JobStore();
+  private final QueueStore queueStore = new QueueStore();
   private final ExecutorService ownedExecutor;
   private final java.util.concurrent.Executor executor;
   private final List<Capsule> capsules = new ArrayList<>();
@@ -44,6 +47,7 @@ public final class Engine {
   private final Poller poller;
   private final Elector elector;
   private final Maintainer maintainer;
+  private final CronEnqueuer cron;
   private final boolean maintenance;
   private volatile boolean started;
 
@@ -83,7 +87,9 @@ public final class Engine {
     Maintainer[] m = new Maintainer[1];
     this.elector =
         new Elector(dataSource, config.workerId(), config.leaderTtl(), () -> m[0].leadershipChanged());
-    this.maintainer = new Maintainer(dataSource, store, config, elector::isLeader);
+    this.cron =
+        config.crons().isEmpty() ? null : new CronEnqueuer(config.crons(), store, tx);
+    this.maintainer = new Maintainer(dataSource, store, config, elector::isLeader, cron);
     m[0] = maintainer;
   }
 
@@ -116,10 +122,11 @@ public final class Engine {
     }
     LOG.log(
         System.Logger.Level.INFO,
-        "pgbus engine {0} started: {1} capsule(s) over queues {2}",
+        "pgbus engine {0} started: {1} capsule(s) over queues {2}, {3} cron(s)",
         config.workerId(),
         capsules.size(),
-        config.queues());
+        config.queues(),
+        config.crons().size());
   }
 
   /**
@@ -189,17 +196,32 @@ public final class Engine {
     targets.forEach(c -> c.wake(wake));
   }
 
-  /** Inserts a job in the connection's current transaction and returns its id. */
+  /**
+   * Inserts a job in the connection's current transaction and returns its id; for a job whose
+   * unique key a waiting or running job already has, that job's id (see {@link #enqueueIfAbsent}).
+   */
   public long enqueue(Connection c, NewJob job) {
+    return enqueueIfAbsent(c, job).id();
+  }
+
+  /**
+   * Inserts a job in the connection's current transaction unless its unique key is taken by a
+   * waiting or running job of its queue; a duplicate inserts and notifies nothing and leaves the
+   * transaction usable.
+   */
+  public Enqueued enqueueIfAbsent(Connection c, NewJob job) {
     checkPayload(job);
     try {
-      return store.jobInsert(c, job);
+      return store.jobInsertIfAbsent(c, job);
     } catch (SQLException e) {
       throw Failures.of(job.queue(), "enqueue a job", e);
     }
   }
 
-  /** Inserts many jobs in one statement; ids in input order. */
+  /**
+   * Inserts many jobs in one statement; ids in input order. A job whose unique key is taken gets
+   * the existing job's id.
+   */
   public List<Long> enqueueAll(Connection c, List<NewJob> jobs) {
     if (jobs.isEmpty()) {
       return List.of();
@@ -209,6 +231,51 @@ public final class Engine {
       return store.jobInsertMany(c, jobs);
     } catch (SQLException e) {
       throw Failures.of(jobs.get(0).queue(), "enqueue " + jobs.size() + " jobs", e);
+    }
+  }
+
+  /**
+   * Pauses a queue in the connection's transaction: from its commit on, no engine on the database
+   * claims the queue's jobs; enqueue goes on, and running jobs finish. Returns false when the
+   * queue was paused already.
+   */
+  public boolean pause(Connection c, String queue) {
+    QueueNames.require(queue);
+    try {
+      return queueStore.queuePause(c, queue, config.workerId());
+    } catch (SQLException e) {
+      throw Failures.of(queue, "pause queue '" + queue + "'", e);
+    }
+  }
+
+  /**
+   * Resumes a paused queue in the connection's transaction; at commit, its channel gets a wake-up
+   * so every engine claims the waiting jobs at once. Returns false when it was not paused.
+   */
+  public boolean resume(Connection c, String queue) {
+    QueueNames.require(queue);
+    try {
+      return queueStore.queueResume(c, queue);
+    } catch (SQLException e) {
+      throw Failures.of(queue, "resume queue '" + queue + "'", e);
+    }
+  }
+
+  public boolean isPaused(Connection c, String queue) {
+    QueueNames.require(queue);
+    try {
+      return queueStore.queueIsPaused(c, queue);
+    } catch (SQLException e) {
+      throw Failures.of(queue, "read the pause of queue '" + queue + "'", e);
+    }
+  }
+
+  /** Every paused queue of the database, by name. */
+  public List<String> pausedQueues(Connection c) {
+    try {
+      return queueStore.queuesPaused(c);
+    } catch (SQLException e) {
+      throw Failures.of(null, "read the paused queues", e);
     }
   }
 
@@ -274,6 +341,11 @@ public final class Engine {
   /** Statements issued by the leader election of this engine. */
   public long electionStatements() {
     return elector.statements();
+  }
+
+  /** Cron runs this engine has enqueued (only while it was the leader). */
+  public long cronRunsEnqueued() {
+    return cron == null ? 0 : cron.enqueued();
   }
 
   /** Maintenance rounds this engine has run (only while it was the leader). */

@@ -30,6 +30,7 @@ import java.util.Objects;
  * @param jobTimeout how long a handler may run before its worker thread is interrupted and the
  *     attempt fails; shorter than the lease, which stays the backstop for handlers that ignore
  *     the interrupt
+ * @param crons periodic jobs the maintenance leader enqueues (see {@link CronJob})
  */
 public record EngineConfig(
     String workerId,
@@ -50,7 +51,8 @@ public record EngineConfig(
     Duration drainTimeout,
     int maxPayloadBytes,
     Duration leaderTtl,
-    Duration jobTimeout) {
+    Duration jobTimeout,
+    List<CronJob> crons) {
 
   public EngineConfig {
     Objects.requireNonNull(workerId, "workerId");
@@ -99,6 +101,17 @@ public record EngineConfig(
       throw new IllegalArgumentException(
           "jobTimeout " + jobTimeout + " must be shorter than lease " + lease
               + ", so a handler is interrupted before rescue may run its job elsewhere");
+    }
+    crons = List.copyOf(crons);
+    checkCrons(crons);
+  }
+
+  private static void checkCrons(List<CronJob> crons) {
+    var names = new HashMap<String, CronJob>();
+    for (CronJob c : crons) {
+      if (names.put(c.name(), c) != null) {
+        throw new IllegalArgumentException("two crons are named '" + c.name() + "'");
+      }
     }
   }
 
@@ -168,6 +181,7 @@ public record EngineConfig(
     private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
     private Duration leaderTtl = DEFAULT_LEADER_TTL;
     private Duration jobTimeout; // null: derived from the lease at build()
+    private final List<CronJob> crons = new ArrayList<>();
 
     private Builder() {}
 
@@ -194,6 +208,8 @@ public record EngineConfig(
     public Builder leaderTtl(Duration v) { leaderTtl = v; return this; }
     /** Defaults to {@link #defaultJobTimeout 90 %} of the lease. */
     public Builder jobTimeout(Duration v) { jobTimeout = v; return this; }
+    /** A periodic job for the maintenance leader to enqueue. */
+    public Builder cron(CronJob v) { crons.add(v); return this; }
 
     public EngineConfig build() {
       return new EngineConfig(
@@ -201,7 +217,8 @@ public record EngineConfig(
           probeTimeout, reconnectMin, reconnectMax, rescueInterval, pruneInterval,
           completedRetention, deadRetention, pruneBatch, drainTimeout, maxPayloadBytes,
           leaderTtl,
-          jobTimeout != null || lease == null ? jobTimeout : defaultJobTimeout(lease));
+          jobTimeout != null || lease == null ? jobTimeout : defaultJobTimeout(lease),
+          crons);
     }
   }
 }

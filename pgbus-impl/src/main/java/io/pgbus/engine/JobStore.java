@@ -1,6 +1,7 @@
 package io.pgbus.engine;
 
 import io.pgbus.EnqueueOptions;
+import io.pgbus.Enqueued;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -31,8 +32,13 @@ public final class JobStore {
   /** The longest error text stored per attempt. */
   static final int ERROR_TEXT_LIMIT = 4000;
 
+  // pgbus.enqueue_job (V3): with a unique key, a waiting or running duplicate wins and its id
+  // comes back with duplicate = true; nothing is inserted or notified, and nothing is raised.
   private static final String ENQUEUE =
-      "SELECT pgbus.enqueue(?, ?::jsonb, coalesce(?, now() + ? * interval '1 millisecond'), ?, ?)";
+      """
+      SELECT id, duplicate
+        FROM pgbus.enqueue_job(?, ?::jsonb, coalesce(?, now() + ? * interval '1 millisecond'), ?, ?, ?)
+      """;
 
   private static final String ENQUEUE_MANY =
       """
@@ -43,10 +49,12 @@ public final class JobStore {
                 FROM unnest(?::text[]::timestamptz[], ?::bigint[]) WITH ORDINALITY AS t(run_at, delay_ms, ord)
                ORDER BY t.ord),
         ?::integer[],
-        ?::integer[]) AS t(id)
+        ?::integer[],
+        ?::text[]) AS t(id)
       """;
 
-  // See pgbus.claim in V1__job.sql for the strict-priority shape and its index.
+  // See pgbus.claim in V3__lifecycle.sql (V1's, skipping paused queues) for the strict-priority
+  // shape and its index.
   private static final String CLAIM =
       """
       SELECT id, queue, priority, payload::text, attempt, max_attempts, created_at, run_at
@@ -134,14 +142,21 @@ public final class JobStore {
        WHERE id = ? AND state IN ('scheduled', 'available', 'retryable')
       """;
 
+  // A dead job with a unique key stays dead while another job with its key waits or runs: the
+  // NOT EXISTS makes that a plain "not replayed" instead of a unique violation, which would abort
+  // the caller's transaction. (Two replays racing for one key still meet the index.)
   private static final String REPLAY_DEAD =
       """
       WITH replayed AS (
-        UPDATE pgbus.job
-           SET state = 'available', max_attempts = attempt + max_attempts, run_at = now(),
+        UPDATE pgbus.job d
+           SET state = 'available', max_attempts = d.attempt + d.max_attempts, run_at = now(),
                finalized_at = NULL
-         WHERE id = ? AND state = 'dead'
-        RETURNING queue)
+         WHERE d.id = ? AND d.state = 'dead'
+           AND (d.unique_key IS NULL OR NOT EXISTS (
+                 SELECT 1 FROM pgbus.job o
+                  WHERE o.queue = d.queue AND o.unique_key = d.unique_key
+                    AND o.state IN ('scheduled', 'available', 'running', 'retryable')))
+        RETURNING d.queue)
       SELECT pgbus.notify(queue, now()) FROM replayed
       """;
 
@@ -178,6 +193,8 @@ public final class JobStore {
 
   // The head of each queue: its earliest waiting job, and whether that one is due by the
   // database's clock. One index probe per queue on job_due_idx (LIMIT 1 in run_at order).
+  // A paused queue has no head: the poller must not wake a capsule for jobs that no claim may
+  // take, or every tick would end in an empty claim (and an alarm in the past, in a busy loop).
   private static final String QUEUE_HEADS =
       """
       SELECT q.queue, h.run_at, h.run_at <= now()
@@ -187,12 +204,16 @@ public final class JobStore {
            WHERE j.queue = q.queue AND j.state IN ('available', 'scheduled', 'retryable')
            ORDER BY j.run_at
            LIMIT 1) h
+       WHERE NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = q.queue)
       """;
 
+  // Paused queues are left out for the same reason as in QUEUE_HEADS: a capsule would set an
+  // alarm for a due job it may not claim, ring, claim nothing, and set it again.
   private static final String NEXT_DUE =
       """
-      SELECT min(run_at) FROM pgbus.job
-       WHERE queue = ANY(?::text[]) AND state IN ('scheduled', 'retryable')
+      SELECT min(j.run_at) FROM pgbus.job j
+       WHERE j.queue = ANY(?::text[]) AND j.state IN ('scheduled', 'retryable')
+         AND NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = j.queue)
       """;
 
   private static final String PRUNE =
@@ -203,8 +224,17 @@ public final class JobStore {
                      LIMIT ?)
       """;
 
-  /** Inserts one job and its wake-up notification in the connection's transaction. */
+  /** Inserts one job and its wake-up notification in the connection's transaction; its id. */
   public long jobInsert(Connection c, NewJob job) throws SQLException {
+    return jobInsertIfAbsent(c, job).id();
+  }
+
+  /**
+   * Inserts one job and its wake-up in the connection's transaction, unless its unique key is
+   * taken by a waiting or running job of the queue: then nothing is written and that job's id
+   * comes back as a duplicate.
+   */
+  public Enqueued jobInsertIfAbsent(Connection c, NewJob job) throws SQLException {
     EnqueueOptions o = job.options();
     try (PreparedStatement ps = c.prepareStatement(ENQUEUE)) {
       ps.setString(1, job.queue());
@@ -213,14 +243,19 @@ public final class JobStore {
       ps.setLong(4, o.delay() == null ? 0 : o.delay().toMillis());
       ps.setInt(5, o.priority());
       ps.setInt(6, o.maxAttempts());
+      ps.setString(7, o.uniqueKey());
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        return rs.getLong(1);
+        return new Enqueued(rs.getLong(1), rs.getBoolean(2));
       }
     }
   }
 
-  /** Inserts many jobs in one statement with one notification per queue; ids in input order. */
+  /**
+   * Inserts many jobs in one statement with one notification per queue; ids in input order. Jobs
+   * with a unique key that is taken (by a waiting job, or earlier in the batch) get the existing
+   * id instead.
+   */
   public List<Long> jobInsertMany(Connection c, List<NewJob> jobs) throws SQLException {
     int n = jobs.size();
     String[] queues = new String[n];
@@ -231,6 +266,7 @@ public final class JobStore {
     Long[] delays = new Long[n];
     Integer[] priorities = new Integer[n];
     Integer[] maxAttempts = new Integer[n];
+    String[] uniqueKeys = new String[n];
     for (int i = 0; i < n; i++) {
       NewJob j = jobs.get(i);
       EnqueueOptions o = j.options();
@@ -240,6 +276,7 @@ public final class JobStore {
       delays[i] = o.delay() == null ? 0L : o.delay().toMillis();
       priorities[i] = o.priority();
       maxAttempts[i] = o.maxAttempts();
+      uniqueKeys[i] = o.uniqueKey();
     }
     try (PreparedStatement ps = c.prepareStatement(ENQUEUE_MANY)) {
       ps.setArray(1, c.createArrayOf("text", queues));
@@ -248,6 +285,7 @@ public final class JobStore {
       ps.setArray(4, c.createArrayOf("int8", delays));
       ps.setArray(5, c.createArrayOf("int4", priorities));
       ps.setArray(6, c.createArrayOf("int4", maxAttempts));
+      ps.setArray(7, c.createArrayOf("text", uniqueKeys));
       var ids = new ArrayList<Long>(n);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -422,7 +460,10 @@ public final class JobStore {
   /** The earliest waiting job of a queue, and whether it is due now by the database clock. */
   public record QueueHead(Instant runAt, boolean due) {}
 
-  /** The head of every given queue that has a waiting job; queues without one are absent. */
+  /**
+   * The head of every given queue that has a waiting job and is not paused; other queues are
+   * absent.
+   */
   public Map<String, QueueHead> jobQueueHeads(Connection c, List<String> queues)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(QUEUE_HEADS)) {
@@ -437,7 +478,10 @@ public final class JobStore {
     }
   }
 
-  /** The earliest run_at of a delayed or retrying job in these queues, or null when none. */
+  /**
+   * The earliest run_at of a delayed or retrying job in these queues, paused ones left out, or
+   * null when none.
+   */
   public Instant jobNextDue(Connection c, List<String> queues) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(NEXT_DUE)) {
       ps.setArray(1, textArray(c, queues));

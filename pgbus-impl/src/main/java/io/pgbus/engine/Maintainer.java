@@ -11,10 +11,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 /**
- * Periodic upkeep, on the elected leader only: rescue of expired leases, and retention (room is
- * left for cron). Each task backs off toward ten times
- * its base interval while it finds nothing to do and snaps back as soon as it does something, so
- * an idle deployment pays almost nothing for it.
+ * Periodic upkeep, on the elected leader only: rescue of expired leases, retention, and cron.
+ * Rescue and retention back off toward ten times their base interval while they find nothing to
+ * do and snap back as soon as they do something, so an idle deployment pays almost nothing for
+ * them. Cron runs at the next due run of any cron (at least once a minute), see {@link
+ * CronEnqueuer}.
  */
 final class Maintainer implements Runnable {
 
@@ -35,8 +36,13 @@ final class Maintainer implements Runnable {
     /** Does one round; returns how many rows it changed. */
     abstract long runOnce(Connection c) throws Exception;
 
-    void schedule(long progress) {
-      nextAt = System.nanoTime() + backoff.next(progress).toNanos();
+    /** How long after a round that made {@code progress} the next one runs. */
+    Duration after(long progress) {
+      return backoff.next(progress);
+    }
+
+    final void schedule(long progress) {
+      nextAt = System.nanoTime() + after(progress).toNanos();
     }
   }
 
@@ -50,14 +56,41 @@ final class Maintainer implements Runnable {
   private final AtomicLong pruned = new AtomicLong();
   private final AtomicLong rounds = new AtomicLong();
 
+  /**
+   * After a cron tick, wait this much past the next due run, so the database's clock has passed
+   * it when the next tick reads it. An early tick costs one read and re-arms.
+   */
+  private static final Duration CRON_SLACK = Duration.ofMillis(5);
+
   Maintainer(
       DataSource dataSource,
       JobStore store,
       EngineConfig config,
-      java.util.function.BooleanSupplier leader) {
+      java.util.function.BooleanSupplier leader,
+      CronEnqueuer cron) {
     this.dataSource = Objects.requireNonNull(dataSource);
     this.leader = Objects.requireNonNull(leader);
-    this.tasks =
+    var all = new java.util.ArrayList<Task>();
+    if (cron != null) {
+      all.add(
+          new Task("cron", CronEnqueuer.MAX_WAIT) {
+            private Duration untilNext = Duration.ZERO;
+
+            @Override
+            long runOnce(Connection c) throws Exception {
+              untilNext = CronEnqueuer.MAX_WAIT; // if the tick fails: try again in a minute
+              CronEnqueuer.Tick tick = cron.tick(c);
+              untilNext = tick.untilNext();
+              return tick.enqueued();
+            }
+
+            @Override
+            Duration after(long progress) {
+              return untilNext.plus(CRON_SLACK);
+            }
+          });
+    }
+    all.addAll(
         List.of(
             new Task("rescue", config.rescueInterval()) {
               @Override
@@ -82,7 +115,8 @@ final class Maintainer implements Runnable {
                 pruned.addAndGet(n);
                 return n;
               }
-            });
+            }));
+    this.tasks = List.copyOf(all);
   }
 
   long rescued() {

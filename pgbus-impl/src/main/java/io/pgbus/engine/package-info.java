@@ -5,7 +5,8 @@
  * owns the one LISTEN connection and turns notifications into {@link io.pgbus.engine.Wake}s;
  * each {@link io.pgbus.engine.Capsule} claims for its ordered queues and hands jobs to the
  * {@link io.pgbus.engine.JobRunner}; the {@link io.pgbus.engine.Maintainer} rescues expired
- * leases and prunes old jobs on the leader the {@link io.pgbus.engine.Elector} chose; the {@link
+ * leases, prunes old jobs and enqueues due cron runs ({@link io.pgbus.engine.CronJob}) on the
+ * leader the {@link io.pgbus.engine.Elector} chose; the {@link
  * io.pgbus.engine.Poller} is the one safety-net poll per JVM, and the {@link
  * io.pgbus.engine.Watchdog} interrupts handlers past their timeout. All SQL for the job table lives in {@link
  * io.pgbus.engine.JobStore}. The container adapters plug in through three ports: {@link

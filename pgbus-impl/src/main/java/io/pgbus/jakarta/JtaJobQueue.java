@@ -1,6 +1,7 @@
 package io.pgbus.jakarta;
 
 import io.pgbus.EnqueueOptions;
+import io.pgbus.Enqueued;
 import io.pgbus.InvalidJobException;
 import io.pgbus.JobQueue;
 import io.pgbus.PgbusException;
@@ -44,15 +45,43 @@ public class JtaJobQueue implements JobQueue {
   @Override
   public long enqueue(String queue, Object payload, EnqueueOptions options) {
     NewJob job = new NewJob(queue, toJson(queue, payload), options);
-    long id =
-        withConnection("enqueue to queue '" + queue + "'", c -> runtime.engine().enqueue(c, job));
-    runtime.metrics().enqueued(queue, 1);
-    return id;
+    Enqueued result =
+        withConnection(
+            "enqueue to queue '" + queue + "'", c -> runtime.engine().enqueueIfAbsent(c, job));
+    if (result.inserted()) {
+      runtime.metrics().enqueued(queue, 1);
+    }
+    return result.id();
+  }
+
+  @Override
+  public Enqueued enqueueIfAbsent(String queue, Object payload, EnqueueOptions options) {
+    if (options.uniqueKey() == null) {
+      throw new InvalidJobException(
+          queue,
+          "enqueueIfAbsent to queue '" + queue + "' needs a unique key: pass"
+              + " EnqueueOptions.defaults().withUniqueKey(\"...\"), or use enqueue");
+    }
+    NewJob job = new NewJob(queue, toJson(queue, payload), options);
+    Enqueued result =
+        withConnection(
+            "enqueue to queue '" + queue + "'", c -> runtime.engine().enqueueIfAbsent(c, job));
+    if (result.inserted()) {
+      runtime.metrics().enqueued(queue, 1);
+    }
+    return result;
   }
 
   @Override
   public List<Long> enqueueAll(String queue, List<?> payloads, EnqueueOptions options) {
     QueueNames.require(queue);
+    if (options.uniqueKey() != null) {
+      throw new InvalidJobException(
+          queue,
+          "enqueueAll to queue '" + queue + "' got unique key '" + options.uniqueKey()
+              + "' for every job, which would make all but the first a duplicate: enqueue keyed"
+              + " jobs one by one with enqueueIfAbsent");
+    }
     var jobs = new ArrayList<NewJob>(payloads.size());
     for (Object p : payloads) {
       jobs.add(new NewJob(queue, toJson(queue, p), options));
@@ -73,6 +102,25 @@ public class JtaJobQueue implements JobQueue {
   @Override
   public boolean replay(long jobId) {
     return withConnection("replay job " + jobId, c -> runtime.engine().replay(c, jobId));
+  }
+
+  @Override
+  public boolean pause(String queue) {
+    QueueNames.require(queue);
+    return withConnection("pause queue '" + queue + "'", c -> runtime.engine().pause(c, queue));
+  }
+
+  @Override
+  public boolean resume(String queue) {
+    QueueNames.require(queue);
+    return withConnection("resume queue '" + queue + "'", c -> runtime.engine().resume(c, queue));
+  }
+
+  @Override
+  public boolean isPaused(String queue) {
+    QueueNames.require(queue);
+    return withConnection(
+        "read the pause of queue '" + queue + "'", c -> runtime.engine().isPaused(c, queue));
   }
 
   private String toJson(String queue, Object payload) {

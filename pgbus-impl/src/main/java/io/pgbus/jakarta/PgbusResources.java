@@ -32,7 +32,9 @@ public class PgbusResources {
   @PostConstruct
   void resolve() {
     Config config = ConfigProvider.getConfig();
-    settings = PgbusSettings.read(key -> config.getOptionalValue(key, String.class));
+    settings =
+        PgbusSettings.read(
+            key -> config.getOptionalValue(key, String.class), config.getPropertyNames());
     poolMax =
         config
             .getOptionalValue(POOL_SIZE_KEY, String.class)

@@ -204,6 +204,9 @@ public class PgbusRuntime {
         schemaVersion = Schema.installedVersion(c);
         if (!Schema.EXPECTED_VERSION.equals(schemaVersion)) {
           reason = "schema version " + schemaVersion + ", expected " + Schema.EXPECTED_VERSION;
+        } else {
+          // Paused queues are intended, so they never make readiness DOWN; they are shown.
+          data.put("paused", String.join(",", engine.pausedQueues(c)));
         }
       } catch (Exception e) {
         reason = "database unreachable: " + e.getMessage();

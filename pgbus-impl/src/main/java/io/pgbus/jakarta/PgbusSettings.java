@@ -1,13 +1,24 @@
 package io.pgbus.jakarta;
 
+import io.pgbus.InvalidJobException;
+import io.pgbus.QueueNames;
 import io.pgbus.engine.CapsuleConfig;
+import io.pgbus.engine.CronJob;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.RetryPolicy;
+import jakarta.json.Json;
+import jakarta.json.JsonException;
+import jakarta.json.stream.JsonParser;
+import java.io.StringReader;
+import java.time.DateTimeException;
 import java.time.Duration;
+import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -30,6 +41,9 @@ record PgbusSettings(
   static final String DEFAULT_LISTENER_DATASOURCE = "jdbc/pgbusListener";
   static final String DEFAULT_EXECUTOR = "java:comp/DefaultManagedExecutorService";
   static final Duration DEFAULT_STALL_THRESHOLD = Duration.ofSeconds(60);
+  static final String DEFAULT_CRON_ZONE = "UTC";
+  static final String DEFAULT_CRON_PAYLOAD = "{}";
+  private static final String CRON_PREFIX = "pgbus.cron.";
 
   /** Thrown for a bad configuration value; fails the deployment. */
   static final class InvalidSettingException extends RuntimeException {
@@ -42,6 +56,15 @@ record PgbusSettings(
 
   /** Reads the settings from a key lookup (MicroProfile Config in a container, a map in tests). */
   static PgbusSettings read(Function<String, Optional<String>> source) {
+    return read(source, List.of());
+  }
+
+  /**
+   * Reads the settings; {@code keys} are every configuration key there is, so that a {@code
+   * pgbus.cron.<name>.*} key whose name is missing from {@code pgbus.crons} is reported rather
+   * than silently ignored.
+   */
+  static PgbusSettings read(Function<String, Optional<String>> source, Iterable<String> keys) {
     var r = new Reader(source);
     EngineConfig.Builder b = EngineConfig.builder();
     r.string("pgbus.worker-id").ifPresent(b::workerId);
@@ -64,6 +87,11 @@ record PgbusSettings(
         throw new InvalidSettingException("pgbus: " + prefix + "*: " + e.getMessage());
       }
     }
+    List<String> cronNames = r.list("pgbus.crons", List.of());
+    for (String name : cronNames) {
+      b.cron(cron(r, name));
+    }
+    unlistedCrons(keys, cronNames);
     b.pollInterval(r.duration("pgbus.poll-interval", EngineConfig.Builder.DEFAULT_POLL_INTERVAL))
         .pollCeiling(r.duration("pgbus.poll-ceiling", EngineConfig.Builder.DEFAULT_POLL_CEILING))
         .lease(r.duration("pgbus.lease", EngineConfig.Builder.DEFAULT_LEASE))
@@ -111,6 +139,115 @@ record PgbusSettings(
         r.string("pgbus.executor").orElse(DEFAULT_EXECUTOR),
         r.bool("pgbus.migrate", true),
         r.duration("pgbus.liveness.stall-threshold", DEFAULT_STALL_THRESHOLD));
+  }
+
+  /** One cron from pgbus.cron.<name>.*, every value checked with its key named. */
+  private static CronJob cron(Reader r, String name) {
+    String prefix = CRON_PREFIX + name + ".";
+    String schedule =
+        r.string(prefix + "schedule")
+            .orElseThrow(
+                () ->
+                    new InvalidSettingException(
+                        "pgbus: cron '" + name + "' is listed in pgbus.crons but " + prefix
+                            + "schedule is not set; set it to a cron expression, e.g. " + prefix
+                            + "schedule=0 3 * * * (03:00 every day)"));
+    String queue =
+        r.string(prefix + "queue")
+            .orElseThrow(
+                () ->
+                    new InvalidSettingException(
+                        "pgbus: cron '" + name + "' is listed in pgbus.crons but " + prefix
+                            + "queue is not set; set it to the queue its jobs go to, e.g. "
+                            + prefix + "queue=reports"));
+    try {
+      QueueNames.require(queue);
+    } catch (InvalidJobException e) {
+      throw new InvalidSettingException(
+          "pgbus: " + prefix + "queue=" + queue + " is invalid: " + e.getMessage());
+    }
+    String zoneText = r.string(prefix + "zone").orElse(DEFAULT_CRON_ZONE);
+    ZoneId zone;
+    try {
+      zone = ZoneId.of(zoneText);
+    } catch (DateTimeException e) {
+      throw new InvalidSettingException(
+          "pgbus: " + prefix + "zone=" + zoneText + " is invalid (" + e.getMessage() + "): use a"
+              + " time zone id such as UTC, Europe/Berlin or America/New_York (default "
+              + DEFAULT_CRON_ZONE + ")");
+    }
+    String payload = r.string(prefix + "payload").orElse(DEFAULT_CRON_PAYLOAD);
+    String jsonProblem = jsonProblem(payload);
+    if (jsonProblem != null) {
+      throw new InvalidSettingException(
+          "pgbus: " + prefix + "payload=" + payload + " is invalid: " + jsonProblem + "; use a"
+              + " JSON value such as {\"report\": \"daily\"} (default " + DEFAULT_CRON_PAYLOAD + ")");
+    }
+    try {
+      return new CronJob(name, schedule, zone, queue, payload);
+    } catch (IllegalArgumentException e) {
+      String message = e.getMessage();
+      if (message.contains("invalid cron name")) {
+        throw new InvalidSettingException("pgbus: pgbus.crons: " + message);
+      }
+      throw new InvalidSettingException(
+          "pgbus: " + prefix + "schedule=" + schedule + " is invalid: "
+              + message.replaceFirst("^cron '[^']*': ", ""));
+    }
+  }
+
+  /** Null when {@code text} is one JSON value other than null, else what is wrong with it. */
+  private static String jsonProblem(String text) {
+    try (JsonParser p = Json.createParser(new StringReader(text))) {
+      int depth = 0;
+      int values = 0;
+      while (p.hasNext()) {
+        JsonParser.Event e = p.next();
+        if (depth == 0) {
+          values++;
+          if (e == JsonParser.Event.VALUE_NULL) {
+            return "it is JSON null";
+          }
+        }
+        if (e == JsonParser.Event.START_OBJECT || e == JsonParser.Event.START_ARRAY) {
+          depth++;
+        } else if (e == JsonParser.Event.END_OBJECT || e == JsonParser.Event.END_ARRAY) {
+          depth--;
+        }
+      }
+      return values == 1 ? null : "it is not one JSON value";
+    } catch (JsonException e) {
+      return "it is not JSON (" + e.getMessage() + ")";
+    }
+  }
+
+  /** Refuses pgbus.cron.<name>.* keys whose name pgbus.crons does not list. */
+  private static void unlistedCrons(Iterable<String> keys, List<String> listed) {
+    Set<String> unlisted = new LinkedHashSet<>();
+    for (String key : keys) {
+      if (key.startsWith(CRON_PREFIX)) {
+        String rest = key.substring(CRON_PREFIX.length());
+        int dot = rest.indexOf('.');
+        String name = dot < 0 ? rest : rest.substring(0, dot);
+        if (!listed.contains(name)) {
+          unlisted.add(name);
+        }
+      }
+    }
+    if (!unlisted.isEmpty()) {
+      String first = unlisted.iterator().next();
+      throw new InvalidSettingException(
+          "pgbus: " + CRON_PREFIX + first + ".* is set but '" + first + "' is not listed in"
+              + " pgbus.crons" + (listed.isEmpty() ? "" : "=" + String.join(",", listed))
+              + ", so it would never run; add it: pgbus.crons="
+              + String.join(",", concat(listed, unlisted)));
+    }
+  }
+
+  private static List<String> concat(List<String> a, Set<String> b) {
+    var all = new ArrayList<String>(a);
+    all.addAll(b);
+    return all;
   }
 
   /** Typed lookups that name the key and the value when they fail. */

@@ -39,7 +39,27 @@ class DoctorTest {
     assertThat(report.status()).isEqualTo(Doctor.Status.OK);
     assertThat(report.checks())
         .extracting(Doctor.Check::name)
-        .containsExactly("config", "database", "schema", "pooler", "listener", "pool", "connection budget");
+        .containsExactly(
+            "config", "database", "schema", "paused queues", "pooler", "listener", "pool",
+            "connection budget");
+  }
+
+  @Test
+  void warnsAboutPausedQueuesAndSaysHowToResumeThem() throws Exception {
+    Engine engine =
+        engines.start(engines.config().capsule("main", 1, "doctor_paused").build(), (job, tx) -> null);
+    try (java.sql.Connection c = db.connect()) {
+      engine.pause(c, "doctor_paused");
+      try {
+        Doctor.Check paused = check(Doctor.examine(engine, db.dataSource(), 20, "k"), "paused queues");
+
+        assertThat(paused.status()).isEqualTo(Doctor.Status.WARN);
+        assertThat(paused.detail()).contains("paused: [doctor_paused]").contains("capsules read");
+        assertThat(paused.fix()).contains("pgbus.resume('<queue>')");
+      } finally {
+        engine.resume(c, "doctor_paused");
+      }
+    }
   }
 
   @Test

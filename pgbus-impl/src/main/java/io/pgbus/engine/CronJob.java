@@ -1,0 +1,52 @@
+package io.pgbus.engine;
+
+import io.pgbus.QueueNames;
+import java.time.ZoneId;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * A periodic job: at every run of {@code schedule} (evaluated in {@code zone}), the maintenance
+ * leader enqueues one job with {@code payloadJson} to {@code queue}. Validated at construction.
+ *
+ * <p>Exactly one job per scheduled run across all JVMs, also across a leader change: the run is
+ * recorded in {@code pgbus.cron} by a compare-and-set in the same transaction as the enqueue. After
+ * downtime only the latest missed run is enqueued, late; the ones before it are skipped. A cron
+ * seen for the first time starts with the next run after that moment.
+ *
+ * @param name identifies the cron in {@code pgbus.cron}; a letter, then letters, digits, '_' or
+ *     '-', at most 63 characters
+ */
+public record CronJob(String name, String schedule, ZoneId zone, String queue, String payloadJson) {
+
+  private static final Pattern NAME = Pattern.compile("[A-Za-z][A-Za-z0-9_-]{0,62}");
+
+  public CronJob {
+    Objects.requireNonNull(name, "cron name");
+    if (!NAME.matcher(name).matches()) {
+      throw new IllegalArgumentException(
+          "invalid cron name '" + name + "': use a letter followed by letters, digits, '_' or '-',"
+              + " at most 63 characters");
+    }
+    Objects.requireNonNull(zone, "zone");
+    QueueNames.require(queue);
+    if (payloadJson == null || payloadJson.isBlank() || payloadJson.strip().equals("null")) {
+      throw new IllegalArgumentException(
+          "cron '" + name + "' has no payload: use a JSON object, or {} for no data");
+    }
+    try {
+      CronSchedule.parse(schedule, zone);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("cron '" + name + "': " + e.getMessage(), e);
+    }
+  }
+
+  /** A cron in UTC with an empty payload. */
+  public static CronJob of(String name, String schedule, String queue) {
+    return new CronJob(name, schedule, ZoneId.of("UTC"), queue, "{}");
+  }
+
+  CronSchedule parsedSchedule() {
+    return CronSchedule.parse(schedule, zone);
+  }
+}

@@ -1,0 +1,221 @@
+package io.pgbus.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pgbus.engine.testing.Await;
+import io.pgbus.engine.testing.TestDatabase;
+import io.pgbus.engine.testing.TestEngines;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Cron: the maintenance leader enqueues exactly one job per scheduled run, across engines and
+ * leader changes; after downtime only the latest missed run is enqueued; bad schedules are refused
+ * with the rule. Ticks with a driven clock show the rules; engines on the real clock show the
+ * fleet.
+ */
+class CronTest {
+
+  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension final TestEngines engines = new TestEngines(db);
+
+  private static final Instant DAY1_0300 = Instant.parse("2026-01-05T03:00:00Z");
+  private static final Duration DAY = Duration.ofDays(1);
+
+  private final JobStore store = new JobStore();
+
+  @BeforeEach
+  void clean() {
+    db.update("DELETE FROM pgbus.job");
+    db.update("DELETE FROM pgbus.cron");
+  }
+
+  @Test
+  void aCronSeenForTheFirstTimeStartsWithItsNextRun() throws Exception {
+    CronEnqueuer cron = enqueuer(CronJob.of("nightly", "0 3 * * *", "reports"));
+    try (Connection c = db.connect()) {
+      CronEnqueuer.Tick first = cron.tick(c, DAY1_0300.plusSeconds(30));
+      assertThat(first.enqueued()).isZero();
+      assertThat(cron.tick(c, DAY1_0300.plus(DAY).minusSeconds(1)).enqueued()).isZero();
+
+      CronEnqueuer.Tick due = cron.tick(c, DAY1_0300.plus(DAY).plusMillis(20));
+
+      assertThat(due.enqueued()).isEqualTo(1);
+      assertThat(due.untilNext()).isEqualTo(CronEnqueuer.MAX_WAIT);
+    }
+    assertThat(runs("reports")).containsExactly(DAY1_0300.plus(DAY));
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE unique_key = ?",
+            "cron:nightly:" + DAY1_0300.plus(DAY)))
+        .isEqualTo(1);
+  }
+
+  @Test
+  void afterDowntimeOnlyTheLatestMissedRunIsEnqueued() throws Exception {
+    CronEnqueuer cron = enqueuer(CronJob.of("nightly", "0 3 * * *", "reports"));
+    try (Connection c = db.connect()) {
+      cron.tick(c, DAY1_0300.minusSeconds(60));
+      assertThat(cron.tick(c, DAY1_0300).enqueued()).isEqualTo(1);
+
+      // Down from day 1 to day 5, one hour past its run: four runs missed.
+      Instant day5 = DAY1_0300.plus(DAY.multipliedBy(4)).plusSeconds(3600);
+      assertThat(cron.tick(c, day5).enqueued()).isEqualTo(1);
+      assertThat(cron.tick(c, day5.plusSeconds(1)).enqueued()).isZero();
+    }
+    assertThat(runs("reports"))
+        .containsExactly(DAY1_0300, DAY1_0300.plus(DAY.multipliedBy(4)));
+  }
+
+  @Test
+  void twoLeadersTickingAtOnceEnqueueEachRunOnce() throws Exception {
+    // Two enqueuers stand for two JVMs that both believe they lead, for a moment.
+    CronJob job = CronJob.of("pulse", "* * * * * *", "pulses");
+    CronEnqueuer a = enqueuer(job);
+    CronEnqueuer b = enqueuer(job);
+    try (Connection c = db.connect()) {
+      a.tick(c, DAY1_0300.minusMillis(500));
+    }
+    ExecutorService threads = Executors.newFixedThreadPool(2);
+    try {
+      for (int s = 0; s < 20; s++) {
+        Instant clock = DAY1_0300.plusSeconds(s).plusMillis(100);
+        var gate = new CountDownLatch(1);
+        var ticks = new ArrayList<Future<Integer>>();
+        for (CronEnqueuer e : List.of(a, b)) {
+          ticks.add(
+              threads.submit(
+                  () -> {
+                    gate.await();
+                    try (Connection c = db.connect()) {
+                      return e.tick(c, clock).enqueued();
+                    }
+                  }));
+        }
+        gate.countDown();
+        int enqueued = 0;
+        for (Future<Integer> t : ticks) {
+          enqueued += t.get(10, TimeUnit.SECONDS);
+        }
+        assertThat(enqueued).as("jobs enqueued for the run at second %d", s).isEqualTo(1);
+      }
+    } finally {
+      threads.shutdownNow();
+    }
+    List<Instant> runs = runs("pulses");
+    assertThat(runs).hasSize(20).doesNotHaveDuplicates();
+    assertThat(a.enqueued() + b.enqueued()).isEqualTo(20);
+  }
+
+  @Test
+  void aScheduleEverySecondEnqueuesOneJobPerRunOnlyOnTheLeaderAndNoneTwiceAcrossALeaderChange() {
+    CronJob tick = CronJob.of("tick", "* * * * * *", "ticks");
+    var fleet = new ArrayList<Engine>();
+    for (int i = 0; i < 3; i++) {
+      fleet.add(
+          engines.start(
+              engines.builder(
+                  engines.config().leaderTtl(Duration.ofSeconds(1)).cron(tick).build())));
+    }
+    Await.until("3 runs", Duration.ofSeconds(15), () -> runs("ticks").size(), n -> n >= 3);
+    Engine leader = Await.until(
+        "one leader", Duration.ofSeconds(5),
+        () -> fleet.stream().filter(Engine::leader).toList(), l -> l.size() == 1).get(0);
+    assertThat(fleet.stream().filter(e -> e != leader).mapToLong(Engine::cronRunsEnqueued).sum())
+        .as("followers enqueue nothing")
+        .isZero();
+
+    leader.stop();
+    int before = runs("ticks").size();
+    Await.until(
+        "3 more runs under another leader",
+        Duration.ofSeconds(15),
+        () -> runs("ticks").size(),
+        n -> n >= before + 3);
+    for (Engine e : fleet) {
+      e.stop();
+    }
+
+    List<Instant> runs = runs("ticks");
+    assertThat(runs).doesNotHaveDuplicates();
+    assertThat(runs).allMatch(t -> t.getNano() == 0, "whole seconds");
+    assertThat(db.queryLong("SELECT count(DISTINCT unique_key) FROM pgbus.job WHERE queue = 'ticks'"))
+        .isEqualTo(runs.size());
+    assertThat(fleet.stream().filter(e -> e != leader).mapToLong(Engine::cronRunsEnqueued).sum())
+        .as("the new leader enqueued")
+        .isPositive();
+    assertThat(fleet.stream().mapToLong(Engine::cronRunsEnqueued).sum()).isEqualTo(runs.size());
+  }
+
+  @Test
+  void schedulesFollowTheirDialectAndZone() {
+    CronSchedule daily = CronSchedule.parse("0 3 * * *", ZoneId.of("UTC"));
+    assertThat(daily.latestAtOrBefore(DAY1_0300)).isEqualTo(DAY1_0300);
+    assertThat(daily.latestAtOrBefore(DAY1_0300.minusSeconds(1))).isEqualTo(DAY1_0300.minus(DAY));
+    assertThat(daily.nextAfter(DAY1_0300)).isEqualTo(DAY1_0300.plus(DAY));
+
+    CronSchedule seconds = CronSchedule.parse("*/10 * * * * *", ZoneId.of("UTC"));
+    assertThat(seconds.latestAtOrBefore(DAY1_0300.plusMillis(19_999)))
+        .isEqualTo(DAY1_0300.plusSeconds(10));
+
+    CronSchedule berlin = CronSchedule.parse("@daily", ZoneId.of("Europe/Berlin"));
+    assertThat(berlin.nextAfter(DAY1_0300)).isEqualTo(Instant.parse("2026-01-05T23:00:00Z"));
+  }
+
+  @Test
+  void anInvalidScheduleIsRefusedWithTheRule() {
+    assertThatThrownBy(() -> CronJob.of("bad", "61 * * * *", "q"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("cron 'bad': invalid cron schedule '61 * * * *'")
+        .hasMessageContaining("61 not in range")
+        .hasMessageContaining("use 5 fields");
+    assertThatThrownBy(() -> CronJob.of("bad", "every day", "q"))
+        .hasMessageContaining("it has 2 field(s)");
+    assertThatThrownBy(() -> CronJob.of("bad", " ", "q"))
+        .hasMessageContaining("the cron schedule is empty");
+    assertThatThrownBy(() -> CronJob.of("bad name", "@daily", "q"))
+        .hasMessageContaining("invalid cron name 'bad name'");
+    assertThatThrownBy(
+            () ->
+                EngineConfig.builder()
+                    .cron(CronJob.of("twice", "@daily", "q"))
+                    .cron(CronJob.of("twice", "@hourly", "q"))
+                    .build())
+        .hasMessageContaining("two crons are named 'twice'");
+  }
+
+  private CronEnqueuer enqueuer(CronJob job) {
+    return new CronEnqueuer(List.of(job), store, new JdbcTransactions(db.dataSource()));
+  }
+
+  /** The run_at of every job of a queue, by id; a cron job's run_at is the run it is for. */
+  private static List<Instant> runs(String queue) {
+    try (Connection c = db.connect();
+        PreparedStatement ps =
+            c.prepareStatement("SELECT run_at FROM pgbus.job WHERE queue = ? ORDER BY id")) {
+      ps.setString(1, queue);
+      var runs = new ArrayList<Instant>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          runs.add(rs.getTimestamp(1).toInstant());
+        }
+      }
+      return runs;
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+  }
+}
