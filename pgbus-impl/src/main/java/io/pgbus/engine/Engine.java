@@ -73,7 +73,7 @@ public final class Engine {
         config.capsules().isEmpty()
             ? null
             : new Poller(store, dataSource, config.queues(), this::listenerState, config, this::route);
-    JobRunner single = new JobRunner(store, dataSource, tx, jobs, config.retry(), b.events);
+    JobRunner single = new JobRunner(store, dataSource, tx, jobs, config.retry(), b.events, executor);
     BatchRunner runner =
         new BatchRunner(single, store, dataSource, tx, b.events, config.lease());
     for (CapsuleConfig cc : config.capsules()) {

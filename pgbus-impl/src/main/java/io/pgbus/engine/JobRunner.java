@@ -8,6 +8,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.concurrent.Executor;
 import javax.sql.DataSource;
 
 /**
@@ -29,7 +30,7 @@ final class JobRunner {
   private final JobFunction function;
   private final RetryPolicy retry;
   private final JobEvents events;
-  private final Watchdog watchdog = new Watchdog();
+  private final Watchdog watchdog;
 
   JobRunner(
       JobStore store,
@@ -37,7 +38,9 @@ final class JobRunner {
       Transactions transactions,
       JobFunction function,
       RetryPolicy retry,
-      JobEvents events) {
+      JobEvents events,
+      Executor executor) {
+    this.watchdog = new Watchdog(executor);
     this.store = Objects.requireNonNull(store);
     this.dataSource = Objects.requireNonNull(dataSource);
     this.transactions = Objects.requireNonNull(transactions);

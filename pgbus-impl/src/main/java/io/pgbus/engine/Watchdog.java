@@ -1,64 +1,109 @@
 package io.pgbus.engine;
 
 import java.time.Duration;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.Objects;
+import java.util.concurrent.DelayQueue;
+import java.util.concurrent.Delayed;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Enforces the job timeout: interrupts a handler's worker thread once the handler has run for
  * longer than it may. Interrupting is all it can do; a handler that ignores the interrupt runs on
  * until its lease expires, and the lease and the fence on {@code attempt} take over from there.
  *
- * <p>One timer thread serves every capsule of an engine, and only while some job runs: it ends a
- * second after the last watched attempt did, so nothing lingers after an undeploy.
+ * <p>Its loop runs on the engine's executor (in a container, the ManagedExecutorService), and
+ * only while some job runs: it starts with the first watched attempt and ends a second after the
+ * last one ended, so nothing lingers after an undeploy and no thread exists outside the
+ * container's management.
  */
 final class Watchdog {
 
   private static final System.Logger LOG = System.getLogger(Watchdog.class.getName());
 
-  private final ScheduledThreadPoolExecutor timer;
+  /** How long the loop waits with nothing to watch before it ends. */
+  private static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-  Watchdog() {
-    timer =
-        new ScheduledThreadPoolExecutor(
-            1,
-            r -> {
-              Thread t = new Thread(r, "pgbus-job-timeout");
-              t.setDaemon(true);
-              // Do not pin the application's class loader from a thread the container does not
-              // manage.
-              t.setContextClassLoader(null);
-              return t;
-            });
-    timer.setKeepAliveTime(1, TimeUnit.SECONDS);
-    timer.allowCoreThreadTimeOut(true);
-    timer.setRemoveOnCancelPolicy(true);
+  private final Executor executor;
+  private final DelayQueue<Attempt> pending = new DelayQueue<>();
+  private final AtomicBoolean looping = new AtomicBoolean();
+
+  Watchdog(Executor executor) {
+    this.executor = Objects.requireNonNull(executor);
   }
 
   /** Starts watching the calling thread, which is about to run {@code job}'s handler. */
   Attempt watch(ClaimedJob job, Duration timeout) {
-    var attempt = new Attempt(job, Thread.currentThread(), timeout);
-    attempt.alarm = timer.schedule(attempt::expire, timeout.toNanos(), TimeUnit.NANOSECONDS);
+    var attempt = new Attempt(this, job, Thread.currentThread(), timeout);
+    pending.add(attempt);
+    if (looping.compareAndSet(false, true)) {
+      try {
+        executor.execute(this::loop);
+      } catch (RejectedExecutionException e) {
+        looping.set(false);
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "pgbus could not start its job-timeout watchdog ({0}); job {1} runs without a"
+                + " timeout, its lease still bounds it",
+            e.getMessage(),
+            job.id());
+      }
+    }
     return attempt;
   }
 
+  private void loop() {
+    try {
+      while (true) {
+        Attempt due = pending.poll(IDLE_NANOS, TimeUnit.NANOSECONDS);
+        if (due != null) {
+          due.expire();
+          continue;
+        }
+        looping.set(false);
+        // An attempt added after the poll gave up, before looping was cleared, found a loop
+        // running and started none: take it on, unless a new loop already did.
+        if (pending.isEmpty() || !looping.compareAndSet(false, true)) {
+          return;
+        }
+      }
+    } catch (InterruptedException e) {
+      looping.set(false); // the executor is shutting down: the next watch starts a new loop
+      Thread.currentThread().interrupt();
+    }
+  }
+
   /** One watched handler run. */
-  static final class Attempt {
+  static final class Attempt implements Delayed {
+    private final Watchdog watchdog;
     private final ClaimedJob job;
     private final Thread worker;
     private final Duration timeout;
-    private volatile ScheduledFuture<?> alarm;
+    private final long deadline; // System.nanoTime()
 
     // Guarded by this: the interrupt happens only while the attempt has not ended, so none can
     // reach the worker after end() returned.
     private boolean ended;
     private boolean timedOut;
 
-    private Attempt(ClaimedJob job, Thread worker, Duration timeout) {
+    private Attempt(Watchdog watchdog, ClaimedJob job, Thread worker, Duration timeout) {
+      this.watchdog = watchdog;
       this.job = job;
       this.worker = worker;
       this.timeout = timeout;
+      this.deadline = System.nanoTime() + timeout.toNanos();
+    }
+
+    @Override
+    public long getDelay(TimeUnit unit) {
+      return unit.convert(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public int compareTo(Delayed other) {
+      return Long.compare(deadline, ((Attempt) other).deadline);
     }
 
     Duration timeout() {
@@ -92,10 +137,7 @@ final class Watchdog {
         ended = true;
         expired = timedOut;
       }
-      ScheduledFuture<?> a = alarm;
-      if (a != null) {
-        a.cancel(false);
-      }
+      watchdog.pending.remove(this);
       if (expired) {
         Thread.interrupted();
       }
