@@ -69,7 +69,8 @@ public enum TestServer {
      */
     @Override
     public WebArchive prepare(WebArchive war) {
-      return war.addAsWebInfResource("wildfly/jboss-deployment-structure.xml", "jboss-deployment-structure.xml")
+      return war.addAsWebInfResource(
+              "wildfly/jboss-deployment-structure.xml", "jboss-deployment-structure.xml")
           .setWebXML("wildfly/web.xml");
     }
 
