@@ -1,5 +1,6 @@
 package io.pgbus.it;
 
+import io.pgbus.it.support.TestServer;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -18,15 +19,18 @@ import org.jboss.shrinkwrap.api.spec.WebArchive;
  * those jars into the directory named by the system property {@code pgbus.it.libs}
  * (it/pom.xml, copy-dependencies with includeScope=runtime), so adding a runtime
  * dependency to pgbus-impl needs no change here. pgjdbc is not bundled: the test server
- * has it in lib/global.
+ * has it (Liberty: lib/global; WildFly: the module org.postgresql). Every WAR gets what its
+ * server needs ({@link TestServer#prepare}).
  */
 public final class Deployments {
 
   private Deployments() {}
 
-  /** An empty WAR; add the test's own classes to it. */
+  /** An empty WAR for this run's server; add the test's own classes to it. */
   public static WebArchive war(String name) {
-    return ShrinkWrap.create(WebArchive.class, name + ".war");
+    return TestServer.current()
+        .prepare(ShrinkWrap.create(WebArchive.class, name + ".war"))
+        .addClass(TestServer.class);
   }
 
   /** A WAR that carries pgbus and its runtime dependencies in WEB-INF/lib. */

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * A capsule with jobs-per-transaction=5 on Liberty: five jobs and their handlers' business rows
+ * A capsule with jobs-per-transaction=5: five jobs and their handlers' business rows
  * commit in one JTA transaction (the rows share the inserting transaction, {@code xmin}); when one
  * handler throws, its neighbours commit one by one and only the thrower is retried.
  */

@@ -9,6 +9,7 @@ import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.Notifier;
 import io.pgbus.it.support.Await;
 import io.pgbus.it.support.Sql;
+import io.pgbus.it.support.TestServer;
 import io.pgbus.jakarta.PgbusRuntime;
 import jakarta.annotation.Resource;
 import jakarta.inject.Inject;
@@ -21,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * pg_terminate_backend on the listener of a deployed application: the listener on Liberty's
+ * pg_terminate_backend on the listener of a deployed application: the listener on the server's
  * non-JTA datasource stops delivering within a second, comes back after one reconnect, and a job
  * enqueued while it was away runs, found by the reconnect's synthetic wake (the poll interval is
  * a minute here). The timings go to the server log with a [measure] prefix.
@@ -87,9 +88,9 @@ class ListenerKillIT {
       assertEquals(connects + 1, notifier.connects(), "reconnects for one kill");
       System.out.println(
           String.format(
-              "[pgbus-it] [measure] liberty listener kill %d: not delivering %d ms, delivering"
+              "[pgbus-it] [measure] %s listener kill %d: not delivering %d ms, delivering"
                   + " again %d ms, gap job done %d ms",
-              round, toDegrade, toRecover, toDone));
+              TestServer.current().label(), round, toDegrade, toRecover, toDone));
     }
   }
 

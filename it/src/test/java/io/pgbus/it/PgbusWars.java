@@ -3,9 +3,13 @@ package io.pgbus.it;
 import io.pgbus.it.support.Await;
 import io.pgbus.it.support.Config;
 import io.pgbus.it.support.Sql;
+import io.pgbus.it.support.TestServer;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 
-/** A pgbus test WAR with the shared test beans and the given pgbus configuration lines. */
+/**
+ * A pgbus test WAR with the shared test beans and the given pgbus configuration lines, plus the
+ * lines that point pgbus at this server's resources ({@link TestServer#pgbusConfig}).
+ */
 final class PgbusWars {
   private PgbusWars() {}
 
@@ -15,6 +19,6 @@ final class PgbusWars {
             .addClasses(Marker.class, Enqueuer.class, RecordingHandler.class, ItSchema.class,
                 PgbusWars.class, Deployments.class)
             .addClasses(Await.class, Sql.class, Config.class);
-    return Config.with(war, config);
+    return Config.with(war, TestServer.current().pgbusConfig(config));
   }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pgbus.it.support.Await;
 import io.pgbus.it.support.Http;
+import io.pgbus.it.support.TestServer;
 import java.net.URL;
 import java.time.Duration;
 import org.jboss.arquillian.container.test.api.Deployment;
@@ -29,7 +30,7 @@ class ReadinessIT {
 
   @Test
   void readinessIsUpWithTheListenerDelivering() throws Exception {
-    String ready = Http.root(url) + "/health/ready";
+    String ready = TestServer.current().health(url) + "/ready";
     Http.Response[] last = {null};
     Await.until(
         "readiness UP with a delivering listener",

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.pgbus.engine.testing.PrivateCluster;
 import io.pgbus.it.support.Await;
 import io.pgbus.it.support.Http;
+import io.pgbus.it.support.TestServer;
 import java.net.URL;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -37,7 +38,7 @@ class ReadinessRecoveryIT {
   static WebArchive deployment() {
     return PgbusWars.of(
             "readiness-late",
-            "pgbus.datasource=jdbc/pgbusLate",
+            "pgbus.datasource=" + TestServer.current().dataSource("jdbc/pgbusLate"),
             "pgbus.listener.url=jdbc:postgresql://127.0.0.1:" + PORT + "/postgres?connectTimeout=2",
             "pgbus.listener.user=postgres",
             "pgbus.capsules=late",
@@ -56,7 +57,7 @@ class ReadinessRecoveryIT {
 
   @Test
   void readinessTurnsUpByItselfWhenTheDatabaseArrivesAndJobsRun() throws Exception {
-    String ready = Http.root(url) + "/health/ready";
+    String ready = TestServer.current().health(url) + "/ready";
     Http.Response[] last = {null};
     Await.until(
         "readiness DOWN for the missing database",

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pgbus.it.support.Await;
 import io.pgbus.it.support.Http;
+import io.pgbus.it.support.TestServer;
 import java.net.URL;
 import java.time.Duration;
 import org.jboss.arquillian.container.test.api.Deployment;
@@ -27,8 +28,8 @@ class ReadinessWhenDatabaseDownIT {
   static WebArchive deployment() {
     return PgbusWars.of(
         "readiness-down",
-        "pgbus.datasource=jdbc/pgbusDown",
-        "pgbus.listener.datasource=jdbc/pgbusDown",
+        "pgbus.datasource=" + TestServer.current().dataSource("jdbc/pgbusDown"),
+        "pgbus.listener.datasource=" + TestServer.current().dataSource("jdbc/pgbusDown"),
         "pgbus.capsules=ready",
         "pgbus.capsule.ready.queues=it_ready");
   }
@@ -37,7 +38,7 @@ class ReadinessWhenDatabaseDownIT {
 
   @Test
   void readinessIsDownWithAClearReason() throws Exception {
-    String ready = Http.root(url) + "/health/ready";
+    String ready = TestServer.current().health(url) + "/ready";
     Http.Response[] last = {null};
     Await.until(
         "readiness to report the unreachable database",

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.pgbus.JobQueue;
 import io.pgbus.engine.ListenerState;
 import io.pgbus.it.support.Await;
+import io.pgbus.it.support.TestServer;
 import io.pgbus.jakarta.PgbusRuntime;
 import jakarta.annotation.Resource;
 import jakarta.inject.Inject;
@@ -26,7 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Records enqueue-commit to handler-start latency at idle inside Liberty, over 300 jobs enqueued
+ * Records enqueue-commit to handler-start latency at idle inside the server, over 300 jobs enqueued
  * one at a time. It asserts only that every job ran; the numbers go to the log and to
  * target/wake-latency.txt, for docs/performance.md. Timing targets live in the benchmarks.
  */
@@ -77,8 +78,9 @@ class WakeLatencyIT {
     String report =
         String.format(
             Locale.ROOT,
-            "liberty wake latency over %d jobs (commit -> handler start): p50=%.2f ms p95=%.2f ms"
+            "%s wake latency over %d jobs (commit -> handler start): p50=%.2f ms p95=%.2f ms"
                 + " p99=%.2f ms max=%.2f ms",
+            TestServer.current().label(),
             JOBS,
             pct(micros, 50),
             pct(micros, 95),
@@ -96,7 +98,7 @@ class WakeLatencyIT {
   private static void write(String report) {
     String dir = System.getProperty("pgbus.it.reports", System.getProperty("java.io.tmpdir"));
     try {
-      Files.writeString(Path.of(dir, "wake-latency.txt"), report + "\n");
+      Files.writeString(Path.of(dir, "wake-latency-" + TestServer.current().label() + ".txt"), report + "\n");
     } catch (IOException e) {
       System.out.println("[pgbus-it] could not write the latency report: " + e.getMessage());
     }

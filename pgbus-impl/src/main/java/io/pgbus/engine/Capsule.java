@@ -33,6 +33,12 @@ public final class Capsule implements Runnable {
   /** How long the loop may sleep before it refreshes its progress beacon. */
   private static final long MAX_SLEEP_NANOS = TimeUnit.SECONDS.toNanos(5);
 
+  /**
+   * A claimed job that waits this long for an executor thread means the executor is too small: a
+   * free thread takes a task at once. Warned about once per episode (see {@link #executorWait}).
+   */
+  private static final long EXECUTOR_WAIT_WARNING_NANOS = TimeUnit.SECONDS.toNanos(10);
+
   private final CapsuleConfig config;
   private final EngineConfig engine;
   private final JobStore store;
@@ -55,6 +61,9 @@ public final class Capsule implements Runnable {
   private boolean stopping;
   // One entry per busy slot: the id of the first job it runs -> System.nanoTime() at its start.
   private final Map<Long, Long> runningSince = new HashMap<>();
+  // One entry per slot handed to the executor and not started yet: first job id -> System.nanoTime().
+  private final Map<Long, Long> waitingSince = new HashMap<>();
+  private boolean executorWaitWarned;
 
   private volatile long beatNanos = System.nanoTime();
   private volatile boolean started;
@@ -99,6 +108,22 @@ public final class Capsule implements Runnable {
     lock.lock();
     try {
       return inFlight;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * How long the oldest slot handed to the executor has waited for a thread without starting, or
+   * zero. Anything but a moment means the executor has fewer threads than pgbus needs: the
+   * engine's loops (listener, poller, leader, maintenance, one per capsule) hold theirs for good,
+   * so an executor with a fixed number of threads and a queue (WildFly's default managed executor
+   * has two per CPU) can leave none for jobs, which are then claimed and never run.
+   */
+  public Duration executorWait() {
+    lock.lock();
+    try {
+      return Duration.ofNanos(oldestWait(System.nanoTime()));
     } finally {
       lock.unlock();
     }
@@ -222,6 +247,7 @@ public final class Capsule implements Runnable {
               refreshAlarm = resync || alarmRang;
               break;
             }
+            warnIfExecutorStarves();
             long sleep = MAX_SLEEP_NANOS;
             if (free > 0 && alarm != null) {
               sleep = Math.min(sleep, Duration.between(now, alarm).toNanos());
@@ -296,6 +322,8 @@ public final class Capsule implements Runnable {
     List<List<ClaimedJob>> slots = spread(jobs, freeSlots);
     lock.lock();
     try {
+      long handedAt = System.nanoTime();
+      slots.forEach(slot -> waitingSince.put(slot.get(0).id(), handedAt));
       inFlight += slots.size();
       backlog = jobs.size() == want;
       if (nextDue != null) {
@@ -343,6 +371,7 @@ public final class Capsule implements Runnable {
   private void runSlot(List<ClaimedJob> jobs) {
     lock.lock();
     try {
+      waitingSince.remove(jobs.get(0).id());
       runningSince.put(jobs.get(0).id(), System.nanoTime());
     } finally {
       lock.unlock();
@@ -360,12 +389,50 @@ public final class Capsule implements Runnable {
   private void slotDone(List<ClaimedJob> jobs) {
     lock.lock();
     try {
+      waitingSince.remove(jobs.get(0).id());
       runningSince.remove(jobs.get(0).id());
       inFlight--;
       changed.signalAll();
     } finally {
       lock.unlock();
     }
+  }
+
+  // Guarded by lock.
+  private long oldestWait(long now) {
+    return waitingSince.values().stream().mapToLong(since -> now - since).max().orElse(0);
+  }
+
+  /** Once per episode, while a slot waits too long for a thread; guarded by lock. */
+  private void warnIfExecutorStarves() {
+    long waited = oldestWait(System.nanoTime());
+    if (waited < EXECUTOR_WAIT_WARNING_NANOS) {
+      if (waitingSince.isEmpty()) {
+        executorWaitWarned = false;
+      }
+      return;
+    }
+    if (!executorWaitWarned) {
+      executorWaitWarned = true;
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus capsule ''{0}'': a claimed job has waited {1} s for a thread of the executor"
+              + " (pgbus.executor) and has not started: the executor has fewer threads than pgbus"
+              + " needs, since its loops hold theirs for good. Give it at least {2} threads (5 +"
+              + " the capsules + their concurrency), or a queue that makes new threads",
+          config.name(),
+          TimeUnit.NANOSECONDS.toSeconds(waited),
+          threadsNeeded(engine));
+    }
+  }
+
+  /**
+   * The threads an engine's executor needs so that no job waits: the listener, the poller, the
+   * leader and the maintenance loop, the job-timeout watchdog (while jobs run), a claim loop per
+   * capsule, and a thread per slot.
+   */
+  static int threadsNeeded(EngineConfig engine) {
+    return 5 + engine.capsules().stream().mapToInt(c -> 1 + c.concurrency()).sum();
   }
 
   private static Instant earliest(Instant a, Instant b) {

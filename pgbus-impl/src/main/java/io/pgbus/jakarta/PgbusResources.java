@@ -98,7 +98,8 @@ public class PgbusResources {
     } catch (NamingException e) {
       throw new PgbusException(
           "pgbus: " + key + "=" + name + " was not found in JNDI (" + e.getMessage() + "); declare"
-              + " it in server.xml or set " + key + " to the JNDI name you use",
+              + " it in the server's configuration or set " + key + " to the JNDI name you use"
+              + " (WildFly: java:jboss/..., see docs/wildfly.md)",
           e);
     }
   }

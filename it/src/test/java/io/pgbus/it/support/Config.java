@@ -1,5 +1,6 @@
 package io.pgbus.it.support;
 
+import java.util.List;
 import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 
@@ -7,7 +8,7 @@ import org.jboss.shrinkwrap.api.spec.WebArchive;
 public final class Config {
   private Config() {}
 
-  public static WebArchive with(WebArchive war, String... lines) {
+  public static WebArchive with(WebArchive war, List<String> lines) {
     return war.addAsResource(
         new StringAsset(String.join("\n", lines) + "\n"), "META-INF/microprofile-config.properties");
   }
