@@ -34,6 +34,8 @@ final class DemoServer {
   record Started(Instant claimedAt, Instant handlerStartedAt) {}
 
   private static final Pattern HOST_PORT = Pattern.compile("jdbc:postgresql://([^/?]*)");
+  private static final Pattern CPU_TIME =
+      Pattern.compile("(?m)^cpu_processCpuTime_seconds(?:\\{[^}]*\\})? ([0-9.eE+-]+)");
 
   private final String jdbcUrl;
   private final String httpRoot;
@@ -125,6 +127,32 @@ final class DemoServer {
       return null;
     } catch (SQLException e) {
       return "database " + jdbcUrl + ": " + e.getMessage();
+    }
+  }
+
+  /**
+   * The server JVM's CPU time in nanoseconds, from its MicroProfile Metrics base metric
+   * {@code cpu.processCpuTime}; -1 when there is no HTTP root or no such metric.
+   */
+  long cpuNanos() {
+    if (httpRoot == null) {
+      return -1;
+    }
+    try {
+      HttpResponse<String> r =
+          HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(URI.create(httpRoot + "/metrics?scope=base"))
+                      .timeout(Duration.ofSeconds(5))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString());
+      Matcher m = CPU_TIME.matcher(r.body());
+      return r.statusCode() == 200 && m.find() ? Math.round(Double.parseDouble(m.group(1)) * 1e9) : -1;
+    } catch (IOException | NumberFormatException e) {
+      return -1;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return -1;
     }
   }
 

@@ -32,7 +32,10 @@ final class LibertyWakeLatencyWorkload {
   /** Jobs enqueued in one statement to warm the server's JIT, as W1's warm-up does in Java SE. */
   private static final int WARMUP_BURST = 4_000;
 
-  /** Latency figures of one run, in milliseconds; early = handlers that started before the commit returned. */
+  /**
+   * Latency figures of one run, in milliseconds; early = handlers that started before the commit
+   * returned; cores busy (on average) in the server JVM (-1 when unknown) and on the machine.
+   */
   record Run(
       double p50,
       double p95,
@@ -43,7 +46,16 @@ final class LibertyWakeLatencyWorkload {
       double toClaimP50,
       double toClaimP99,
       double claimToStartP50,
-      double claimToStartP99) {}
+      double claimToStartP99,
+      double serverJvmCores,
+      CpuMeter.Usage cpu) {
+
+    /** Cores busy with everything but this bench, the server JVM and PostgreSQL. */
+    double otherCores() {
+      double o = cpu.others();
+      return o < 0 || serverJvmCores < 0 ? -1 : Math.max(0, o - serverJvmCores);
+    }
+  }
 
   private final Harness h;
   private final List<WakeLatencyWorkload.Run> javaSe;
@@ -127,6 +139,8 @@ final class LibertyWakeLatencyWorkload {
     var committed = new LinkedHashMap<Long, Instant>();
     try (Connection c = demo.connect("bench-w5-producer");
         PreparedStatement enqueue = c.prepareStatement("SELECT pgbus.enqueue(?, ?::jsonb)")) {
+      CpuMeter.Sample cpu0 = h.cpu.sample();
+      long serverCpu0 = demo.cpuNanos();
       long interval = TimeUnit.MILLISECONDS.toNanos(o.w2IntervalMs());
       long next = System.nanoTime();
       for (int i = 0; i < jobs; i++) {
@@ -144,17 +158,25 @@ final class LibertyWakeLatencyWorkload {
       }
       long[] ids = committed.keySet().stream().mapToLong(Long::longValue).toArray();
       Map<Long, DemoServer.Started> started = demo.awaitStarted(c, ids, Duration.ofSeconds(30));
+      CpuMeter.Usage cpu = h.cpu.sample().since(cpu0);
+      long serverCpu = demo.cpuNanos();
+      double serverCores =
+          serverCpu < 0 || serverCpu0 < 0 ? -1 : (serverCpu - serverCpu0) / (cpu.seconds() * 1e9);
       demo.forget(c, ids);
       if (started.size() < ids.length) {
         throw new IllegalStateException(
             "W5: the demo started only " + started.size() + " of " + ids.length + " jobs of queue '"
                 + QUEUE + "' within 30 s; does a capsule read it (pgbus.capsule.*.queues)?");
       }
-      return measure(committed, started);
+      return measure(committed, started, serverCores, cpu);
     }
   }
 
-  private static Run measure(Map<Long, Instant> committed, Map<Long, DemoServer.Started> started) {
+  private static Run measure(
+      Map<Long, Instant> committed,
+      Map<Long, DemoServer.Started> started,
+      double serverCores,
+      CpuMeter.Usage cpu) {
     int n = committed.size();
     long[] total = new long[n];
     long[] toClaim = new long[n];
@@ -186,7 +208,9 @@ final class LibertyWakeLatencyWorkload {
         Stats.percentile(toClaim, 50) / 1e3,
         Stats.percentile(toClaim, 99) / 1e3,
         Stats.percentile(claimToStart, 50) / 1e3,
-        Stats.percentile(claimToStart, 99) / 1e3);
+        Stats.percentile(claimToStart, 99) / 1e3,
+        serverCores,
+        cpu);
   }
 
   private static long micros(Instant from, Instant to) {
@@ -213,6 +237,11 @@ final class LibertyWakeLatencyWorkload {
         Run::claimToStartP50, WakeLatencyWorkload.Run::claimToStartP50);
     row(rows, "*split, p99:* claim begins → handler start, ms", runs,
         Run::claimToStartP99, WakeLatencyWorkload.Run::claimToStartP99);
+    row(rows, "cores busy: the consumers' JVM (Liberty; in Java SE the bench's)", runs,
+        Run::serverJvmCores, r -> r.cpu().jvm());
+    row(rows, "cores busy: PostgreSQL", runs, r -> r.cpu().server(), r -> r.cpu().server());
+    row(rows, "cores busy: everything else on the machine", runs,
+        Run::otherCores, r -> r.cpu().others());
     int early = runs.stream().mapToInt(Run::early).sum();
     String server = DemoServer.hostPort(demo.jdbcUrl());
     String seServer = o.url() == null ? "the bench's embedded PostgreSQL" : DemoServer.hostPort(o.url());
@@ -228,7 +257,9 @@ final class LibertyWakeLatencyWorkload {
             + (se ? ", on " + (seServer.equals(server) ? "the same PostgreSQL server (" + server + ")" : seServer) : "")
             + "; the gap is the difference of the medians. Median [min–max] over " + runs.size()
             + " runs, after an unmeasured warm-up of " + String.format(Locale.ROOT, "%,d", WARMUP_BURST)
-            + " jobs in one statement and " + warmUpPaced() + " paced.\n\n"
+            + " jobs in one statement and " + warmUpPaced() + " paced. Cores busy are averages over"
+            + " each run, Liberty's from its `cpu.processCpuTime` metric; on a small machine shared"
+            + " with other work, the last row is what to read the latencies against.\n\n"
             + "Demo database: " + database + ".\n\n"
             + Results.table(List.of("W5", "Liberty", "Java SE (W2, pgbus)", "gap, ms"), rows)
             + (early > 0
@@ -255,20 +286,29 @@ final class LibertyWakeLatencyWorkload {
             + "; Liberty p50 ≤ 5 ms and p99 ≤ 12 ms: " + (p50 <= 5 && p99 <= 12 ? "yes" : "no"));
   }
 
+  /** A row of medians [min–max]; the gap column only for latencies, in ms. */
   private void row(
       List<List<String>> rows,
       String name,
       List<Run> runs,
       ToDoubleFunction<Run> liberty,
       ToDoubleFunction<WakeLatencyWorkload.Run> se) {
-    double[] l = values(runs, liberty);
-    double[] s = javaSe.stream().mapToDouble(se).toArray();
+    boolean latency = name.endsWith("ms");
+    double[] l = known(values(runs, liberty));
+    double[] s = known(javaSe.stream().mapToDouble(se).toArray());
     rows.add(
         List.of(
             name,
-            Stats.spread(l, "%.2f"),
+            l.length == 0 ? "n/a" : Stats.spread(l, "%.2f"),
             s.length == 0 ? "n/a" : Stats.spread(s, "%.2f"),
-            s.length == 0 ? "" : Stats.f("%+.2f", Stats.median(l) - Stats.median(s))));
+            !latency || l.length == 0 || s.length == 0
+                ? ""
+                : Stats.f("%+.2f", Stats.median(l) - Stats.median(s))));
+  }
+
+  /** Drops the values that could not be measured (negative: no /proc, no metrics). */
+  private static double[] known(double[] v) {
+    return Arrays.stream(v).filter(x -> x >= 0).toArray();
   }
 
   private static double[] values(List<Run> runs, ToDoubleFunction<Run> f) {

@@ -18,8 +18,8 @@ final class WakeLatencyWorkload {
 
   /**
    * Latency figures of one run, in milliseconds. The split at the claim (when the database began
-   * the claim statement, by its {@code now()}) is NaN for raw, which keeps no such time; W5 uses it
-   * to set pgbus in Java SE beside pgbus in Liberty.
+   * the claim statement, by its {@code now()}) is NaN for raw, which keeps no such time; W5 uses it,
+   * and the CPU use, to set pgbus in Java SE beside pgbus in Liberty.
    */
   record Run(
       double p50,
@@ -32,7 +32,8 @@ final class WakeLatencyWorkload {
       double toClaimP50,
       double toClaimP99,
       double claimToStartP50,
-      double claimToStartP99) {}
+      double claimToStartP99,
+      CpuMeter.Usage cpu) {}
 
   private final Harness h;
   private final List<Run> pgbusRuns = new ArrayList<>();
@@ -67,12 +68,15 @@ final class WakeLatencyWorkload {
       HikariDataSource pool = db.pool(system.name() + "-pool", Harness.POOL, Harness.POOL);
       var tracker = new JobTracker();
       long[][] byClaim;
+      CpuMeter.Sample cpu0;
+      CpuMeter.Usage cpu;
       try (QueueSystem.Consumers consumers =
               system.start(db, pool, List.of(ThroughputWorkload.QUEUE), o.workers(), tracker);
           Connection producer = db.connect("bench-producer")) {
         consumers.awaitReady(Duration.ofSeconds(30));
         Sleep.millis(1_000); // let the start-up poll and election settle: we measure idle
         producer.setAutoCommit(false);
+        cpu0 = h.cpu.sample();
         long interval = TimeUnit.MILLISECONDS.toNanos(o.w2IntervalMs());
         long next = System.nanoTime();
         for (int i = 0; i < o.w2Jobs(); i++) {
@@ -86,6 +90,7 @@ final class WakeLatencyWorkload {
           throw new IllegalStateException(
               system.name() + " started only " + tracker.started() + " of " + o.w2Jobs() + " jobs");
         }
+        cpu = h.cpu.sample().since(cpu0);
         try (Connection c = pool.getConnection()) {
           var claimNanos = new HashMap<Long, Long>();
           system
@@ -107,7 +112,8 @@ final class WakeLatencyWorkload {
           Stats.percentile(byClaim[0], 50) / 1e3,
           Stats.percentile(byClaim[0], 99) / 1e3,
           Stats.percentile(byClaim[1], 50) / 1e3,
-          Stats.percentile(byClaim[1], 99) / 1e3);
+          Stats.percentile(byClaim[1], 99) / 1e3,
+          cpu);
     }
   }
 
