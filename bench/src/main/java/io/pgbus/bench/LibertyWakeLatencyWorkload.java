@@ -99,7 +99,7 @@ final class LibertyWakeLatencyWorkload {
 
   /**
    * Unmeasured: one burst the demo works through (the claim, dispatch and handler paths get
-   * compiled), then a short paced run (the wake path).
+   * compiled), then a paced run as long as a measured one (the wake path).
    */
   private void warmUp(DemoServer demo) throws Exception {
     h.log("W5 warm-up (unmeasured): %,d jobs in one statement, then %d paced", WARMUP_BURST, warmUpPaced());
