@@ -204,11 +204,19 @@ final class DemoServer {
     }
   }
 
-  /** Removes the bench's greetings, so the demo's "latest greetings" show people's again. */
+  /**
+   * Removes the bench's greetings and completed jobs, so the demo shows people's greetings and job
+   * counts again (retention would take the jobs only after a day).
+   */
   void forget(Connection c, long[] ids) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("DELETE FROM demo_greeting WHERE job_id = ANY(?)")) {
-      ps.setArray(1, bigints(c, ids));
-      ps.executeUpdate();
+    try (PreparedStatement greetings =
+            c.prepareStatement("DELETE FROM demo_greeting WHERE job_id = ANY(?)");
+        PreparedStatement jobs =
+            c.prepareStatement("DELETE FROM pgbus.job WHERE id = ANY(?) AND state = 'completed'")) {
+      greetings.setArray(1, bigints(c, ids));
+      greetings.executeUpdate();
+      jobs.setArray(1, bigints(c, ids));
+      jobs.executeUpdate();
     }
   }
 
