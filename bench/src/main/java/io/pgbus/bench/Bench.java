@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -48,28 +49,28 @@ public final class Bench {
           server.statements() ? "on" : "not preloaded: idle cost falls back to xact_commit");
       var results = new Results();
       CpuMeter.Sample cpu0 = h.cpu.sample();
-      h.log("warm-up (unmeasured) ...");
-      new ThroughputWorkload(h).warmUp();
+      // W5's consumers are the demo server's: it warms them up itself.
+      if (!options.workloads().equals(Set.of("w5"))) {
+        h.log("warm-up (unmeasured) ...");
+        new ThroughputWorkload(h).warmUp();
+      }
+      WakeLatencyWorkload w2 = new WakeLatencyWorkload(h);
       IdleCostWorkload w3 = new IdleCostWorkload(h);
       for (String w : options.workloads()) {
         h.log("%s ...", w.toUpperCase(Locale.ROOT));
         switch (w) {
           case "w1" -> new ThroughputWorkload(h).run(results);
-          case "w2" -> new WakeLatencyWorkload(h).run(results);
+          case "w2" -> w2.run(results);
           case "w3" -> w3.run(results);
           case "fleet" -> new FleetWorkload(h, w3.pgbusRuns()).run(results);
           case "w4" -> new SustainedLoadWorkload(h).run(results);
+          case "w5" -> new LibertyWakeLatencyWorkload(h, w2.pgbusRuns()).run(results);
           default -> throw new IllegalStateException(w);
         }
       }
       CpuMeter.Usage all = h.cpu.sample().since(cpu0);
       double minutes = (System.nanoTime() - t0) / 60e9;
       environment(results, server, options, loadBefore, all, minutes);
-      results.section(
-          "W5 inside Liberty",
-          "Not run by this bench (it needs the demo server). The Arquillian IT"
-              + " `it/src/test/java/io/pgbus/it/WakeLatencyIT.java` measures W2 inside Open Liberty"
-              + " (JTA enqueue, CDI wake, REQUIRES_NEW job transaction); see docs/performance.md.");
       String md = results.markdown();
       System.out.println();
       System.out.println(md);

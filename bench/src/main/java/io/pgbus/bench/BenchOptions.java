@@ -28,6 +28,8 @@ import java.util.Set;
  * @param rawBatch raw: LIMIT k of each raw claim
  * @param jobsPerTransaction W1 also runs pgbus with this jobs-per-transaction (1: not at all)
  * @param synchronousCommit null to keep the server's setting, else set on every bench database
+ * @param libertyDb W5: a JDBC URL to the running demo server's database, or null to skip W5
+ * @param libertyHttp W5: the demo server's HTTP root, whose /health/ready is awaited; or null
  * @param results where the markdown results go
  */
 record BenchOptions(
@@ -49,22 +51,33 @@ record BenchOptions(
     int rawBatch,
     int jobsPerTransaction,
     String synchronousCommit,
+    String libertyDb,
+    String libertyHttp,
     Path results) {
 
-  static final List<String> ALL = List.of("w1", "w2", "w3", "fleet", "w4");
+  // W5 comes after W2, so its report can set the Java SE figures of the same run beside it.
+  static final List<String> ALL = List.of("w1", "w2", "w3", "fleet", "w4", "w5");
 
   static final String USAGE =
       """
-      usage: ./run-bench [--quick] [--url=JDBC_URL] [--runs=N] [--only=w1,w2,w3,fleet,w4]
+      usage: ./run-bench [--with-demo] [--quick] [--url=JDBC_URL] [--runs=N]
+                         [--only=w1,w2,w3,fleet,w4,w5]
                          [--w1-jobs=N] [--w1-batch=N] [--single-jobs=N] [--w2-jobs=N]
                          [--idle-seconds=N] [--fleet=1,10,100] [--w4-rate=N] [--w4-seconds=N]
                          [--workers=N] [--raw-batch=K] [--jobs-per-transaction=N]
                          [--synchronous-commit=on|off]
-                         [--results=PATH]
+                         [--liberty-db=JDBC_URL] [--liberty-http=URL] [--results=PATH]
         --url   an admin JDBC URL (may create and drop databases), e.g.
                 jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres;
                 without it the bench starts an embedded PostgreSQL with pg_stat_statements
         --quick a smoke run of a minute or two: one run of each workload, smaller sizes
+        --liberty-db    W5: the JDBC URL of a running demo server's database (./run-demo), e.g.
+                        jdbc:postgresql://127.0.0.1:15432/pgbus?user=postgres; without it W5 is
+                        skipped
+        --liberty-http  W5: the demo server's HTTP root (e.g. http://127.0.0.1:9080); W5 waits
+                        for its /health/ready to be UP
+        --with-demo     (./run-bench itself) starts ./run-demo, runs W2 and W5 against it on
+                        the demo's PostgreSQL, and stops it
       """;
 
   static BenchOptions parse(String[] raw) {
@@ -95,6 +108,8 @@ record BenchOptions(
     int rawBatch = 10;
     int jobsPerTransaction = 10;
     String syncCommit = null;
+    String libertyDb = null;
+    String libertyHttp = null;
     Path results = Path.of("target", "results.md");
     for (String a : args) {
       String key = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
@@ -145,14 +160,23 @@ record BenchOptions(
             throw new IllegalArgumentException("--synchronous-commit: not a setting: " + value);
           }
         }
+        case "--liberty-db" -> libertyDb = require(key, value);
+        case "--liberty-http" -> libertyHttp = require(key, value).replaceAll("/+$", "");
         case "--results" -> results = Path.of(require(key, value));
         default -> throw new IllegalArgumentException("unknown option " + a + "\n" + USAGE);
       }
     }
+    if (libertyDb == null && workloads.equals(Set.of("w5"))) {
+      throw new IllegalArgumentException(
+          "--only=w5 needs --liberty-db=JDBC_URL of a running demo server, or ./run-bench --with-demo");
+    }
+    if (libertyDb != null && !libertyDb.startsWith("jdbc:postgresql:")) {
+      throw new IllegalArgumentException("--liberty-db: not a jdbc:postgresql: URL: " + libertyDb);
+    }
     return new BenchOptions(
         quick, url, runs, workloads, w1Jobs, w1Batch, singleJobs, w2Jobs, w2IntervalMs,
-        idleSeconds, fleet, w4Rate, w4Seconds, w4TickMs, workers, rawBatch, jobsPerTransaction, syncCommit,
-        results);
+        idleSeconds, fleet, w4Rate, w4Seconds, w4TickMs, workers, rawBatch, jobsPerTransaction,
+        syncCommit, libertyDb, libertyHttp, results);
   }
 
   boolean runs(String workload) {

@@ -1,7 +1,10 @@
 package io.pgbus.bench;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
@@ -19,6 +22,9 @@ final class JobTracker {
   private final AtomicLong finished = new AtomicLong();
   private final ConcurrentLinkedQueue<Long> wakes = new ConcurrentLinkedQueue<>();
   private volatile long lastFinishedNanos;
+  // The wall clock at a known nanoTime, to place the database's timestamps on this JVM's nanoTime.
+  private final long baseNanos = System.nanoTime();
+  private final Instant baseWall = Instant.now();
 
   /** The listener handed a wake-up to the consumers (pgbus: the engine's wakes port). */
   void woke() {
@@ -40,6 +46,16 @@ final class JobTracker {
   /** The producer's commit of job {@code id} returned at {@code nanos}. */
   void committed(long id, long nanos) {
     committedAt.put(id, nanos);
+  }
+
+  /** The ids of the jobs whose commit was recorded. */
+  long[] committedIds() {
+    return committedAt.keySet().stream().mapToLong(Long::longValue).toArray();
+  }
+
+  /** A wall-clock instant (such as the database's now()) on this JVM's nanoTime scale. */
+  long nanosOf(Instant wall) {
+    return baseNanos + Duration.between(baseWall, wall).toNanos();
   }
 
   long started() {
@@ -87,8 +103,8 @@ final class JobTracker {
    */
   long[][] latencyPartsMicros() {
     long[] w = wakes.stream().mapToLong(Long::longValue).sorted().toArray();
-    var toWake = new java.util.ArrayList<Long>();
-    var toStart = new java.util.ArrayList<Long>();
+    var toWake = new ArrayList<Long>();
+    var toStart = new ArrayList<Long>();
     committedAt.forEach(
         (id, committed) -> {
           Long started = startedAt.get(id);
@@ -105,6 +121,30 @@ final class JobTracker {
         });
     return new long[][] {
       toWake.stream().mapToLong(Long::longValue).sorted().toArray(),
+      toStart.stream().mapToLong(Long::longValue).sorted().toArray()
+    };
+  }
+
+  /**
+   * Splits each job's latency at a moment of its own, given in this JVM's nanoTime (for pgbus:
+   * when the database began the claim that took it): {commit to that moment, that moment to
+   * handler start} in microseconds, each sorted. Jobs without the moment are left out.
+   */
+  long[][] latencyPartsMicros(Map<Long, Long> middleNanos) {
+    var toMiddle = new ArrayList<Long>();
+    var toStart = new ArrayList<Long>();
+    committedAt.forEach(
+        (id, committed) -> {
+          Long started = startedAt.get(id);
+          Long middle = middleNanos.get(id);
+          if (started == null || middle == null) {
+            return;
+          }
+          toMiddle.add(Math.max(0, middle - committed) / 1_000);
+          toStart.add(Math.max(0, started - Math.max(middle, committed)) / 1_000);
+        });
+    return new long[][] {
+      toMiddle.stream().mapToLong(Long::longValue).sorted().toArray(),
       toStart.stream().mapToLong(Long::longValue).sorted().toArray()
     };
   }

@@ -11,8 +11,15 @@ import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.NewJob;
 import io.pgbus.engine.Schema;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -74,6 +81,24 @@ final class PgbusSystem implements QueueSystem {
   @Override
   public long enqueueOne(Connection c, String queue) {
     return PRODUCER.enqueue(c, NewJob.of(queue, "{\"n\": 0}"));
+  }
+
+  @Override
+  public Map<Long, Instant> claimedAt(Connection c, long[] ids) throws SQLException {
+    var out = new HashMap<Long, Instant>();
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT id, attempted_at FROM pgbus.job WHERE id = ANY(?)")) {
+      ps.setArray(1, c.createArrayOf("bigint", Arrays.stream(ids).boxed().toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          OffsetDateTime at = rs.getObject(2, OffsetDateTime.class);
+          if (at != null) {
+            out.put(rs.getLong(1), at.toInstant());
+          }
+        }
+      }
+    }
+    return out;
   }
 
   @Override

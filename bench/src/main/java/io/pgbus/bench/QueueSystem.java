@@ -3,6 +3,7 @@ package io.pgbus.bench;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
@@ -21,6 +22,15 @@ interface QueueSystem {
 
   /** Enqueues one no-op job in {@code c}'s transaction; its id. */
   long enqueueOne(Connection c, String queue) throws SQLException;
+
+  /**
+   * When the database began the claim of each of {@code ids} (its {@code now()}, on this
+   * machine's wall clock), for the jobs whose row still says so; empty for a system that does not
+   * keep it (raw deletes its jobs when done).
+   */
+  default Map<Long, Instant> claimedAt(Connection c, long[] ids) throws SQLException {
+    return Map.of();
+  }
 
   /**
    * Starts consumers on {@code queues}: for pgbus one capsule per queue with {@code slots} each,

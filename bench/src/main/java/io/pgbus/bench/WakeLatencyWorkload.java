@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -15,11 +16,27 @@ import java.util.concurrent.TimeUnit;
  */
 final class WakeLatencyWorkload {
 
-  /** Latency figures of one run, in milliseconds. */
+  /**
+   * Latency figures of one run, in milliseconds. The split at the claim (when the database began
+   * the claim statement, by its {@code now()}) is NaN for raw, which keeps no such time; W5 uses it,
+   * and the CPU use, to set pgbus in Java SE beside pgbus in Liberty.
+   */
   record Run(
-      double p50, double p95, double p99, double max, int jobs, double toWakeP50, double toStartP50) {}
+      double p50,
+      double p95,
+      double p99,
+      double max,
+      int jobs,
+      double toWakeP50,
+      double toStartP50,
+      double toClaimP50,
+      double toClaimP99,
+      double claimToStartP50,
+      double claimToStartP99,
+      CpuMeter.Usage cpu) {}
 
   private final Harness h;
+  private final List<Run> pgbusRuns = new ArrayList<>();
 
   WakeLatencyWorkload(Harness h) {
     this.h = h;
@@ -35,7 +52,13 @@ final class WakeLatencyWorkload {
                   r, s.name(), run.p50, run.p95, run.p99, run.max);
               return run;
             });
+    pgbusRuns.addAll(runs.get("pgbus"));
     report(results, runs.get("pgbus"), runs.get("raw"));
+  }
+
+  /** pgbus's runs, once {@link #run} has returned: W5's Java SE reference. */
+  List<Run> pgbusRuns() {
+    return pgbusRuns;
   }
 
   private Run once(QueueSystem system, int run) throws Exception {
@@ -44,12 +67,16 @@ final class WakeLatencyWorkload {
       h.install(system, db);
       HikariDataSource pool = db.pool(system.name() + "-pool", Harness.POOL, Harness.POOL);
       var tracker = new JobTracker();
+      long[][] byClaim;
+      CpuMeter.Sample cpu0;
+      CpuMeter.Usage cpu;
       try (QueueSystem.Consumers consumers =
               system.start(db, pool, List.of(ThroughputWorkload.QUEUE), o.workers(), tracker);
           Connection producer = db.connect("bench-producer")) {
         consumers.awaitReady(Duration.ofSeconds(30));
         Sleep.millis(1_000); // let the start-up poll and election settle: we measure idle
         producer.setAutoCommit(false);
+        cpu0 = h.cpu.sample();
         long interval = TimeUnit.MILLISECONDS.toNanos(o.w2IntervalMs());
         long next = System.nanoTime();
         for (int i = 0; i < o.w2Jobs(); i++) {
@@ -63,6 +90,14 @@ final class WakeLatencyWorkload {
           throw new IllegalStateException(
               system.name() + " started only " + tracker.started() + " of " + o.w2Jobs() + " jobs");
         }
+        cpu = h.cpu.sample().since(cpu0);
+        try (Connection c = pool.getConnection()) {
+          var claimNanos = new HashMap<Long, Long>();
+          system
+              .claimedAt(c, tracker.committedIds())
+              .forEach((id, at) -> claimNanos.put(id, tracker.nanosOf(at)));
+          byClaim = tracker.latencyPartsMicros(claimNanos);
+        }
       }
       long[] us = tracker.latenciesMicros();
       long[][] parts = tracker.latencyPartsMicros();
@@ -73,7 +108,12 @@ final class WakeLatencyWorkload {
           us[us.length - 1] / 1e3,
           us.length,
           Stats.percentile(parts[0], 50) / 1e3,
-          Stats.percentile(parts[1], 50) / 1e3);
+          Stats.percentile(parts[1], 50) / 1e3,
+          Stats.percentile(byClaim[0], 50) / 1e3,
+          Stats.percentile(byClaim[0], 99) / 1e3,
+          Stats.percentile(byClaim[1], 50) / 1e3,
+          Stats.percentile(byClaim[1], 99) / 1e3,
+          cpu);
     }
   }
 

@@ -10,7 +10,10 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
-/** Creates the demo's business table, the one greetings are written to. */
+/**
+ * Creates the demo's business table, the one greetings are written to. Idempotent: it runs at
+ * every start, and brings a table made by an older demo up to date.
+ */
 @Singleton
 @Startup
 public class DemoSchema {
@@ -26,7 +29,10 @@ public class DemoSchema {
       s.execute(
           "CREATE TABLE IF NOT EXISTS demo_greeting ("
               + " job_id bigint PRIMARY KEY, message text NOT NULL,"
-              + " written_at timestamptz NOT NULL DEFAULT now())");
+              + " written_at timestamptz NOT NULL DEFAULT now(),"
+              + " handler_started_at timestamptz)");
+      // Added after the first demo release: a database created by it lacks the column.
+      s.execute("ALTER TABLE demo_greeting ADD COLUMN IF NOT EXISTS handler_started_at timestamptz");
     } catch (Exception e) {
       LOG.log(Level.WARNING, "demo: cannot create demo_greeting yet: {0}", e.getMessage());
     }
