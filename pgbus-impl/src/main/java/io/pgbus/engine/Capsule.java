@@ -44,6 +44,7 @@ public final class Capsule implements Runnable {
   private final JobStore store;
   private final DataSource dataSource;
   private final Executor executor;
+  private final boolean loopsOnExecutor; // only for the starvation warning's advice
   private final BatchRunner runner;
 
   private final ReentrantLock lock = new ReentrantLock();
@@ -75,7 +76,9 @@ public final class Capsule implements Runnable {
       JobStore store,
       DataSource dataSource,
       Executor executor,
+      boolean loopsOnExecutor,
       BatchRunner runner) {
+    this.loopsOnExecutor = loopsOnExecutor;
     this.config = Objects.requireNonNull(config);
     this.engine = Objects.requireNonNull(engine);
     this.store = Objects.requireNonNull(store);
@@ -418,21 +421,22 @@ public final class Capsule implements Runnable {
           System.Logger.Level.WARNING,
           "pgbus capsule ''{0}'': a claimed job has waited {1} s for a thread of the executor"
               + " (pgbus.executor) and has not started: the executor has fewer threads than pgbus"
-              + " needs, since its loops hold theirs for good. Give it at least {2} threads (5 +"
-              + " the capsules + their concurrency), or a queue that makes new threads",
+              + " needs{2}. Give it at least {3} threads, or a queue that makes new threads",
           config.name(),
           TimeUnit.NANOSECONDS.toSeconds(waited),
-          threadsNeeded(engine));
+          loopsOnExecutor ? ", since pgbus''s loops hold theirs for good" : "",
+          threadsNeeded(engine, loopsOnExecutor));
     }
   }
 
   /**
-   * The threads an engine's executor needs so that no job waits: the listener, the poller, the
-   * leader and the maintenance loop, the job-timeout watchdog (while jobs run), a claim loop per
-   * capsule, and a thread per slot.
+   * The threads an engine's executor needs so that no job waits: a thread per slot, and, when the
+   * loops run on the executor too, the listener, the poller, the leader, the maintenance loop,
+   * the job-timeout watchdog (while jobs run) and a claim loop per capsule.
    */
-  static int threadsNeeded(EngineConfig engine) {
-    return 5 + engine.capsules().stream().mapToInt(c -> 1 + c.concurrency()).sum();
+  static int threadsNeeded(EngineConfig engine, boolean loopsOnExecutor) {
+    int slots = engine.capsules().stream().mapToInt(CapsuleConfig::concurrency).sum();
+    return loopsOnExecutor ? 5 + engine.capsules().size() + slots : slots;
   }
 
   private static Instant earliest(Instant a, Instant b) {

@@ -41,6 +41,10 @@ public final class Engine {
   private final QueueStore queueStore = new QueueStore();
   private final ExecutorService ownedExecutor;
   private final java.util.concurrent.Executor executor;
+  // Starts the long-running loops: on threads of their own when a thread factory was given, so
+  // they never hold a thread of the executor that runs the jobs.
+  private final java.util.concurrent.Executor loops;
+  private final boolean loopsOnExecutor;
   private final List<Capsule> capsules = new ArrayList<>();
   private final Map<String, List<Capsule>> capsulesByQueue = new HashMap<>();
   private final Notifier notifier;
@@ -61,6 +65,8 @@ public final class Engine {
       this.ownedExecutor = null;
       this.executor = b.executor;
     }
+    this.loopsOnExecutor = b.loopThreads == null;
+    this.loops = loopsOnExecutor ? executor : task -> startThread(b.loopThreads, task);
     Transactions tx = b.transactions != null ? b.transactions : new JdbcTransactions(dataSource);
     JobFunction jobs = b.jobs != null ? b.jobs : Engine::noHandler;
     Consumer<Wake> wakes = b.wakes != null ? b.wakes : this::wake;
@@ -73,11 +79,11 @@ public final class Engine {
         config.capsules().isEmpty()
             ? null
             : new Poller(store, dataSource, config.queues(), this::listenerState, config, this::route);
-    JobRunner single = new JobRunner(store, dataSource, tx, jobs, config.retry(), b.events, executor);
+    JobRunner single = new JobRunner(store, dataSource, tx, jobs, config.retry(), b.events, loops);
     BatchRunner runner =
         new BatchRunner(single, store, dataSource, tx, b.events, config.lease());
     for (CapsuleConfig cc : config.capsules()) {
-      Capsule capsule = new Capsule(cc, config, store, dataSource, executor, runner);
+      Capsule capsule = new Capsule(cc, config, store, dataSource, executor, loopsOnExecutor, runner);
       capsules.add(capsule);
       for (String q : cc.queues()) {
         capsulesByQueue.computeIfAbsent(q, k -> new ArrayList<>()).add(capsule);
@@ -91,6 +97,23 @@ public final class Engine {
         config.crons().isEmpty() ? null : new CronEnqueuer(config.crons(), store, tx);
     this.maintainer = new Maintainer(dataSource, store, config, elector::isLeader, cron);
     m[0] = maintainer;
+  }
+
+  private static void startThread(java.util.concurrent.ThreadFactory factory, Runnable task) {
+    Thread t = factory.newThread(task);
+    if (t == null) {
+      throw new java.util.concurrent.RejectedExecutionException(
+          "the loop thread factory made no thread (is the application stopping?)");
+    }
+    t.start();
+  }
+
+  /**
+   * The threads the executor needs so that no job waits for one: a thread per slot, plus the
+   * engine's loops when they run on the executor too (no {@link Builder#loopThreads}).
+   */
+  public int executorThreadsNeeded() {
+    return Capsule.threadsNeeded(config, loopsOnExecutor);
   }
 
   public static Builder builder(EngineConfig config, DataSource dataSource) {
@@ -108,17 +131,17 @@ public final class Engine {
     }
     started = true;
     if (notifier != null) {
-      executor.execute(notifier);
+      loops.execute(notifier);
     }
     for (Capsule c : capsules) {
-      executor.execute(c);
+      loops.execute(c);
     }
     if (poller != null) {
-      executor.execute(poller);
+      loops.execute(poller);
     }
     if (maintenance) {
-      executor.execute(elector);
-      executor.execute(maintainer);
+      loops.execute(elector);
+      loops.execute(maintainer);
     }
     LOG.log(
         System.Logger.Level.INFO,
@@ -389,6 +412,7 @@ public final class Engine {
     private final EngineConfig config;
     private final DataSource dataSource;
     private java.util.concurrent.Executor executor;
+    private java.util.concurrent.ThreadFactory loopThreads;
     private Transactions transactions;
     private ListenerConnections listenerConnections;
     private JobFunction jobs;
@@ -403,6 +427,12 @@ public final class Engine {
 
     /** Runs loops and jobs; default: a cached pool the engine owns and shuts down on stop. */
     public Builder executor(java.util.concurrent.Executor v) { executor = v; return this; }
+    /**
+     * Makes the threads of the long-running loops (listener, poller, capsule claim loops, leader,
+     * maintenance, job-timeout watchdog), which then stay off the executor: it runs only jobs.
+     * In a container, the ManagedThreadFactory. Default: the loops run on the executor.
+     */
+    public Builder loopThreads(java.util.concurrent.ThreadFactory v) { loopThreads = v; return this; }
     /** Runs each job in a new transaction; default: {@link JdbcTransactions} on the datasource. */
     public Builder transactions(Transactions v) { transactions = v; return this; }
     /** Opens the LISTEN connection; without it, capsules only poll at the poll interval. */

@@ -4,6 +4,7 @@ import io.pgbus.PgbusException;
 import io.pgbus.engine.ListenerConnections;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.concurrent.ManagedExecutorService;
+import jakarta.enterprise.concurrent.ManagedThreadFactory;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.sql.DriverManager;
 import java.util.Properties;
@@ -28,6 +29,7 @@ public class PgbusResources {
   private Integer poolMax;
   private DataSource dataSource;
   private ManagedExecutorService executor;
+  private ManagedThreadFactory threadFactory;
 
   @PostConstruct
   void resolve() {
@@ -44,6 +46,8 @@ public class PgbusResources {
             .orElse(null);
     dataSource = lookup(settings.dataSource(), DataSource.class, "pgbus.datasource");
     executor = lookup(settings.executor(), ManagedExecutorService.class, "pgbus.executor");
+    threadFactory =
+        lookup(settings.threadFactory(), ManagedThreadFactory.class, "pgbus.thread-factory");
   }
 
   PgbusSettings settings() {
@@ -62,6 +66,14 @@ public class PgbusResources {
 
   ManagedExecutorService executor() {
     return executor;
+  }
+
+  /**
+   * Makes the threads of the engine's long-running loops, so they hold no thread of the executor:
+   * a server's shared pool shrinks between bursts, and loops parked on it left jobs waiting.
+   */
+  ManagedThreadFactory threadFactory() {
+    return threadFactory;
   }
 
   /**

@@ -49,6 +49,7 @@ public class PgbusRuntime {
   @Inject HandlerRegistry handlers;
   @Inject JobTransactions transactions;
   @Inject Event<Wake> wakes;
+  @Inject WakeRouter router;
 
   private Engine engine;
   private PgbusMetrics metrics = PgbusMetrics.NONE;
@@ -78,11 +79,13 @@ public class PgbusRuntime {
         Engine.builder(settings.engine(), resources.dataSource())
             .events(metrics.jobEvents())
             .executor(resources.executor())
+            .loopThreads(resources.threadFactory())
             .transactions(transactions)
             .listenerConnections(resources.listenerConnections())
             .jobs((job, tx) -> handlers.invoke(job))
             .wakes(wakes::fire)
             .build();
+    router.attach(engine);
     resources.executor().execute(this::bootstrap);
   }
 

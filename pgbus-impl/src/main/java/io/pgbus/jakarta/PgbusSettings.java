@@ -34,12 +34,14 @@ record PgbusSettings(
     String listenerUser,
     String listenerPassword,
     String executor,
+    String threadFactory,
     boolean migrate,
     Duration stallThreshold) {
 
   static final String DEFAULT_DATASOURCE = "jdbc/pgbus";
   static final String DEFAULT_LISTENER_DATASOURCE = "jdbc/pgbusListener";
   static final String DEFAULT_EXECUTOR = "java:comp/DefaultManagedExecutorService";
+  static final String DEFAULT_THREAD_FACTORY = "java:comp/DefaultManagedThreadFactory";
   static final Duration DEFAULT_STALL_THRESHOLD = Duration.ofSeconds(60);
   static final String DEFAULT_CRON_ZONE = "UTC";
   static final String DEFAULT_CRON_PAYLOAD = "{}";
@@ -137,6 +139,7 @@ record PgbusSettings(
         r.string("pgbus.listener.user").orElse(null),
         r.string("pgbus.listener.password").orElse(null),
         r.string("pgbus.executor").orElse(DEFAULT_EXECUTOR),
+        r.string("pgbus.thread-factory").orElse(DEFAULT_THREAD_FACTORY),
         r.bool("pgbus.migrate", true),
         r.duration("pgbus.liveness.stall-threshold", DEFAULT_STALL_THRESHOLD));
   }

@@ -48,7 +48,7 @@ class ExecutorStarvationTest {
 
   @Test
   void withAThreadToSpareAJobStartsAtOnceAndNothingWaits() {
-    ExecutorService roomy = Executors.newFixedThreadPool(Capsule.threadsNeeded(config("roomy")));
+    ExecutorService roomy = Executors.newFixedThreadPool(Capsule.threadsNeeded(config("roomy"), true));
     try {
       var handled = new AtomicInteger();
       Capsule capsule = startOn(roomy, "roomy", handled);
@@ -62,11 +62,47 @@ class ExecutorStarvationTest {
   }
 
   @Test
+  void withLoopThreadsOfTheirOwnAOneThreadExecutorRunsEveryJob() {
+    ExecutorService oneThread = Executors.newFixedThreadPool(1);
+    var loopThreads = new AtomicInteger();
+    try {
+      var handled = new AtomicInteger();
+      Engine engine =
+          engines.start(
+              engines.builder(config("own_loops"))
+                  .executor(oneThread)
+                  .loopThreads(
+                      task -> {
+                        loopThreads.incrementAndGet();
+                        Thread t = new Thread(task, "test-loop");
+                        t.setDaemon(true);
+                        return t;
+                      })
+                  .maintenance(false)
+                  .jobs(
+                      (job, tx) -> {
+                        handled.incrementAndGet();
+                        return Outcome.complete();
+                      }));
+      TestEngines.awaitDelivering(engine);
+      JobFixtures.in(db).enqueue("own_loops", 5);
+
+      Await.until("the jobs to run", Duration.ofSeconds(10), handled::get, n -> n == 5);
+      assertThat(engine.executorThreadsNeeded()).isEqualTo(1);
+      assertThat(loopThreads.get()).as("listener, poller, claim loop, watchdog").isGreaterThanOrEqualTo(3);
+    } finally {
+      oneThread.shutdownNow();
+    }
+  }
+
+  @Test
   void theThreadsNeededCountEveryLoopAndSlot() {
     EngineConfig two =
         engines.config().capsule("a", 4, "qa").capsule("b", 2, "qb").build();
     // 4 engine loops, the watchdog, 2 claim loops, 6 slots.
-    assertThat(Capsule.threadsNeeded(two)).isEqualTo(13);
+    assertThat(Capsule.threadsNeeded(two, true)).isEqualTo(13);
+    // With the loops on threads of their own, the executor runs only the 6 slots.
+    assertThat(Capsule.threadsNeeded(two, false)).isEqualTo(6);
   }
 
   private EngineConfig config(String queue) {
