@@ -38,15 +38,20 @@ final class PgbusSystem implements QueueSystem {
   private static final AtomicInteger WORKERS = new AtomicInteger();
 
   private final int jobsPerTransaction;
+  private final boolean deleteCompleted;
 
-  /** pgbus as configured by default: one job per transaction. */
+  /** pgbus as configured by default: one job per transaction, completed jobs kept a day. */
   PgbusSystem() {
-    this(1);
+    this(1, false);
   }
 
-  /** pgbus with capsules that run up to {@code jobsPerTransaction} jobs in one transaction. */
-  PgbusSystem(int jobsPerTransaction) {
+  /**
+   * pgbus with capsules that run up to {@code jobsPerTransaction} jobs in one transaction, and,
+   * with {@code deleteCompleted}, {@code pgbus.retention.completed=0}.
+   */
+  PgbusSystem(int jobsPerTransaction, boolean deleteCompleted) {
     this.jobsPerTransaction = jobsPerTransaction;
+    this.deleteCompleted = deleteCompleted;
   }
 
   @Override
@@ -106,6 +111,9 @@ final class PgbusSystem implements QueueSystem {
       BenchDatabase db, DataSource pool, List<String> queues, int slots, JobTracker tracker) {
     var config =
         EngineConfig.builder().workerId("bench-" + WORKERS.incrementAndGet());
+    if (deleteCompleted) {
+      config.completedRetention(Duration.ZERO);
+    }
     for (int i = 0; i < queues.size(); i++) {
       config.capsule(
           new CapsuleConfig("c" + (i + 1), List.of(queues.get(i)), slots, jobsPerTransaction));

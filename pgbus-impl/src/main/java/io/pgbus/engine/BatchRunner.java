@@ -189,7 +189,8 @@ final class BatchRunner {
           settled[i] = single.settle(c, jobs.get(i), o);
         }
       }
-      if (!completed.isEmpty() && store.jobCompleteMany(c, completed) != completed.size()) {
+      boolean delete = single.deletesCompleted();
+      if (!completed.isEmpty() && store.jobCompleteMany(c, completed, delete) != completed.size()) {
         // Some lease was lost, and which one does not matter: each job runs again on its own,
         // where the fence sorts it out.
         throw new IllegalStateException(

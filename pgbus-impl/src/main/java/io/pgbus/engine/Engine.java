@@ -79,7 +79,9 @@ public final class Engine {
         config.capsules().isEmpty()
             ? null
             : new Poller(store, dataSource, config.queues(), this::listenerState, config, this::route);
-    JobRunner single = new JobRunner(store, dataSource, tx, jobs, config.retry(), b.events, loops);
+    JobRunner single =
+        new JobRunner(
+            store, dataSource, tx, jobs, config.retry(), b.events, loops, config.deletesCompleted());
     BatchRunner runner =
         new BatchRunner(single, store, dataSource, tx, b.events, config.lease());
     for (CapsuleConfig cc : config.capsules()) {

@@ -21,7 +21,8 @@ import java.util.Objects;
  * @param reconnectMax longest wait between listener reconnects
  * @param rescueInterval base period of the lease rescue task
  * @param pruneInterval base period of the retention task
- * @param completedRetention how long completed and cancelled jobs are kept
+ * @param completedRetention how long completed and cancelled jobs are kept; zero deletes a job in
+ *     the transaction that completes it
  * @param deadRetention how long dead jobs are kept
  * @param pruneBatch rows deleted per retention statement
  * @param drainTimeout how long a stop waits for running handlers
@@ -81,7 +82,11 @@ public record EngineConfig(
     }
     positive("rescueInterval", rescueInterval);
     positive("pruneInterval", pruneInterval);
-    positive("completedRetention", completedRetention);
+    Objects.requireNonNull(completedRetention, "completedRetention");
+    if (completedRetention.isNegative()) {
+      throw new IllegalArgumentException(
+          "completedRetention must not be negative, was " + completedRetention);
+    }
     positive("deadRetention", deadRetention);
     if (pruneBatch < 1) {
       throw new IllegalArgumentException("pruneBatch must be at least 1, was " + pruneBatch);
@@ -120,6 +125,11 @@ public record EngineConfig(
     if (d.isNegative() || d.isZero()) {
       throw new IllegalArgumentException(name + " must be positive, was " + d);
     }
+  }
+
+  /** Whether completing a job deletes it (a completed-job retention of zero). */
+  public boolean deletesCompleted() {
+    return completedRetention.isZero();
   }
 
   /** Every queue some capsule reads, in first-seen order. */

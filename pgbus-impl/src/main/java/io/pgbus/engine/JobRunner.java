@@ -31,6 +31,8 @@ final class JobRunner {
   private final RetryPolicy retry;
   private final JobEvents events;
   private final Watchdog watchdog;
+  private final boolean deleteCompleted; // pgbus.retention.completed=0
+
 
   JobRunner(
       JobStore store,
@@ -39,8 +41,10 @@ final class JobRunner {
       JobFunction function,
       RetryPolicy retry,
       JobEvents events,
-      Executor executor) {
+      Executor executor,
+      boolean deleteCompleted) {
     this.watchdog = new Watchdog(executor);
+    this.deleteCompleted = deleteCompleted;
     this.store = Objects.requireNonNull(store);
     this.dataSource = Objects.requireNonNull(dataSource);
     this.transactions = Objects.requireNonNull(transactions);
@@ -149,12 +153,17 @@ final class JobRunner {
     return outcome;
   }
 
+  /** Whether completing a job deletes it rather than keeping it for retention. */
+  boolean deletesCompleted() {
+    return deleteCompleted;
+  }
+
   /** Applies a handler's outcome inside the job transaction; throws when the lease was lost. */
   Settled settle(Connection c, ClaimedJob job, Outcome outcome) throws Exception {
     Outcome o = outcome == null ? Outcome.complete() : outcome;
     switch (o.kind()) {
       case COMPLETE -> {
-        if (!store.jobComplete(c, job)) {
+        if (!store.jobComplete(c, job, deleteCompleted)) {
           throw new LeaseLostException(job);
         }
         return new Settled(Outcome.Kind.COMPLETE, null);

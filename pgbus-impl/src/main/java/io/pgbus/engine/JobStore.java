@@ -78,6 +78,22 @@ public final class JobStore {
        WHERE j.id = held.id AND j.attempt = held.attempt AND j.state = 'running'
       """;
 
+  // Completion when completed jobs are not kept (pgbus.retention.completed=0): the same fence,
+  // and the row goes at once. Cheaper than the UPDATE, which writes a new row version and index
+  // entries that retention would delete later anyway.
+  private static final String DELETE_COMPLETED =
+      """
+      DELETE FROM pgbus.job
+       WHERE id = ? AND attempt = ? AND state = 'running'
+      """;
+
+  private static final String DELETE_COMPLETED_MANY =
+      """
+      DELETE FROM pgbus.job j
+       USING unnest(?::bigint[], ?::int[]) AS held(id, attempt)
+       WHERE j.id = held.id AND j.attempt = held.attempt AND j.state = 'running'
+      """;
+
   private static final String EXTEND_LEASES =
       """
       UPDATE pgbus.job j
@@ -326,7 +342,14 @@ public final class JobStore {
 
   /** Marks a held job completed; false when the lease was lost. */
   public boolean jobComplete(Connection c, ClaimedJob job) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
+    return jobComplete(c, job, false);
+  }
+
+  /**
+   * Marks a held job completed, or deletes it when {@code delete}; false when the lease was lost.
+   */
+  public boolean jobComplete(Connection c, ClaimedJob job, boolean delete) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(delete ? DELETE_COMPLETED : COMPLETE)) {
       ps.setLong(1, job.id());
       ps.setInt(2, job.attempt());
       return ps.executeUpdate() == 1;
@@ -335,7 +358,16 @@ public final class JobStore {
 
   /** Marks held jobs completed in one statement; returns how many still held their lease. */
   public int jobCompleteMany(Connection c, List<ClaimedJob> jobs) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(COMPLETE_MANY)) {
+    return jobCompleteMany(c, jobs, false);
+  }
+
+  /**
+   * Marks held jobs completed (or deletes them when {@code delete}) in one statement; returns how
+   * many still held their lease.
+   */
+  public int jobCompleteMany(Connection c, List<ClaimedJob> jobs, boolean delete)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(delete ? DELETE_COMPLETED_MANY : COMPLETE_MANY)) {
       bindHeld(c, ps, 1, jobs);
       return ps.executeUpdate();
     }

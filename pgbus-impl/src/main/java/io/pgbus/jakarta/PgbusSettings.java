@@ -109,7 +109,7 @@ record PgbusSettings(
             r.duration("pgbus.rescue-interval", EngineConfig.Builder.DEFAULT_RESCUE_INTERVAL))
         .pruneInterval(r.duration("pgbus.prune-interval", EngineConfig.Builder.DEFAULT_PRUNE_INTERVAL))
         .completedRetention(
-            r.duration("pgbus.retention.completed", EngineConfig.Builder.DEFAULT_COMPLETED_RETENTION))
+            r.retention("pgbus.retention.completed", EngineConfig.Builder.DEFAULT_COMPLETED_RETENTION))
         .deadRetention(r.duration("pgbus.retention.dead", EngineConfig.Builder.DEFAULT_DEAD_RETENTION))
         .pruneBatch(r.integer("pgbus.prune-batch", EngineConfig.Builder.DEFAULT_PRUNE_BATCH, 1, 100_000))
         .drainTimeout(r.duration("pgbus.drain-timeout", EngineConfig.Builder.DEFAULT_DRAIN_TIMEOUT))
@@ -321,6 +321,21 @@ record PgbusSettings(
         throw new InvalidSettingException(
             "pgbus: " + key + "=" + v.get() + " is invalid: use a positive duration such as 500ms,"
                 + " 30s, 5m, 2h, 14d or PT30S (default " + fallback + ")");
+      }
+      return d;
+    }
+
+    /** A duration that may also be zero ("0" or "0s"): a retention that keeps nothing. */
+    Duration retention(String key, Duration fallback) {
+      Optional<String> v = string(key);
+      if (v.isEmpty()) {
+        return fallback;
+      }
+      Duration d = v.get().strip().equals("0") ? Duration.ZERO : Durations.parse(v.get());
+      if (d == null || d.isNegative()) {
+        throw new InvalidSettingException(
+            "pgbus: " + key + "=" + v.get() + " is invalid: use 0 (delete at once) or a duration"
+                + " such as 30s, 5m, 2h, 14d or PT30S (default " + fallback + ")");
       }
       return d;
     }
