@@ -62,6 +62,9 @@ enum StatementKind {
     }
     // Constants are normalised to $n, so the completion is told apart by its shape: it sets
     // finalized_at and, unlike a cancel, writes no error.
+    if (q.startsWith("delete from pgbus.job") && q.contains("attempt")) {
+      return COMPLETE; // pgbus.retention.completed=0: completing deletes, fenced on the attempt
+    }
     if (q.startsWith("update pgbus.job") && q.contains("finalized_at = now()") && !q.contains("errors")
         || q.contains("delete from raw_job")) {
       return COMPLETE;
