@@ -154,6 +154,39 @@ class JobsPerTransactionTest {
   }
 
   @Test
+  void everyOutcomeSettlesInTheSharedTransaction() {
+    List<Long> ids = JobFixtures.in(db).enqueue("outcomes", 4);
+    var events = new RecordingEvents();
+
+    start(new CapsuleConfig("o", List.of("outcomes"), 1, 4), events, (job, tx) -> {
+      if (job.attempt() > 1) {
+        return Outcome.complete(); // the retried job, alone this time
+      }
+      write(tx, job);
+      return switch (ids.indexOf(job.id())) {
+        case 0 -> Outcome.snooze(Duration.ofHours(1));
+        case 1 -> Outcome.cancel("not wanted");
+        case 2 -> Outcome.retry("try later");
+        default -> Outcome.complete();
+      };
+    });
+    events.awaitFinished(Outcome.Kind.COMPLETE, 2, Duration.ofSeconds(30));
+
+    assertThat(db.job(ids.get(0)).state()).isEqualTo("scheduled");
+    assertThat(db.job(ids.get(1)).state()).isEqualTo("cancelled");
+    assertThat(db.job(ids.get(2)).state()).isEqualTo("completed");
+    assertThat(db.job(ids.get(2)).attempt()).isEqualTo(2);
+    assertThat(db.job(ids.get(2)).errors())
+        .singleElement()
+        .satisfies(e -> assertThat(e.error()).contains("try later"));
+    assertThat(db.job(ids.get(3)).state()).isEqualTo("completed");
+    assertThat(db.queryLong("SELECT count(*) FROM business")).isEqualTo(4);
+    assertThat(db.queryLong("SELECT count(DISTINCT txid) FROM business"))
+        .as("the four first attempts wrote and settled in one transaction")
+        .isEqualTo(1);
+  }
+
+  @Test
   void completesManyJobsOnlyWhileEachIsStillHeld() throws Exception {
     var store = new JobStore();
     JobFixtures.in(db).enqueue("fence_many", 3);
