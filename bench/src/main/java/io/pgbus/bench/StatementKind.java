@@ -18,6 +18,7 @@ enum StatementKind {
   NEXT_DUE("next due"),
   PROBE("listener self-probe"),
   LISTEN("listener setup"),
+  CONNECT("new connection (SET application_name)"),
   ELECTION_READ("election: candidate read"),
   ELECTION_WRITE("election: elect"),
   LEADER_RENEW("leader: renew lease"),
@@ -80,6 +81,11 @@ enum StatementKind {
     }
     if (q.startsWith("select pg_notify")) {
       return PROBE;
+    }
+    // pgjdbc sends the ApplicationName of every new connection as this statement, so it counts a
+    // connection opened (a pool growing, say), not the listener's setup.
+    if (q.startsWith("set application_name")) {
+      return CONNECT;
     }
     if (q.contains("pgbus.listen") || q.contains("application_name") || q.startsWith("listen")) {
       return LISTEN;
