@@ -168,20 +168,15 @@ final class ThroughputWorkload {
       List<Run> batchedDeleting,
       double[] perJobAck) {
     int n = pgbus.size();
-    double[] pe = new double[n], pp = new double[n], ps = new double[n];
-    double[] re = new double[n], rp = new double[n], rs = new double[n];
-    double[] ratioE = new double[n], ratioP = new double[n], ratioS = new double[n];
-    for (int i = 0; i < n; i++) {
-      pe[i] = pgbus.get(i).enqueuePerSec;
-      pp[i] = pgbus.get(i).processPerSec;
-      ps[i] = pgbus.get(i).singlePerSec;
-      re[i] = raw.get(i).enqueuePerSec;
-      rp[i] = raw.get(i).processPerSec;
-      rs[i] = raw.get(i).singlePerSec;
-      ratioE[i] = pe[i] / re[i];
-      ratioP[i] = pp[i] / rp[i];
-      ratioS[i] = ps[i] / rs[i];
-    }
+    double[] pe = pgbus.stream().mapToDouble(Run::enqueuePerSec).toArray();
+    double[] pp = pgbus.stream().mapToDouble(Run::processPerSec).toArray();
+    double[] ps = pgbus.stream().mapToDouble(Run::singlePerSec).toArray();
+    double[] re = raw.stream().mapToDouble(Run::enqueuePerSec).toArray();
+    double[] rp = raw.stream().mapToDouble(Run::processPerSec).toArray();
+    double[] rs = raw.stream().mapToDouble(Run::singlePerSec).toArray();
+    double[] ratioE = ratios(pe, re);
+    double[] ratioP = ratios(pp, rp);
+    double[] ratioS = ratios(ps, rs);
     BenchOptions o = h.options;
     String table =
         Results.table(
@@ -196,11 +191,8 @@ final class ThroughputWorkload {
                 List.of(
                     "single-job enqueue, jobs/s (1 transaction each)",
                     Stats.spreadRate(ps), Stats.spreadRate(rs), Stats.spread(ratioS, "%.2f"))));
-    double[] ratioK1 = new double[perJobAck.length];
+    double[] ratioK1 = perJobAck.length == 0 ? new double[0] : ratios(pp, perJobAck);
     if (perJobAck.length > 0) {
-      for (int i = 0; i < n; i++) {
-        ratioK1[i] = pp[i] / perJobAck[i];
-      }
       table +=
           "| *reference:* processing, raw with LIMIT 1 and one DELETE per job, jobs/s | "
               + Stats.spreadRate(pp) + " | " + Stats.spreadRate(perJobAck) + " | "

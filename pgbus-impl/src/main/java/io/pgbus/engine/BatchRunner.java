@@ -66,7 +66,7 @@ final class BatchRunner {
     Instant due = null;
     for (int i = 0; i < jobs.size(); i++) {
       events.finished(jobs.get(i), settled[i].kind(), batch.nanos[i]);
-      due = earliest(due, settled[i].dueAgain());
+      due = Capsule.earliest(due, settled[i].dueAgain());
     }
     return due;
   }
@@ -100,7 +100,7 @@ final class BatchRunner {
         again.size());
     extendLeases(again);
     for (ClaimedJob job : again) {
-      due = earliest(due, single.run(job, timeout, !batch.announced(job)));
+      due = Capsule.earliest(due, single.run(job, timeout, !batch.announced(job)));
     }
     return due;
   }
@@ -137,10 +137,6 @@ final class BatchRunner {
           jobs.size(),
           e.getMessage());
     }
-  }
-
-  private static Instant earliest(Instant a, Instant b) {
-    return a == null || (b != null && b.isBefore(a)) ? b : a;
   }
 
   /** One try at running the jobs together, and what the recovery needs to know about it. */

@@ -439,7 +439,8 @@ public final class Capsule implements Runnable {
     return loopsOnExecutor ? 5 + engine.capsules().size() + slots : slots;
   }
 
-  private static Instant earliest(Instant a, Instant b) {
-    return a == null || b.isBefore(a) ? b : a;
+  /** The earlier of two times, either of which may be null (none). */
+  static Instant earliest(Instant a, Instant b) {
+    return a == null || (b != null && b.isBefore(a)) ? b : a;
   }
 }

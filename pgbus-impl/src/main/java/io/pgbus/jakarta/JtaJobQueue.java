@@ -44,14 +44,7 @@ public class JtaJobQueue implements JobQueue {
 
   @Override
   public long enqueue(String queue, Object payload, EnqueueOptions options) {
-    NewJob job = new NewJob(queue, toJson(queue, payload), options);
-    Enqueued result =
-        withConnection(
-            "enqueue to queue '" + queue + "'", c -> runtime.engine().enqueueIfAbsent(c, job));
-    if (result.inserted()) {
-      runtime.metrics().enqueued(queue, 1);
-    }
-    return result.id();
+    return insert(queue, payload, options).id();
   }
 
   @Override
@@ -62,6 +55,11 @@ public class JtaJobQueue implements JobQueue {
           "enqueueIfAbsent to queue '" + queue + "' needs a unique key: pass"
               + " EnqueueOptions.defaults().withUniqueKey(\"...\"), or use enqueue");
     }
+    return insert(queue, payload, options);
+  }
+
+  /** Enqueues in the caller's transaction; a duplicate of a unique key inserts (and counts) none. */
+  private Enqueued insert(String queue, Object payload, EnqueueOptions options) {
     NewJob job = new NewJob(queue, toJson(queue, payload), options);
     Enqueued result =
         withConnection(

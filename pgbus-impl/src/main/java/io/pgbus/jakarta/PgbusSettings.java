@@ -312,45 +312,34 @@ record PgbusSettings(
     }
 
     Duration duration(String key, Duration fallback) {
-      Optional<String> v = string(key);
-      if (v.isEmpty()) {
-        return fallback;
-      }
-      Duration d = Durations.parse(v.get());
-      if (d == null || d.isNegative() || d.isZero()) {
-        throw new InvalidSettingException(
-            "pgbus: " + key + "=" + v.get() + " is invalid: use a positive duration such as 500ms,"
-                + " 30s, 5m, 2h, 14d or PT30S (default " + fallback + ")");
-      }
-      return d;
+      Duration d = parsedDuration(key, String.valueOf(fallback), false);
+      return d == null ? fallback : d;
     }
 
     /** A duration that may also be zero ("0" or "0s"): a retention that keeps nothing. */
     Duration retention(String key, Duration fallback) {
-      Optional<String> v = string(key);
-      if (v.isEmpty()) {
-        return fallback;
-      }
-      Duration d = v.get().strip().equals("0") ? Duration.ZERO : Durations.parse(v.get());
-      if (d == null || d.isNegative()) {
-        throw new InvalidSettingException(
-            "pgbus: " + key + "=" + v.get() + " is invalid: use 0 (delete at once) or a duration"
-                + " such as 30s, 5m, 2h, 14d or PT30S (default " + fallback + ")");
-      }
-      return d;
+      Duration d = parsedDuration(key, String.valueOf(fallback), true);
+      return d == null ? fallback : d;
     }
 
     /** A duration, or null when the key is unset (the engine then derives a default). */
     Duration durationOrNull(String key, String defaultText) {
+      return parsedDuration(key, defaultText, false);
+    }
+
+    /** The key's duration, null when unset; refused when negative, or zero unless allowed. */
+    private Duration parsedDuration(String key, String defaultText, boolean zeroAllowed) {
       Optional<String> v = string(key);
       if (v.isEmpty()) {
         return null;
       }
-      Duration d = Durations.parse(v.get());
-      if (d == null || d.isNegative() || d.isZero()) {
+      Duration d =
+          zeroAllowed && v.get().strip().equals("0") ? Duration.ZERO : Durations.parse(v.get());
+      if (d == null || d.isNegative() || (d.isZero() && !zeroAllowed)) {
         throw new InvalidSettingException(
-            "pgbus: " + key + "=" + v.get() + " is invalid: use a positive duration such as 500ms,"
-                + " 30s, 5m, 2h, 14d or PT30S (default " + defaultText + ")");
+            "pgbus: " + key + "=" + v.get() + " is invalid: use "
+                + (zeroAllowed ? "0 (delete at once) or a duration" : "a positive duration")
+                + " such as 500ms, 30s, 5m, 2h, 14d or PT30S (default " + defaultText + ")");
       }
       return d;
     }
