@@ -26,6 +26,15 @@ public final class EnqueueOptions {
   /** The longest unique key, in characters. */
   public static final int MAX_UNIQUE_KEY_LENGTH = 255;
 
+  /**
+   * The schedule horizon: a job may be due at most this far (36,500 days, about 100 years) after
+   * it is enqueued, snoozed or retried. It applies to {@link #withDelay}, to {@link #withRunAt}
+   * (checked against the clock at enqueue), to {@link Outcome#snooze} and to retry backoff, and
+   * the database enforces the same bound on {@code pgbus.enqueue}. Nothing real waits longer, and
+   * a bound keeps every due time a number that timers and arithmetic can hold.
+   */
+  public static final Duration MAX_SCHEDULE_AHEAD = Duration.ofDays(36_500);
+
   private static final EnqueueOptions DEFAULTS =
       new EnqueueOptions(null, null, 0, DEFAULT_MAX_ATTEMPTS, null);
 
@@ -49,7 +58,10 @@ public final class EnqueueOptions {
     return DEFAULTS;
   }
 
-  /** Runs no earlier than {@code runAt}. Replaces any delay. */
+  /**
+   * Runs no earlier than {@code runAt}. Replaces any delay. At enqueue, {@code runAt} may be at
+   * most {@link #MAX_SCHEDULE_AHEAD} ahead of the clock, or the enqueue fails.
+   */
   public EnqueueOptions withRunAt(Instant runAt) {
     return new EnqueueOptions(
         Objects.requireNonNull(runAt, "runAt"), null, priority, maxAttempts, uniqueKey);
@@ -61,6 +73,7 @@ public final class EnqueueOptions {
     if (delay.isNegative()) {
       throw new InvalidJobException(null, "delay must not be negative, was " + delay);
     }
+    requireWithinHorizon("delay", delay);
     return new EnqueueOptions(null, delay, priority, maxAttempts, uniqueKey);
   }
 
@@ -121,6 +134,24 @@ public final class EnqueueOptions {
               + "' contains a control character: use printable characters only");
     }
     return new EnqueueOptions(runAt, delay, priority, maxAttempts, key);
+  }
+
+  /**
+   * Throws {@link InvalidJobException} when {@code wait} (named {@code what} in the message) is
+   * beyond {@link #MAX_SCHEDULE_AHEAD}.
+   */
+  static void requireWithinHorizon(String what, Duration wait) {
+    if (wait.compareTo(MAX_SCHEDULE_AHEAD) > 0) {
+      throw new InvalidJobException(
+          null,
+          what
+              + " "
+              + wait
+              + " is too far ahead: at most "
+              + MAX_SCHEDULE_AHEAD.toDays()
+              + " days (100 years, EnqueueOptions.MAX_SCHEDULE_AHEAD); to park a job for good,"
+              + " cancel it, or keep the date in your own table and enqueue nearer the time");
+    }
   }
 
   /** The absolute start time, or {@code null}. */

@@ -45,12 +45,16 @@ public final class Outcome {
     return new Outcome(Kind.RETRY, null, Objects.requireNonNull(reason, "reason"));
   }
 
-  /** Runs the job again after {@code delay}; the attempt is given back. */
+  /**
+   * Runs the job again after {@code delay}, at most {@link EnqueueOptions#MAX_SCHEDULE_AHEAD};
+   * the attempt is given back.
+   */
   public static Outcome snooze(Duration delay) {
     Objects.requireNonNull(delay, "delay");
     if (delay.isNegative()) {
       throw new IllegalArgumentException("snooze delay must not be negative, was " + delay);
     }
+    EnqueueOptions.requireWithinHorizon("snooze delay", delay);
     return new Outcome(Kind.SNOOZE, delay, null);
   }
 

@@ -98,8 +98,10 @@ final class BatchRunner {
         batch.jobs.size(),
         cause.toString(),
         again.size());
-    extendLeases(again);
     for (ClaimedJob job : again) {
+      // Each lease is renewed right before its job runs again, not all at once up front: the
+      // reruns before it take their time, and a job must never run past its lease.
+      extendLease(job);
       due = Capsule.earliest(due, single.run(job, timeout, !batch.announced(job)));
     }
     return due;
@@ -123,18 +125,15 @@ final class BatchRunner {
     return batch.current;
   }
 
-  /** The leases started with the claim, and some of that time is gone: renew them first. */
-  private void extendLeases(List<ClaimedJob> jobs) {
-    if (jobs.isEmpty()) {
-      return;
-    }
+  /** The lease started with the claim, and some of that time is gone: renew it first. */
+  private void extendLease(ClaimedJob job) {
     try (Connection c = dataSource.getConnection()) {
-      store.jobExtendLeases(c, jobs, lease);
+      store.jobExtendLeases(c, List.of(job), lease);
     } catch (SQLException e) {
       LOG.log(
           System.Logger.Level.WARNING,
-          "pgbus could not renew the leases of {0} jobs before running them again: {1}",
-          jobs.size(),
+          "pgbus could not renew the lease of job {0} before running it again: {1}",
+          job.id(),
           e.getMessage());
     }
   }

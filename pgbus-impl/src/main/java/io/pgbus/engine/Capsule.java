@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
@@ -69,6 +68,8 @@ public final class Capsule implements Runnable {
   private volatile long beatNanos = System.nanoTime();
   private volatile boolean started;
   private volatile boolean finished;
+  private volatile boolean died; // an Error ended the loop
+  private final ErrorBackoff errors;
 
   Capsule(
       CapsuleConfig config,
@@ -77,7 +78,14 @@ public final class Capsule implements Runnable {
       DataSource dataSource,
       Executor executor,
       boolean loopsOnExecutor,
-      BatchRunner runner) {
+      BatchRunner runner,
+      Runnable onConnectionError) {
+    this.errors =
+        new ErrorBackoff(
+            "pgbus capsule '" + config.name() + "' (queues " + config.queues() + ")",
+            Duration.ofMillis(100),
+            engine.pollInterval().multipliedBy(10),
+            onConnectionError);
     this.loopsOnExecutor = loopsOnExecutor;
     this.config = Objects.requireNonNull(config);
     this.engine = Objects.requireNonNull(engine);
@@ -156,6 +164,26 @@ public final class Capsule implements Runnable {
     return Duration.ofNanos(Math.max(now - beatNanos, Math.max(0, stuckFor)));
   }
 
+  /**
+   * Why this capsule is not claiming as it should, as a short category for health data, or null
+   * when it is fine: {@code "loop ended"} (an Error ended its loop: it claims nothing until the
+   * application is restarted), {@code "no progress"} ({@link #sinceLastBeat()} is over {@code
+   * threshold}), or {@code "claims failing"} (every claim for longer than {@code threshold} has
+   * failed; the log says why). A capsule stopped on purpose is fine.
+   */
+  public String stall(Duration threshold) {
+    if (died) {
+      return "loop ended";
+    }
+    if (sinceLastBeat().compareTo(threshold) > 0) {
+      return "no progress";
+    }
+    if (errors.failingFor().compareTo(threshold) > 0) {
+      return "claims failing";
+    }
+    return null;
+  }
+
   /** Applies a wake that concerns this capsule. */
   void wake(Wake wake) {
     lock.lock();
@@ -227,62 +255,26 @@ public final class Capsule implements Runnable {
   @Override
   public void run() {
     started = true;
-    long errorBackoffMs = 100;
     try {
       while (true) {
-        int free;
-        boolean refreshAlarm;
-        lock.lock();
         try {
-          Instant now;
-          while (true) {
-            if (stopping) {
-              return;
-            }
-            beatNanos = System.nanoTime();
-            now = Instant.now();
-            boolean alarmRang = alarm != null && !now.isBefore(alarm);
-            free = config.concurrency() - inFlight;
-            if (free > 0 && (woken || backlog || alarmRang)) {
-              // Due times arrive with notifications and polls. An alarm that rang early (this
-              // JVM's clock ahead of the database's) finds nothing, so it is set again from the
-              // database rather than dropped.
-              refreshAlarm = resync || alarmRang;
-              break;
-            }
-            warnIfExecutorStarves();
-            long sleep = MAX_SLEEP_NANOS;
-            if (free > 0 && alarm != null) {
-              sleep = Math.min(sleep, Duration.between(now, alarm).toNanos());
-            }
-            changed.awaitNanos(Math.max(1, sleep));
+          if (!claimWhenThereIsReason()) {
+            return;
           }
-          woken = false;
-          resync = false;
-          backlog = false;
-          if (alarm != null && !now.isBefore(alarm)) {
-            alarm = null;
-          }
-        } finally {
-          lock.unlock();
-        }
-        try {
-          claimAndDispatch(free, refreshAlarm);
-          errorBackoffMs = 100;
+          errors.succeeded();
+        } catch (InterruptedException e) {
+          throw e;
         } catch (Exception e) {
-          LOG.log(
-              System.Logger.Level.WARNING,
-              "pgbus capsule ''{0}'' could not claim from {1}: {2}; retrying in {3} ms",
-              config.name(),
-              config.queues(),
-              e.getMessage(),
-              errorBackoffMs);
-          Thread.sleep(Notifier.jitter(errorBackoffMs));
-          errorBackoffMs = Math.min(engine.pollInterval().toMillis() * 10, errorBackoffMs * 2);
+          // Nothing a round throws ends the loop: a claim that failed (the database is away), or
+          // a bug. Back off, then claim again and re-read the due times from the database.
+          long waitMs = errors.failed(e);
           lock.lock();
           try {
             woken = true;
             resync = true;
+            if (!stopping) {
+              changed.await(waitMs, TimeUnit.MILLISECONDS);
+            }
           } finally {
             lock.unlock();
           }
@@ -291,6 +283,7 @@ public final class Capsule implements Runnable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (Error e) {
+      died = true;
       LOG.log(
           System.Logger.Level.ERROR,
           "pgbus capsule '" + config.name() + "' stopped claiming: its loop died",
@@ -305,6 +298,64 @@ public final class Capsule implements Runnable {
         lock.unlock();
       }
     }
+  }
+
+  /**
+   * Waits for a reason to claim (a wake, a backlog, an alarm), then claims for the free slots.
+   * Returns false when the capsule stops.
+   */
+  private boolean claimWhenThereIsReason() throws Exception {
+    int free;
+    boolean refreshAlarm;
+    lock.lock();
+    try {
+      Instant now;
+      while (true) {
+        if (stopping) {
+          return false;
+        }
+        beatNanos = System.nanoTime();
+        now = Instant.now();
+        boolean alarmRang = alarm != null && !now.isBefore(alarm);
+        free = config.concurrency() - inFlight;
+        if (free > 0 && (woken || backlog || alarmRang)) {
+          // Due times arrive with notifications and polls. An alarm that rang early (this
+          // JVM's clock ahead of the database's) finds nothing, so it is set again from the
+          // database rather than dropped.
+          refreshAlarm = resync || alarmRang;
+          break;
+        }
+        warnIfExecutorStarves();
+        long sleep = free > 0 ? nanosUntil(now, alarm, MAX_SLEEP_NANOS) : MAX_SLEEP_NANOS;
+        changed.awaitNanos(Math.max(1, sleep));
+      }
+      woken = false;
+      resync = false;
+      backlog = false;
+      if (alarm != null && !now.isBefore(alarm)) {
+        alarm = null;
+      }
+    } finally {
+      lock.unlock();
+    }
+    claimAndDispatch(free, refreshAlarm);
+    return true;
+  }
+
+  /**
+   * Nanoseconds from {@code now} until {@code alarm}, saturated to {@code [0, max]}: an alarm may
+   * lie centuries ahead (a job due in the year 2400, a forged NOTIFY), and {@code
+   * Duration.toNanos} overflows beyond 292 years. No alarm: {@code max}.
+   */
+  static long nanosUntil(Instant now, Instant alarm, long max) {
+    if (alarm == null) {
+      return max;
+    }
+    Duration left = Duration.between(now, alarm);
+    if (left.isNegative()) {
+      return 0;
+    }
+    return left.compareTo(Duration.ofNanos(max)) >= 0 ? max : left.toNanos();
   }
 
   private void claimAndDispatch(int freeSlots, boolean refreshAlarm) throws Exception {
@@ -339,12 +390,14 @@ public final class Capsule implements Runnable {
       List<ClaimedJob> slot = slots.get(i);
       try {
         executor.execute(() -> runSlot(slot));
-      } catch (RejectedExecutionException e) {
+      } catch (RuntimeException e) {
+        // Usually a RejectedExecutionException; whatever it is, these jobs never start here.
         LOG.log(
             System.Logger.Level.WARNING,
-            "pgbus capsule ''{0}'': executor refused job {1}; handing it back",
+            "pgbus capsule ''{0}'': executor refused job {1} ({2}); handing it back",
             config.name(),
-            slot.get(0).id());
+            slot.get(0).id(),
+            e.toString());
         for (List<ClaimedJob> refused : slots.subList(i, slots.size())) {
           refused.forEach(runner::release);
           slotDone(refused);

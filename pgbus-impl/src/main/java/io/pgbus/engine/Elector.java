@@ -42,11 +42,23 @@ final class Elector implements Runnable {
   private final CountDownLatch stop = new CountDownLatch(1);
   private final CountDownLatch finished = new CountDownLatch(1);
   private final AtomicLong statements = new AtomicLong();
+  private final ErrorBackoff errors;
 
   private volatile boolean leader;
   private long leaseEndsNanos;
 
-  Elector(DataSource dataSource, String holder, Duration ttl, Runnable onChange) {
+  Elector(
+      DataSource dataSource,
+      String holder,
+      Duration ttl,
+      Runnable onChange,
+      Runnable onConnectionError) {
+    this.errors =
+        new ErrorBackoff(
+            "pgbus leader election",
+            Duration.ofMillis(periodMillis(ttl)),
+            Duration.ofMillis(periodMillis(ttl)),
+            onConnectionError);
     this.dataSource = Objects.requireNonNull(dataSource);
     this.holder = Objects.requireNonNull(holder);
     this.ttl = Objects.requireNonNull(ttl);
@@ -94,11 +106,25 @@ final class Elector implements Runnable {
     long periodMs = periodMillis(ttl);
     try {
       while (stop.getCount() > 0) {
-        long seenLeaseMs = step();
-        // A leader (or a candidate that could not read): 80-100% of the period, spread out and
-        // never later than the period. A candidate that saw a live lease: see candidateWaitMillis.
+        long seenLeaseMs;
+        long failedWaitMs = -1;
+        try {
+          seenLeaseMs = step();
+          errors.succeeded();
+        } catch (SQLException | RuntimeException e) {
+          // No failure ends the election loop: it looks again within a period (jittered).
+          failedWaitMs = errors.failed(e);
+          if (leader && System.nanoTime() - leaseEndsNanos >= 0) {
+            change(false, "the database was unreachable until its lease ran out");
+          }
+          seenLeaseMs = -1;
+        }
+        // A leader: 80-100% of the period, spread out and never later than the period. A failed
+        // round: 50-100% of it. A candidate that saw a live lease: see candidateWaitMillis.
         long sleep =
-            seenLeaseMs >= 0
+            failedWaitMs >= 0
+                ? failedWaitMs
+                : seenLeaseMs >= 0
                 ? candidateWaitMillis(ttl, seenLeaseMs)
                 : periodMs * (80 + ThreadLocalRandom.current().nextInt(21)) / 100;
         if (stop.await(Math.max(1, sleep), TimeUnit.MILLISECONDS)) {
@@ -117,7 +143,7 @@ final class Elector implements Runnable {
    * Renews, or looks and elects when the lease is free. Returns how many milliseconds the live
    * lease of another holder has left, or -1 when this engine leads or saw no such lease.
    */
-  private long step() {
+  private long step() throws SQLException {
     try (Connection c = dataSource.getConnection()) {
       if (leader) {
         statements.incrementAndGet();
@@ -140,12 +166,6 @@ final class Elector implements Runnable {
         leaseEndsNanos = electedAt + lease(ttl).toNanos();
         change(true, "elected");
       }
-      return -1;
-    } catch (SQLException e) {
-      if (leader && System.nanoTime() - leaseEndsNanos >= 0) {
-        change(false, "the database was unreachable until its lease ran out");
-      }
-      LOG.log(System.Logger.Level.WARNING, "pgbus leader election failed: {0}", e.getMessage());
       return -1;
     }
   }
@@ -170,6 +190,10 @@ final class Elector implements Runnable {
         holder,
         nowLeader ? "is now" : "is no longer",
         why);
-    onChange.run();
+    try {
+      onChange.run();
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.ERROR, "pgbus: reacting to a leadership change failed", e);
+    }
   }
 }

@@ -1,5 +1,6 @@
 package io.pgbus.engine;
 
+import io.pgbus.EnqueueOptions;
 import io.pgbus.Enqueued;
 import io.pgbus.InvalidJobException;
 import io.pgbus.QueueNames;
@@ -7,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -51,6 +53,7 @@ public final class Engine {
   private final Poller poller;
   private final Elector elector;
   private final Maintainer maintainer;
+  private final JobRunner single;
   private final CronEnqueuer cron;
   private final boolean maintenance;
   private volatile boolean started;
@@ -74,18 +77,27 @@ public final class Engine {
         b.listenerConnections == null || config.capsules().isEmpty()
             ? null
             : new Notifier(
-                b.listenerConnections, config.queues(), wakes, s -> listenerChanged(), config);
+                b.listenerConnections, config.queues(), wakes, this::listenerChanged, config);
     this.poller =
         config.capsules().isEmpty()
             ? null
-            : new Poller(store, dataSource, config.queues(), this::listenerState, config, this::route);
-    JobRunner single =
+            : new Poller(
+                store,
+                dataSource,
+                config.queues(),
+                this::listenerState,
+                config,
+                this::route,
+                this::connectionLost);
+    this.single =
         new JobRunner(
             store, dataSource, tx, jobs, config.retry(), b.events, loops, config.deletesCompleted());
     BatchRunner runner =
         new BatchRunner(single, store, dataSource, tx, b.events, config.lease());
     for (CapsuleConfig cc : config.capsules()) {
-      Capsule capsule = new Capsule(cc, config, store, dataSource, executor, loopsOnExecutor, runner);
+      Capsule capsule =
+          new Capsule(
+              cc, config, store, dataSource, executor, loopsOnExecutor, runner, this::connectionLost);
       capsules.add(capsule);
       for (String q : cc.queues()) {
         capsulesByQueue.computeIfAbsent(q, k -> new ArrayList<>()).add(capsule);
@@ -94,7 +106,12 @@ public final class Engine {
     this.maintenance = b.maintenance;
     Maintainer[] m = new Maintainer[1];
     this.elector =
-        new Elector(dataSource, config.workerId(), config.leaderTtl(), () -> m[0].leadershipChanged());
+        new Elector(
+            dataSource,
+            config.workerId(),
+            config.leaderTtl(),
+            () -> m[0].leadershipChanged(),
+            this::connectionLost);
     this.cron =
         config.crons().isEmpty() ? null : new CronEnqueuer(config.crons(), store, tx);
     this.maintainer = new Maintainer(dataSource, store, config, elector::isLeader, cron);
@@ -182,6 +199,7 @@ public final class Engine {
       left += c.awaitIdle(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
     }
     if (left > 0) {
+      single.abandonRetries();
       LOG.log(
           System.Logger.Level.WARNING,
           "pgbus stopped with {0} job(s) still running after the {1} drain; lease rescue will"
@@ -236,6 +254,7 @@ public final class Engine {
    */
   public Enqueued enqueueIfAbsent(Connection c, NewJob job) {
     checkPayload(job);
+    checkRunAt(job, Instant.now());
     try {
       return store.jobInsertIfAbsent(c, job);
     } catch (SQLException e) {
@@ -251,7 +270,11 @@ public final class Engine {
     if (jobs.isEmpty()) {
       return List.of();
     }
-    jobs.forEach(this::checkPayload);
+    Instant now = Instant.now();
+    for (NewJob job : jobs) {
+      checkPayload(job);
+      checkRunAt(job, now);
+    }
     try {
       return store.jobInsertMany(c, jobs);
     } catch (SQLException e) {
@@ -347,10 +370,18 @@ public final class Engine {
     return maintainer.rescued();
   }
 
-  private void listenerChanged() {
+  private void listenerChanged(ListenerState state) {
+    if (state == ListenerState.RECONNECTING) {
+      connectionLost();
+    }
     if (poller != null) {
       poller.nudge();
     }
+  }
+
+  /** A loop lost the database, or the listener reconnects: see {@link Maintainer#connectionLost}. */
+  private void connectionLost() {
+    maintainer.connectionLost();
   }
 
   /** Whether this engine is the elected maintenance leader now. */
@@ -392,6 +423,27 @@ public final class Engine {
               + limit
               + " bytes: store large data in your own table and enqueue its key, or raise"
               + " pgbus.max-payload-bytes");
+    }
+  }
+
+  /**
+   * A runAt is absolute, so only here, against the clock, can it be held to the schedule horizon
+   * (the delay is checked where it is set, in EnqueueOptions).
+   */
+  static void checkRunAt(NewJob job, Instant now) {
+    Instant runAt = job.options().runAt();
+    if (runAt != null && Duration.between(now, runAt).compareTo(EnqueueOptions.MAX_SCHEDULE_AHEAD) > 0) {
+      throw new InvalidJobException(
+          job.queue(),
+          "runAt "
+              + runAt
+              + " for queue '"
+              + job.queue()
+              + "' is too far ahead: at most "
+              + EnqueueOptions.MAX_SCHEDULE_AHEAD.toDays()
+              + " days (100 years, EnqueueOptions.MAX_SCHEDULE_AHEAD) after now; to park a job"
+              + " for good, cancel it, or keep the date in your own table and enqueue nearer the"
+              + " time");
     }
   }
 

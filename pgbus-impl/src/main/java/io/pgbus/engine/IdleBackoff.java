@@ -29,6 +29,10 @@ final class IdleBackoff {
     factor = 1;
   }
 
+  Duration base() {
+    return base;
+  }
+
   synchronized int factor() {
     return factor;
   }

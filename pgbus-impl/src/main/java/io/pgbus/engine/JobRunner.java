@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
 /**
@@ -32,7 +33,16 @@ final class JobRunner {
   private final JobEvents events;
   private final Watchdog watchdog;
   private final boolean deleteCompleted; // pgbus.retention.completed=0
+  private volatile boolean abandoned;
 
+  /**
+   * How long a worker keeps trying to record a failure while the database is away: a restart or
+   * a failover takes seconds to a minute. Longer outages are left to lease rescue.
+   */
+  static final Duration RECORD_RETRY_FOR = Duration.ofMinutes(2);
+
+  private static final Duration RECORD_RETRY_FIRST = Duration.ofMillis(100);
+  private static final Duration RECORD_RETRY_MAX_WAIT = Duration.ofSeconds(2);
 
   JobRunner(
       JobStore store,
@@ -192,38 +202,84 @@ final class JobRunner {
     }
   }
 
-  /** Records a failed attempt in a transaction of its own; null when that was not possible. */
+  /**
+   * Records a failed attempt in a transaction of its own; null when that was not possible. While
+   * the database is away (a restart, a failover: the handler's failure is often that very loss),
+   * it tries again with a growing wait, up to {@link #RECORD_RETRY_FOR}: a job the worker knows
+   * has failed is then retryable, with its real error, moments after the database is back,
+   * instead of staying running until its lease runs out. The fence (id, attempt, running) keeps
+   * every try safe: a job rescued meanwhile is not touched.
+   */
   Settled recordFailure(ClaimedJob job, String error) {
     Duration backoff = retry.backoff(job.attempt());
-    try (Connection c = dataSource.getConnection()) {
-      JobStore.FailResult r = store.jobFail(c, job, error, backoff);
-      if (r == null) {
+    long deadline = System.nanoTime() + RECORD_RETRY_FOR.toNanos();
+    long waitMs = RECORD_RETRY_FIRST.toMillis();
+    while (true) {
+      try (Connection c = dataSource.getConnection()) {
+        return recordFailure(c, job, error, backoff);
+      } catch (SQLException e) {
+        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        if (!ErrorBackoff.connectionError(e) || left <= 0 || abandoned) {
+          LOG.log(
+              System.Logger.Level.WARNING,
+              "pgbus could not record the failure of job {0}: {1}; lease rescue will retry it",
+              job.id(),
+              e.getMessage());
+          return null;
+        }
+        long sleep =
+            Math.min(left, Math.min(RECORD_RETRY_MAX_WAIT.toMillis(), ErrorBackoff.jitter(waitMs)));
         LOG.log(
-            System.Logger.Level.WARNING,
-            "pgbus job {0} failed after its lease was lost; the new holder decides its fate",
-            job.id());
-        return null;
-      }
-      if (r.dead()) {
-        LOG.log(
-            System.Logger.Level.WARNING,
-            "pgbus job {0} (queue {1}) is dead after attempt {2} of {3}: {4}",
+            System.Logger.Level.DEBUG,
+            "pgbus could not record the failure of job {0} yet ({1}); trying again in {2} ms",
             job.id(),
-            job.queue(),
-            job.attempt(),
-            job.maxAttempts(),
-            firstLine(error));
-        return new Settled(null, null);
+            e.getMessage(),
+            sleep);
+        try {
+          Thread.sleep(sleep);
+        } catch (InterruptedException stop) {
+          Thread.currentThread().interrupt();
+          LOG.log(
+              System.Logger.Level.WARNING,
+              "pgbus stopped recording the failure of job {0}; lease rescue will retry it",
+              job.id());
+          return null;
+        }
+        waitMs = Math.min(RECORD_RETRY_MAX_WAIT.toMillis(), waitMs * 2);
       }
-      return new Settled(Outcome.Kind.RETRY, r.retryAt());
-    } catch (SQLException e) {
+    }
+  }
+
+  private Settled recordFailure(Connection c, ClaimedJob job, String error, Duration backoff)
+      throws SQLException {
+    JobStore.FailResult r = store.jobFail(c, job, error, backoff);
+    if (r == null) {
       LOG.log(
           System.Logger.Level.WARNING,
-          "pgbus could not record the failure of job {0}: {1}; lease rescue will retry it",
-          job.id(),
-          e.getMessage());
+          "pgbus job {0} failed after its lease was lost; the new holder decides its fate",
+          job.id());
       return null;
     }
+    if (r.dead()) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus job {0} (queue {1}) is dead after attempt {2} of {3}: {4}",
+          job.id(),
+          job.queue(),
+          job.attempt(),
+          job.maxAttempts(),
+          firstLine(error));
+      return new Settled(null, null);
+    }
+    return new Settled(Outcome.Kind.RETRY, r.retryAt());
+  }
+
+  /**
+   * The engine stops and its drain is over: a failure still waiting for the database to record
+   * is left to lease rescue, so no worker keeps trying after the application is gone.
+   */
+  void abandonRetries() {
+    abandoned = true;
   }
 
   static Throwable rootCause(Throwable t) {

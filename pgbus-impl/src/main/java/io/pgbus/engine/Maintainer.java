@@ -26,11 +26,13 @@ final class Maintainer implements Runnable {
   private abstract static class Task {
     final String name;
     final IdleBackoff backoff;
+    final ErrorBackoff errors; // the wait after a failed round
     volatile long nextAt = System.nanoTime();
 
     Task(String name, Duration base) {
       this.name = name;
       this.backoff = new IdleBackoff(base);
+      this.errors = new ErrorBackoff("pgbus maintenance '" + name + "'", base, base, () -> {});
     }
 
     /** Does one round; returns how many rows it changed. */
@@ -55,6 +57,8 @@ final class Maintainer implements Runnable {
   private final AtomicLong rescued = new AtomicLong();
   private final AtomicLong pruned = new AtomicLong();
   private final AtomicLong rounds = new AtomicLong();
+  private final ErrorBackoff errors =
+      new ErrorBackoff("pgbus maintenance loop", Duration.ofSeconds(1), Duration.ofSeconds(1), () -> {});
 
   /**
    * After a cron tick, wait this much past the next due run, so the database's clock has passed
@@ -78,7 +82,6 @@ final class Maintainer implements Runnable {
 
             @Override
             long runOnce(Connection c) throws Exception {
-              untilNext = CronEnqueuer.MAX_WAIT; // if the tick fails: try again in a minute
               CronEnqueuer.Tick tick = cron.tick(c);
               untilNext = tick.untilNext();
               return tick.enqueued();
@@ -138,6 +141,24 @@ final class Maintainer implements Runnable {
     return Latches.await(finished, timeout);
   }
 
+  /**
+   * Some loop lost the database, or the listener reconnects: jobs that were running may be left
+   * stranded, so rescue goes back to its base interval rather than waiting out an idle backoff
+   * of up to ten times that once the database is back.
+   */
+  void connectionLost() {
+    for (Task t : tasks) {
+      if (t.name.equals("rescue")) {
+        t.backoff.reset();
+        long soon = System.nanoTime() + t.backoff.base().toNanos();
+        if (t.nextAt - soon > 0) {
+          t.nextAt = soon;
+        }
+      }
+    }
+    wakeUp.release();
+  }
+
   /** Leadership changed: a new leader starts every task at once, at its base interval. */
   void leadershipChanged() {
     for (Task t : tasks) {
@@ -151,21 +172,12 @@ final class Maintainer implements Runnable {
   public void run() {
     try {
       while (stop.getCount() > 0) {
-        if (!leader.getAsBoolean()) {
-          // Only the elected leader maintains; the others wait, issuing nothing.
+        try {
+          round();
+        } catch (RuntimeException e) {
+          // runTask keeps a task's failure to itself; this is a bug in the loop: log, go on.
+          errors.failed(e);
           wakeUp.tryAcquire(1, TimeUnit.SECONDS);
-          continue;
-        }
-        long now = System.nanoTime();
-        long next = Long.MAX_VALUE;
-        for (Task t : tasks) {
-          if (now - t.nextAt >= 0) {
-            t.schedule(runTask(t));
-          }
-          next = Math.min(next, t.nextAt - System.nanoTime());
-        }
-        if (wakeUp.tryAcquire(Math.min(Math.max(1, next), TimeUnit.SECONDS.toNanos(1)), TimeUnit.NANOSECONDS)) {
-          wakeUp.drainPermits();
         }
       }
     } catch (InterruptedException e) {
@@ -175,13 +187,40 @@ final class Maintainer implements Runnable {
     }
   }
 
-  private long runTask(Task t) {
+  private void round() throws InterruptedException {
+    if (!leader.getAsBoolean()) {
+      // Only the elected leader maintains; the others wait, issuing nothing.
+      wakeUp.tryAcquire(1, TimeUnit.SECONDS);
+      return;
+    }
+    long now = System.nanoTime();
+    long next = Long.MAX_VALUE;
+    for (Task t : tasks) {
+      if (now - t.nextAt >= 0) {
+        runTask(t);
+      }
+      next = Math.min(next, t.nextAt - System.nanoTime());
+    }
+    if (wakeUp.tryAcquire(
+        Math.min(Math.max(1, next), TimeUnit.SECONDS.toNanos(1)), TimeUnit.NANOSECONDS)) {
+      wakeUp.drainPermits();
+    }
+  }
+
+  /**
+   * Runs one round of a task and schedules the next: after its idle backoff, or, when the round
+   * failed, at its base interval (jittered), so a database that comes back is maintained soon.
+   */
+  private void runTask(Task t) {
     rounds.incrementAndGet();
     try (Connection c = dataSource.getConnection()) {
-      return t.runOnce(c);
+      long n = t.runOnce(c);
+      t.errors.succeeded();
+      t.schedule(n);
     } catch (Exception e) {
-      LOG.log(System.Logger.Level.WARNING, "pgbus maintenance ''{0}'' failed: {1}", t.name, e.getMessage());
-      return 0;
+      long waitMs = t.errors.failed(e);
+      t.backoff.reset();
+      t.nextAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
     }
   }
 }

@@ -1,8 +1,10 @@
 package io.pgbus.engine;
 
+import io.pgbus.EnqueueOptions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -125,13 +127,17 @@ public final class Notifier implements Runnable {
 
   @Override
   public void run() {
-    long backoffMs = config.reconnectMin().toMillis();
+    var errors =
+        new ErrorBackoff("pgbus listener", config.reconnectMin(), config.reconnectMax(), () -> {});
     int failures = 0;
     long failingSince = 0;
     try {
       while (!stopping) {
         attempts.incrementAndGet();
-        try (Connection c = connections.open()) {
+        Exception failure = null;
+        Connection c = null;
+        try {
+          c = connections.open();
           listen(c);
           connects.incrementAndGet();
           if (failures > 0) {
@@ -153,36 +159,58 @@ public final class Notifier implements Runnable {
             }
           }
           failures = 0;
-          backoffMs = config.reconnectMin().toMillis();
+          errors.succeeded();
           // LISTEN is in place: anything committed from now on is notified, and this wake makes
           // every capsule re-read what was committed before (or while we were away).
           wakes.accept(Wake.all());
           receive(c);
         } catch (SQLException | RuntimeException e) {
-          if (stopping) {
-            break;
-          }
-          if (failures++ == 0) {
-            failingSince = System.nanoTime();
-          }
-          lastError = e.getMessage();
-          setState(ListenerState.RECONNECTING);
-          // Jitter spreads the reconnects of many JVMs after a restart; the cap keeps its promise.
-          long sleep = Math.min(config.reconnectMax().toMillis(), jitter(backoffMs));
-          LOG.log(
-              System.Logger.Level.WARNING,
-              "pgbus listener connection failed ({0}); reconnecting in {1} ms",
-              e.getMessage(),
-              sleep);
-          if (!pause(sleep)) {
-            break;
-          }
-          backoffMs = Math.min(config.reconnectMax().toMillis(), backoffMs * 2);
+          failure = e;
+        } finally {
+          release(c, failure);
+        }
+        if (failure == null || stopping) {
+          continue;
+        }
+        if (failures++ == 0) {
+          failingSince = System.nanoTime();
+        }
+        lastError = failure.getMessage();
+        setState(ListenerState.RECONNECTING);
+        // Jitter spreads the reconnects of many JVMs after a restart; the cap keeps its promise.
+        // A failure that is not the database's (a bug, a wake that could not be delivered) is
+        // logged at ERROR; either way the listener reconnects: no failure ends its loop.
+        if (!pause(errors.failed(failure))) {
+          break;
         }
       }
     } finally {
       setState(ListenerState.STOPPED);
       finished.countDown();
+    }
+  }
+
+  /**
+   * Closes the listener connection, first clearing its LISTENs unless it is known to be broken:
+   * a container's pool may keep the backend open for the next borrower (WildFly's cannot be
+   * switched off), and a backend that still listens queues up notifications nobody reads, and
+   * hands them to whoever borrows it next.
+   */
+  private void release(Connection c, Exception failure) {
+    if (c == null) {
+      return;
+    }
+    if (failure == null || !ErrorBackoff.connectionError(failure)) {
+      try (Statement st = c.createStatement()) {
+        st.execute("UNLISTEN *");
+      } catch (SQLException | RuntimeException e) {
+        LOG.log(System.Logger.Level.DEBUG, "pgbus listener: UNLISTEN * failed: {0}", e.getMessage());
+      }
+    }
+    try {
+      c.close();
+    } catch (SQLException | RuntimeException e) {
+      LOG.log(System.Logger.Level.DEBUG, "pgbus listener: close failed: {0}", e.getMessage());
     }
   }
 
@@ -268,6 +296,7 @@ public final class Notifier implements Runnable {
     boolean probeSeen = false;
     var now = new HashSet<String>();
     var later = new HashMap<String, Instant>();
+    Instant received = Instant.now();
     for (PGNotification n : batch) {
       String channel = n.getName();
       if (channel.equals(probeChannel)) {
@@ -283,7 +312,7 @@ public final class Notifier implements Runnable {
       if (payload == null || payload.isEmpty()) {
         now.add(queue);
       } else {
-        Instant due = parseDue(payload);
+        Instant due = parseDue(payload, received);
         if (due == null) {
           now.add(queue);
         } else {
@@ -297,12 +326,28 @@ public final class Notifier implements Runnable {
     return probeSeen;
   }
 
-  private static Instant parseDue(String payload) {
+  /**
+   * The due time a notification announces, or null for "look now". A payload is only a hint, and
+   * an untrusted one: any database login may NOTIFY any channel, no privilege needed. So only a
+   * time within the schedule horizon ({@link EnqueueOptions#MAX_SCHEDULE_AHEAD}, which no real
+   * job can exceed) from {@code now} becomes an alarm. Anything else (not a number, in the past,
+   * absurdly far ahead like {@code 9223372036854775807}) is read as "look now", the same as an
+   * empty payload: it costs one claim, which reads the truth from the table, and never sets an
+   * alarm no real job asked for.
+   */
+  static Instant parseDue(String payload, Instant now) {
+    long millis;
     try {
-      return Instant.ofEpochMilli(Long.parseLong(payload));
+      millis = Long.parseLong(payload);
     } catch (NumberFormatException e) {
       return null;
     }
+    long nowMillis = now.toEpochMilli();
+    long horizon = EnqueueOptions.MAX_SCHEDULE_AHEAD.toMillis();
+    if (millis <= nowMillis || millis - nowMillis > horizon) {
+      return null;
+    }
+    return Instant.ofEpochMilli(millis);
   }
 
   private void setState(ListenerState next) {
@@ -319,7 +364,11 @@ public final class Notifier implements Runnable {
         previous,
         next,
         lastError == null ? "" : " (" + lastError + ")");
-    states.accept(next);
+    try {
+      states.accept(next);
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.ERROR, "pgbus listener: reporting state " + next + " failed", e);
+    }
   }
 
   /** Sleeps in short slices so a stop is noticed; false when stopping or interrupted. */
@@ -337,9 +386,5 @@ public final class Notifier implements Runnable {
       Thread.currentThread().interrupt();
     }
     return false;
-  }
-
-  static long jitter(long millis) {
-    return Math.max(1, Math.round(millis * (0.5 + ThreadLocalRandom.current().nextDouble())));
   }
 }

@@ -8,6 +8,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -26,8 +27,6 @@ import javax.sql.DataSource;
  */
 final class Poller implements Runnable {
 
-  private static final System.Logger LOG = System.getLogger(Poller.class.getName());
-
   private final JobStore store;
   private final DataSource dataSource;
   private final List<String> queues;
@@ -37,6 +36,7 @@ final class Poller implements Runnable {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
   private final AtomicLong polls = new AtomicLong();
+  private final ErrorBackoff errors;
 
   // Guarded by lock.
   private boolean pollNow = true;
@@ -48,7 +48,14 @@ final class Poller implements Runnable {
       List<String> queues,
       Supplier<ListenerState> listener,
       EngineConfig config,
-      Consumer<Wake> route) {
+      Consumer<Wake> route,
+      Runnable onConnectionError) {
+    this.errors =
+        new ErrorBackoff(
+            "pgbus poll of " + queues,
+            Duration.ofMillis(100),
+            config.pollInterval().multipliedBy(10),
+            onConnectionError);
     this.store = Objects.requireNonNull(store);
     this.dataSource = Objects.requireNonNull(dataSource);
     this.queues = List.copyOf(queues);
@@ -96,41 +103,43 @@ final class Poller implements Runnable {
   @Override
   public void run() {
     long last = System.nanoTime();
-    long errorBackoffMs = 100;
     try {
       while (true) {
-        lock.lock();
         try {
-          while (true) {
-            if (stopping) {
-              return;
+          lock.lock();
+          try {
+            while (true) {
+              if (stopping) {
+                return;
+              }
+              Duration every =
+                  listener.get().delivering() ? config.pollCeiling() : config.pollInterval();
+              long left = last + every.toNanos() - System.nanoTime();
+              if (pollNow || left <= 0) {
+                break;
+              }
+              changed.awaitNanos(left);
             }
-            Duration every =
-                listener.get().delivering() ? config.pollCeiling() : config.pollInterval();
-            long left = last + every.toNanos() - System.nanoTime();
-            if (pollNow || left <= 0) {
-              break;
-            }
-            changed.awaitNanos(left);
+            pollNow = false;
+          } finally {
+            lock.unlock();
           }
-          pollNow = false;
-        } finally {
-          lock.unlock();
-        }
-        last = System.nanoTime();
-        try {
+          last = System.nanoTime();
           poll();
-          errorBackoffMs = 100;
+          errors.succeeded();
+        } catch (InterruptedException e) {
+          throw e;
         } catch (Exception e) {
-          LOG.log(
-              System.Logger.Level.WARNING,
-              "pgbus poll of {0} failed: {1}; retrying in {2} ms",
-              queues,
-              e.getMessage(),
-              errorBackoffMs);
-          Thread.sleep(Notifier.jitter(errorBackoffMs));
-          errorBackoffMs = Math.min(config.pollInterval().toMillis() * 10, errorBackoffMs * 2);
-          pollNow();
+          long waitMs = errors.failed(e);
+          lock.lock();
+          try {
+            pollNow = true;
+            if (!stopping) {
+              changed.await(waitMs, TimeUnit.MILLISECONDS);
+            }
+          } finally {
+            lock.unlock();
+          }
         }
       }
     } catch (InterruptedException e) {

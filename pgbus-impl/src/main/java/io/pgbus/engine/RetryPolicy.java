@@ -1,5 +1,6 @@
 package io.pgbus.engine;
 
+import io.pgbus.EnqueueOptions;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
@@ -29,16 +30,26 @@ public record RetryPolicy(Duration base, Duration cap, double jitter) {
     }
   }
 
-  /** The wait before the retry that follows failed attempt {@code attempt} (1-based). */
+  /**
+   * The wait before the retry that follows failed attempt {@code attempt} (1-based). It saturates
+   * at the cap, and never exceeds {@link EnqueueOptions#MAX_SCHEDULE_AHEAD} whatever the cap, so
+   * no attempt number or configured cap can overflow it.
+   */
   public Duration backoff(int attempt) {
-    long capMs = cap.toMillis();
+    long capMs = withinHorizonMillis(cap);
     int doublings = Math.max(0, Math.min(attempt - 1, 62));
-    long raw = base.toMillis();
+    long raw = Math.min(capMs, withinHorizonMillis(base));
     for (int i = 0; i < doublings && raw < capMs; i++) {
       raw *= 2;
     }
     raw = Math.min(raw, capMs);
     double factor = 1 + jitter * (2 * ThreadLocalRandom.current().nextDouble() - 1);
     return Duration.ofMillis(Math.min(capMs, Math.round(raw * factor)));
+  }
+
+  private static long withinHorizonMillis(Duration d) {
+    return d.compareTo(EnqueueOptions.MAX_SCHEDULE_AHEAD) > 0
+        ? EnqueueOptions.MAX_SCHEDULE_AHEAD.toMillis()
+        : d.toMillis();
   }
 }

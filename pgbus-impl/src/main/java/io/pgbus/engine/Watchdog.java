@@ -59,7 +59,12 @@ final class Watchdog {
       while (true) {
         Attempt due = pending.poll(IDLE_NANOS, TimeUnit.NANOSECONDS);
         if (due != null) {
-          due.expire();
+          try {
+            due.expire();
+          } catch (RuntimeException e) {
+            // Not one job's trouble may end the watch over the others.
+            LOG.log(System.Logger.Level.ERROR, "pgbus job-timeout watchdog: expiring failed", e);
+          }
           continue;
         }
         looping.set(false);

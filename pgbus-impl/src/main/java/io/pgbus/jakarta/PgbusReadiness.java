@@ -9,7 +9,9 @@ import org.eclipse.microprofile.health.Readiness;
 
 /**
  * UP when the database is reachable, the schema is at the expected version and the engine runs.
- * A degraded listener does not make it DOWN (capsules poll instead), but the data shows it.
+ * A degraded listener does not make it DOWN (capsules poll instead), but the data shows it. A
+ * stalled capsule does: {@code stalled} names it with a short category, for example {@code "main
+ * (loop ended)"} (see {@link io.pgbus.engine.Capsule#stall}).
  */
 @Readiness
 @ApplicationScoped

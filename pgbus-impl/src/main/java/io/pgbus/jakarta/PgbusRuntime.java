@@ -192,7 +192,35 @@ public class PgbusRuntime {
     ListenerState listener = engine.listenerState();
     data.put("listener", listenerLabel(listener));
     data.put("mode", listener.delivering() ? "notify" : "polling");
-    return new Status(s.ready(), s.reason(), data);
+    // A stalled capsule claims nothing for its queues in this JVM: not ready, and the data names
+    // it with a short category (the log has the details).
+    List<String> stalled = stalledCapsulesWithCause();
+    if (stalled.isEmpty()) {
+      return new Status(s.ready(), s.reason(), data);
+    }
+    data.put("stalled", String.join(", ", stalled));
+    String reason = s.reason() != null ? s.reason() : "capsule stalled";
+    data.put("reason", reason);
+    return new Status(false, reason, data);
+  }
+
+  /**
+   * Capsules that do not claim as they should, each as {@code "name (category)"}: its loop ended,
+   * it shows no progress, or its claims have failed, for longer than the stall threshold.
+   */
+  public List<String> stalledCapsulesWithCause() {
+    if (!engine.running()) {
+      return List.of();
+    }
+    Duration threshold = resources.settings().stallThreshold();
+    var out = new java.util.ArrayList<String>();
+    for (Capsule c : engine.capsules()) {
+      String why = c.stall(threshold);
+      if (why != null) {
+        out.add(c.config().name() + " (" + why + ")");
+      }
+    }
+    return out;
   }
 
   private Status computeStatus() {
