@@ -16,20 +16,23 @@ public final class JdbcTransactions implements Transactions {
   public <T> T inNewTransaction(Work<T> work) throws Exception {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
+      T result;
       try {
-        T result = work.run(c);
+        result = work.run(c);
         c.commit();
-        return result;
       } catch (Throwable t) {
+        // On a dead connection the rollback and the reset fail too; what failed first is what
+        // the job's errors must show, so those only ride along as suppressed.
         try {
           c.rollback();
-        } catch (Exception rollbackFailure) {
-          t.addSuppressed(rollbackFailure);
+          c.setAutoCommit(true);
+        } catch (Exception cleanupFailure) {
+          t.addSuppressed(cleanupFailure);
         }
         throw t;
-      } finally {
-        c.setAutoCommit(true);
       }
+      c.setAutoCommit(true);
+      return result;
     }
   }
 }

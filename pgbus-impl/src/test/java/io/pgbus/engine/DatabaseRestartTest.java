@@ -216,6 +216,54 @@ class DatabaseRestartTest {
     Measurements.record("drain with the database down: restart -> job rescued and done (lease 3 s)", toRescued);
   }
 
+  @Test
+  void aJobThatEndsWhileTheDatabaseIsDownIsSettledSecondsAfterItIsBackNotAfterItsLease()
+      throws Exception {
+    // A lease of 5 minutes (the default) and a retry a minute later: a job still running, or
+    // rerun already, by the end of this test could only be the lease's or the retry's doing.
+    Duration lease = Duration.ofMinutes(5);
+    var running = new CountDownLatch(2);
+    var databaseDown = new CountDownLatch(1);
+    var events = new RecordingEvents();
+    start(
+        config("stranded")
+            .lease(lease)
+            .retry(new RetryPolicy(Duration.ofMinutes(1), Duration.ofMinutes(1), 0)),
+        (job, tx) -> {
+          write(tx, job, "stranded");
+          running.countDown();
+          databaseDown.await(30, TimeUnit.SECONDS);
+          if (job.payload().replace(" ", "").equals("{\"n\":0}")) {
+            throw new IllegalStateException("the handler's own failure during the outage");
+          }
+          return Outcome.complete(); // its commit meets the dead connection
+        },
+        events);
+    List<Long> ids = new JobFixtures(pg.dataSource()).enqueue(QUEUE, 2);
+    long failing = ids.get(0); // payload {"n":0}
+    long finishing = ids.get(1);
+    assertThat(running.await(10, TimeUnit.SECONDS)).as("both handlers run").isTrue();
+
+    pg.stop();
+    databaseDown.countDown(); // both handlers end now: one throws, one returns complete
+    waitOut(Duration.ofSeconds(2)); // the outage
+    long back = System.nanoTime();
+    pg.start();
+    Await.until(
+        "both jobs to be settled",
+        Duration.ofSeconds(20),
+        () -> count("SELECT count(*) FROM pgbus.job WHERE state = 'running'") == 0);
+    Duration toSettled = Measurements.since(back);
+
+    assertThat(toSettled).as("database back -> both jobs settled").isLessThan(Duration.ofSeconds(10));
+    assertThat(state(failing)).isEqualTo("retryable");
+    assertThat(lastError(failing)).contains("the handler's own failure during the outage");
+    assertThat(state(finishing)).as("its commit failed: retried").isEqualTo("retryable");
+    assertThat(count("SELECT count(*) FROM handled")).as("nothing committed in the outage").isZero();
+    Measurements.record(
+        "restart: database back -> jobs that ended in the outage settled (lease 5 min)", toSettled);
+  }
+
   private EngineConfig.Builder config(String worker) {
     return EngineConfig.builder()
         .workerId(worker)
@@ -301,6 +349,27 @@ class DatabaseRestartTest {
   /** A stretch of time the test lets pass on purpose (an outage), not a wait for a condition. */
   private static void waitOut(Duration d) throws InterruptedException {
     Thread.sleep(d.toMillis());
+  }
+
+  private static String state(long id) throws SQLException {
+    return text("SELECT state::text FROM pgbus.job WHERE id = ?", id);
+  }
+
+  private static String lastError(long id) throws SQLException {
+    return text("SELECT errors->0->>'error' FROM pgbus.job WHERE id = ?", id);
+  }
+
+  private static String text(String sql, Object... args) throws SQLException {
+    try (Connection c = pg.connect();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < args.length; i++) {
+        ps.setObject(i + 1, args[i]);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getString(1);
+      }
+    }
   }
 
   private static long jobRows() throws SQLException {
