@@ -99,6 +99,42 @@ class JobsPerTransactionTest {
   }
 
   @Test
+  void aJobRunAgainAloneGetsAFreshLeaseRightBeforeItRunsNotBeforeItsNeighbours() {
+    Duration lease = Duration.ofSeconds(6);
+    Duration slowRerun = Duration.ofSeconds(2);
+    List<Long> ids = JobFixtures.in(db).enqueue("renewed", 3);
+    long bad = ids.get(0);
+    long slow = ids.get(1);
+    long last = ids.get(2);
+    var leaseLeftAtRerun = new ConcurrentHashMap<Long, Double>();
+    var events = new RecordingEvents();
+
+    start(
+        engines.config().retry(QUICK_RETRY).lease(lease)
+            .capsule(new CapsuleConfig("r", List.of("renewed"), 1, 3)).build(),
+        events,
+        (job, tx) -> {
+          if (job.id() == bad && job.attempt() == 1) {
+            throw new IllegalStateException("job " + bad + " fails its first attempt");
+          }
+          if (runs.get(job.id()) > 1 || job.id() == last) {
+            leaseLeftAtRerun.put(job.id(), leaseLeft(tx, job));
+          }
+          if (job.id() == slow) {
+            Thread.sleep(slowRerun.toMillis()); // a handler that takes its time, on purpose
+          }
+          return Outcome.complete();
+        });
+    events.awaitFinished(Outcome.Kind.COMPLETE, ids.size(), Duration.ofSeconds(30));
+
+    // The last job reran after the slow one took 2 s: with the leases renewed up front, it would
+    // have had about 4 s of its 6 s left.
+    assertThat(leaseLeftAtRerun.get(last))
+        .as("seconds of lease left when the last job reran")
+        .isGreaterThan(lease.minus(slowRerun).getSeconds() + 1.0);
+  }
+
+  @Test
   void aHandlerThatMeetsTheAbortedTransactionOfAnEarlierOneIsNotBlamed() {
     List<Long> ids = JobFixtures.in(db).enqueue("aborted", 2);
     long careless = ids.get(0);
@@ -246,6 +282,20 @@ class JobsPerTransactionTest {
         tx.prepareStatement("INSERT INTO business VALUES (?, txid_current())")) {
       ps.setLong(1, job.id());
       ps.executeUpdate();
+    }
+  }
+
+  /** Seconds left on the job's lease, as its own transaction sees it. */
+  private static double leaseLeft(Connection tx, ClaimedJob job) throws SQLException {
+    try (PreparedStatement ps =
+        tx.prepareStatement(
+            "SELECT extract(epoch FROM lease_expires_at - clock_timestamp()) FROM pgbus.job"
+                + " WHERE id = ?")) {
+      ps.setLong(1, job.id());
+      try (var rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getDouble(1);
+      }
     }
   }
 
