@@ -97,6 +97,7 @@ public class PgbusRuntime {
   /** Reaches the database, migrates and checks the schema, then starts the engine; retries. */
   private void bootstrap() {
     long backoffMs = 500;
+    boolean traced = false;
     while (stopping.getCount() > 0) {
       try {
         if (resources.settings().migrate()) {
@@ -119,13 +120,29 @@ public class PgbusRuntime {
         }
         problem = null;
         cachedStatus = null;
-        metrics.bind(engine, resources.dataSource());
-        logDoctor();
+        afterStart();
         return;
       } catch (Exception e) {
+        // No failure ends the bootstrap: it retries until the database answers or the
+        // application stops. A failure that is not the database's is a bug: ERROR, with its trace.
         problem = "database not ready: " + e.getMessage();
         cachedStatus = null;
-        LOG.log(System.Logger.Level.WARNING, "pgbus cannot start yet ({0}); retrying in {1} ms", problem, backoffMs);
+        if (causedBySql(e)) {
+          LOG.log(
+              System.Logger.Level.WARNING,
+              "pgbus cannot start yet ({0}); retrying in {1} ms",
+              problem,
+              backoffMs);
+        } else {
+          // The trace once; a schema at the wrong version would otherwise repeat it every 5 s.
+          String message = "pgbus cannot start yet (" + e + "); retrying in " + backoffMs + " ms";
+          if (traced) {
+            LOG.log(System.Logger.Level.ERROR, message);
+          } else {
+            traced = true;
+            LOG.log(System.Logger.Level.ERROR, message, e);
+          }
+        }
       }
       try {
         if (stopping.await(backoffMs, TimeUnit.MILLISECONDS)) {
@@ -137,6 +154,28 @@ public class PgbusRuntime {
       }
       backoffMs = Math.min(BOOTSTRAP_BACKOFF_MAX_MS, backoffMs * 2);
     }
+  }
+
+  /**
+   * Metrics and the start-up doctor report, once the engine runs: neither may send the bootstrap
+   * back to retrying (which would report the database as not ready while the engine runs).
+   */
+  private void afterStart() {
+    try {
+      metrics.bind(engine, resources.dataSource());
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.ERROR, "pgbus could not bind its metrics; it runs without", e);
+    }
+    logDoctor();
+  }
+
+  private static boolean causedBySql(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof java.sql.SQLException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @PreDestroy
