@@ -159,6 +159,11 @@ final class Maintainer implements Runnable {
     wakeUp.release();
   }
 
+  /** The rescue task's idle backoff factor (1 to {@link IdleBackoff#MAX_FACTOR}), for tests. */
+  int rescueBackoffFactor() {
+    return tasks.stream().filter(t -> t.name.equals("rescue")).findFirst().orElseThrow().backoff.factor();
+  }
+
   /** Leadership changed: a new leader starts every task at once, at its base interval. */
   void leadershipChanged() {
     for (Task t : tasks) {

@@ -60,4 +60,46 @@ class IdleBackoffTest {
     Await.until(
         "the rescue", Duration.ofSeconds(5), () -> db.job(id).state(), s -> s.equals("retryable"));
   }
+
+  @Test
+  void aLostConnectionSendsTheRescueBackToItsBaseInterval() throws Exception {
+    var maintainer =
+        new Maintainer(
+            db.dataSource(),
+            new JobStore(),
+            EngineConfig.builder()
+                .rescueInterval(Duration.ofMillis(50))
+                .pruneInterval(Duration.ofHours(1))
+                .build(),
+            () -> true,
+            null);
+    Thread loop = new Thread(maintainer, "maintainer");
+    loop.start();
+    try {
+      Await.until("the idle rescue to back off fully", Duration.ofSeconds(10),
+          maintainer::rescueBackoffFactor, f -> f == IdleBackoff.MAX_FACTOR);
+
+      maintainer.connectionLost();
+
+      // At most one idle round can have run since (they are 50 ms apart at the base).
+      assertThat(maintainer.rescueBackoffFactor()).isLessThanOrEqualTo(2);
+    } finally {
+      maintainer.stop(Duration.ofSeconds(5));
+    }
+  }
+
+  @Test
+  void onlyConnectionLossesCountAsLostConnections() {
+    assertThat(ErrorBackoff.connectionError(new java.sql.SQLException("refused", "08001"))).isTrue();
+    assertThat(ErrorBackoff.connectionError(new java.sql.SQLException("admin", "57P01"))).isTrue();
+    assertThat(ErrorBackoff.connectionError(new java.sql.SQLException("starting up", "57P03")))
+        .isTrue();
+    assertThat(
+            ErrorBackoff.connectionError(
+                new IllegalStateException(new java.sql.SQLException("io", "08006"))))
+        .as("as a cause")
+        .isTrue();
+    assertThat(ErrorBackoff.connectionError(new java.sql.SQLException("syntax", "42601"))).isFalse();
+    assertThat(ErrorBackoff.connectionError(new IllegalStateException("bug"))).isFalse();
+  }
 }
