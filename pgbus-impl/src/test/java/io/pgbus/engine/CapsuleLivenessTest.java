@@ -4,11 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pgbus.Outcome;
 import io.pgbus.engine.testing.Await;
+import io.pgbus.engine.testing.FaultyDataSource;
 import io.pgbus.engine.testing.JobFixtures;
 import io.pgbus.engine.testing.TestDatabase;
 import io.pgbus.engine.testing.TestEngines;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -129,28 +128,14 @@ class CapsuleLivenessTest {
    * runs {@code fault} first (the poller and the listener are left alone).
    */
   private static DataSource faulty(AtomicBoolean armed, Await.Check<Object> fault) {
-    DataSource real = db.dataSource();
-    return (DataSource)
-        Proxy.newProxyInstance(
-            CapsuleLivenessTest.class.getClassLoader(),
-            new Class<?>[] {DataSource.class},
-            (proxy, m, args) -> {
-              if (m.getName().equals("getConnection")
-                  && calledByACapsule()
-                  && armed.compareAndSet(true, false)) {
-                fault.get();
-              }
-              try {
-                return m.invoke(real, args);
-              } catch (InvocationTargetException e) {
-                throw e.getCause();
-              }
-            });
-  }
-
-  private static boolean calledByACapsule() {
-    return StackWalker.getInstance()
-        .walk(frames -> frames.anyMatch(f -> f.getClassName().equals(Capsule.class.getName())));
+    return FaultyDataSource.from(
+        db.dataSource(),
+        Capsule.class,
+        () -> {
+          if (armed.compareAndSet(true, false)) {
+            fault.get();
+          }
+        });
   }
 
   private static Outcome stallIgnoringInterrupts(CountDownLatch release) {

@@ -359,6 +359,7 @@ class DatabaseRestartTest {
     return text("SELECT errors->0->>'error' FROM pgbus.job WHERE id = ?", id);
   }
 
+  /** The first column of the first row, as text. */
   private static String text(String sql, Object... args) throws SQLException {
     try (Connection c = pg.connect();
         PreparedStatement ps = c.prepareStatement(sql)) {
@@ -377,16 +378,7 @@ class DatabaseRestartTest {
   }
 
   private static long count(String sql, Object... args) throws SQLException {
-    try (Connection c = pg.connect();
-        PreparedStatement ps = c.prepareStatement(sql)) {
-      for (int i = 0; i < args.length; i++) {
-        ps.setObject(i + 1, args[i]);
-      }
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
-    }
+    return Long.parseLong(text(sql, args));
   }
 
   private static void update(String sql) throws SQLException {

@@ -4,12 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pgbus.Outcome;
 import io.pgbus.engine.testing.Await;
+import io.pgbus.engine.testing.FaultyDataSource;
 import io.pgbus.engine.testing.JobFixtures;
 import io.pgbus.engine.testing.RecordingEvents;
 import io.pgbus.engine.testing.TestDatabase;
 import io.pgbus.engine.testing.TestEngines;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
@@ -107,27 +106,13 @@ class LoopSupervisionTest {
    */
   private static DataSource faulty(
       Class<?> caller, AtomicInteger faults, java.util.function.Supplier<Throwable> fault) {
-    DataSource real = db.dataSource();
-    return (DataSource)
-        Proxy.newProxyInstance(
-            LoopSupervisionTest.class.getClassLoader(),
-            new Class<?>[] {DataSource.class},
-            (proxy, m, args) -> {
-              if (m.getName().equals("getConnection")
-                  && calledFrom(caller)
-                  && faults.getAndDecrement() > 0) {
-                throw fault.get();
-              }
-              try {
-                return m.invoke(real, args);
-              } catch (InvocationTargetException e) {
-                throw e.getCause();
-              }
-            });
-  }
-
-  private static boolean calledFrom(Class<?> caller) {
-    return StackWalker.getInstance()
-        .walk(frames -> frames.anyMatch(f -> f.getClassName().equals(caller.getName())));
+    return FaultyDataSource.from(
+        db.dataSource(),
+        caller,
+        () -> {
+          if (faults.getAndDecrement() > 0) {
+            throw fault.get();
+          }
+        });
   }
 }
