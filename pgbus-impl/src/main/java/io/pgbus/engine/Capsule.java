@@ -272,9 +272,10 @@ public final class Capsule implements Runnable {
           try {
             woken = true;
             resync = true;
-            if (!stopping) {
-              changed.await(waitMs, TimeUnit.MILLISECONDS);
-            }
+            ErrorBackoff.await(changed, waitMs, () -> stopping);
+            // A loop that backs off is alive: liveness must not ask for a restart that cannot
+            // bring the database back. Readiness reports it as "claims failing".
+            beatNanos = System.nanoTime();
           } finally {
             lock.unlock();
           }

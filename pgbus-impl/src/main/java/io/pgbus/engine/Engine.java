@@ -432,7 +432,8 @@ public final class Engine {
    */
   static void checkRunAt(NewJob job, Instant now) {
     Instant runAt = job.options().runAt();
-    if (runAt != null && Duration.between(now, runAt).compareTo(EnqueueOptions.MAX_SCHEDULE_AHEAD) > 0) {
+    if (runAt != null
+        && Duration.between(now, runAt).compareTo(EnqueueOptions.MAX_SCHEDULE_AHEAD) > 0) {
       throw new InvalidJobException(
           job.queue(),
           "runAt "

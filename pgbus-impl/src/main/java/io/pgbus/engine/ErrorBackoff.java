@@ -3,6 +3,9 @@ package io.pgbus.engine;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.function.BooleanSupplier;
 
 /**
  * How an engine loop meets a failed round, the same in every loop: the loop catches {@code
@@ -108,6 +111,19 @@ final class ErrorBackoff {
       }
     }
     return false;
+  }
+
+  /**
+   * Waits out a backoff of {@code millis} on {@code changed}, whose lock the caller holds: other
+   * signals (a wake, a freed slot) do not cut it short, only {@code stopping} does.
+   */
+  static void await(Condition changed, long millis, BooleanSupplier stopping)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+    long left;
+    while (!stopping.getAsBoolean() && (left = deadline - System.nanoTime()) > 0) {
+      changed.awaitNanos(left);
+    }
   }
 
   /** {@code millis} spread over 50-150%, at least 1. */

@@ -58,7 +58,8 @@ final class Maintainer implements Runnable {
   private final AtomicLong pruned = new AtomicLong();
   private final AtomicLong rounds = new AtomicLong();
   private final ErrorBackoff errors =
-      new ErrorBackoff("pgbus maintenance loop", Duration.ofSeconds(1), Duration.ofSeconds(1), () -> {});
+      new ErrorBackoff(
+          "pgbus maintenance loop", Duration.ofSeconds(1), Duration.ofSeconds(1), () -> {});
 
   /**
    * After a cron tick, wait this much past the next due run, so the database's clock has passed
@@ -161,7 +162,12 @@ final class Maintainer implements Runnable {
 
   /** The rescue task's idle backoff factor (1 to {@link IdleBackoff#MAX_FACTOR}), for tests. */
   int rescueBackoffFactor() {
-    return tasks.stream().filter(t -> t.name.equals("rescue")).findFirst().orElseThrow().backoff.factor();
+    return tasks.stream()
+        .filter(t -> t.name.equals("rescue"))
+        .findFirst()
+        .orElseThrow()
+        .backoff
+        .factor();
   }
 
   /** Leadership changed: a new leader starts every task at once, at its base interval. */
@@ -181,8 +187,7 @@ final class Maintainer implements Runnable {
           round();
         } catch (RuntimeException e) {
           // runTask keeps a task's failure to itself; this is a bug in the loop: log, go on.
-          errors.failed(e);
-          wakeUp.tryAcquire(1, TimeUnit.SECONDS);
+          wakeUp.tryAcquire(errors.failed(e), TimeUnit.MILLISECONDS);
         }
       }
     } catch (InterruptedException e) {

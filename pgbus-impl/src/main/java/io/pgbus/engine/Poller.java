@@ -8,7 +8,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -134,9 +133,7 @@ final class Poller implements Runnable {
           lock.lock();
           try {
             pollNow = true;
-            if (!stopping) {
-              changed.await(waitMs, TimeUnit.MILLISECONDS);
-            }
+            ErrorBackoff.await(changed, waitMs, () -> stopping);
           } finally {
             lock.unlock();
           }
