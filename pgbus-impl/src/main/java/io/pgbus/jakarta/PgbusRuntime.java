@@ -84,6 +84,7 @@ public class PgbusRuntime {
             .listenerConnections(resources.listenerConnections())
             .jobs((job, tx) -> handlers.invoke(job))
             .wakes(wakes::fire)
+            .errorDetail(settings.errorDetail())
             .build();
     router.attach(engine);
     resources.executor().execute(this::bootstrap);
