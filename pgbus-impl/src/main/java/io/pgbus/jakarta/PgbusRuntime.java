@@ -1,6 +1,7 @@
 package io.pgbus.jakarta;
 
 import io.pgbus.engine.Capsule;
+import io.pgbus.engine.DatabaseProblem;
 import io.pgbus.engine.Doctor;
 import io.pgbus.engine.Engine;
 import io.pgbus.engine.ListenerState;
@@ -38,6 +39,8 @@ public class PgbusRuntime {
 
   private static final System.Logger LOG = System.getLogger(PgbusRuntime.class.getName());
   private static final Duration STATUS_CACHE = Duration.ofSeconds(5);
+  /** How long a doctor's report is served again: repeated calls must not hammer the database. */
+  static final Duration DOCTOR_CACHE = Duration.ofSeconds(5);
 
   /**
    * The longest wait between attempts to reach the database at start: readiness turns UP at most
@@ -58,6 +61,11 @@ public class PgbusRuntime {
   private volatile String schemaVersion;
   private volatile Status cachedStatus;
   private volatile long cachedAt;
+  private final Object doctorLock = new Object();
+  private Doctor.Report doctorReport; // guarded by doctorLock
+  private long doctorAt; // guarded by doctorLock
+  private final Object problemLock = new Object();
+  private String loggedProblem; // guarded by problemLock: the last problem logged in full
 
   /** What readiness reports. */
   public record Status(boolean ready, String reason, Map<String, Object> data) {}
@@ -101,7 +109,11 @@ public class PgbusRuntime {
     while (stopping.getCount() > 0) {
       try {
         if (resources.settings().migrate()) {
-          Schema.migrate(resources.dataSource());
+          try {
+            Schema.migrate(resources.dataSource());
+          } catch (RuntimeException e) {
+            throw new MigrationFailed(e);
+          }
         }
         String version;
         try (Connection c = resources.dataSource().getConnection()) {
@@ -109,9 +121,7 @@ public class PgbusRuntime {
         }
         schemaVersion = version;
         if (!Schema.EXPECTED_VERSION.equals(version)) {
-          throw new IllegalStateException(
-              "the pgbus schema is at version " + version + " but this build expects "
-                  + Schema.EXPECTED_VERSION + "; set pgbus.migrate=true or apply the migrations");
+          throw new SchemaMismatch(version);
         }
         synchronized (this) {
           if (stopping.getCount() > 0) {
@@ -120,13 +130,14 @@ public class PgbusRuntime {
         }
         problem = null;
         cachedStatus = null;
+        problemSolved();
         metrics.bind(engine, resources.dataSource());
         logDoctor();
         return;
       } catch (Exception e) {
-        problem = "database not ready: " + e.getMessage();
+        problem = bootstrapProblem(e);
         cachedStatus = null;
-        LOG.log(System.Logger.Level.WARNING, "pgbus cannot start yet ({0}); retrying in {1} ms", problem, backoffMs);
+        problemSeen("pgbus cannot start yet, retrying every few seconds", problem, e);
       }
       try {
         if (stopping.await(backoffMs, TimeUnit.MILLISECONDS)) {
@@ -153,10 +164,89 @@ public class PgbusRuntime {
     return engine;
   }
 
-  /** The doctor's report on this runtime and its database. */
+  /**
+   * The doctor's report on this runtime and its database, at most {@link #DOCTOR_CACHE} old: it
+   * costs several statements, and callers that ask at once share one run.
+   */
   public Doctor.Report doctor() {
+    synchronized (doctorLock) {
+      if (doctorReport == null || System.nanoTime() - doctorAt >= DOCTOR_CACHE.toNanos()) {
+        doctorReport = examine();
+        doctorAt = System.nanoTime();
+      }
+      return doctorReport;
+    }
+  }
+
+  private Doctor.Report examine() {
     return Doctor.examine(
         engine, resources.dataSource(), resources.poolMax(), PgbusResources.POOL_SIZE_KEY);
+  }
+
+  /** Thrown at start when the installed schema is not the one this build expects. */
+  private static final class SchemaMismatch extends Exception {
+    private static final long serialVersionUID = 1L;
+    final String category;
+
+    SchemaMismatch(String version) {
+      super(
+          "the pgbus schema is at version " + version + " but this build expects "
+              + Schema.EXPECTED_VERSION + "; set pgbus.migrate=true, or apply the migrations as"
+              + " the schema owner (docs/operations.md, Security)");
+      this.category =
+          version == null ? DatabaseProblem.SCHEMA_MISSING : DatabaseProblem.SCHEMA_OUTDATED;
+    }
+  }
+
+  /** The public category of a failed start; the details go to the log. */
+  private static String bootstrapProblem(Exception e) {
+    if (e instanceof SchemaMismatch m) {
+      return m.category;
+    }
+    String category = DatabaseProblem.of(e);
+    boolean connecting =
+        category.equals(DatabaseProblem.UNREACHABLE)
+            || category.equals(DatabaseProblem.AUTHENTICATION)
+            || category.equals(DatabaseProblem.NO_DATABASE);
+    // Anything else that went wrong while migrating (a failed statement, no right to create the
+    // schema) is the migration's failure; the log has Flyway's full text.
+    return !connecting && e instanceof MigrationFailed ? DatabaseProblem.MIGRATION : category;
+  }
+
+  /** Wraps a failed migration, so that its category says so. */
+  private static final class MigrationFailed extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    MigrationFailed(RuntimeException cause) {
+      super(cause.getMessage(), cause);
+    }
+  }
+
+  /** Logs a problem in full when it differs from the last one logged, else only at DEBUG. */
+  private void problemSeen(String what, String category, Exception e) {
+    String full = category + ": " + e.getMessage();
+    boolean changed;
+    synchronized (problemLock) {
+      changed = !full.equals(loggedProblem);
+      loggedProblem = full;
+    }
+    LOG.log(
+        changed ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+        "{0}: {1} ({2})",
+        what,
+        category,
+        e.getMessage());
+  }
+
+  private void problemSolved() {
+    boolean had;
+    synchronized (problemLock) {
+      had = loggedProblem != null;
+      loggedProblem = null;
+    }
+    if (had) {
+      LOG.log(System.Logger.Level.INFO, "pgbus: the database answers again");
+    }
   }
 
   // Once at start-up, after the listener had a moment to prove itself.
@@ -170,7 +260,7 @@ public class PgbusRuntime {
           }
         }
       }
-      Doctor.Report report = doctor();
+      Doctor.Report report = examine();
       LOG.log(
           report.status() == Doctor.Status.OK ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
           report.toText());
@@ -207,13 +297,18 @@ public class PgbusRuntime {
       try (Connection c = resources.dataSource().getConnection()) {
         schemaVersion = Schema.installedVersion(c);
         if (!Schema.EXPECTED_VERSION.equals(schemaVersion)) {
-          reason = "schema version " + schemaVersion + ", expected " + Schema.EXPECTED_VERSION;
+          reason =
+              schemaVersion == null
+                  ? DatabaseProblem.SCHEMA_MISSING
+                  : DatabaseProblem.SCHEMA_OUTDATED;
         } else {
           // Paused queues are intended, so they never make readiness DOWN; they are shown.
           data.put("paused", String.join(",", engine.pausedQueues(c)));
         }
+        problemSolved();
       } catch (Exception e) {
-        reason = "database unreachable: " + e.getMessage();
+        reason = DatabaseProblem.of(e);
+        problemSeen("pgbus readiness", reason, e);
       }
     }
     if (reason == null && !engine.running()) {
