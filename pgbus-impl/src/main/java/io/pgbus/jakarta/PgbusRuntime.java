@@ -64,8 +64,7 @@ public class PgbusRuntime {
   private final Object doctorLock = new Object();
   private Doctor.Report doctorReport; // guarded by doctorLock
   private long doctorAt; // guarded by doctorLock
-  private final Object problemLock = new Object();
-  private String loggedProblem; // guarded by problemLock: the last problem logged in full
+  private final ProblemLog problems = new ProblemLog(LOG);
 
   /** What readiness reports. */
   public record Status(boolean ready, String reason, Map<String, Object> data) {}
@@ -112,7 +111,7 @@ public class PgbusRuntime {
           try {
             Schema.migrate(resources.dataSource());
           } catch (RuntimeException e) {
-            throw new MigrationFailed(e);
+            throw StartFailure.migration(e);
           }
         }
         String version;
@@ -121,7 +120,7 @@ public class PgbusRuntime {
         }
         schemaVersion = version;
         if (!Schema.EXPECTED_VERSION.equals(version)) {
-          throw new SchemaMismatch(version);
+          throw StartFailure.schemaMismatch(version);
         }
         synchronized (this) {
           if (stopping.getCount() > 0) {
@@ -130,14 +129,14 @@ public class PgbusRuntime {
         }
         problem = null;
         cachedStatus = null;
-        problemSolved();
+        problems.solved();
         metrics.bind(engine, resources.dataSource());
         logDoctor();
         return;
       } catch (Exception e) {
-        problem = bootstrapProblem(e);
+        problem = StartFailure.categoryOf(e);
         cachedStatus = null;
-        problemSeen("pgbus cannot start yet, retrying every few seconds", problem, e);
+        problems.seen("pgbus cannot start yet, retrying every few seconds", problem, e);
       }
       try {
         if (stopping.await(backoffMs, TimeUnit.MILLISECONDS)) {
@@ -181,72 +180,6 @@ public class PgbusRuntime {
   private Doctor.Report examine() {
     return Doctor.examine(
         engine, resources.dataSource(), resources.poolMax(), PgbusResources.POOL_SIZE_KEY);
-  }
-
-  /** Thrown at start when the installed schema is not the one this build expects. */
-  private static final class SchemaMismatch extends Exception {
-    private static final long serialVersionUID = 1L;
-    final String category;
-
-    SchemaMismatch(String version) {
-      super(
-          "the pgbus schema is at version " + version + " but this build expects "
-              + Schema.EXPECTED_VERSION + "; set pgbus.migrate=true, or apply the migrations as"
-              + " the schema owner (docs/operations.md, Security)");
-      this.category =
-          version == null ? DatabaseProblem.SCHEMA_MISSING : DatabaseProblem.SCHEMA_OUTDATED;
-    }
-  }
-
-  /** The public category of a failed start; the details go to the log. */
-  private static String bootstrapProblem(Exception e) {
-    if (e instanceof SchemaMismatch m) {
-      return m.category;
-    }
-    String category = DatabaseProblem.of(e);
-    boolean connecting =
-        category.equals(DatabaseProblem.UNREACHABLE)
-            || category.equals(DatabaseProblem.AUTHENTICATION)
-            || category.equals(DatabaseProblem.NO_DATABASE);
-    // Anything else that went wrong while migrating (a failed statement, no right to create the
-    // schema) is the migration's failure; the log has Flyway's full text.
-    return !connecting && e instanceof MigrationFailed ? DatabaseProblem.MIGRATION : category;
-  }
-
-  /** Wraps a failed migration, so that its category says so. */
-  private static final class MigrationFailed extends Exception {
-    private static final long serialVersionUID = 1L;
-
-    MigrationFailed(RuntimeException cause) {
-      super(cause.getMessage(), cause);
-    }
-  }
-
-  /** Logs a problem in full when it differs from the last one logged, else only at DEBUG. */
-  private void problemSeen(String what, String category, Exception e) {
-    String full = category + ": " + e.getMessage();
-    boolean changed;
-    synchronized (problemLock) {
-      changed = !full.equals(loggedProblem);
-      loggedProblem = full;
-    }
-    LOG.log(
-        changed ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
-        "{0}: {1} ({2})",
-        what,
-        category,
-        e.getMessage());
-  }
-
-  private void problemSolved() {
-    boolean had;
-    synchronized (problemLock) {
-      had = loggedProblem != null;
-      loggedProblem = null;
-    }
-    if (had) {
-      LOG.log(System.Logger.Level.INFO, "pgbus: the database answers again");
-    }
   }
 
   // Once at start-up, after the listener had a moment to prove itself.
@@ -305,10 +238,10 @@ public class PgbusRuntime {
           // Paused queues are intended, so they never make readiness DOWN; they are shown.
           data.put("paused", String.join(",", engine.pausedQueues(c)));
         }
-        problemSolved();
+        problems.solved();
       } catch (Exception e) {
         reason = DatabaseProblem.of(e);
-        problemSeen("pgbus readiness", reason, e);
+        problems.seen("pgbus readiness", reason, e);
       }
     }
     if (reason == null && !engine.running()) {
