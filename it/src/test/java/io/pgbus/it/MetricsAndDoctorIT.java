@@ -1,6 +1,8 @@
 package io.pgbus.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pgbus.EnqueueOptions;
@@ -23,7 +25,10 @@ import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** On Liberty, /metrics shows pgbus counters moving as jobs run, and the doctor answers. */
+/**
+ * On Liberty, /metrics shows pgbus counters moving as jobs run, and the doctor answers users in
+ * the role pgbus-admin, and them only (the test server's basicRegistry).
+ */
 @ExtendWith(ArquillianExtension.class)
 class MetricsAndDoctorIT {
 
@@ -34,7 +39,7 @@ class MetricsAndDoctorIT {
             "pgbus.capsules=metrics",
             "pgbus.capsule.metrics.queues=it_metrics",
             "pgbus.capsule.metrics.concurrency=2")
-        .addClasses(ItRestApplication.class, Http.class);
+        .addClasses(ItRestApplication.class, ItDoctor.class, Http.class);
   }
 
   @Inject JobQueue jobs;
@@ -79,12 +84,35 @@ class MetricsAndDoctorIT {
 
   @Test
   void doctorReportsTheConnectionBudgetFromTheServerConfiguration() throws Exception {
-    Http.Response r = Http.get(Http.root(url) + url.getPath() + "api/pgbus/doctor");
+    Http.Response r = Http.get(doctor(), "admin", "admin-secret");
     assertEquals(200, r.status(), r.body());
     // liberty-config/pgbus-datasources.xml declares a JTA pool of 20; plus the one listener.
     assertTrue(r.body().contains("\"perJvm\":21"), r.body());
     assertTrue(r.body().contains("\"listenerPerJvm\":1"), r.body());
     assertTrue(r.body().contains("for N JVMs: N x 21"), r.body());
+  }
+
+  @Test
+  void doctorRefusesAnAnonymousCaller() throws Exception {
+    Http.Response r = Http.get(doctor());
+    assertEquals(401, r.status(), r.body());
+    assertFalse(r.body().contains("PostgreSQL"), r.body());
+  }
+
+  @Test
+  void doctorRefusesAUserWithoutTheRole() throws Exception {
+    Http.Response r = Http.get(doctor(), "someone", "someone-secret");
+    assertEquals(403, r.status(), r.body());
+    assertFalse(r.body().contains("PostgreSQL"), r.body());
+  }
+
+  @Test
+  void doctorReportsAreCachedSoRepeatedCallsDoNotQueryTheDatabase() {
+    assertSame(runtime.doctor(), runtime.doctor());
+  }
+
+  private String doctor() {
+    return Http.root(url) + url.getPath() + "api/pgbus/doctor";
   }
 
   /** The value of the first sample of {@code name} with queue="it_metrics", or 0 when absent. */

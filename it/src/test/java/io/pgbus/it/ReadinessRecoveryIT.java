@@ -64,7 +64,7 @@ class ReadinessRecoveryIT {
         Duration.ofSeconds(60),
         () -> {
           last[0] = Http.get(ready);
-          return last[0].status() == 503 && last[0].body().contains("database not ready");
+          return last[0].status() == 503 && last[0].body().contains("database unreachable");
         });
     String down = last[0].body();
 

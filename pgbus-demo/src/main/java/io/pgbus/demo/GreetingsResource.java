@@ -26,7 +26,9 @@ import javax.sql.DataSource;
 
 /**
  * {@code POST /api/greetings?name=Ada&count=3&delaySeconds=0&urgent=false} enqueues greeting jobs in one JTA
- * transaction; {@code GET /api/greetings} shows the job counts and the latest greetings.
+ * transaction; {@code GET /api/greetings} shows the job counts and the latest greetings. Out of
+ * bounds parameters (count 1 to 1000, delaySeconds 0 to 7 days, name up to 200 characters) are
+ * answered with 400 ({@link RequestLimits}).
  */
 @RequestScoped
 @Path("greetings")
@@ -42,15 +44,18 @@ public class GreetingsResource {
   @Transactional
   public Map<String, Object> enqueue(
       @QueryParam("name") @DefaultValue("world") String name,
-      @QueryParam("count") @DefaultValue("1") int count,
-      @QueryParam("delaySeconds") @DefaultValue("0") int delaySeconds,
+      @QueryParam("count") @DefaultValue("1") String countText,
+      @QueryParam("delaySeconds") @DefaultValue("0") String delayText,
       @QueryParam("urgent") @DefaultValue("false") boolean urgent) {
+    int count = RequestLimits.count(countText);
+    int delaySeconds = RequestLimits.delaySeconds(delayText);
+    RequestLimits.name(name);
     EnqueueOptions options = EnqueueOptions.defaults().withMaxAttempts(5);
     if (delaySeconds > 0) {
       options = options.withDelay(Duration.ofSeconds(delaySeconds));
     }
     List<Long> ids =
-        jobs.enqueueAll(urgent ? "greetings_urgent" : "greetings", Collections.nCopies(Math.max(1, count), new Greeting(name)), options);
+        jobs.enqueueAll(urgent ? "greetings_urgent" : "greetings", Collections.nCopies(count, new Greeting(name)), options);
     return Map.of("enqueued", ids);
   }
 

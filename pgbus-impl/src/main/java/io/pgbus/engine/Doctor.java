@@ -16,6 +16,8 @@ import javax.sql.DataSource;
  */
 public final class Doctor {
 
+  private static final System.Logger LOG = System.getLogger(Doctor.class.getName());
+
   public enum Status {
     OK,
     WARN,
@@ -129,11 +131,14 @@ public final class Doctor {
       }
       checks.add(pooler(c, pid));
     } catch (SQLException e) {
+      String category = DatabaseProblem.of(e);
+      // The driver's text (host, port, user) goes to the log; the report shows the category.
+      LOG.log(System.Logger.Level.WARNING, "pgbus doctor: {0}: {1}", category, e.getMessage());
       checks.add(
           new Check(
               "database",
               Status.FAIL,
-              "cannot reach the database: " + e.getMessage(),
+              category,
               "check the datasource's host, port, database and credentials (PGBUS_DB_* in"
                   + " liberty-config) and that PostgreSQL is up"));
     }

@@ -91,7 +91,8 @@ public final class Engine {
                 this::connectionLost);
     this.single =
         new JobRunner(
-            store, dataSource, tx, jobs, config.retry(), b.events, loops, config.deletesCompleted());
+            store, dataSource, tx, jobs, config.retry(), b.events, loops, config.deletesCompleted(),
+            b.errorDetail);
     BatchRunner runner =
         new BatchRunner(single, store, dataSource, tx, b.events, config.lease());
     for (CapsuleConfig cc : config.capsules()) {
@@ -474,6 +475,7 @@ public final class Engine {
     private Consumer<Wake> wakes;
     private JobEvents events = JobEvents.NONE;
     private boolean maintenance = true;
+    private ErrorDetail errorDetail = ErrorDetail.STACK;
 
     private Builder(EngineConfig config, DataSource dataSource) {
       this.config = Objects.requireNonNull(config, "config");
@@ -499,6 +501,8 @@ public final class Engine {
     public Builder events(JobEvents v) { events = Objects.requireNonNull(v); return this; }
     /** Whether this engine takes part in the maintenance leader election (default true). */
     public Builder maintenance(boolean v) { maintenance = v; return this; }
+    /** How much of a handler's exception a failed job records (default: the stack trace). */
+    public Builder errorDetail(ErrorDetail v) { errorDetail = Objects.requireNonNull(v); return this; }
 
     public Engine build() {
       return new Engine(this);

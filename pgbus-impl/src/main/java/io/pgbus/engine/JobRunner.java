@@ -1,8 +1,6 @@
 package io.pgbus.engine;
 
 import io.pgbus.Outcome;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -33,6 +31,7 @@ final class JobRunner {
   private final JobEvents events;
   private final Watchdog watchdog;
   private final boolean deleteCompleted; // pgbus.retention.completed=0
+  private final ErrorDetail errorDetail; // pgbus.errors.detail
   private volatile boolean abandoned;
 
   /**
@@ -52,9 +51,11 @@ final class JobRunner {
       RetryPolicy retry,
       JobEvents events,
       Executor executor,
-      boolean deleteCompleted) {
+      boolean deleteCompleted,
+      ErrorDetail errorDetail) {
     this.watchdog = new Watchdog(executor);
     this.deleteCompleted = deleteCompleted;
+    this.errorDetail = Objects.requireNonNull(errorDetail);
     this.store = Objects.requireNonNull(store);
     this.dataSource = Objects.requireNonNull(dataSource);
     this.transactions = Objects.requireNonNull(transactions);
@@ -293,11 +294,9 @@ final class JobRunner {
     return c;
   }
 
-  /** The error text stored with the job: the exception and a bounded stack trace. */
-  static String describe(Throwable t) {
-    var out = new StringWriter();
-    t.printStackTrace(new PrintWriter(out));
-    return JobStore.truncate(out.toString());
+  /** The error text stored with the job, as much of it as pgbus.errors.detail allows. */
+  String describe(Throwable t) {
+    return errorDetail.describe(t);
   }
 
   private static String firstLine(String s) {

@@ -1,6 +1,7 @@
 package io.pgbus.jakarta;
 
 import io.pgbus.engine.Capsule;
+import io.pgbus.engine.DatabaseProblem;
 import io.pgbus.engine.Doctor;
 import io.pgbus.engine.Engine;
 import io.pgbus.engine.ListenerState;
@@ -38,6 +39,8 @@ public class PgbusRuntime {
 
   private static final System.Logger LOG = System.getLogger(PgbusRuntime.class.getName());
   private static final Duration STATUS_CACHE = Duration.ofSeconds(5);
+  /** How long a doctor's report is served again: repeated calls must not hammer the database. */
+  static final Duration DOCTOR_CACHE = Duration.ofSeconds(5);
 
   /**
    * The longest wait between attempts to reach the database at start: readiness turns UP at most
@@ -58,6 +61,10 @@ public class PgbusRuntime {
   private volatile String schemaVersion;
   private volatile Status cachedStatus;
   private volatile long cachedAt;
+  private final Object doctorLock = new Object();
+  private Doctor.Report doctorReport; // guarded by doctorLock
+  private long doctorAt; // guarded by doctorLock
+  private final ProblemLog problems = new ProblemLog(LOG);
 
   /** What readiness reports. */
   public record Status(boolean ready, String reason, Map<String, Object> data) {}
@@ -84,6 +91,7 @@ public class PgbusRuntime {
             .listenerConnections(resources.listenerConnections())
             .jobs((job, tx) -> handlers.invoke(job))
             .wakes(wakes::fire)
+            .errorDetail(settings.errorDetail())
             .build();
     router.attach(engine);
     resources.executor().execute(this::bootstrap);
@@ -101,7 +109,11 @@ public class PgbusRuntime {
     while (stopping.getCount() > 0) {
       try {
         if (resources.settings().migrate()) {
-          Schema.migrate(resources.dataSource());
+          try {
+            Schema.migrate(resources.dataSource());
+          } catch (RuntimeException e) {
+            throw StartFailure.migration(e);
+          }
         }
         String version;
         try (Connection c = resources.dataSource().getConnection()) {
@@ -109,9 +121,7 @@ public class PgbusRuntime {
         }
         schemaVersion = version;
         if (!Schema.EXPECTED_VERSION.equals(version)) {
-          throw new IllegalStateException(
-              "the pgbus schema is at version " + version + " but this build expects "
-                  + Schema.EXPECTED_VERSION + "; set pgbus.migrate=true or apply the migrations");
+          throw StartFailure.schemaMismatch(version);
         }
         synchronized (this) {
           if (stopping.getCount() > 0) {
@@ -120,21 +130,18 @@ public class PgbusRuntime {
         }
         problem = null;
         cachedStatus = null;
+        problems.solved();
         afterStart();
         return;
       } catch (Exception e) {
         // No failure ends the bootstrap: it retries until the database answers or the
-        // application stops. A failure that is not the database's is a bug: ERROR, with its trace.
-        problem = "database not ready: " + e.getMessage();
+        // application stops. Health shows only a category; the details go to the log. A failure
+        // that is not the database's is a bug: ERROR, with its trace once.
+        problem = StartFailure.categoryOf(e);
         cachedStatus = null;
-        if (causedBySql(e)) {
-          LOG.log(
-              System.Logger.Level.WARNING,
-              "pgbus cannot start yet ({0}); retrying in {1} ms",
-              problem,
-              backoffMs);
+        if (e instanceof StartFailure || causedBySql(e)) {
+          problems.seen("pgbus cannot start yet, retrying every few seconds", problem, e);
         } else {
-          // The trace once; a schema at the wrong version would otherwise repeat it every 5 s.
           String message = "pgbus cannot start yet (" + e + "); retrying in " + backoffMs + " ms";
           if (traced) {
             LOG.log(System.Logger.Level.ERROR, message);
@@ -191,8 +198,21 @@ public class PgbusRuntime {
     return engine;
   }
 
-  /** The doctor's report on this runtime and its database. */
+  /**
+   * The doctor's report on this runtime and its database, at most {@link #DOCTOR_CACHE} old: it
+   * costs several statements, and callers that ask at once share one run.
+   */
   public Doctor.Report doctor() {
+    synchronized (doctorLock) {
+      if (doctorReport == null || System.nanoTime() - doctorAt >= DOCTOR_CACHE.toNanos()) {
+        doctorReport = examine();
+        doctorAt = System.nanoTime();
+      }
+      return doctorReport;
+    }
+  }
+
+  private Doctor.Report examine() {
     return Doctor.examine(
         engine, resources.dataSource(), resources.poolMax(), PgbusResources.POOL_SIZE_KEY);
   }
@@ -208,7 +228,7 @@ public class PgbusRuntime {
           }
         }
       }
-      Doctor.Report report = doctor();
+      Doctor.Report report = examine();
       LOG.log(
           report.status() == Doctor.Status.OK ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
           report.toText());
@@ -273,13 +293,18 @@ public class PgbusRuntime {
       try (Connection c = resources.dataSource().getConnection()) {
         schemaVersion = Schema.installedVersion(c);
         if (!Schema.EXPECTED_VERSION.equals(schemaVersion)) {
-          reason = "schema version " + schemaVersion + ", expected " + Schema.EXPECTED_VERSION;
+          reason =
+              schemaVersion == null
+                  ? DatabaseProblem.SCHEMA_MISSING
+                  : DatabaseProblem.SCHEMA_OUTDATED;
         } else {
           // Paused queues are intended, so they never make readiness DOWN; they are shown.
           data.put("paused", String.join(",", engine.pausedQueues(c)));
         }
+        problems.solved();
       } catch (Exception e) {
-        reason = "database unreachable: " + e.getMessage();
+        reason = DatabaseProblem.of(e);
+        problems.seen("pgbus readiness", reason, e);
       }
     }
     if (reason == null && !engine.running()) {

@@ -5,6 +5,7 @@ import io.pgbus.QueueNames;
 import io.pgbus.engine.CapsuleConfig;
 import io.pgbus.engine.CronJob;
 import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.ErrorDetail;
 import io.pgbus.engine.RetryPolicy;
 import jakarta.json.Json;
 import jakarta.json.JsonException;
@@ -15,6 +16,7 @@ import java.time.Duration;
 import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
@@ -36,16 +38,15 @@ record PgbusSettings(
     String executor,
     String threadFactory,
     boolean migrate,
-    Duration stallThreshold) {
+    Duration stallThreshold,
+    ErrorDetail errorDetail) {
 
   static final String DEFAULT_DATASOURCE = "jdbc/pgbus";
   static final String DEFAULT_LISTENER_DATASOURCE = "jdbc/pgbusListener";
   static final String DEFAULT_EXECUTOR = "java:comp/DefaultManagedExecutorService";
   static final String DEFAULT_THREAD_FACTORY = "java:comp/DefaultManagedThreadFactory";
-  static final Duration DEFAULT_STALL_THRESHOLD = Duration.ofSeconds(60);
   static final String DEFAULT_CRON_ZONE = "UTC";
   static final String DEFAULT_CRON_PAYLOAD = "{}";
-  private static final String CRON_PREFIX = "pgbus.cron.";
 
   /** Thrown for a bad configuration value; fails the deployment. */
   static final class InvalidSettingException extends RuntimeException {
@@ -67,9 +68,14 @@ record PgbusSettings(
    * than silently ignored.
    */
   static PgbusSettings read(Function<String, Optional<String>> source, Iterable<String> keys) {
+    String unknown = SettingKeys.unknown(keys);
+    if (unknown != null) {
+      throw new InvalidSettingException("pgbus: " + unknown);
+    }
     var r = new Reader(source);
     EngineConfig.Builder b = EngineConfig.builder();
     r.string("pgbus.worker-id").ifPresent(b::workerId);
+    var capsuleOfQueue = new HashMap<String, String>();
     for (String name : r.list("pgbus.capsules", List.of())) {
       String prefix = "pgbus.capsule." + name + ".";
       List<String> queues = r.list(prefix + "queues", null);
@@ -78,6 +84,15 @@ record PgbusSettings(
             "pgbus: capsule '" + name + "' is listed in pgbus.capsules but " + prefix
                 + "queues is not set; set it to a comma-separated list of queue names in"
                 + " priority order, e.g. " + prefix + "queues=urgent,default");
+      }
+      for (String q : queues) {
+        String other = capsuleOfQueue.putIfAbsent(q, name);
+        if (other != null && !other.equals(name)) {
+          // Two capsules would claim the queue's jobs with two limits and two priorities.
+          throw new InvalidSettingException(
+              "pgbus: queue '" + q + "' is in pgbus.capsule." + other + ".queues and in " + prefix
+                  + "queues; a queue belongs to one capsule: remove it from one of them");
+        }
       }
       int concurrency = r.integer(prefix + "concurrency", 4, 1, 1000);
       int perTransaction =
@@ -94,35 +109,50 @@ record PgbusSettings(
       b.cron(cron(r, name));
     }
     unlistedCrons(keys, cronNames);
-    b.pollInterval(r.duration("pgbus.poll-interval", EngineConfig.Builder.DEFAULT_POLL_INTERVAL))
-        .pollCeiling(r.duration("pgbus.poll-ceiling", EngineConfig.Builder.DEFAULT_POLL_CEILING))
-        .lease(r.duration("pgbus.lease", EngineConfig.Builder.DEFAULT_LEASE))
-        .probeInterval(
-            r.duration("pgbus.listener.probe-interval", EngineConfig.Builder.DEFAULT_PROBE_INTERVAL))
-        .probeTimeout(
-            r.duration("pgbus.listener.probe-timeout", EngineConfig.Builder.DEFAULT_PROBE_TIMEOUT))
-        .reconnectMin(
-            r.duration("pgbus.listener.reconnect-min", EngineConfig.Builder.DEFAULT_RECONNECT_MIN))
-        .reconnectMax(
-            r.duration("pgbus.listener.reconnect-max", EngineConfig.Builder.DEFAULT_RECONNECT_MAX))
-        .rescueInterval(
-            r.duration("pgbus.rescue-interval", EngineConfig.Builder.DEFAULT_RESCUE_INTERVAL))
-        .pruneInterval(r.duration("pgbus.prune-interval", EngineConfig.Builder.DEFAULT_PRUNE_INTERVAL))
-        .completedRetention(
-            r.retention("pgbus.retention.completed", EngineConfig.Builder.DEFAULT_COMPLETED_RETENTION))
-        .deadRetention(r.duration("pgbus.retention.dead", EngineConfig.Builder.DEFAULT_DEAD_RETENTION))
+    Duration pollInterval = r.duration(Limits.POLL_INTERVAL);
+    Duration pollCeiling = r.duration(Limits.POLL_CEILING);
+    r.notLonger(Limits.POLL_INTERVAL, pollInterval, Limits.POLL_CEILING, pollCeiling);
+    Duration lease = r.duration(Limits.LEASE);
+    Duration jobTimeout = r.durationOrNull(Limits.JOB_TIMEOUT, "90% of pgbus.lease");
+    if (jobTimeout != null && jobTimeout.compareTo(lease) >= 0) {
+      // Rescue may hand the job to another worker once the lease expires: the handler has to be
+      // told to stop before that, or two attempts of one job could run at once.
+      throw new InvalidSettingException(
+          "pgbus: pgbus.job-timeout=" + Durations.format(jobTimeout) + " is invalid: it must be"
+              + " shorter than pgbus.lease=" + Durations.format(lease) + ", so a handler is"
+              + " interrupted before rescue may run its job elsewhere; shorten pgbus.job-timeout"
+              + " or lengthen pgbus.lease");
+    }
+    Duration probeInterval = r.duration(Limits.PROBE_INTERVAL);
+    Duration probeTimeout = r.duration(Limits.PROBE_TIMEOUT);
+    r.notLonger(Limits.PROBE_TIMEOUT, probeTimeout, Limits.PROBE_INTERVAL, probeInterval);
+    Duration reconnectMin = r.duration(Limits.RECONNECT_MIN);
+    Duration reconnectMax = r.duration(Limits.RECONNECT_MAX);
+    r.notLonger(Limits.RECONNECT_MIN, reconnectMin, Limits.RECONNECT_MAX, reconnectMax);
+    b.pollInterval(pollInterval)
+        .pollCeiling(pollCeiling)
+        .lease(lease)
+        .probeInterval(probeInterval)
+        .probeTimeout(probeTimeout)
+        .reconnectMin(reconnectMin)
+        .reconnectMax(reconnectMax)
+        .rescueInterval(r.duration(Limits.RESCUE_INTERVAL))
+        .pruneInterval(r.duration(Limits.PRUNE_INTERVAL))
+        .completedRetention(r.duration(Limits.COMPLETED_RETENTION))
+        .deadRetention(r.duration(Limits.DEAD_RETENTION))
         .pruneBatch(r.integer("pgbus.prune-batch", EngineConfig.Builder.DEFAULT_PRUNE_BATCH, 1, 100_000))
-        .drainTimeout(r.duration("pgbus.drain-timeout", EngineConfig.Builder.DEFAULT_DRAIN_TIMEOUT))
-        .leaderTtl(r.duration("pgbus.leader.ttl", EngineConfig.Builder.DEFAULT_LEADER_TTL))
-        .jobTimeout(r.durationOrNull("pgbus.job-timeout", "90% of pgbus.lease"))
+        .drainTimeout(r.duration(Limits.DRAIN_TIMEOUT))
+        .leaderTtl(r.duration(Limits.LEADER_TTL))
+        .jobTimeout(jobTimeout)
         .maxPayloadBytes(
             r.integer(
                 "pgbus.max-payload-bytes",
                 EngineConfig.Builder.DEFAULT_MAX_PAYLOAD_BYTES,
                 2,
                 256 * 1024 * 1024));
-    Duration retryBase = r.duration("pgbus.retry.base", RetryPolicy.DEFAULT.base());
-    Duration retryCap = r.duration("pgbus.retry.cap", RetryPolicy.DEFAULT.cap());
+    Duration retryBase = r.duration(Limits.RETRY_BASE);
+    Duration retryCap = r.duration(Limits.RETRY_CAP);
+    r.notLonger(Limits.RETRY_BASE, retryBase, Limits.RETRY_CAP, retryCap);
     double jitter = r.decimal("pgbus.retry.jitter", RetryPolicy.DEFAULT.jitter(), 0, 0.99);
     EngineConfig engine;
     try {
@@ -141,12 +171,13 @@ record PgbusSettings(
         r.string("pgbus.executor").orElse(DEFAULT_EXECUTOR),
         r.string("pgbus.thread-factory").orElse(DEFAULT_THREAD_FACTORY),
         r.bool("pgbus.migrate", true),
-        r.duration("pgbus.liveness.stall-threshold", DEFAULT_STALL_THRESHOLD));
+        r.duration(Limits.STALL_THRESHOLD),
+        r.errorDetail("pgbus.errors.detail", ErrorDetail.STACK));
   }
 
   /** One cron from pgbus.cron.<name>.*, every value checked with its key named. */
   private static CronJob cron(Reader r, String name) {
-    String prefix = CRON_PREFIX + name + ".";
+    String prefix = SettingKeys.CRON_PREFIX + name + ".";
     String schedule =
         r.string(prefix + "schedule")
             .orElseThrow(
@@ -228,8 +259,8 @@ record PgbusSettings(
   private static void unlistedCrons(Iterable<String> keys, List<String> listed) {
     Set<String> unlisted = new LinkedHashSet<>();
     for (String key : keys) {
-      if (key.startsWith(CRON_PREFIX)) {
-        String rest = key.substring(CRON_PREFIX.length());
+      if (key.startsWith(SettingKeys.CRON_PREFIX)) {
+        String rest = key.substring(SettingKeys.CRON_PREFIX.length());
         int dot = rest.indexOf('.');
         String name = dot < 0 ? rest : rest.substring(0, dot);
         if (!listed.contains(name)) {
@@ -240,7 +271,7 @@ record PgbusSettings(
     if (!unlisted.isEmpty()) {
       String first = unlisted.iterator().next();
       throw new InvalidSettingException(
-          "pgbus: " + CRON_PREFIX + first + ".* is set but '" + first + "' is not listed in"
+          "pgbus: " + SettingKeys.CRON_PREFIX + first + ".* is set but '" + first + "' is not listed in"
               + " pgbus.crons" + (listed.isEmpty() ? "" : "=" + String.join(",", listed))
               + ", so it would never run; add it: pgbus.crons="
               + String.join(",", concat(listed, unlisted)));
@@ -311,37 +342,61 @@ record PgbusSettings(
               + " (default " + fallback + ")");
     }
 
-    Duration duration(String key, Duration fallback) {
-      Duration d = parsedDuration(key, String.valueOf(fallback), false);
-      return d == null ? fallback : d;
-    }
-
-    /** A duration that may also be zero ("0" or "0s"): a retention that keeps nothing. */
-    Duration retention(String key, Duration fallback) {
-      Duration d = parsedDuration(key, String.valueOf(fallback), true);
-      return d == null ? fallback : d;
+    /** The key's duration within its limits, or its default when unset. */
+    Duration duration(Limits.Range range) {
+      Duration d = parsedDuration(range, Durations.format(range.fallback()));
+      return d == null ? range.fallback() : d;
     }
 
     /** A duration, or null when the key is unset (the engine then derives a default). */
-    Duration durationOrNull(String key, String defaultText) {
-      return parsedDuration(key, defaultText, false);
+    Duration durationOrNull(Limits.Range range, String defaultText) {
+      return parsedDuration(range, defaultText);
     }
 
-    /** The key's duration, null when unset; refused when negative, or zero unless allowed. */
-    private Duration parsedDuration(String key, String defaultText, boolean zeroAllowed) {
+    /** Refuses {@code shorter} when it is longer than {@code longer}, naming both keys. */
+    void notLonger(Limits.Range shorter, Duration s, Limits.Range longer, Duration l) {
+      if (s.compareTo(l) > 0) {
+        throw new InvalidSettingException(
+            "pgbus: " + shorter.key() + "=" + Durations.format(s) + " is longer than "
+                + longer.key() + "=" + Durations.format(l) + "; " + shorter.key()
+                + " must not exceed " + longer.key() + ": shorten the one or lengthen the other");
+      }
+    }
+
+    /** The key's duration, null when unset; refused outside its range. */
+    private Duration parsedDuration(Limits.Range range, String defaultText) {
+      String key = range.key();
       Optional<String> v = string(key);
       if (v.isEmpty()) {
         return null;
       }
+      boolean zeroAllowed = range.min().isZero();
       Duration d =
           zeroAllowed && v.get().strip().equals("0") ? Duration.ZERO : Durations.parse(v.get());
-      if (d == null || d.isNegative() || (d.isZero() && !zeroAllowed)) {
+      if (d == null || d.compareTo(range.min()) < 0 || d.compareTo(range.max()) > 0) {
         throw new InvalidSettingException(
             "pgbus: " + key + "=" + v.get() + " is invalid: use "
-                + (zeroAllowed ? "0 (delete at once) or a duration" : "a positive duration")
-                + " such as 500ms, 30s, 5m, 2h, 14d or PT30S (default " + defaultText + ")");
+                + (zeroAllowed ? "0 (delete at once) or a duration" : "a duration")
+                + " from " + Durations.format(range.min()) + " to "
+                + Durations.format(range.max()) + ", written as 500ms, 30s, 5m, 2h, 14d or PT30S"
+                + " (default " + defaultText + ")");
       }
       return d;
+    }
+
+    ErrorDetail errorDetail(String key, ErrorDetail fallback) {
+      Optional<String> v = string(key);
+      if (v.isEmpty()) {
+        return fallback;
+      }
+      try {
+        return ErrorDetail.valueOf(v.get().toUpperCase(java.util.Locale.ROOT));
+      } catch (IllegalArgumentException e) {
+        throw new InvalidSettingException(
+            "pgbus: " + key + "=" + v.get() + " is invalid: use stack (the exception with its"
+                + " stack trace), message (class and message only) or class (the class only);"
+                + " default " + fallback.name().toLowerCase(java.util.Locale.ROOT));
+      }
     }
 
     boolean bool(String key, boolean fallback) {

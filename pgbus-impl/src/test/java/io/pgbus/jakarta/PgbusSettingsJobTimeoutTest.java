@@ -34,6 +34,6 @@ class PgbusSettingsJobTimeoutTest {
         .hasMessageContaining("pgbus.job-timeout=soon is invalid")
         .hasMessageContaining("90% of pgbus.lease");
     assertThatThrownBy(() -> read(Map.of("pgbus.job-timeout", "10m")))
-        .hasMessageContaining("jobTimeout PT10M must be shorter than lease PT5M");
+        .hasMessageContaining("pgbus.job-timeout=10m is invalid: it must be shorter than pgbus.lease=5m");
   }
 }

@@ -1,6 +1,8 @@
 package io.pgbus.it.support;
 
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -16,9 +18,21 @@ public final class Http {
   public record Response(int status, String body) {}
 
   public static Response get(String url) throws Exception {
+    return send(HttpRequest.newBuilder(URI.create(url)));
+  }
+
+  /** A GET with HTTP Basic credentials. */
+  public static Response get(String url, String user, String password) throws Exception {
+    String credentials =
+        Base64.getEncoder()
+            .encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
+    return send(HttpRequest.newBuilder(URI.create(url)).header("Authorization", "Basic " + credentials));
+  }
+
+  private static Response send(HttpRequest.Builder request) throws Exception {
     HttpResponse<String> r =
         CLIENT.send(
-            HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).GET().build(),
+            request.timeout(Duration.ofSeconds(10)).GET().build(),
             HttpResponse.BodyHandlers.ofString());
     return new Response(r.statusCode(), r.body());
   }

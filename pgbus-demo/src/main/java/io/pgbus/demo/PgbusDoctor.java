@@ -1,0 +1,13 @@
+package io.pgbus.demo;
+
+import io.pgbus.jakarta.DoctorResource;
+import jakarta.enterprise.context.RequestScoped;
+import jakarta.ws.rs.Path;
+
+/**
+ * The demo opts in to pgbus's doctor at {@code /api/pgbus/doctor}; only users in the role
+ * pgbus-admin may read it (the demo server's registry has one: admin).
+ */
+@RequestScoped
+@Path("pgbus/doctor")
+public class PgbusDoctor extends DoctorResource {}

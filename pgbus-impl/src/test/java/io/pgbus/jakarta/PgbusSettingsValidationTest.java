@@ -1,0 +1,147 @@
+package io.pgbus.jakarta;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pgbus.engine.ErrorDetail;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Configuration that would be silently wrong fails deployment with the key, the value and the
+ * fix: misspelled keys, a queue in two capsules, and durations outside their documented ranges.
+ */
+class PgbusSettingsValidationTest {
+
+  private static PgbusSettings read(String... pairs) {
+    var keys = new HashMap<String, String>();
+    keys.put("pgbus.capsules", "mail");
+    keys.put("pgbus.capsule.mail.queues", "mail");
+    for (int i = 0; i < pairs.length; i += 2) {
+      keys.put(pairs[i], pairs[i + 1]);
+    }
+    return read(keys);
+  }
+
+  private static PgbusSettings read(Map<String, String> keys) {
+    return PgbusSettings.read(k -> Optional.ofNullable(keys.get(k)), keys.keySet());
+  }
+
+  @Test
+  void aMisspelledCapsuleKeyFailsNamingTheNearestKnownKey() {
+    assertThatThrownBy(() -> read("pgbus.capsule.mail.concurency", "4"))
+        .hasMessage(
+            "pgbus: pgbus.capsule.mail.concurency is not a pgbus key; did you mean"
+                + " pgbus.capsule.mail.concurrency? (every key is listed in docs/configuration.md)");
+  }
+
+  @Test
+  void aMisspelledCronKeyFailsNamingTheNearestKnownKey() {
+    assertThatThrownBy(
+            () ->
+                read(
+                    "pgbus.crons", "nightly",
+                    "pgbus.cron.nightly.schedule", "0 3 * * *",
+                    "pgbus.cron.nightly.queue", "reports",
+                    "pgbus.cron.nightly.zon", "UTC"))
+        .hasMessageContaining("pgbus.cron.nightly.zon is not a pgbus key; did you mean pgbus.cron.nightly.zone?");
+  }
+
+  @Test
+  void aMisspelledTopLevelKeyFailsNamingTheNearestKnownKey() {
+    assertThatThrownBy(() -> read("pgbus.leese", "5m"))
+        .hasMessageContaining("pgbus.leese is not a pgbus key; did you mean pgbus.lease?");
+    assertThatThrownBy(() -> read("pgbus.listener.reconect-max", "5m"))
+        .hasMessageContaining("did you mean pgbus.listener.reconnect-max?");
+    assertThatThrownBy(() -> read("pgbus.capsules.mail.queues", "mail"))
+        .hasMessageContaining("pgbus.capsules.mail.queues is not a pgbus key");
+  }
+
+  @Test
+  void keysOfOtherPrefixesAreLeftAlone() {
+    assertThat(read("pgbus.it.http.port", "19080", "pgbus.datasource.max-pool-size", "20")
+            .engine().capsules()).hasSize(1);
+  }
+
+  @Test
+  void oneQueueInTwoCapsulesFailsNamingBoth() {
+    assertThatThrownBy(
+            () ->
+                read(
+                    "pgbus.capsules", "mail,bulk",
+                    "pgbus.capsule.bulk.queues", "newsletters,mail"))
+        .hasMessage(
+            "pgbus: queue 'mail' is in pgbus.capsule.mail.queues and in pgbus.capsule.bulk.queues;"
+                + " a queue belongs to one capsule: remove it from one of them");
+  }
+
+  @Test
+  void aLeaseOfZeroOrAHundredYearsFailsWithItsRange() {
+    assertThatThrownBy(() -> read("pgbus.lease", "0s"))
+        .hasMessage(
+            "pgbus: pgbus.lease=0s is invalid: use a duration from 1s to 7d, written as 500ms,"
+                + " 30s, 5m, 2h, 14d or PT30S (default 5m)");
+    assertThatThrownBy(() -> read("pgbus.lease", "36500d"))
+        .hasMessageStartingWith("pgbus: pgbus.lease=36500d is invalid: use a duration from 1s to 7d");
+    assertThatThrownBy(() -> read("pgbus.lease", "99999999999999999999d"))
+        .hasMessageStartingWith("pgbus: pgbus.lease=99999999999999999999d is invalid");
+  }
+
+  @Test
+  void aPollIntervalLongerThanThePollCeilingFailsNamingBothKeys() {
+    assertThatThrownBy(() -> read("pgbus.poll-interval", "2m", "pgbus.poll-ceiling", "1m"))
+        .hasMessage(
+            "pgbus: pgbus.poll-interval=2m is longer than pgbus.poll-ceiling=1m;"
+                + " pgbus.poll-interval must not exceed pgbus.poll-ceiling: shorten the one or"
+                + " lengthen the other");
+  }
+
+  @Test
+  void aJobTimeoutNotShorterThanTheLeaseFailsNamingBothKeys() {
+    assertThatThrownBy(() -> read("pgbus.job-timeout", "10m"))
+        .hasMessageStartingWith(
+            "pgbus: pgbus.job-timeout=10m is invalid: it must be shorter than pgbus.lease=5m");
+  }
+
+  @Test
+  void otherPairsAreCheckedByKey() {
+    assertThatThrownBy(() -> read("pgbus.retry.base", "2h", "pgbus.retry.cap", "1h"))
+        .hasMessageStartingWith("pgbus: pgbus.retry.base=2h is longer than pgbus.retry.cap=1h");
+    assertThatThrownBy(() -> read("pgbus.listener.reconnect-min", "1m", "pgbus.listener.reconnect-max", "30s"))
+        .hasMessageStartingWith("pgbus: pgbus.listener.reconnect-min=1m is longer than");
+    assertThatThrownBy(() -> read("pgbus.listener.probe-timeout", "2m"))
+        .hasMessageStartingWith("pgbus: pgbus.listener.probe-timeout=2m is longer than pgbus.listener.probe-interval=1m");
+  }
+
+  @Test
+  void everyDurationKeyRefusesZeroAndNegativeExceptTheCompletedRetention() {
+    for (Limits.Range range : new Limits.Range[] {
+      Limits.POLL_INTERVAL, Limits.POLL_CEILING, Limits.LEASE, Limits.JOB_TIMEOUT,
+      Limits.PROBE_INTERVAL, Limits.PROBE_TIMEOUT, Limits.RECONNECT_MIN, Limits.RECONNECT_MAX,
+      Limits.RESCUE_INTERVAL, Limits.PRUNE_INTERVAL, Limits.DEAD_RETENTION, Limits.DRAIN_TIMEOUT,
+      Limits.LEADER_TTL, Limits.RETRY_BASE, Limits.RETRY_CAP, Limits.STALL_THRESHOLD
+    }) {
+      assertThatThrownBy(() -> read(range.key(), "0s")).hasMessageContaining(range.key() + "=0s is invalid");
+      assertThatThrownBy(() -> read(range.key(), "-PT1S")).hasMessageContaining(range.key() + "=-PT1S is invalid");
+    }
+    assertThat(read("pgbus.retention.completed", "0").engine().completedRetention()).isZero();
+  }
+
+  @Test
+  void theDefaultsAreInsideTheirRanges() {
+    PgbusSettings s = read();
+    assertThat(s.engine().lease()).isEqualTo(Duration.ofMinutes(5));
+    assertThat(s.errorDetail()).isEqualTo(ErrorDetail.STACK);
+  }
+
+  @Test
+  void errorDetailIsReadAndABadValueIsRefused() {
+    assertThat(read("pgbus.errors.detail", "message").errorDetail()).isEqualTo(ErrorDetail.MESSAGE);
+    assertThat(read("pgbus.errors.detail", "CLASS").errorDetail()).isEqualTo(ErrorDetail.CLASS);
+    assertThatThrownBy(() -> read("pgbus.errors.detail", "none"))
+        .hasMessageStartingWith("pgbus: pgbus.errors.detail=none is invalid: use stack");
+  }
+}

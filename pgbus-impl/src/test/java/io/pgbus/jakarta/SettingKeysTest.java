@@ -1,0 +1,45 @@
+package io.pgbus.jakarta;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The keys pgbus accepts are the keys docs/configuration.md lists: a key added to one and not the
+ * other would either fail deployments that follow the docs, or slip past the misspelling check.
+ */
+class SettingKeysTest {
+
+  private static final Pattern KEY = Pattern.compile("pgbus\\.[a-z0-9.<>-]+");
+
+  @Test
+  void theKnownKeysAreTheDocumentedKeys() throws Exception {
+    Set<String> documented = new TreeSet<>();
+    for (String line : Files.readAllLines(Path.of("../docs/configuration.md"))) {
+      if (line.startsWith("| `pgbus.")) {
+        Matcher m = KEY.matcher(line.split("\\|")[1]);
+        while (m.find()) {
+          documented.add(m.group());
+        }
+      }
+    }
+    Set<String> known = new TreeSet<>(SettingKeys.FIXED);
+    SettingKeys.CAPSULE_KEYS.forEach(k -> known.add(SettingKeys.CAPSULE_PREFIX + "<name>." + k));
+    SettingKeys.CRON_KEYS.forEach(k -> known.add(SettingKeys.CRON_PREFIX + "<name>." + k));
+    assertThat(known).isEqualTo(documented);
+  }
+
+  @Test
+  void theNearestKeyIsSuggestedByEditDistance() {
+    assertThat(SettingKeys.distance("concurency", "concurrency")).isEqualTo(1);
+    assertThat(SettingKeys.unknown(Set.of("pgbus.poll-intervall")))
+        .startsWith("pgbus.poll-intervall is not a pgbus key; did you mean pgbus.poll-interval?");
+    assertThat(SettingKeys.unknown(Set.of("pgbus.lease", "other.key", "pgbus.it.http.port"))).isNull();
+  }
+}
