@@ -19,7 +19,7 @@ final class DepthCache {
       """
       SELECT queue, state::text, count(*) FROM pgbus.job
        WHERE queue = ANY(?::text[])
-         AND state IN ('available', 'scheduled', 'running', 'retryable', 'dead')
+         AND state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,running,retryable,dead}')
        GROUP BY 1, 2
       """;
 
