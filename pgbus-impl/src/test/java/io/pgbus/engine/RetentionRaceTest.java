@@ -9,6 +9,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -69,7 +70,9 @@ class RetentionRaceTest {
         ps.setLong(1, held);
         ps.executeQuery().close();
       }
-      try (Connection c = db.connect()) {
+      try (Connection c = db.connect();
+          Statement st = c.createStatement()) {
+        st.execute("SET lock_timeout = '5s'"); // a prune that waits on the held row fails here
         assertThat(store.jobPrune(c, "dead", DEAD_RETENTION, 10)).isEqualTo(1);
       }
       holder.rollback();

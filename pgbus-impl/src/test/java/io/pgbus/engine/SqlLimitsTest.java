@@ -35,14 +35,17 @@ class SqlLimitsTest {
   private final JobStore store = new JobStore();
 
   @BeforeEach
-  void smallLimit() {
+  void clean() {
     db.update("DELETE FROM pgbus.job");
-    db.update("UPDATE pgbus.setting SET max_payload_bytes = ?", LIMIT);
+  }
+
+  private static void limit(int bytes) {
+    db.update("UPDATE pgbus.setting SET max_payload_bytes = ?", bytes);
   }
 
   @Test
   void theEngineWritesItsPayloadLimitWhereSqlReadsIt() {
-    db.update("UPDATE pgbus.setting SET max_payload_bytes = 1048576");
+    limit(1048576);
 
     engines.start(engines.builder(engines.config().maxPayloadBytes(4321).build()).maintenance(false));
 
@@ -58,6 +61,7 @@ class SqlLimitsTest {
             + " ARRAY[NULL, NULL]::timestamptz[], ARRAY[0, 0], ARRAY[25, 25])"
       })
   void sqlEnqueueRefusesAPayloadOverTheLimitWithTheJavaMessage(String sql) {
+    limit(LIMIT);
     assertThatThrownBy(() -> run(sql, OVER))
         .isInstanceOf(SQLException.class)
         .hasMessageContaining(
@@ -70,6 +74,7 @@ class SqlLimitsTest {
 
   @Test
   void aPayloadAtTheLimitIsTaken() throws SQLException {
+    limit(LIMIT);
     String exact = "{\"text\": \"" + "x".repeat(LIMIT - 12) + "\"}";
     run("SELECT pgbus.enqueue('big', ?::jsonb)", exact);
     assertThat(db.jobCount()).isEqualTo(1);
@@ -77,6 +82,7 @@ class SqlLimitsTest {
 
   @Test
   void aClaimBuriesAnOversizedJobAndHandsOutTheNextOne() throws SQLException {
+    limit(LIMIT);
     // Inserted past the functions, as jobs from before V5 or a plain INSERT are.
     db.update("INSERT INTO pgbus.job (queue, payload, priority) VALUES ('big', ?::jsonb, -1)", OVER);
     db.update("INSERT INTO pgbus.job (queue, payload) VALUES ('big', '{\"small\":1}')");
@@ -100,7 +106,7 @@ class SqlLimitsTest {
   @Test
   void aCompressedOversizedPayloadIsBuriedToo() throws SQLException {
     // 200 kB of one letter: stored compressed in a few kB, still 200 kB of text for Java.
-    db.update("UPDATE pgbus.setting SET max_payload_bytes = 100000");
+    limit(100000);
     db.update(
         "INSERT INTO pgbus.job (queue, payload) VALUES ('big', jsonb_build_array(repeat('x', 200000)))");
     assertThat(db.queryLong("SELECT pg_column_size(payload) FROM pgbus.job")).isLessThan(100000 / 6);
