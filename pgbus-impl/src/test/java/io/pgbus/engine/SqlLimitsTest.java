@@ -149,6 +149,23 @@ class SqlLimitsTest {
     assertThat(db.jobCount()).isEqualTo(1);
   }
 
+  @Test
+  void aRetryOrSnoozeBeyondTheBoundIsClampedTo100Years() throws SQLException {
+    Duration thousandYears = Duration.ofDays(365_000);
+    try (Connection c = db.connect()) {
+      store.jobInsert(c, NewJob.of("later", "{}"));
+      store.jobInsert(c, NewJob.of("later", "{}"));
+      List<ClaimedJob> held = store.jobClaim(c, List.of("later"), 2, "w", Duration.ofMinutes(1));
+      store.jobSnooze(c, held.get(0), thousandYears);
+      store.jobFail(c, held.get(1), "boom", thousandYears);
+    }
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.job"
+                    + " WHERE run_at BETWEEN now() + interval '36499 days' AND now() + interval '36500 days'"))
+        .isEqualTo(2);
+  }
+
   private static void run(String sql, String arg) throws SQLException {
     try (Connection c = db.connect();
         PreparedStatement ps = c.prepareStatement(sql)) {

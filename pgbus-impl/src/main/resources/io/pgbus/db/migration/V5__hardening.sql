@@ -19,13 +19,14 @@
 -- Two ways out, chosen per function:
 --   * Off the hot path, the function pins its path: SET search_path = pg_catalog, pgbus,
 --     pg_temp (pg_temp last, so a temporary object cannot shadow anything either).
---   * On the enqueue path (pgbus.enqueue, enqueue_job, enqueue_many, queue, notify, channel),
---     a pinned path costs every call a save and restore of the setting and, where pinned and
---     unpinned functions call each other, replanning. Measured with pgbench on
---     SELECT pgbus.enqueue(...): see docs/schema.md. These functions are written instead so that
---     nothing in them depends on the path: every function name that is not an exact,
---     argument-less match is qualified with pg_catalog., every operator has operands of exactly
---     the types of a pg_catalog operator, and comparisons on the job_state enum are written
+--   * On the enqueue path (pgbus.enqueue, enqueue_job, enqueue_many, queue, notify, channel,
+--     check_payload, check_run_at), a pinned path costs every call a save and restore of the
+--     setting and, where pinned and unpinned functions call each other, replanning. Measured
+--     with pgbench on SELECT pgbus.enqueue(...): see docs/schema.md. These functions are written
+--     instead so that nothing in them depends on the path: every function call that pg_catalog
+--     may not match exactly is qualified with pg_catalog. (now(), min(timestamptz), count(*) and
+--     the keyword coalesce need not be), every operator has operands of exactly the types of a
+--     pg_catalog operator, and comparisons on the job_state enum are written
 --     OPERATOR(pg_catalog.=) (an enum has no exact operator: pg_catalog's is anyenum = anyenum).
 --     A pgbus type (queue_name, job_state) can only be named by a role with USAGE on schema
 --     pgbus, but a queue_name is still compared as ::text, so that even such a role finds nothing
@@ -131,7 +132,8 @@ CREATE FUNCTION pgbus.check_payload(queue text, payload jsonb) RETURNS void
   LANGUAGE plpgsql STABLE
   AS $$
   DECLARE
-    v_limit integer := (SELECT s.max_payload_bytes FROM pgbus.setting s);
+    -- The row is there from V5 on; the default stands in should someone delete it.
+    v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
     v_bytes integer;
   BEGIN
     IF pg_catalog.pg_column_size(check_payload.payload) > v_limit / 6 THEN
@@ -222,15 +224,21 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
   DECLARE
     v_null integer := coalesce(pg_catalog.array_position(payloads, NULL),
                                pg_catalog.array_position(payloads, 'null'::jsonb));
+    v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
   BEGIN
     IF v_null IS NOT NULL THEN
       RAISE EXCEPTION 'pgbus: payload % of the batch is null; use ''{}'' for an empty payload', v_null
         USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    -- Checked here for the whole batch before anything is written; the unique-key path below
-    -- checks each job again in pgbus.enqueue_job, which costs little next to its per-job insert.
-    PERFORM pgbus.check_payload(t.q, t.p), pgbus.check_run_at(t.q, coalesce(t.r, now()))
-       FROM unnest(queues, payloads, run_ats) AS t(q, p, r);
+    -- Checked for the whole batch before anything is written. The filters only spare the call
+    -- (and its read of pgbus.setting) for the jobs that cannot fail it; the checks raise. The
+    -- unique-key path below checks each job again in pgbus.enqueue_job.
+    PERFORM pgbus.check_payload(t.q, t.p)
+       FROM unnest(queues, payloads) AS t(q, p)
+      WHERE pg_catalog.pg_column_size(t.p) > v_limit / 6;
+    PERFORM pgbus.check_run_at(t.q, t.r)
+       FROM unnest(queues, run_ats) AS t(q, r)
+      WHERE NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days';
     IF unique_keys IS NOT NULL
        AND EXISTS (SELECT 1 FROM pg_catalog.unnest(unique_keys) k WHERE k IS NOT NULL) THEN
       FOR i IN 1 .. coalesce(pg_catalog.array_length(queues, 1), 0) LOOP
@@ -289,7 +297,7 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
   DECLARE
     q text;
     remaining integer := max_jobs;
-    v_limit integer := (SELECT s.max_payload_bytes FROM pgbus.setting s);
+    v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
     buried integer;
     r record;
   BEGIN
