@@ -40,7 +40,8 @@ final class LeaderStore {
        WHERE name = ?::text AND holder = ?::text
       """;
 
-  private static final String RESIGN = "DELETE FROM pgbus.leader WHERE name = ?::text AND holder = ?::text";
+  private static final String RESIGN =
+      "DELETE FROM pgbus.leader WHERE name = ?::text AND holder = ?::text";
 
   /** A live lease: its holder and how long it has left by the database's clock. */
   record Lease(String holder, long remainingMillis) {}
