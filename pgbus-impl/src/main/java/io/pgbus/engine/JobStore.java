@@ -32,8 +32,9 @@ import java.util.Map;
  * an enum ({@code state = 'running'}: pg_catalog has only {@code anyenum = anyenum}), a look-alike
  * in {@code public} with exact types wins and runs with our rights. So every such function is
  * qualified with {@code pg_catalog.}, durations are bound as {@code float8} milliseconds ({@code
- * float8 * interval} is exact), and job states are compared with {@code OPERATOR(pg_catalog.=)}
- * (the same operator the partial indexes use, so they still match). A multi-argument {@code
+ * float8 * interval} is exact), job states are compared with {@code OPERATOR(pg_catalog.=)}
+ * (the same operator the partial indexes use, so they still match), and queue names as {@code
+ * ::text} (a pgbus.queue_name has no operator of its own; the indexes on it still serve). A multi-argument {@code
  * unnest} in FROM is expanded by the parser into {@code pg_catalog.unnest} calls and needs nothing.
  * The SQL functions called here are pinned or path-independent (V5__hardening.sql);
  * SearchPathHijackTest plants look-alikes for all of it.
@@ -188,7 +189,7 @@ public final class JobStore {
          WHERE d.id = ? AND d.state OPERATOR(pg_catalog.=) 'dead'
            AND (d.unique_key IS NULL OR NOT EXISTS (
                  SELECT 1 FROM pgbus.job o
-                  WHERE o.queue = d.queue AND o.unique_key = d.unique_key
+                  WHERE o.queue::text = d.queue::text AND o.unique_key = d.unique_key
                     AND o.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')))
         RETURNING d.queue)
       SELECT pgbus.notify(queue, now()) FROM replayed
@@ -235,11 +236,11 @@ public final class JobStore {
         FROM pg_catalog.unnest(?::text[]) AS q(queue)
         CROSS JOIN LATERAL (
           SELECT j.run_at FROM pgbus.job j
-           WHERE j.queue = q.queue
+           WHERE j.queue::text = q.queue
              AND j.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
            ORDER BY j.run_at
            LIMIT 1) h
-       WHERE NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = q.queue)
+       WHERE NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = q.queue)
       """;
 
   // Paused queues are left out for the same reason as in QUEUE_HEADS: a capsule would set an
@@ -247,8 +248,8 @@ public final class JobStore {
   private static final String NEXT_DUE =
       """
       SELECT min(j.run_at) FROM pgbus.job j
-       WHERE j.queue = ANY(?::text[]) AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,retryable}')
-         AND NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = j.queue)
+       WHERE j.queue::text = ANY(?::text[]) AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,retryable}')
+         AND NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = j.queue::text)
       """;
 
   // The predicate is on the deleted row itself, and the sub-select locks what it picks, skipping

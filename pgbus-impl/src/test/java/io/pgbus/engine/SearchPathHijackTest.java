@@ -32,8 +32,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * need an implicit cast (pgjdbc sends strings as varchar, longs as bigint), and enum comparisons
  * with a literal (pg_catalog has only anyenum = anyenum). Each records itself in {@code
  * public.trap_log} and then does what the real one does, so the lifecycle still runs when one is
- * hit and the log names every hit. Operators over pgbus's own types are left out: declaring one
- * needs USAGE on schema pgbus (docs/operations.md, "search_path and function security").
+ * hit and the log names every hit. Operators over pgbus's own types (queue_name, job_state) are
+ * planted too, although only a role with USAGE on schema pgbus could declare them.
  */
 class SearchPathHijackTest {
 
@@ -131,6 +131,20 @@ class SearchPathHijackTest {
         LANGUAGE plpgsql SET search_path = pg_catalog
         AS $$ BEGIN PERFORM public.trap('text[] || text'); RETURN array_append(a, e); END $$;
       CREATE OPERATOR public.|| (FUNCTION = public.trap_cat_at, LEFTARG = text[], RIGHTARG = text);
+
+      -- Over pgbus's own types: only a role with USAGE on schema pgbus can declare these.
+      CREATE FUNCTION public.trap_eq_qt(q pgbus.queue_name, t text) RETURNS boolean
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('queue_name = text'); RETURN q::text = t; END $$;
+      CREATE OPERATOR public.= (FUNCTION = public.trap_eq_qt, LEFTARG = pgbus.queue_name, RIGHTARG = text);
+      CREATE FUNCTION public.trap_eq_qq(a pgbus.queue_name, b pgbus.queue_name) RETURNS boolean
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('queue_name = queue_name'); RETURN a::text = b::text; END $$;
+      CREATE OPERATOR public.= (FUNCTION = public.trap_eq_qq, LEFTARG = pgbus.queue_name, RIGHTARG = pgbus.queue_name);
+      CREATE FUNCTION public.trap_eq_ss(a pgbus.job_state, b pgbus.job_state) RETURNS boolean
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('job_state = job_state'); RETURN a::text = b::text; END $$;
+      CREATE OPERATOR public.= (FUNCTION = public.trap_eq_ss, LEFTARG = pgbus.job_state, RIGHTARG = pgbus.job_state);
       """;
 
   private final JobStore store = new JobStore();
@@ -212,7 +226,7 @@ class SearchPathHijackTest {
       store.jobCancelRunning(c, held.get(0), "no");
       engine.enqueue(c, NewJob.of("manual", "{}"));
       store.jobClaim(c, List.of("manual"), 1, "me", Duration.ofMillis(1));
-      db.update("UPDATE pgbus.job SET lease_expires_at = now() - interval '1 minute' WHERE state = 'running'::pgbus.job_state");
+      db.update("UPDATE pgbus.job SET lease_expires_at = now() - interval '1 minute' WHERE state OPERATOR(pg_catalog.=) 'running'");
       assertThat(store.jobRescueExpired(c, 10)).isNotEmpty();
       db.update("UPDATE pgbus.job SET finalized_at = now() - interval '1 day' WHERE id IN (?, ?)", a, b);
       store.jobPrune(c, "completed", Duration.ofHours(1), 10);
