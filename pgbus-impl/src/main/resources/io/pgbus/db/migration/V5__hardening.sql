@@ -97,6 +97,10 @@ CREATE TABLE pgbus.setting (
   updated_by        text                                           -- worker id or SQL user
 );
 INSERT INTO pgbus.setting (updated_by) VALUES ('V5__hardening.sql');
+-- Every role that enqueues or claims reads it (the functions run with the caller's rights), and
+-- a limit is no secret: an application role granted only the tables of V1..V3 keeps working.
+-- Writing it (the engine, at start) needs UPDATE, granted by the owner; see docs/operations.md.
+GRANT SELECT ON pgbus.setting TO PUBLIC;
 
 -- ---------------------------------------------------------------------------------------------
 -- Enqueue: payload limit and run_at bound
