@@ -66,7 +66,7 @@ public class GreetingsResource {
       var states = new LinkedHashMap<String, Long>();
       try (PreparedStatement ps =
               c.prepareStatement(
-                  "SELECT queue || ':' || state, count(*) FROM pgbus.job GROUP BY 1 ORDER BY 1");
+                  "SELECT queue::text || ':' || state::text, count(*) FROM pgbus.job GROUP BY 1 ORDER BY 1");
           ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           states.put(rs.getString(1), rs.getLong(2));

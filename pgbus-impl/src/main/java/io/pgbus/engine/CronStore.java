@@ -14,7 +14,8 @@ import java.util.Map;
 /**
  * All SQL on {@code pgbus.cron}: the last run each cron has enqueued. Instants travel as {@link
  * OffsetDateTime} in UTC, read and written back unchanged, so the compare-and-set in {@link
- * #cronAdvance} compares exactly what it read.
+ * #cronAdvance} compares exactly what it read. Names resolve as in {@link JobStore}: nothing
+ * through the application's search_path.
  */
 final class CronStore {
 
@@ -24,7 +25,7 @@ final class CronStore {
   private static final String STATE =
       """
       SELECT n.name, c.last_run_at, now()
-        FROM unnest(?::text[]) AS n(name)
+        FROM pg_catalog.unnest(?::text[]) AS n(name)
         LEFT JOIN pgbus.cron c ON c.name = n.name
       """;
 
@@ -41,7 +42,7 @@ final class CronStore {
   private static final String ADVANCE =
       """
       UPDATE pgbus.cron SET last_run_at = ?, updated_at = now()
-       WHERE name = ? AND last_run_at = ?
+       WHERE name = ?::text AND last_run_at = ?
       """;
 
   State cronState(Connection c, List<String> names) throws SQLException {

@@ -67,12 +67,12 @@ public final class Doctor {
 
   private static final String SERVER =
       """
-      SELECT current_setting('server_version'), current_database(),
-             current_setting('max_connections')::int,
-             current_setting('superuser_reserved_connections')::int,
-             pg_backend_pid()
+      SELECT pg_catalog.current_setting('server_version'), pg_catalog.current_database(),
+             pg_catalog.current_setting('max_connections')::int,
+             pg_catalog.current_setting('superuser_reserved_connections')::int,
+             pg_catalog.pg_backend_pid()
       """;
-  private static final String BACKEND = "SELECT pg_backend_pid()";
+  private static final String BACKEND = "SELECT pg_catalog.pg_backend_pid()";
 
   private Doctor() {}
 

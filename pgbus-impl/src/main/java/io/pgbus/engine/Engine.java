@@ -150,6 +150,7 @@ public final class Engine {
       return;
     }
     started = true;
+    publishPayloadLimit();
     if (notifier != null) {
       loops.execute(notifier);
     }
@@ -408,6 +409,38 @@ public final class Engine {
   /** Maintenance rounds this engine has run (only while it was the leader). */
   public long maintenanceRounds() {
     return maintainer.rounds();
+  }
+
+  /**
+   * Writes pgbus.max-payload-bytes to pgbus.setting, where the SQL functions read it, and logs a
+   * change. A failure (no V5 schema yet, or a role without UPDATE on pgbus.setting) is logged and
+   * leaves the SQL limit as it was: the Java API keeps its own limit either way.
+   */
+  private void publishPayloadLimit() {
+    int limit = config.maxPayloadBytes();
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(true);
+      Integer before = new SettingStore().settingMaxPayloadBytes(c, limit, config.workerId());
+      if (before != null) {
+        LOG.log(
+            System.Logger.Level.INFO,
+            "pgbus engine {0}: the SQL payload limit (pgbus.setting.max_payload_bytes) is now {1}"
+                + " bytes, was {2}, from pgbus.max-payload-bytes; the last JVM to start sets it, so"
+                + " keep pgbus.max-payload-bytes equal on all of them",
+            config.workerId(),
+            limit,
+            before);
+      }
+    } catch (SQLException e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus engine {0} could not write pgbus.max-payload-bytes ({1}) to pgbus.setting: {2};"
+              + " SQL enqueues and claims keep the limit stored there. Grant the application's"
+              + " role UPDATE on pgbus.setting",
+          config.workerId(),
+          limit,
+          e.getMessage());
+    }
   }
 
   private void checkPayload(NewJob job) {

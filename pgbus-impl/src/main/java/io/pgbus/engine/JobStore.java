@@ -23,6 +23,21 @@ import java.util.Map;
  *
  * <p>State changes after a claim are fenced on {@code (id, attempt, state = 'running')}: they
  * return {@code false} when the lease was lost, and the caller must then roll back.
+ *
+ * <p>Why the SQL here looks the way it does: it runs on the application's connections, with the
+ * application's {@code search_path} (typically {@code "$user", public}). PostgreSQL searches
+ * {@code pg_catalog} first, but a function or operator there wins only on an exact match of
+ * argument types; for a polymorphic or VARIADIC function ({@code unnest}, {@code
+ * jsonb_build_object}), an implicit cast ({@code bigint * interval}) or an unknown literal against
+ * an enum ({@code state = 'running'}: pg_catalog has only {@code anyenum = anyenum}), a look-alike
+ * in {@code public} with exact types wins and runs with our rights. So every such function is
+ * qualified with {@code pg_catalog.}, durations are bound as {@code float8} milliseconds ({@code
+ * float8 * interval} is exact), job states are compared with {@code OPERATOR(pg_catalog.=)}
+ * (the same operator the partial indexes use, so they still match), and queue names as {@code
+ * ::text} (a pgbus.queue_name has no operator of its own; the indexes on it still serve). A multi-argument {@code
+ * unnest} in FROM is expanded by the parser into {@code pg_catalog.unnest} calls and needs nothing.
+ * The SQL functions called here are pinned or path-independent (V5__hardening.sql);
+ * SearchPathHijackTest plants look-alikes for all of it.
  */
 public final class JobStore {
 
@@ -37,7 +52,7 @@ public final class JobStore {
   private static final String ENQUEUE =
       """
       SELECT id, duplicate
-        FROM pgbus.enqueue_job(?, ?::jsonb, coalesce(?, now() + ? * interval '1 millisecond'), ?, ?, ?)
+        FROM pgbus.enqueue_job(?, ?::jsonb, coalesce(?, now() + ?::float8 * interval '1 millisecond'), ?, ?, ?)
       """;
 
   private static final String ENQUEUE_MANY =
@@ -45,7 +60,7 @@ public final class JobStore {
       SELECT id FROM pgbus.enqueue_many(
         ?::text[],
         ?::text[]::jsonb[],
-        ARRAY(SELECT coalesce(t.run_at, now() + t.delay_ms * interval '1 millisecond')
+        ARRAY(SELECT coalesce(t.run_at, now() + t.delay_ms::float8 * interval '1 millisecond')
                 FROM unnest(?::text[]::timestamptz[], ?::bigint[]) WITH ORDINALITY AS t(run_at, delay_ms, ord)
                ORDER BY t.ord),
         ?::integer[],
@@ -58,14 +73,14 @@ public final class JobStore {
   private static final String CLAIM =
       """
       SELECT id, queue, priority, payload::text, attempt, max_attempts, created_at, run_at
-        FROM pgbus.claim(?::text[], ?, ?, ? * interval '1 millisecond')
+        FROM pgbus.claim(?::text[], ?, ?, ?::float8 * interval '1 millisecond')
       """;
 
   private static final String COMPLETE =
       """
       UPDATE pgbus.job
          SET state = 'completed', finalized_at = now(), lease_expires_at = NULL
-       WHERE id = ? AND attempt = ? AND state = 'running'
+       WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
       """;
 
   // The same fence as COMPLETE, for a whole transaction's jobs in one statement: each (id,
@@ -75,7 +90,7 @@ public final class JobStore {
       UPDATE pgbus.job j
          SET state = 'completed', finalized_at = now(), lease_expires_at = NULL
         FROM unnest(?::bigint[], ?::int[]) AS held(id, attempt)
-       WHERE j.id = held.id AND j.attempt = held.attempt AND j.state = 'running'
+       WHERE j.id = held.id AND j.attempt = held.attempt AND j.state OPERATOR(pg_catalog.=) 'running'
       """;
 
   // Completion when completed jobs are not kept (pgbus.retention.completed=0): the same fence,
@@ -84,39 +99,41 @@ public final class JobStore {
   private static final String DELETE_COMPLETED =
       """
       DELETE FROM pgbus.job
-       WHERE id = ? AND attempt = ? AND state = 'running'
+       WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
       """;
 
   private static final String DELETE_COMPLETED_MANY =
       """
       DELETE FROM pgbus.job j
        USING unnest(?::bigint[], ?::int[]) AS held(id, attempt)
-       WHERE j.id = held.id AND j.attempt = held.attempt AND j.state = 'running'
+       WHERE j.id = held.id AND j.attempt = held.attempt AND j.state OPERATOR(pg_catalog.=) 'running'
       """;
 
   private static final String EXTEND_LEASES =
       """
       UPDATE pgbus.job j
-         SET lease_expires_at = now() + ? * interval '1 millisecond'
+         SET lease_expires_at = now() + ?::float8 * interval '1 millisecond'
         FROM unnest(?::bigint[], ?::int[]) AS held(id, attempt)
-       WHERE j.id = held.id AND j.attempt = held.attempt AND j.state = 'running'
+       WHERE j.id = held.id AND j.attempt = held.attempt AND j.state OPERATOR(pg_catalog.=) 'running'
       """;
 
   // A failed attempt: retryable with backoff, or dead once the attempts are spent. The newest
   // error goes first and the list is cut to ERRORS_KEPT, so a job that fails forever stays small.
+  // The backoff is clamped to run_at's bound (V5): 36,500 days = 3,153,600,000,000 ms.
   private static final String FAIL =
       """
       UPDATE pgbus.job
          SET state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'retryable' END::pgbus.job_state,
              run_at = CASE WHEN attempt >= max_attempts THEN run_at
-                           ELSE now() + ? * interval '1 millisecond' END,
+                           ELSE now() + LEAST(?::float8, 3153600000000) * interval '1 millisecond' END,
              finalized_at = CASE WHEN attempt >= max_attempts THEN now() END,
              lease_expires_at = NULL,
-             errors = jsonb_path_query_array(
-                        jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(), 'error', ?::text))
+             errors = pg_catalog.jsonb_path_query_array(
+                        pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
+                          'attempt', attempt, 'at', now(), 'error', ?::text))
                           || errors,
                         '$[0 to 9]')
-       WHERE id = ? AND attempt = ? AND state = 'running'
+       WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
       RETURNING state::text, run_at
       """;
 
@@ -124,9 +141,10 @@ public final class JobStore {
   private static final String SNOOZE =
       """
       UPDATE pgbus.job
-         SET state = 'scheduled', run_at = now() + ? * interval '1 millisecond',
+         SET state = 'scheduled',
+             run_at = now() + LEAST(?::float8, 3153600000000) * interval '1 millisecond',
              attempt = attempt - 1, lease_expires_at = NULL
-       WHERE id = ? AND attempt = ? AND state = 'running'
+       WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
       RETURNING run_at
       """;
 
@@ -134,11 +152,12 @@ public final class JobStore {
       """
       UPDATE pgbus.job
          SET state = 'cancelled', finalized_at = now(), lease_expires_at = NULL,
-             errors = jsonb_path_query_array(
-                        jsonb_build_array(jsonb_build_object('attempt', attempt, 'at', now(), 'error', ?::text))
+             errors = pg_catalog.jsonb_path_query_array(
+                        pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
+                          'attempt', attempt, 'at', now(), 'error', ?::text))
                           || errors,
                         '$[0 to 9]')
-       WHERE id = ? AND attempt = ? AND state = 'running'
+       WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
       """;
 
   // Hands back a claimed job that never started (for example, the executor refused it).
@@ -147,7 +166,7 @@ public final class JobStore {
       UPDATE pgbus.job
          SET state = 'available', attempt = attempt - 1, lease_expires_at = NULL,
              attempted_at = NULL, attempted_by = NULL
-       WHERE id = ? AND attempt = ? AND state = 'running'
+       WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
       RETURNING queue
       """;
 
@@ -155,7 +174,7 @@ public final class JobStore {
       """
       UPDATE pgbus.job
          SET state = 'cancelled', finalized_at = now()
-       WHERE id = ? AND state IN ('scheduled', 'available', 'retryable')
+       WHERE id = ? AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,retryable}')
       """;
 
   // A dead job with a unique key stays dead while another job with its key waits or runs: the
@@ -167,11 +186,11 @@ public final class JobStore {
         UPDATE pgbus.job d
            SET state = 'available', max_attempts = d.attempt + d.max_attempts, run_at = now(),
                finalized_at = NULL
-         WHERE d.id = ? AND d.state = 'dead'
+         WHERE d.id = ? AND d.state OPERATOR(pg_catalog.=) 'dead'
            AND (d.unique_key IS NULL OR NOT EXISTS (
                  SELECT 1 FROM pgbus.job o
-                  WHERE o.queue = d.queue AND o.unique_key = d.unique_key
-                    AND o.state IN ('scheduled', 'available', 'running', 'retryable')))
+                  WHERE o.queue::text = d.queue::text AND o.unique_key = d.unique_key
+                    AND o.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')))
         RETURNING d.queue)
       SELECT pgbus.notify(queue, now()) FROM replayed
       """;
@@ -184,7 +203,7 @@ public final class JobStore {
       """
       WITH expired AS (
         SELECT id FROM pgbus.job
-         WHERE state = 'running' AND lease_expires_at < now()
+         WHERE state OPERATOR(pg_catalog.=) 'running' AND lease_expires_at < now()
          ORDER BY lease_expires_at
          LIMIT ?
          FOR UPDATE SKIP LOCKED
@@ -194,8 +213,8 @@ public final class JobStore {
                run_at = now(),
                finalized_at = CASE WHEN j.attempt >= j.max_attempts THEN now() END,
                lease_expires_at = NULL,
-               errors = jsonb_path_query_array(
-                          jsonb_build_array(jsonb_build_object(
+               errors = pg_catalog.jsonb_path_query_array(
+                          pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
                             'attempt', j.attempt, 'at', now(),
                             'error', 'lease expired: worker ' || coalesce(j.attempted_by, '?')
                                      || ' did not finish the job in time'))
@@ -214,13 +233,14 @@ public final class JobStore {
   private static final String QUEUE_HEADS =
       """
       SELECT q.queue, h.run_at, h.run_at <= now()
-        FROM unnest(?::text[]) AS q(queue)
+        FROM pg_catalog.unnest(?::text[]) AS q(queue)
         CROSS JOIN LATERAL (
           SELECT j.run_at FROM pgbus.job j
-           WHERE j.queue = q.queue AND j.state IN ('available', 'scheduled', 'retryable')
+           WHERE j.queue::text = q.queue
+             AND j.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
            ORDER BY j.run_at
            LIMIT 1) h
-       WHERE NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = q.queue)
+       WHERE NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = q.queue)
       """;
 
   // Paused queues are left out for the same reason as in QUEUE_HEADS: a capsule would set an
@@ -228,16 +248,29 @@ public final class JobStore {
   private static final String NEXT_DUE =
       """
       SELECT min(j.run_at) FROM pgbus.job j
-       WHERE j.queue = ANY(?::text[]) AND j.state IN ('scheduled', 'retryable')
-         AND NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = j.queue)
+       WHERE j.queue::text = ANY(?::text[]) AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,retryable}')
+         AND NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = j.queue::text)
       """;
 
+  // The predicate is on the deleted row itself, and the sub-select locks what it picks, skipping
+  // rows another transaction holds. Without both, a prune that picked a dead job while a replay was
+  // reviving it waited for the replay's commit, and then deleted the job: after a concurrent
+  // update, PostgreSQL rechecks only the target's own quals (EvalPlanQual), and `id IN (...)` was
+  // all the target had. With SKIP LOCKED the prune passes a row being changed (the next round
+  // takes it if it is still prunable); the outer predicate is the recheck on the row it deletes.
+  // The other writes that pick rows in a sub-select or CTE (pgbus.claim, RESCUE) lock them there
+  // FOR UPDATE SKIP LOCKED, so no one can change them before the write; the rest put their
+  // whole predicate on the target row.
   private static final String PRUNE =
       """
-      DELETE FROM pgbus.job
-       WHERE id IN (SELECT id FROM pgbus.job
-                     WHERE state = ?::pgbus.job_state AND finalized_at < now() - ? * interval '1 millisecond'
-                     LIMIT ?)
+      DELETE FROM pgbus.job j
+       WHERE j.id IN (SELECT f.id FROM pgbus.job f
+                       WHERE f.state OPERATOR(pg_catalog.=) ?::pgbus.job_state
+                         AND f.finalized_at < now() - ?::float8 * interval '1 millisecond'
+                       LIMIT ?
+                       FOR UPDATE SKIP LOCKED)
+         AND j.state OPERATOR(pg_catalog.=) ?::pgbus.job_state
+         AND j.finalized_at < now() - ?::float8 * interval '1 millisecond'
       """;
 
   /** Inserts one job and its wake-up notification in the connection's transaction; its id. */
@@ -532,6 +565,8 @@ public final class JobStore {
       ps.setString(1, finalState);
       ps.setLong(2, age.toMillis());
       ps.setInt(3, batch);
+      ps.setString(4, finalState);
+      ps.setLong(5, age.toMillis());
       return ps.executeUpdate();
     }
   }

@@ -6,15 +6,20 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 
-/** All SQL on {@code pgbus.leader}: the lease row that elects one maintenance leader. */
+/**
+ * All SQL on {@code pgbus.leader}: the lease row that elects one maintenance leader. Written to
+ * resolve nothing through the application's search_path (see {@link JobStore}): string binds are
+ * cast to text (pgjdbc sends varchar, and {@code text = varchar} has no exact operator), and
+ * durations are float8 milliseconds.
+ */
 final class LeaderStore {
 
   /** Who holds the lease now and for how much longer, by the database's clock; no lock taken. */
   private static final String HOLDER =
       """
-      SELECT holder, ceil(extract(epoch FROM expires_at - now()) * 1000)::bigint
+      SELECT holder, pg_catalog.ceil(extract(epoch FROM expires_at - now())::numeric * 1000.0)::bigint
         FROM pgbus.leader
-       WHERE name = ? AND expires_at > now()
+       WHERE name = ?::text AND expires_at > now()
       """;
 
   // Takes the lease when it is free or expired, or is ours already. When another live holder has
@@ -22,7 +27,7 @@ final class LeaderStore {
   private static final String ELECT =
       """
       INSERT INTO pgbus.leader AS l (name, holder, elected_at, expires_at)
-      VALUES (?, ?, now(), now() + ? * interval '1 millisecond')
+      VALUES (?, ?, now(), now() + ?::float8 * interval '1 millisecond')
       ON CONFLICT (name) DO UPDATE
          SET holder = excluded.holder, elected_at = now(), expires_at = excluded.expires_at
        WHERE l.expires_at <= now() OR l.holder = excluded.holder
@@ -31,11 +36,12 @@ final class LeaderStore {
 
   private static final String RENEW =
       """
-      UPDATE pgbus.leader SET expires_at = now() + ? * interval '1 millisecond'
-       WHERE name = ? AND holder = ?
+      UPDATE pgbus.leader SET expires_at = now() + ?::float8 * interval '1 millisecond'
+       WHERE name = ?::text AND holder = ?::text
       """;
 
-  private static final String RESIGN = "DELETE FROM pgbus.leader WHERE name = ? AND holder = ?";
+  private static final String RESIGN =
+      "DELETE FROM pgbus.leader WHERE name = ?::text AND holder = ?::text";
 
   /** A live lease: its holder and how long it has left by the database's clock. */
   record Lease(String holder, long remainingMillis) {}

@@ -59,10 +59,16 @@ public final class Notifier implements Runnable {
   /** The shortest network timeout; see {@link #networkTimeoutMs}. */
   private static final int MIN_NETWORK_TIMEOUT_MS = 1_000;
 
-  private static final String SET_NAME = "SELECT set_config('application_name', ?, false)";
+  // Qualified with pg_catalog: the listener connection keeps the application's search_path (see
+  // JobStore), and none of these three has an exact match there (varchar binds, anyarray).
+  private static final String SET_NAME =
+      "SELECT pg_catalog.set_config('application_name', ?, false)";
   private static final String LISTEN =
-      "SELECT pgbus.listen(ARRAY(SELECT pgbus.channel(q) FROM unnest(?::text[]) AS q) || ?::text)";
-  private static final String PROBE = "SELECT pg_notify(?, ?)";
+      """
+      SELECT pgbus.listen(pg_catalog.array_append(
+        ARRAY(SELECT pgbus.channel(q) FROM pg_catalog.unnest(?::text[]) AS q), ?::text))
+      """;
+  private static final String PROBE = "SELECT pg_catalog.pg_notify(?, ?)";
 
   private final ListenerConnections connections;
   private final List<String> queues;

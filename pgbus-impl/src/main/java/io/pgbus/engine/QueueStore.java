@@ -19,7 +19,7 @@ final class QueueStore {
   private static final String RESUME = "SELECT pgbus.resume(?)";
 
   private static final String IS_PAUSED =
-      "SELECT EXISTS (SELECT 1 FROM pgbus.queue_pause WHERE queue = ?::text)";
+      "SELECT EXISTS (SELECT 1 FROM pgbus.queue_pause WHERE queue::text = ?::text)";
 
   private static final String PAUSED = "SELECT queue FROM pgbus.queue_pause ORDER BY queue";
 

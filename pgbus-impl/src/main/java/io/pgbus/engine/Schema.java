@@ -18,7 +18,7 @@ import org.flywaydb.core.api.output.MigrateResult;
 public final class Schema {
 
   /** The migration version this build of the engine expects. */
-  public static final String EXPECTED_VERSION = "4";
+  public static final String EXPECTED_VERSION = "5";
 
   /** The schema history table, inside the {@code pgbus} schema. */
   static final String HISTORY_TABLE = "schema_history";
@@ -30,7 +30,7 @@ public final class Schema {
       "SELECT version FROM pgbus.schema_history WHERE success ORDER BY installed_rank DESC LIMIT 1";
 
   private static final String HISTORY_EXISTS =
-      "SELECT to_regclass('pgbus.schema_history') IS NOT NULL";
+      "SELECT pg_catalog.to_regclass('pgbus.schema_history') IS NOT NULL";
 
   private Schema() {}
 
@@ -38,7 +38,7 @@ public final class Schema {
   public static String migrate(DataSource dataSource) {
     try (Connection lockHolder = dataSource.getConnection()) {
       lockHolder.setAutoCommit(true);
-      try (PreparedStatement ps = lockHolder.prepareStatement("SELECT pg_advisory_lock(?)")) {
+      try (PreparedStatement ps = lockHolder.prepareStatement("SELECT pg_catalog.pg_advisory_lock(?)")) {
         ps.setLong(1, MIGRATION_LOCK);
         ps.execute();
       }
@@ -62,7 +62,7 @@ public final class Schema {
             ? result.targetSchemaVersion
             : result.initialSchemaVersion;
       } finally {
-        try (PreparedStatement ps = lockHolder.prepareStatement("SELECT pg_advisory_unlock(?)")) {
+        try (PreparedStatement ps = lockHolder.prepareStatement("SELECT pg_catalog.pg_advisory_unlock(?)")) {
           ps.setLong(1, MIGRATION_LOCK);
           ps.execute();
         }

@@ -18,8 +18,8 @@ final class DepthCache {
   private static final String DEPTH =
       """
       SELECT queue, state::text, count(*) FROM pgbus.job
-       WHERE queue = ANY(?::text[])
-         AND state IN ('available', 'scheduled', 'running', 'retryable', 'dead')
+       WHERE queue::text = ANY(?::text[])
+         AND state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,running,retryable,dead}')
        GROUP BY 1, 2
       """;
 

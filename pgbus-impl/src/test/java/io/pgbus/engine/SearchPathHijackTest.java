@@ -1,0 +1,335 @@
+package io.pgbus.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pgbus.EnqueueOptions;
+import io.pgbus.Outcome;
+import io.pgbus.engine.testing.Await;
+import io.pgbus.engine.testing.TestDatabase;
+import io.pgbus.engine.testing.TestEngines;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * No pgbus statement resolves a name through the caller's search_path. A role that may create
+ * objects in {@code public} (anyone, up to PostgreSQL 14) plants look-alikes there; pgbus runs on
+ * connections whose search_path is {@code "$user", public}, often as a superuser.
+ *
+ * <p>The look-alikes are the audit of every function and operator call in V1..V5 and in the Java
+ * SQL that pg_catalog does not match exactly: polymorphic and VARIADIC functions, arguments that
+ * need an implicit cast (pgjdbc sends strings as varchar, longs as bigint), and enum comparisons
+ * with a literal (pg_catalog has only anyenum = anyenum). Each records itself in {@code
+ * public.trap_log} and then does what the real one does, so the lifecycle still runs when one is
+ * hit and the log names every hit. Operators over pgbus's own types (queue_name, job_state) are
+ * planted too, although only a role with USAGE on schema pgbus could declare them.
+ */
+class SearchPathHijackTest {
+
+  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension final TestEngines engines = new TestEngines(db);
+
+  /** Functions that are written to resolve nothing through the path instead of pinning it. */
+  static final Set<String> PATH_INDEPENDENT =
+      Set.of(
+          "queue", "channel", "notify", "enqueue", "enqueue_job", "enqueue_many",
+          "check_payload", "check_run_at");
+
+  private static final String TRAPS =
+      """
+      CREATE TABLE public.trap_log (what text NOT NULL, query text);
+      CREATE FUNCTION public.trap(what text) RETURNS void LANGUAGE sql
+        AS $$ INSERT INTO public.trap_log VALUES (what, pg_catalog.current_query()) $$;
+
+      CREATE FUNCTION public.array_position(a jsonb[], e jsonb) RETURNS integer
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('array_position(jsonb[], jsonb)'); RETURN array_position(a, e); END $$;
+      CREATE FUNCTION public.format(f text, a text) RETURNS text
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('format(text, text)'); RETURN format(f, a); END $$;
+      CREATE FUNCTION public.unnest(a text[]) RETURNS SETOF text
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('unnest(text[])'); RETURN QUERY SELECT unnest(a); END $$;
+      CREATE FUNCTION public.unnest(a bigint[]) RETURNS SETOF bigint
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('unnest(bigint[])'); RETURN QUERY SELECT unnest(a); END $$;
+      CREATE FUNCTION public.unnest(a integer[]) RETURNS SETOF integer
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('unnest(integer[])'); RETURN QUERY SELECT unnest(a); END $$;
+      CREATE FUNCTION public.unnest(a jsonb[]) RETURNS SETOF jsonb
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('unnest(jsonb[])'); RETURN QUERY SELECT unnest(a); END $$;
+      CREATE FUNCTION public.unnest(a timestamptz[]) RETURNS SETOF timestamptz
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('unnest(timestamptz[])'); RETURN QUERY SELECT unnest(a); END $$;
+      -- The parser turns a multi-argument unnest in FROM into pg_catalog.unnest calls; planted to
+      -- prove it.
+      CREATE FUNCTION public.unnest(a bigint[], b integer[]) RETURNS TABLE (x bigint, y integer)
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('unnest(bigint[], integer[])'); RETURN QUERY SELECT * FROM unnest(a, b); END $$;
+      CREATE FUNCTION public.unnest(a text[], b bigint[]) RETURNS TABLE (x text, y bigint)
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('unnest(text[], bigint[])'); RETURN QUERY SELECT * FROM unnest(a, b); END $$;
+      CREATE FUNCTION public.array_length(a text[], d integer) RETURNS integer
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('array_length(text[], integer)'); RETURN array_length(a, d); END $$;
+      CREATE FUNCTION public.array_append(a text[], e text) RETURNS text[]
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('array_append(text[], text)'); RETURN array_append(a, e); END $$;
+      CREATE FUNCTION public.jsonb_build_object(k1 text, v1 integer, k2 text, v2 timestamptz, k3 text, v3 text)
+        RETURNS jsonb LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('jsonb_build_object(text, integer, text, timestamptz, text, text)');
+                    RETURN jsonb_build_object(k1, v1, k2, v2, k3, v3); END $$;
+      CREATE FUNCTION public.jsonb_build_array(e jsonb) RETURNS jsonb
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('jsonb_build_array(jsonb)'); RETURN jsonb_build_array(e); END $$;
+      CREATE FUNCTION public.jsonb_path_query_array(j jsonb, p text) RETURNS jsonb
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('jsonb_path_query_array(jsonb, text)'); RETURN jsonb_path_query_array(j, p::jsonpath); END $$;
+      CREATE FUNCTION public.pg_column_size(j jsonb) RETURNS integer
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('pg_column_size(jsonb)'); RETURN pg_column_size(j); END $$;
+      CREATE FUNCTION public.pg_notify(c varchar, p varchar) RETURNS void
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('pg_notify(varchar, varchar)'); PERFORM pg_notify(c, p); END $$;
+      CREATE FUNCTION public.set_config(n varchar, v varchar, l boolean) RETURNS text
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('set_config(varchar, varchar, boolean)'); RETURN set_config(n, v, l); END $$;
+
+      CREATE FUNCTION public.trap_mul_bi(n bigint, i interval) RETURNS interval
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('bigint * interval'); RETURN n::float8 * i; END $$;
+      CREATE OPERATOR public.* (FUNCTION = public.trap_mul_bi, LEFTARG = bigint, RIGHTARG = interval);
+      CREATE FUNCTION public.trap_mul_ii(n integer, i interval) RETURNS interval
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('integer * interval'); RETURN n::float8 * i; END $$;
+      CREATE OPERATOR public.* (FUNCTION = public.trap_mul_ii, LEFTARG = integer, RIGHTARG = interval);
+      CREATE FUNCTION public.trap_mul_ni(a numeric, b integer) RETURNS numeric
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('numeric * integer'); RETURN a * b::numeric; END $$;
+      CREATE OPERATOR public.* (FUNCTION = public.trap_mul_ni, LEFTARG = numeric, RIGHTARG = integer);
+      CREATE FUNCTION public.trap_eq_et(e anyenum, t text) RETURNS boolean
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('anyenum = text'); RETURN e::text = t; END $$;
+      CREATE OPERATOR public.= (FUNCTION = public.trap_eq_et, LEFTARG = anyenum, RIGHTARG = text);
+      CREATE FUNCTION public.trap_eq_tv(a text, b varchar) RETURNS boolean
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('text = varchar'); RETURN a = b::text; END $$;
+      CREATE OPERATOR public.= (FUNCTION = public.trap_eq_tv, LEFTARG = text, RIGHTARG = varchar);
+      CREATE FUNCTION public.trap_cat_at(a text[], e text) RETURNS text[]
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('text[] || text'); RETURN array_append(a, e); END $$;
+      CREATE OPERATOR public.|| (FUNCTION = public.trap_cat_at, LEFTARG = text[], RIGHTARG = text);
+
+      -- Over pgbus's own types: only a role with USAGE on schema pgbus can declare these.
+      CREATE FUNCTION public.trap_eq_qt(q pgbus.queue_name, t text) RETURNS boolean
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('queue_name = text'); RETURN q::text = t; END $$;
+      CREATE OPERATOR public.= (FUNCTION = public.trap_eq_qt, LEFTARG = pgbus.queue_name, RIGHTARG = text);
+      CREATE FUNCTION public.trap_eq_qq(a pgbus.queue_name, b pgbus.queue_name) RETURNS boolean
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('queue_name = queue_name'); RETURN a::text = b::text; END $$;
+      CREATE OPERATOR public.= (FUNCTION = public.trap_eq_qq, LEFTARG = pgbus.queue_name, RIGHTARG = pgbus.queue_name);
+      CREATE FUNCTION public.trap_eq_ss(a pgbus.job_state, b pgbus.job_state) RETURNS boolean
+        LANGUAGE plpgsql SET search_path = pg_catalog
+        AS $$ BEGIN PERFORM public.trap('job_state = job_state'); RETURN a::text = b::text; END $$;
+      CREATE OPERATOR public.= (FUNCTION = public.trap_eq_ss, LEFTARG = pgbus.job_state, RIGHTARG = pgbus.job_state);
+      """;
+
+  private final JobStore store = new JobStore();
+  private final Set<Long> snoozedOnce = ConcurrentHashMap.newKeySet();
+
+  @BeforeAll
+  static void plantLookAlikesInPublic() throws SQLException {
+    try (Connection c = db.connect();
+        Statement st = c.createStatement()) {
+      st.execute(TRAPS);
+    }
+  }
+
+  @Test
+  void theWholeLifecycleRunsNoLookAlikeFromPublic() throws Exception {
+    EngineConfig config =
+        engines.config().capsule("main", 4, "ok", "dies", "snoozes", "cancels").build();
+    Engine engine = engines.start(config, this::handle);
+    TestEngines.awaitDelivering(engine);
+    Await.until("the maintenance leader", Duration.ofSeconds(10), engine::leader);
+
+    long ok;
+    long dies;
+    long snoozes;
+    long cancels;
+    long waiting;
+    try (Connection c = db.connect()) {
+      ok = engine.enqueue(c, NewJob.of("ok", "{\"n\":1}"));
+      engine.enqueueIfAbsent(
+          c, new NewJob("ok", "{}", EnqueueOptions.defaults().withUniqueKey("once")));
+      engine.enqueueIfAbsent(
+          c, new NewJob("ok", "{}", EnqueueOptions.defaults().withUniqueKey("once")));
+      engine.enqueueAll(c, List.of(NewJob.of("ok", "{}"), NewJob.of("ok", "[1]")));
+      engine.enqueueAll(
+          c,
+          List.of(
+              new NewJob("ok", "{}", EnqueueOptions.defaults().withUniqueKey("batch")),
+              new NewJob("ok", "{}", EnqueueOptions.defaults().withDelay(Duration.ofMillis(5)))));
+      dies = engine.enqueue(c, new NewJob("dies", "{}", EnqueueOptions.defaults().withMaxAttempts(1)));
+      snoozes = engine.enqueue(c, NewJob.of("snoozes", "{}"));
+      cancels = engine.enqueue(c, NewJob.of("cancels", "{}"));
+      waiting =
+          engine.enqueue(c, new NewJob("ok", "{}", EnqueueOptions.defaults().withDelay(Duration.ofHours(1))));
+    }
+    awaitState(ok, "completed");
+    awaitState(dies, "dead");
+    awaitState(snoozes, "completed");
+    awaitState(cancels, "cancelled");
+
+    try (Connection c = db.connect()) {
+      assertThat(engine.cancel(c, waiting)).isTrue();
+      assertThat(engine.replay(c, dies)).isTrue();
+      assertThat(engine.pause(c, "ok")).isTrue();
+      assertThat(engine.isPaused(c, "ok")).isTrue();
+      assertThat(engine.pausedQueues(c)).containsExactly("ok");
+      store.jobQueueHeads(c, List.of("ok", "dies"));
+      store.jobNextDue(c, List.of("ok", "dies"));
+      assertThat(engine.resume(c, "ok")).isTrue();
+    }
+    awaitState(dies, "completed");
+
+    // What the engine does only now and then, or only on other paths: driven by hand.
+    try (Connection c = db.connect()) {
+      long a = engine.enqueue(c, NewJob.of("manual", "{}"));
+      engine.enqueue(c, NewJob.of("manual", "{}"));
+      engine.enqueue(c, NewJob.of("manual", "{}"));
+      List<ClaimedJob> held = store.jobClaim(c, List.of("manual"), 3, "me", Duration.ofMinutes(1));
+      assertThat(held).hasSize(3);
+      store.jobExtendLeases(c, held, Duration.ofMinutes(2));
+      assertThat(store.jobRelease(c, held.get(0))).isTrue();
+      store.jobSnooze(c, held.get(1), Duration.ZERO);
+      store.jobFail(c, held.get(2), "boom", Duration.ZERO);
+      held = store.jobClaim(c, List.of("manual"), 3, "me", Duration.ofMinutes(1));
+      store.jobCompleteMany(c, held.subList(0, 1));
+      store.jobCompleteMany(c, held.subList(1, 2), true);
+      store.jobComplete(c, held.get(2), true);
+      long b = engine.enqueue(c, NewJob.of("manual", "{}"));
+      held = store.jobClaim(c, List.of("manual"), 1, "me", Duration.ofMinutes(1));
+      store.jobCancelRunning(c, held.get(0), "no");
+      engine.enqueue(c, NewJob.of("manual", "{}"));
+      store.jobClaim(c, List.of("manual"), 1, "me", Duration.ofMillis(1));
+      db.update("UPDATE pgbus.job SET lease_expires_at = now() - interval '1 minute' WHERE state OPERATOR(pg_catalog.=) 'running'");
+      assertThat(store.jobRescueExpired(c, 10)).isNotEmpty();
+      db.update("UPDATE pgbus.job SET finalized_at = now() - interval '1 day' WHERE id IN (?, ?)", a, b);
+      store.jobPrune(c, "completed", Duration.ofHours(1), 10);
+      store.jobPrune(c, "cancelled", Duration.ofHours(1), 10);
+
+      var leaders = new LeaderStore();
+      leaders.leaderLease(c, Elector.MAINTENANCE);
+      leaders.leaderAttemptElect(c, "other", "me", Duration.ofSeconds(5));
+      leaders.leaderRenew(c, "other", "me", Duration.ofSeconds(5));
+      leaders.leaderResign(c, "other", "me");
+
+      var cron =
+          new CronEnqueuer(
+              List.of(CronJob.of("nightly", "0 3 * * *", "ok")), store, new JdbcTransactions(db.dataSource()));
+      Instant day = Instant.parse("2026-01-05T03:00:00Z");
+      cron.tick(c, day.minusSeconds(60));
+      cron.tick(c, day);
+
+      Doctor.examine(engine, db.dataSource(), 10, "pool.key");
+      Schema.installedVersion(c);
+    }
+
+    // The SQL API, as an operator or another application calls it.
+    try (Connection c = db.connect();
+        Statement st = c.createStatement()) {
+      st.execute("SELECT pgbus.enqueue('sql', '{}')");
+      st.execute("SELECT pgbus.enqueue('sql', '{}', unique_key => 'k')");
+      st.execute("SELECT pgbus.enqueue('sql', '{}', run_at => now() + interval '1 hour')");
+      st.execute(
+          "SELECT * FROM pgbus.enqueue_many(ARRAY['sql', 'sql'], ARRAY['{}', '[]']::jsonb[],"
+              + " ARRAY[NULL, NULL]::timestamptz[], ARRAY[0, 0], ARRAY[25, 25])");
+      st.execute(
+          "SELECT * FROM pgbus.enqueue_many(ARRAY['sql'], ARRAY['{}']::jsonb[],"
+              + " ARRAY[NULL]::timestamptz[], ARRAY[0], ARRAY[25], ARRAY['u'])");
+      st.execute("SELECT pgbus.pause('sql')");
+      st.execute("SELECT pgbus.resume('sql')");
+      st.execute("SELECT * FROM pgbus.claim(ARRAY['sql'], 10, 'me', interval '1 minute')");
+      st.execute("SELECT pgbus.listen(ARRAY['pgbus_sql'])");
+    }
+
+    assertThat(trapped()).as("look-alikes in public that pgbus ran").isEmpty();
+  }
+
+  @Test
+  void everyPgbusFunctionPinsItsSearchPathOrResolvesNothingThroughIt() {
+    List<String> unpinned = new ArrayList<>();
+    try (Connection c = db.connect();
+        PreparedStatement ps =
+            c.prepareStatement(
+                """
+                SELECT p.proname, p.oid::regprocedure::text
+                  FROM pg_catalog.pg_proc p
+                 WHERE p.pronamespace = 'pgbus'::regnamespace
+                   AND NOT coalesce(p.proconfig::text[] && ARRAY['search_path=pg_catalog, pgbus, pg_temp'], false)
+                """);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        if (!PATH_INDEPENDENT.contains(rs.getString(1))) {
+          unpinned.add(rs.getString(2));
+        }
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    assertThat(unpinned)
+        .as("functions without SET search_path = pg_catalog, pgbus, pg_temp (and not on the"
+            + " path-independent enqueue path, see V5__hardening.sql)")
+        .isEmpty();
+  }
+
+  private Outcome handle(ClaimedJob job, Connection tx) {
+    return switch (job.queue()) {
+      case "dies" -> {
+        if (job.attempt() == 1) {
+          throw new IllegalStateException("dies on its first attempt");
+        }
+        yield Outcome.complete();
+      }
+      case "snoozes" -> snoozedOnce.add(job.id()) ? Outcome.snooze(Duration.ofMillis(1)) : Outcome.complete();
+      case "cancels" -> Outcome.cancel("not wanted");
+      default -> Outcome.complete();
+    };
+  }
+
+  private static void awaitState(long id, String state) {
+    Await.until(
+        "job " + id + " to be " + state,
+        Duration.ofSeconds(20),
+        () -> db.job(id).state(),
+        state::equals);
+  }
+
+  private static List<String> trapped() {
+    var hits = new ArrayList<String>();
+    try (Connection c = db.connect();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT what, query FROM public.trap_log")) {
+      while (rs.next()) {
+        hits.add(rs.getString(1) + " in: " + rs.getString(2));
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    return hits;
+  }
+}
