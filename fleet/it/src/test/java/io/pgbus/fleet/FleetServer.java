@@ -36,7 +36,7 @@ abstract class FleetServer {
   final String name;
   final FleetSettings settings;
   private Process process;
-  private int starts;
+  private final List<Long> javaPids = new ArrayList<>();
 
   FleetServer(String name, FleetSettings settings) {
     this.name = name;
@@ -91,20 +91,16 @@ abstract class FleetServer {
     pb.redirectErrorStream(true);
     pb.redirectOutput(ProcessBuilder.Redirect.appendTo(consoleLog().toFile()));
     process = pb.start();
-    starts++;
     recordPids();
   }
 
-  final int starts() {
-    return starts;
-  }
-
   /**
-   * Waits up to 30 s for the port to be free. The fleet's ports lie in Linux's ephemeral range
-   * (32768-60999), so a client connection of anything on the machine may hold one for a while.
+   * Waits up to 90 s for the port to be free. The fleet's ports lie in Linux's ephemeral range
+   * (32768-60999), so a client connection of anything on the machine may hold one for a while, and
+   * a connection the previous run's server closed may linger in FIN_WAIT for up to 60 s.
    */
   private void requireFree(int port) {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
     while (true) {
       try (ServerSocket s = new ServerSocket()) {
         s.setReuseAddress(true);
@@ -251,8 +247,14 @@ abstract class FleetServer {
     Files.write(pidFile(), pids, StandardCharsets.UTF_8);
   }
 
+  /** Whether {@code pid} was this server's java process, now or before a restart. */
+  final boolean ran(long pid) {
+    return javaPids.contains(pid);
+  }
+
   /** Records the java pid too, once the launcher has started it. */
   final void recordJavaPid() throws IOException {
+    javaPids.add(javaPid());
     List<String> pids = new ArrayList<>(Files.readAllLines(pidFile()));
     String pid = String.valueOf(javaPid());
     if (!pids.contains(pid)) {

@@ -17,6 +17,8 @@ import java.util.Map;
 final class WildFlyServer extends FleetServer {
 
   private static final String WAR = "pgbus-fleet-app.war";
+  /** WildFly's message for a deployment deployed again in place. */
+  private static final String REPLACED = "WFLYSRV0016";
 
   WildFlyServer(String name, FleetSettings s) {
     super(name, s);
@@ -105,24 +107,22 @@ final class WildFlyServer extends FleetServer {
 
   /**
    * Redeploys through the deployment scanner: a {@code .dodeploy} marker beside a deployed WAR
-   * makes it deploy the WAR again; the marker turns into {@code .deployed} when it is done.
+   * makes it deploy the WAR again. Done when the marker is gone and WildFly has logged
+   * "Replaced deployment" once more (it leaves the {@code .deployed} marker as it was).
    */
   @Override
   void redeploy(Duration timeout) throws Exception {
-    Path deployed = deployments().resolve(WAR + ".deployed");
+    long replacedBefore = logLines(REPLACED);
     Path doDeploy = deployments().resolve(WAR + ".dodeploy");
-    // Deleting .deployed would undeploy; the marker is left alone and its time tells the redeploy.
-    var before = Files.getLastModifiedTime(deployed);
     Files.createFile(doDeploy);
     long deadline = System.nanoTime() + timeout.toNanos();
-    while (Files.exists(doDeploy)
-        || !Files.exists(deployed)
-        || Files.getLastModifiedTime(deployed).compareTo(before) <= 0) {
+    while (Files.exists(doDeploy) || logLines(REPLACED) == replacedBefore) {
       if (Files.exists(deployments().resolve(WAR + ".failed"))) {
         throw new AssertionError(name + ": redeploy of " + WAR + " failed; see " + logDir());
       }
       if (System.nanoTime() > deadline) {
-        throw new AssertionError(name + ": " + WAR + " not redeployed within " + timeout);
+        throw new AssertionError(name + ": " + WAR + " not redeployed within " + timeout
+            + " (no " + REPLACED + " in " + logDir() + ")");
       }
       Thread.sleep(100);
     }
