@@ -26,14 +26,15 @@ import org.junit.jupiter.api.TestMethodOrder;
  * (module pgbus-fleet-app: the EAR on Liberty, its WAR on WildFly), driven over SQL as producers
  * would drive them.
  *
- * <p>The first test runs 10,000 jobs through the fleet. While they run, it kills the maintenance
- * leader's server with SIGKILL, starts it again, and redeploys the application on another server;
- * every job must complete exactly once (one business row per job, written by the attempt that
- * completed it), a new leader must take over within the leader TTL, and the dead server's running
- * jobs must be rescued and run elsewhere. A sampler checks meanwhile that a fleet with every server
- * up has exactly one live leader and exactly three listener connections. The second test pauses a
- * queue through the application on one server and checks that no server claims its jobs until it
- * is resumed.
+ * <p>The first test runs 10,000 jobs through the fleet, enqueued in waves. While they run, it twice
+ * kills the maintenance leader's server with SIGKILL and starts it again, and it redeploys the
+ * application on a Liberty server and on the WildFly. Every job must complete exactly once (one
+ * business row per job, written by the attempt that completed it); after each kill a new leader
+ * must take over within the leader TTL, and the dead server's running jobs must be rescued and
+ * completed by a later attempt. A sampler checks meanwhile that a fleet with every server up has
+ * exactly one live leader and exactly three listener connections, and the servers' logs must hold
+ * exactly one election per leader the database saw. The second test pauses a queue through the
+ * application on one server and checks that no server claims its jobs until it is resumed.
  *
  * <p>The numbers of the last run go to target/fleet/fleet-result.txt (docs/operations.md, "Fleet
  * test", quotes them).
@@ -41,10 +42,10 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FleetIT {
 
-  /** Jobs enqueued at the start, before each of the two redeploys: 10,000 in all. */
-  private static final int FIRST_WAVE = 6_000;
+  /** Jobs enqueued at the start, then before the second kill and before each redeploy. */
+  private static final int FIRST_WAVE = 4_000;
   private static final int WAVE = 2_000;
-  private static final int TOTAL = FIRST_WAVE + 2 * WAVE;
+  private static final int TOTAL = FIRST_WAVE + 3 * WAVE;
   private static final int KILL_AFTER = 1_500;
   private static final int PAUSED_JOBS = 300;
   /** What a handler works per job: long enough that a killed server always has jobs running. */
@@ -120,66 +121,25 @@ class FleetIT {
 
   @Test
   @Order(1)
-  void tenThousandJobsRunExactlyOnceThroughALeaderKillAndTwoRedeploys() throws Exception {
+  void tenThousandJobsRunExactlyOnceThroughTwoLeaderKillsAndTwoRedeploys() throws Exception {
     long t0 = System.nanoTime();
-    String deadHolder;
-    long deadPid;
-    List<Long> stranded;
-    Duration leaderChange;
+    List<Kill> kills = new ArrayList<>();
     List<FleetSampler.Sample> samples;
     try (FleetSampler sampler = new FleetSampler(db).start()) {
       db.enqueue("fleet", FIRST_WAVE, JOB_SLEEP_MS);
       await(KILL_AFTER + " jobs completed", Duration.ofMinutes(3), () -> completed("fleet") >= KILL_AFTER);
+      kills.add(killTheLeader(sampler, 1));
 
-      // SIGKILL to the maintenance leader's server, in the middle of the load.
-      deadHolder = liveHolder();
-      deadPid = pidOf(deadHolder);
-      long pid = deadPid;
-      FleetServer victim =
-          servers.stream()
-              .filter(s -> s.runs(pid))
-              .findFirst()
-              .orElseThrow(() -> new AssertionError("the leader " + deadHolder + " is none of the fleet's servers"));
-      sampler.phase("failover");
-      report("jobs completed when the leader was killed", completed("fleet") + " of " + FIRST_WAVE + " enqueued");
-      String killedAtDb = (String) db.value("SELECT clock_timestamp()::text");
-      long killedAt = System.nanoTime();
-      victim.kill(deadPid);
-      report("killed (SIGKILL)", victim + " (" + victim.kind() + ", pid " + deadPid + "), the leader");
-      // The attempts that died with it: still running under its worker id.
-      stranded = longs("SELECT id FROM pgbus.job WHERE state = 'running' AND attempted_by = ? ORDER BY id", deadHolder);
-      assertFalse(stranded.isEmpty(), "the killed server had no job running; nothing to rescue");
+      // More jobs arrive while a Liberty server redeploys the application.
+      Kill first = kills.get(0);
+      redeployUnderLoad(sampler, libertyA == first.victim() ? libertyB : libertyA);
 
-      String newHolder = awaitNewLeader(deadHolder, LEADER_TTL.plusSeconds(10));
-      leaderChange = since(killedAt);
-      report("new leader after the kill", seconds(leaderChange) + " (TTL " + LEADER_TTL.toSeconds() + " s): " + serverOf(newHolder));
+      // The leader now is another server (of another kind, when the first was the WildFly).
+      db.enqueue("fleet", WAVE, JOB_SLEEP_MS);
+      kills.add(killTheLeader(sampler, 2));
 
-      // It comes back while the others work.
-      sampler.phase("rejoining");
-      long restartedAt = System.nanoTime();
-      victim.start();
-      await("the killed server's jobs rescued", LEASE.plusSeconds(30),
-          () -> db.count("SELECT count(*) FROM pgbus.job WHERE id = ANY(?::bigint[]) AND state = 'running'",
-              pgArray(stranded)) == 0);
-      // Rescue writes its time into the job's errors; by the database's clock, as the kill's.
-      Object rescueLatency = db.value(
-          "SELECT round(extract(epoch FROM max((errors->0->>'at')::timestamptz) - ?::timestamptz)::numeric, 1)"
-              + " FROM pgbus.job WHERE id = ANY(?::bigint[])", killedAtDb, pgArray(stranded));
-      await("the killed server's jobs completed elsewhere", Duration.ofSeconds(60),
-          () -> db.count("SELECT count(*) FROM pgbus.job WHERE id = ANY(?::bigint[]) AND state = 'completed'",
-              pgArray(stranded)) == stranded.size());
-      report("jobs running on the killed server", stranded.size() + ", rescued " + rescueLatency
-          + " s after the kill (lease " + LEASE.toSeconds() + " s), all completed " + seconds(since(killedAt))
-          + " after it (a rescued job queues behind the backlog: its run_at is the rescue's time)");
-      victim.awaitReady(START_TIMEOUT);
-      victim.recordJavaPid();
-      await("three listeners again", Duration.ofSeconds(60), () -> listeners() == 3);
-      report("killed server restarted", "ready " + seconds(since(restartedAt)) + " after its start");
-      sampler.phase(FleetSampler.ALL_UP);
-
-      // More jobs arrive while a Liberty server redeploys the application, then more while the
-      // WildFly does (its listener connection is pooled, unlike Liberty's: docs/wildfly.md).
-      redeployUnderLoad(sampler, libertyA == victim ? libertyB : libertyA);
+      // More jobs while the WildFly redeploys (its listener connection is pooled, unlike
+      // Liberty's: docs/wildfly.md).
       redeployUnderLoad(sampler, wildfly);
 
       await("all " + TOTAL + " jobs completed", Duration.ofMinutes(5), () -> completed("fleet") == TOTAL);
@@ -198,18 +158,23 @@ class FleetIT {
         "a business row of an attempt that did not complete its job committed");
     report("exactly once", TOTAL + " jobs completed, " + TOTAL + " business rows, each from the completing attempt");
 
-    // The dead server's attempts: rolled back, the jobs rescued (their errors name the dead
-    // worker) and run again by another attempt.
-    assertEquals(stranded.size(), db.count(
-        "SELECT count(*) FROM pgbus.job j JOIN fleet_run r ON r.job_id = j.id"
-            + " WHERE j.id = ANY(?::bigint[]) AND j.attempt >= 2 AND r.attempt = j.attempt"
-            + " AND j.errors::text LIKE '%' || ? || '%'",
-        pgArray(stranded), deadHolder),
-        "each job the killed server was running must be rescued and completed by a later attempt");
-    assertEquals(0, db.count(
-        "SELECT count(*) FROM fleet_run WHERE job_id = ANY(?::bigint[]) AND pid = ?", pgArray(stranded), deadPid),
-        "a business row of a killed attempt committed");
-    report("rescued", stranded.size() + " of " + stranded.size() + ", each completed once by a later attempt, none by the killed one");
+    for (Kill k : kills) {
+      // The dead server's attempts: rolled back, the jobs rescued (their errors name the dead
+      // worker) and run again by another attempt.
+      assertEquals(k.stranded().size(), db.count(
+          "SELECT count(*) FROM pgbus.job j JOIN fleet_run r ON r.job_id = j.id"
+              + " WHERE j.id = ANY(?::bigint[]) AND j.attempt >= 2 AND r.attempt = j.attempt"
+              + " AND j.errors::text LIKE '%' || ? || '%'",
+          pgArray(k.stranded()), k.holder()),
+          "kill " + k.round() + ": each job the killed server was running must be rescued and completed by a later attempt");
+      assertEquals(0, db.count(
+          "SELECT count(*) FROM fleet_run WHERE job_id = ANY(?::bigint[]) AND pid = ?", pgArray(k.stranded()), k.pid()),
+          "kill " + k.round() + ": a business row of a killed attempt committed");
+      assertTrue(k.leaderChange().compareTo(LEADER_TTL) <= 0,
+          "kill " + k.round() + ": a new leader took " + k.leaderChange() + ", more than the TTL " + LEADER_TTL);
+    }
+    report("rescued", kills.stream().mapToInt(k -> k.stranded().size()).sum()
+        + " jobs of the killed servers, each completed once by a later attempt, none by a killed one");
 
     Map<String, Long> perServer = perServer("fleet");
     report("jobs per server", perServer.toString());
@@ -239,8 +204,6 @@ class FleetIT {
     }
     assertEquals(holders.size(), elections,
         "elections in the servers' logs vs. leaders seen in pgbus.leader " + holders);
-    assertTrue(leaderChange.compareTo(LEADER_TTL) <= 0,
-        "a new leader took " + leaderChange + ", more than the TTL " + LEADER_TTL);
     report("leaders", holders.size() + " in turn (" + holders.stream().map(FleetIT::serverOf).toList()
         + "), as many elections logged");
   }
@@ -277,6 +240,65 @@ class FleetIT {
     report("pause", "paused through " + libertyA + "; " + PAUSED_JOBS + " jobs, no claim on any server for "
         + window.toSeconds() + " s and " + wakes + " wake-ups; after resume all ran in " + seconds(drained)
         + ", per server " + perServer("fleet_pause"));
+  }
+
+  /** One SIGKILL of the leader's server: who died, its worker id, its jobs, the leader change. */
+  private record Kill(int round, FleetServer victim, String holder, long pid, List<Long> stranded,
+      Duration leaderChange) {}
+
+  /**
+   * SIGKILL to the maintenance leader's server in the middle of the load; waits for a new leader,
+   * starts the server again and waits until its running jobs were rescued and completed elsewhere
+   * and it is back with its listener.
+   */
+  private static Kill killTheLeader(FleetSampler sampler, int round) throws Exception {
+    String holder = liveHolder();
+    long pid = pidOf(holder);
+    FleetServer victim =
+        servers.stream()
+            .filter(s -> s.runs(pid))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("the leader " + holder + " is none of the fleet's servers"));
+    sampler.phase("failover");
+    String label = "kill " + round + ": ";
+    report(label + "SIGKILL to the leader", victim + " (" + victim.kind() + ", pid " + pid + ") with "
+        + waiting("fleet") + " jobs waiting");
+    String killedAtDb = (String) db.value("SELECT clock_timestamp()::text");
+    long killedAt = System.nanoTime();
+    victim.kill(pid);
+    // The attempts that died with it: still running under its worker id.
+    List<Long> stranded =
+        longs("SELECT id FROM pgbus.job WHERE state = 'running' AND attempted_by = ? ORDER BY id", holder);
+    assertFalse(stranded.isEmpty(), label + "the killed server had no job running; nothing to rescue");
+
+    String newHolder = awaitNewLeader(holder, LEADER_TTL.plusSeconds(10));
+    Duration leaderChange = since(killedAt);
+    report(label + "new leader", seconds(leaderChange) + " after the kill (TTL " + LEADER_TTL.toSeconds()
+        + " s): " + serverOf(newHolder));
+
+    // It comes back while the others work.
+    sampler.phase("rejoining");
+    long restartedAt = System.nanoTime();
+    victim.start();
+    await(label + "the killed server's jobs rescued", LEASE.plusSeconds(30),
+        () -> db.count("SELECT count(*) FROM pgbus.job WHERE id = ANY(?::bigint[]) AND state = 'running'",
+            pgArray(stranded)) == 0);
+    // Rescue writes its time into the job's errors; by the database's clock, as the kill's.
+    Object rescueLatency = db.value(
+        "SELECT round(extract(epoch FROM max((errors->0->>'at')::timestamptz) - ?::timestamptz)::numeric, 1)"
+            + " FROM pgbus.job WHERE id = ANY(?::bigint[])", killedAtDb, pgArray(stranded));
+    await(label + "the killed server's jobs completed elsewhere", Duration.ofSeconds(60),
+        () -> db.count("SELECT count(*) FROM pgbus.job WHERE id = ANY(?::bigint[]) AND state = 'completed'",
+            pgArray(stranded)) == stranded.size());
+    report(label + "its running jobs", stranded.size() + ", rescued " + rescueLatency
+        + " s after the kill (lease " + LEASE.toSeconds() + " s), completed " + seconds(since(killedAt))
+        + " after it (a rescued job queues behind the backlog: its run_at is the rescue's time)");
+    victim.awaitReady(START_TIMEOUT);
+    victim.recordJavaPid();
+    await(label + "three listeners again", Duration.ofSeconds(60), () -> listeners() == 3);
+    report(label + "restarted", victim + " ready " + seconds(since(restartedAt)) + " after its start");
+    sampler.phase(FleetSampler.ALL_UP);
+    return new Kill(round, victim, holder, pid, stranded, leaderChange);
   }
 
   /** Enqueues a wave and redeploys the server's application while the fleet works through it. */
