@@ -42,10 +42,11 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FleetIT {
 
-  /** Jobs enqueued at the start, then before the second kill and before each redeploy. */
-  private static final int FIRST_WAVE = 4_000;
-  private static final int WAVE = 2_000;
-  private static final int TOTAL = FIRST_WAVE + 3 * WAVE;
+  /** Jobs enqueued at the start, before each redeploy, and before the second kill: 10,000. */
+  private static final int FIRST_WAVE = 3_000;
+  private static final int REDEPLOY_WAVE = 2_500;
+  private static final int KILL_WAVE = 2_000;
+  private static final int TOTAL = FIRST_WAVE + 2 * REDEPLOY_WAVE + KILL_WAVE;
   private static final int KILL_AFTER = 1_500;
   private static final int PAUSED_JOBS = 300;
   /** What a handler works per job: long enough that a killed server always has jobs running. */
@@ -135,7 +136,7 @@ class FleetIT {
       redeployUnderLoad(sampler, libertyA == first.victim() ? libertyB : libertyA);
 
       // The leader now is another server (of another kind, when the first was the WildFly).
-      db.enqueue("fleet", WAVE, JOB_SLEEP_MS);
+      db.enqueue("fleet", KILL_WAVE, JOB_SLEEP_MS);
       kills.add(killTheLeader(sampler, 2));
 
       // More jobs while the WildFly redeploys (its listener connection is pooled, unlike
@@ -303,7 +304,7 @@ class FleetIT {
 
   /** Enqueues a wave and redeploys the server's application while the fleet works through it. */
   private static void redeployUnderLoad(FleetSampler sampler, FleetServer server) throws Exception {
-    db.enqueue("fleet", WAVE, JOB_SLEEP_MS);
+    db.enqueue("fleet", REDEPLOY_WAVE, JOB_SLEEP_MS);
     long before = waiting("fleet");
     sampler.phase("redeploy");
     long r0 = System.nanoTime();
