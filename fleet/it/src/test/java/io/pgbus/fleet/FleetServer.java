@@ -276,6 +276,8 @@ abstract class FleetServer {
       if (p.isPresent()
           && p.get().info().commandLine().map(c -> c.contains(ownDir().toString())).orElse(false)) {
         System.out.println("[fleet] ending " + name + " left over by an earlier run: pid " + line);
+        // A launcher script's java first: it would outlive the script.
+        p.get().descendants().forEach(ProcessHandle::destroyForcibly);
         p.get().destroyForcibly();
         try {
           p.get().onExit().get(30, TimeUnit.SECONDS);
