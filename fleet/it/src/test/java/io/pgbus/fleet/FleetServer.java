@@ -95,9 +95,9 @@ abstract class FleetServer {
   }
 
   /**
-   * Waits up to 90 s for the port to be free. The fleet's ports lie in Linux's ephemeral range
-   * (32768-60999), so a client connection of anything on the machine may hold one for a while, and
-   * a connection the previous run's server closed may linger in FIN_WAIT for up to 60 s.
+   * Waits up to 90 s for the port to be free: a connection the previous run's server closed may
+   * linger for up to 60 s, and a port moved into Linux's ephemeral range (32768-60999) may be held
+   * for a while by a client connection of anything on the machine.
    */
   private void requireFree(int port) {
     long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
