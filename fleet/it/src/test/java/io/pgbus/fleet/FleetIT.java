@@ -135,7 +135,7 @@ class FleetIT {
       Kill first = kills.get(0);
       redeployUnderLoad(sampler, libertyA == first.victim() ? libertyB : libertyA);
 
-      // The leader now is another server (of another kind, when the first was the WildFly).
+      // Whoever leads now: mostly a Liberty server, since the first leader has been the WildFly.
       db.enqueue("fleet", KILL_WAVE, JOB_SLEEP_MS);
       kills.add(killTheLeader(sampler, 2));
 
