@@ -1,0 +1,129 @@
+package io.pgbus.fleet;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * An Open Liberty server of the fleet, made from target/fleet/liberty-template (the fleet's
+ * server.xml, liberty-config's datasources, pgjdbc in lib/jdbc) with the fleet's EAR in apps/. It
+ * runs as {@code bin/server run <name>}, whose process is the server's java process.
+ */
+final class LibertyServer extends FleetServer {
+
+  /** Liberty's message for an application that was updated in place. */
+  private static final String APP_UPDATED = "CWWKZ0003I";
+
+  private final String serverName;
+  private final int httpPort;
+  private final int httpsPort;
+
+  LibertyServer(String name, String serverName, int httpPort, int httpsPort, FleetSettings s) {
+    super(name, s);
+    this.serverName = serverName;
+    this.httpPort = httpPort;
+    this.httpsPort = httpsPort;
+  }
+
+  private Path serverDir() {
+    return settings.wlpHome().resolve("usr/servers").resolve(serverName);
+  }
+
+  private Path ear() {
+    return serverDir().resolve("apps/pgbus-fleet.ear");
+  }
+
+  @Override
+  String kind() {
+    return "liberty";
+  }
+
+  @Override
+  void prepare() throws IOException {
+    deleteTree(serverDir());
+    copyTree(settings.fleetDir().resolve("liberty-template"), serverDir());
+    Files.createDirectories(ear().getParent());
+    Files.copy(settings.fleetDir().resolve("apps/pgbus-fleet-ear.ear"), ear());
+    // Bootstrap properties win over environment variables and liberty-config's defaults.
+    Files.write(
+        serverDir().resolve("bootstrap.properties"),
+        List.of(
+            "PGBUS_DB_HOST=" + settings.dbHost(),
+            "PGBUS_DB_PORT=" + settings.dbPort(),
+            "PGBUS_DB_NAME=" + settings.dbName(),
+            "PGBUS_DB_USER=" + settings.dbUser(),
+            "PGBUS_DB_PASSWORD=",
+            // Ten connections per server (see src/test/wildfly/fleet.cli why).
+            "pgbus.datasource.max-pool-size=10",
+            "fleet.http.port=" + httpPort,
+            "fleet.https.port=" + httpsPort),
+        StandardCharsets.UTF_8);
+    Files.write(
+        serverDir().resolve("jvm.options"),
+        List.of("-Xmx" + settings.heap(), "-Dfleet.server=" + name),
+        StandardCharsets.UTF_8);
+  }
+
+  @Override
+  List<String> command() {
+    return List.of(settings.wlpHome().resolve("bin/server").toString(), "run", serverName);
+  }
+
+  @Override
+  Map<String, String> environment() {
+    return Map.of();
+  }
+
+  @Override
+  String readyUrl() {
+    return "http://127.0.0.1:" + httpPort + "/health/ready";
+  }
+
+  String appUrl() {
+    return "http://127.0.0.1:" + httpPort + "/fleet/api";
+  }
+
+  @Override
+  Path logDir() {
+    return serverDir().resolve("logs");
+  }
+
+  @Override
+  Path ownDir() {
+    return settings.wlpHome();
+  }
+
+  @Override
+  List<Integer> ports() {
+    return List.of(httpPort, httpsPort);
+  }
+
+  /**
+   * Replaces apps/pgbus-fleet.ear with a fresh copy (a rename, so Liberty never reads half a file)
+   * and waits for Liberty's "application updated" message.
+   */
+  @Override
+  void redeploy(Duration timeout) throws Exception {
+    long updatedBefore = logLines(APP_UPDATED);
+    Path next = serverDir().resolve("pgbus-fleet.ear.next");
+    Files.copy(settings.fleetDir().resolve("apps/pgbus-fleet-ear.ear"), next,
+        StandardCopyOption.REPLACE_EXISTING);
+    Files.setLastModifiedTime(next, FileTime.from(Instant.now()));
+    Files.move(next, ear(), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (logLines(APP_UPDATED) == updatedBefore) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(name + " did not report " + APP_UPDATED + " within " + timeout
+            + " after its EAR was replaced; see " + logDir());
+      }
+      Thread.sleep(100);
+    }
+  }
+}
