@@ -3,12 +3,14 @@ package io.pgbus.it;
 import io.pgbus.EnqueueOptions;
 import io.pgbus.Enqueued;
 import io.pgbus.JobQueue;
+import io.pgbus.jakarta.PgbusRuntime;
 import jakarta.annotation.Resource;
 import jakarta.ejb.SessionContext;
 import jakarta.ejb.Stateless;
 import jakarta.inject.Inject;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.util.concurrent.TimeUnit;
 import java.util.List;
 import javax.sql.DataSource;
 
@@ -17,6 +19,7 @@ import javax.sql.DataSource;
 public class Enqueuer {
 
   @Inject JobQueue jobs;
+  @Inject PgbusRuntime runtime;
   @Resource SessionContext context;
 
   @Resource(lookup = "jdbc/pgbus")
@@ -38,6 +41,7 @@ public class Enqueuer {
 
   /** Enqueues one job per marker in this transaction; all become visible at once. */
   public List<Long> enqueueAll(String queue, List<Marker> markers) {
+    awaitReady();
     return jobs.enqueueAll(queue, markers, EnqueueOptions.defaults());
   }
 
@@ -56,6 +60,7 @@ public class Enqueuer {
 
   /** Enqueues a keyed job, then rolls the transaction back. */
   public Enqueued enqueueUniqueThenRollBack(String queue, String text, String key) {
+    awaitReady();
     Enqueued e =
         jobs.enqueueIfAbsent(
             queue, new Marker(text, false), EnqueueOptions.defaults().withUniqueKey(key));
@@ -63,7 +68,24 @@ public class Enqueuer {
     return e;
   }
 
+  /**
+   * Waits (up to a minute) until pgbus reports ready. The IT database starts empty, and the first
+   * test deployed can otherwise enqueue before the runtime's start-up migration has created the
+   * schema ("pgbus schema is missing"): a user gates traffic on /health/ready the same way.
+   */
+  private void awaitReady() {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+    try {
+      while (!runtime.status().ready() && System.nanoTime() < deadline) {
+        TimeUnit.MILLISECONDS.sleep(50);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   private void businessRow(String text) throws Exception {
+    awaitReady();
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement("INSERT INTO it_orders(text) VALUES (?)")) {
       ps.setString(1, text);
