@@ -235,6 +235,12 @@ public final class Doctor {
           "listener", Status.WARN, "reconnecting" + error + "; capsules poll every "
               + engine.config().pollInterval(),
           "check that the database is up and accepts connections from this host");
+      case FAILED -> new Check(
+          "listener", Status.FAIL, "failed" + error + "; capsules poll every "
+              + engine.config().pollInterval(),
+          "the application does not see the PostgreSQL driver; on WildFly put"
+              + " jboss-deployment-structure.xml with the module org.postgresql into the EAR's"
+              + " META-INF, for the deployment and the WAR's sub-deployment (docs/wildfly.md)");
       case STOPPED -> new Check(
           "listener", Status.WARN, "stopped", "the engine is not running: see readiness");
     };

@@ -10,6 +10,13 @@ public enum ListenerState {
   DEGRADED,
   /** The connection failed; waiting to reconnect with backoff. */
   RECONNECTING,
+  /**
+   * The listener cannot work in this deployment and does not retry: a class it needs is missing,
+   * typically pgjdbc's {@code org.postgresql.PGConnection} when the application does not see the
+   * driver module (a jboss-deployment-structure.xml inside an EAR's WAR, which WildFly ignores).
+   * Capsules poll, so jobs still run, each up to the poll interval late.
+   */
+  FAILED,
   /** Stopped on purpose. */
   STOPPED;
 

@@ -141,6 +141,7 @@ public final class Notifier implements Runnable {
       while (!stopping) {
         attempts.incrementAndGet();
         Exception failure = null;
+        LinkageError missing = null;
         Connection c = null;
         try {
           c = connections.open();
@@ -172,8 +173,16 @@ public final class Notifier implements Runnable {
           receive(c);
         } catch (SQLException | RuntimeException e) {
           failure = e;
+        } catch (LinkageError e) {
+          missing = e;
         } finally {
           release(c, failure);
+        }
+        if (missing != null) {
+          // A class is missing (NoClassDefFoundError: org/postgresql/PGConnection): no reconnect
+          // can bring it back, so say so once, loudly, and end the loop in a state that tells.
+          missingClass(missing);
+          return;
         }
         if (failure == null || stopping) {
           continue;
@@ -191,9 +200,29 @@ public final class Notifier implements Runnable {
         }
       }
     } finally {
-      setState(ListenerState.STOPPED);
+      if (state != ListenerState.FAILED) {
+        setState(ListenerState.STOPPED);
+      }
       finished.countDown();
     }
+  }
+
+  /** Text of the ERROR a missing class causes: the cause and where the fix goes. */
+  static String missingClassMessage(LinkageError e) {
+    return "pgbus listener FAILED: the class " + e.getMessage() + " is missing ("
+        + e.getClass().getSimpleName() + "). The application does not see the PostgreSQL driver"
+        + " its datasources use, so LISTEN cannot run and capsules poll instead (every job up to"
+        + " pgbus.poll-interval late). Fix: give the application the driver. On WildFly, put"
+        + " jboss-deployment-structure.xml in the EAR's META-INF (one in a WAR inside an EAR is"
+        + " ignored: WFLYSRV0001), with <module name=\"org.postgresql\" services=\"import\"/> for"
+        + " the deployment and for the <sub-deployment> of the WAR that carries pgbus-impl; on"
+        + " Liberty, reference the driver's library from the application (commonLibraryRef).";
+  }
+
+  private void missingClass(LinkageError e) {
+    lastError = "driver missing: " + e.getMessage();
+    LOG.log(System.Logger.Level.ERROR, missingClassMessage(e), e);
+    setState(ListenerState.FAILED);
   }
 
   /**
@@ -358,14 +387,17 @@ public final class Notifier implements Runnable {
 
   private void setState(ListenerState next) {
     ListenerState previous = state;
-    if (previous == next || previous == ListenerState.STOPPED) {
+    if (previous == next || previous == ListenerState.STOPPED
+        || (previous == ListenerState.FAILED && next != ListenerState.STOPPED)) {
       return;
     }
     state = next;
     LOG.log(
-        next == ListenerState.DELIVERING || next == ListenerState.STOPPED
-            ? System.Logger.Level.INFO
-            : System.Logger.Level.WARNING,
+        next == ListenerState.FAILED
+            ? System.Logger.Level.ERROR
+            : next == ListenerState.DELIVERING || next == ListenerState.STOPPED
+                ? System.Logger.Level.INFO
+                : System.Logger.Level.WARNING,
         "pgbus listener {0} -> {1}{2}",
         previous,
         next,

@@ -7,6 +7,7 @@ import io.pgbus.engine.Engine;
 import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.Schema;
 import io.pgbus.engine.Wake;
+import io.pgbus.health.PgbusHealth;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
 import jakarta.ejb.ConcurrencyManagement;
@@ -65,6 +66,7 @@ public class PgbusRuntime {
   private Doctor.Report doctorReport; // guarded by doctorLock
   private long doctorAt; // guarded by doctorLock
   private final ProblemLog problems = new ProblemLog(LOG);
+  private Runnable healthWithdrawal = () -> {};
 
   /** What readiness reports. */
   public record Status(boolean ready, String reason, Map<String, Object> data) {}
@@ -94,6 +96,9 @@ public class PgbusRuntime {
             .errorDetail(settings.errorDetail())
             .build();
     router.attach(engine);
+    healthWithdrawal =
+        PgbusHealth.publish(
+            () -> HealthResponses.readiness(this), () -> HealthResponses.liveness(this));
     resources.executor().execute(this::bootstrap);
   }
 
@@ -187,6 +192,7 @@ public class PgbusRuntime {
 
   @PreDestroy
   void stop() {
+    healthWithdrawal.run();
     stopping.countDown();
     synchronized (this) {
       engine.stop();
@@ -341,6 +347,7 @@ public class PgbusRuntime {
       case DEGRADED -> "degraded";
       case RECONNECTING -> "reconnecting";
       case STARTING -> "starting";
+      case FAILED -> "failed (driver missing)";
       case STOPPED -> "stopped";
     };
   }

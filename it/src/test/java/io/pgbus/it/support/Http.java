@@ -8,7 +8,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 
-/** Plain HTTP GETs against the test server, as an operator's probe would make them. */
+/** Plain HTTP requests against the test server, as an operator's probe would make them. */
 public final class Http {
   private static final HttpClient CLIENT =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -29,11 +29,15 @@ public final class Http {
     return send(HttpRequest.newBuilder(URI.create(url)).header("Authorization", "Basic " + credentials));
   }
 
+  /** A POST without a body, as a form that submits an order would make it. */
+  public static Response post(String url) throws Exception {
+    return send(HttpRequest.newBuilder(URI.create(url)).POST(HttpRequest.BodyPublishers.noBody()));
+  }
+
   private static Response send(HttpRequest.Builder request) throws Exception {
     HttpResponse<String> r =
         CLIENT.send(
-            request.timeout(Duration.ofSeconds(10)).GET().build(),
-            HttpResponse.BodyHandlers.ofString());
+            request.timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
     return new Response(r.statusCode(), r.body());
   }
 

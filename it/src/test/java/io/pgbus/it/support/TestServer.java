@@ -45,13 +45,13 @@ public enum TestServer {
    * management interface.
    */
   WILDFLY {
-    /** What wildfly-config/pgbus.cli creates; the executor is pgbus's own (see there why). */
+    /**
+     * The executor is pgbus's own (wildfly-config/pgbus.cli, see there why). The datasources keep
+     * pgbus's defaults, jdbc/pgbus and jdbc/pgbusListener: pgbus.cli binds those names on WildFly.
+     */
     @Override
     Map<String, String> resources() {
-      return Map.of(
-          "pgbus.datasource", "java:jboss/datasources/pgbus",
-          "pgbus.listener.datasource", "java:jboss/datasources/pgbusListener",
-          "pgbus.executor", "java:jboss/ee/concurrency/executor/pgbus");
+      return Map.of("pgbus.executor", "java:jboss/ee/concurrency/executor/pgbus");
     }
 
     @Override
@@ -63,9 +63,11 @@ public enum TestServer {
     }
 
     /**
-     * Adds the dependency on the pgjdbc module (jboss-deployment-structure.xml) and a web.xml whose
-     * resource references bind the names the tests' {@code @Resource(lookup = "jdbc/...")} use:
-     * WildFly resolves a lookup name without {@code java:} in the module's {@code java:comp/env}.
+     * Adds the dependency on the pgjdbc module (jboss-deployment-structure.xml) and the web.xml a
+     * user's WAR carries (docs/wildfly.md): WildFly resolves the EE components' {@code
+     * @Resource(lookup = "jdbc/...")} in the module's {@code java:comp/env}, where its resource
+     * references bind the names; CDI beans' and JNDI lookups find wildfly-config/pgbus.cli's
+     * {@code java:/jdbc/...} bindings.
      */
     @Override
     public WebArchive prepare(WebArchive war) {
