@@ -3,31 +3,24 @@ package io.pgbus.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.pgbus.it.support.Await;
-import io.pgbus.it.support.Config;
 import io.pgbus.it.support.Http;
-import io.pgbus.it.support.Sql;
 import io.pgbus.it.support.TestServer;
-import java.io.File;
 import java.net.URL;
-import java.util.Arrays;
 import java.time.Duration;
 import java.util.UUID;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.container.test.api.RunAsClient;
 import org.jboss.arquillian.junit5.ArquillianExtension;
 import org.jboss.arquillian.test.api.ArquillianResource;
-import org.jboss.shrinkwrap.api.ShrinkWrap;
 import org.jboss.shrinkwrap.api.spec.EnterpriseArchive;
-import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * An application shaped as a user builds one from the README and docs/wildfly.md: an EAR whose WAR
- * carries pgbus-api and pgbus-impl in WEB-INF/lib, the handlers and microprofile-config.properties, and whose
- * META-INF/jboss-deployment-structure.xml gives the WAR the driver module, and whose web.xml binds
- * {@code jdbc/pgbus} for WildFly; pgbus-health sits in the EAR's lib/, where WildFly finds its
- * checks. The same EAR deploys to both servers.
+ * An application shaped as a user builds one from the README and docs/wildfly.md ({@link Ears}):
+ * an order enqueued through its REST resource runs its {@code @ApplicationScoped} handler, whose
+ * {@code @Resource(lookup = "jdbc/pgbus")} write commits with the completion; and pgbus's checks
+ * are in the server's readiness and liveness, once each.
  */
 @ExtendWith(ArquillianExtension.class)
 @RunAsClient
@@ -35,34 +28,10 @@ class EarApplicationIT {
 
   @Deployment(testable = false)
   static EnterpriseArchive deployment() {
-    WebArchive war =
-        ShrinkWrap.create(WebArchive.class, "orders.war")
-            .addAsLibraries(libraries(false))
-            .addClasses(Marker.class, Enqueuer.class, RecordingHandler.class, ItSchema.class,
-                OrdersResource.class, ItRestApplication.class, Sql.class, TestServer.class)
-            // One WAR for both servers: Liberty does not use this web.xml's references.
-            .setWebXML("wildfly/web.xml");
-    Config.with(
-        war,
-        TestServer.current()
-            .pgbusConfig("pgbus.capsules=orders", "pgbus.capsule.orders.queues=it_tx"));
-    return ShrinkWrap.create(EnterpriseArchive.class, "orders.ear")
-        .addAsModule(war)
-        .addAsLibraries(libraries(true))
-        .addAsManifestResource("ear/jboss-deployment-structure.xml", "jboss-deployment-structure.xml");
+    return Ears.of("orders", "pgbus.capsules=orders", "pgbus.capsule.orders.queues=it_tx");
   }
 
   @ArquillianResource URL url;
-
-  /**
-   * pgbus's jars for the WAR, or the one for the EAR's lib/: pgbus-health, whose checks WildFly
-   * finds only there (WFLY-12835, docs/wildfly.md).
-   */
-  private static File[] libraries(boolean earLib) {
-    return Arrays.stream(Deployments.pgbusLibraries())
-        .filter(f -> f.getName().startsWith("pgbus-health") == earLib)
-        .toArray(File[]::new);
-  }
 
   @Test
   void anOrderRunsItsApplicationScopedHandlerWhoseWriteCommitsWithTheCompletion()
@@ -85,7 +54,7 @@ class EarApplicationIT {
   }
 
   @Test
-  void pgbusChecksAreInTheServersReadinessAndLiveness() throws Exception {
+  void pgbusChecksAreInTheServersReadinessAndLivenessOnceEach() throws Exception {
     String health = TestServer.current().health(url);
     Http.Response[] ready = {null};
     Await.until(
@@ -100,7 +69,7 @@ class EarApplicationIT {
     assertEquals(1, occurrences(live.body(), "\"pgbus-capsules\""), live.body());
   }
 
-  private static int occurrences(String text, String part) {
+  static int occurrences(String text, String part) {
     return text.split(java.util.regex.Pattern.quote(part), -1).length - 1;
   }
 }
