@@ -15,7 +15,8 @@ import org.jboss.shrinkwrap.api.spec.WebArchive;
  * Builds the test WARs that Arquillian deploys.
  *
  * <p>{@link #pgbusWar(String)} bundles pgbus-api, pgbus-impl and their runtime
- * dependencies (Flyway) in {@code WEB-INF/lib}, as an application would. The build copies
+ * dependencies (pgbus-health, Flyway) in {@code WEB-INF/lib}, as an application would ({@link Ears}
+ * puts pgbus-health into the EAR's lib/ instead). The build copies
  * those jars into the directory named by the system property {@code pgbus.it.libs}
  * (it/pom.xml, copy-dependencies with includeScope=runtime), so adding a runtime
  * dependency to pgbus-impl needs no change here. pgjdbc is not bundled: the test server
@@ -38,7 +39,7 @@ public final class Deployments {
     return war(name).addAsLibraries(pgbusLibraries());
   }
 
-  /** The jars a pgbus application bundles: pgbus-api, pgbus-impl, Flyway. */
+  /** The jars a pgbus application bundles: pgbus-api, pgbus-impl, pgbus-health, Flyway. */
   public static File[] pgbusLibraries() {
     String dir = System.getProperty("pgbus.it.libs");
     if (dir == null) {
