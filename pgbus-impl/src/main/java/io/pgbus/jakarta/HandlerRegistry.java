@@ -61,10 +61,8 @@ public class HandlerRegistry {
   }
 
   @PreDestroy
-  void close() throws Exception {
-    if (jsonb != null) {
-      jsonb.close();
-    }
+  void close() {
+    JsonbRelease.release(jsonb);
   }
 
   /** The queues that have a handler. */

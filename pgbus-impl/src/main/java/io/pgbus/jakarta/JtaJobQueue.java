@@ -38,8 +38,8 @@ public class JtaJobQueue implements JobQueue {
   }
 
   @PreDestroy
-  void close() throws Exception {
-    jsonb.close();
+  void close() {
+    JsonbRelease.release(jsonb);
   }
 
   @Override

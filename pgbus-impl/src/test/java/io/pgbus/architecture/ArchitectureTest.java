@@ -1,10 +1,16 @@
 package io.pgbus.architecture;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.methods;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
+import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaMethod;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchCondition;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -51,5 +57,42 @@ class ArchitectureTest {
         .resideOutsideOfPackages("io.pgbus", "java..")
         .because("applications compile against pgbus-api alone")
         .check(PGBUS);
+  }
+
+  /**
+   * Weld warns (WELD-001471, on every deploy) about a {@code @PostConstruct} or {@code @PreDestroy}
+   * that declares a checked exception: the interceptor specification forbids it on a lifecycle
+   * callback of a bean class.
+   */
+  @Test
+  void lifecycleCallbacksDeclareNoCheckedException() {
+    methods()
+        .that(lifecycleCallbacks())
+        .should(declareNoCheckedException())
+        .because("Weld logs WELD-001471 for each such callback on every deployment")
+        .check(PGBUS);
+  }
+
+  private static DescribedPredicate<JavaMethod> lifecycleCallbacks() {
+    return DescribedPredicate.describe(
+        "are @PostConstruct or @PreDestroy callbacks",
+        m ->
+            m.isAnnotatedWith("jakarta.annotation.PostConstruct")
+                || m.isAnnotatedWith("jakarta.annotation.PreDestroy"));
+  }
+
+  private static ArchCondition<JavaMethod> declareNoCheckedException() {
+    return new ArchCondition<>("declare no checked exception") {
+      @Override
+      public void check(JavaMethod method, ConditionEvents events) {
+        method.getThrowsClause().getTypes().stream()
+            .filter(t -> !t.isAssignableTo(RuntimeException.class) && !t.isAssignableTo(Error.class))
+            .forEach(
+                t ->
+                    events.add(
+                        SimpleConditionEvent.violated(
+                            method, method.getFullName() + " throws " + t.getName())));
+      }
+    };
   }
 }
