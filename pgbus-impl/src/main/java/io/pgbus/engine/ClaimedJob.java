@@ -8,6 +8,7 @@ import java.time.Instant;
  * every state change after the claim matches on (id, attempt, state = running), so a worker whose
  * lease was rescued and reclaimed elsewhere can no longer change the job. {@code runAt} is when
  * the job became due (its enqueue time, unless delayed or retried), for wake-latency metrics.
+ * {@code trace} is the enqueuer's W3C trace context, or null (schema V6).
  */
 public record ClaimedJob(
     long id,
@@ -17,5 +18,20 @@ public record ClaimedJob(
     int attempt,
     int maxAttempts,
     Instant createdAt,
-    Instant runAt)
-    implements JobContext {}
+    Instant runAt,
+    TraceContext trace)
+    implements JobContext {
+
+  /** A job enqueued in no trace. */
+  public ClaimedJob(
+      long id,
+      String queue,
+      int priority,
+      String payload,
+      int attempt,
+      int maxAttempts,
+      Instant createdAt,
+      Instant runAt) {
+    this(id, queue, priority, payload, attempt, maxAttempts, createdAt, runAt, null);
+  }
+}

@@ -56,6 +56,7 @@ public final class Engine {
   private final JobRunner single;
   private final CronEnqueuer cron;
   private final boolean maintenance;
+  private final JobTracing tracing;
   private volatile boolean started;
 
   private Engine(Builder b) {
@@ -71,7 +72,8 @@ public final class Engine {
     this.loopsOnExecutor = b.loopThreads == null;
     this.loops = loopsOnExecutor ? executor : task -> startThread(b.loopThreads, task);
     Transactions tx = b.transactions != null ? b.transactions : new JdbcTransactions(dataSource);
-    JobFunction jobs = b.jobs != null ? b.jobs : Engine::noHandler;
+    this.tracing = b.tracing;
+    JobFunction jobs = tracing.around(b.jobs != null ? b.jobs : Engine::noHandler);
     Consumer<Wake> wakes = b.wakes != null ? b.wakes : this::wake;
     this.notifier =
         b.listenerConnections == null || config.capsules().isEmpty()
@@ -258,7 +260,7 @@ public final class Engine {
     checkPayload(job);
     checkRunAt(job, Instant.now());
     try {
-      return store.jobInsertIfAbsent(c, job);
+      return store.jobInsertIfAbsent(c, job, tracing.capture());
     } catch (SQLException e) {
       throw Failures.of(job.queue(), "enqueue a job", e);
     }
@@ -278,7 +280,7 @@ public final class Engine {
       checkRunAt(job, now);
     }
     try {
-      return store.jobInsertMany(c, jobs);
+      return store.jobInsertMany(c, jobs, tracing.capture());
     } catch (SQLException e) {
       throw Failures.of(jobs.get(0).queue(), "enqueue " + jobs.size() + " jobs", e);
     }
@@ -509,6 +511,7 @@ public final class Engine {
     private JobEvents events = JobEvents.NONE;
     private boolean maintenance = true;
     private ErrorDetail errorDetail = ErrorDetail.STACK;
+    private JobTracing tracing = JobTracing.NONE;
 
     private Builder(EngineConfig config, DataSource dataSource) {
       this.config = Objects.requireNonNull(config, "config");
@@ -536,6 +539,9 @@ public final class Engine {
     public Builder maintenance(boolean v) { maintenance = v; return this; }
     /** How much of a handler's exception a failed job records (default: the stack trace). */
     public Builder errorDetail(ErrorDetail v) { errorDetail = Objects.requireNonNull(v); return this; }
+
+    /** Carries the enqueuer's trace to the handler's span (default {@link JobTracing#NONE}). */
+    public Builder tracing(JobTracing v) { tracing = Objects.requireNonNull(v); return this; }
 
     public Engine build() {
       return new Engine(this);

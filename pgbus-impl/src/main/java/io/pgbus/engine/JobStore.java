@@ -52,7 +52,8 @@ public final class JobStore {
   private static final String ENQUEUE =
       """
       SELECT id, duplicate
-        FROM pgbus.enqueue_job(?, ?::jsonb, coalesce(?, now() + ?::float8 * interval '1 millisecond'), ?, ?, ?)
+        FROM pgbus.enqueue_job(?, ?::jsonb, coalesce(?, now() + ?::float8 * interval '1 millisecond'), ?, ?, ?,
+                               ?, ?)
       """;
 
   private static final String ENQUEUE_MANY =
@@ -65,6 +66,8 @@ public final class JobStore {
                ORDER BY t.ord),
         ?::integer[],
         ?::integer[],
+        ?::text[],
+        ?::text[],
         ?::text[]) AS t(id)
       """;
 
@@ -72,7 +75,8 @@ public final class JobStore {
   // shape and its index.
   private static final String CLAIM =
       """
-      SELECT id, queue, priority, payload::text, attempt, max_attempts, created_at, run_at
+      SELECT id, queue, priority, payload::text, attempt, max_attempts, created_at, run_at,
+             trace_parent, trace_state
         FROM pgbus.claim(?::text[], ?, ?, ?::float8 * interval '1 millisecond')
       """;
 
@@ -284,6 +288,12 @@ public final class JobStore {
    * comes back as a duplicate.
    */
   public Enqueued jobInsertIfAbsent(Connection c, NewJob job) throws SQLException {
+    return jobInsertIfAbsent(c, job, null);
+  }
+
+  /** {@link #jobInsertIfAbsent(Connection, NewJob)}, in the trace {@code trace} (may be null). */
+  public Enqueued jobInsertIfAbsent(Connection c, NewJob job, TraceContext trace)
+      throws SQLException {
     EnqueueOptions o = job.options();
     try (PreparedStatement ps = c.prepareStatement(ENQUEUE)) {
       ps.setString(1, job.queue());
@@ -293,6 +303,8 @@ public final class JobStore {
       ps.setInt(5, o.priority());
       ps.setInt(6, o.maxAttempts());
       ps.setString(7, o.uniqueKey());
+      ps.setString(8, trace == null ? null : trace.traceParent());
+      ps.setString(9, trace == null ? null : trace.traceState());
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return new Enqueued(rs.getLong(1), rs.getBoolean(2));
@@ -306,6 +318,12 @@ public final class JobStore {
    * id instead.
    */
   public List<Long> jobInsertMany(Connection c, List<NewJob> jobs) throws SQLException {
+    return jobInsertMany(c, jobs, null);
+  }
+
+  /** {@link #jobInsertMany(Connection, List)}, all in the trace {@code trace} (may be null). */
+  public List<Long> jobInsertMany(Connection c, List<NewJob> jobs, TraceContext trace)
+      throws SQLException {
     int n = jobs.size();
     String[] queues = new String[n];
     String[] payloads = new String[n];
@@ -335,6 +353,17 @@ public final class JobStore {
       ps.setArray(5, c.createArrayOf("int4", priorities));
       ps.setArray(6, c.createArrayOf("int4", maxAttempts));
       ps.setArray(7, c.createArrayOf("text", uniqueKeys));
+      if (trace == null) {
+        ps.setNull(8, java.sql.Types.ARRAY);
+        ps.setNull(9, java.sql.Types.ARRAY);
+      } else {
+        String[] parents = new String[n];
+        String[] states = new String[n];
+        java.util.Arrays.fill(parents, trace.traceParent());
+        java.util.Arrays.fill(states, trace.traceState());
+        ps.setArray(8, c.createArrayOf("text", parents));
+        ps.setArray(9, c.createArrayOf("text", states));
+      }
       var ids = new ArrayList<Long>(n);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -366,7 +395,8 @@ public final class JobStore {
                   rs.getInt(5),
                   rs.getInt(6),
                   rs.getTimestamp(7).toInstant(),
-                  rs.getTimestamp(8).toInstant()));
+                  rs.getTimestamp(8).toInstant(),
+                  rs.getString(9) == null ? null : TraceContext.of(rs.getString(9), rs.getString(10))));
         }
       }
       return jobs;

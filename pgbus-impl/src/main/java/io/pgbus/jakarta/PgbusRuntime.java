@@ -94,6 +94,7 @@ public class PgbusRuntime {
             .jobs((job, tx) -> handlers.invoke(job))
             .wakes(wakes::fire)
             .errorDetail(settings.errorDetail())
+            .tracing(PgbusTracing.load())
             .build();
     router.attach(engine);
     healthWithdrawal =
