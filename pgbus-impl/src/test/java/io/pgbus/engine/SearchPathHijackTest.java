@@ -44,7 +44,7 @@ class SearchPathHijackTest {
   static final Set<String> PATH_INDEPENDENT =
       Set.of(
           "queue", "channel", "notify", "enqueue", "enqueue_job", "enqueue_many",
-          "check_payload", "check_run_at");
+          "check_payload", "check_run_at", "check_trace");
 
   private static final String TRAPS =
       """
@@ -208,6 +208,13 @@ class SearchPathHijackTest {
 
     // What the engine does only now and then, or only on other paths: driven by hand.
     try (Connection c = db.connect()) {
+      TraceContext trace =
+          new TraceContext("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "k=v");
+      store.jobInsertIfAbsent(c, NewJob.of("traced", "{}"), trace);
+      store.jobInsertMany(c, List.of(NewJob.of("traced", "{}")), trace);
+      assertThat(store.jobClaim(c, List.of("traced"), 2, "me", Duration.ofMinutes(1)))
+          .extracting(ClaimedJob::trace)
+          .containsExactly(trace, trace);
       long a = engine.enqueue(c, NewJob.of("manual", "{}"));
       engine.enqueue(c, NewJob.of("manual", "{}"));
       engine.enqueue(c, NewJob.of("manual", "{}"));
@@ -261,6 +268,18 @@ class SearchPathHijackTest {
       st.execute(
           "SELECT * FROM pgbus.enqueue_many(ARRAY['sql'], ARRAY['{}']::jsonb[],"
               + " ARRAY[NULL]::timestamptz[], ARRAY[0], ARRAY[25], ARRAY['u'])");
+      // With a trace context (V6): checked by pgbus.check_trace and stored.
+      st.execute(
+          "SELECT pgbus.enqueue('sql', '{}', trace_parent =>"
+              + " '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', trace_state => 'k=v')");
+      st.execute(
+          "SELECT * FROM pgbus.enqueue_many(ARRAY['sql'], ARRAY['{}']::jsonb[],"
+              + " ARRAY[NULL]::timestamptz[], ARRAY[0], ARRAY[25], ARRAY['t'],"
+              + " ARRAY['00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'], ARRAY['k=v'])");
+      st.execute(
+          "SELECT * FROM pgbus.enqueue_many(ARRAY['sql'], ARRAY['{}']::jsonb[],"
+              + " ARRAY[NULL]::timestamptz[], ARRAY[0], ARRAY[25], NULL,"
+              + " ARRAY['00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'])");
       st.execute("SELECT pgbus.pause('sql')");
       st.execute("SELECT pgbus.resume('sql')");
       st.execute("SELECT * FROM pgbus.claim(ARRAY['sql'], 10, 'me', interval '1 minute')");

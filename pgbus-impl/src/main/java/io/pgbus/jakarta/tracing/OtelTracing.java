@@ -71,7 +71,11 @@ public final class OtelTracing implements JobTracing {
    * (no SDK, or {@code otel.sdk.disabled=true}): then nothing is captured and no span is made.
    */
   public static JobTracing create() {
-    OpenTelemetry otel = serverOpenTelemetry();
+    return on(serverOpenTelemetry());
+  }
+
+  /** The adapter on {@code otel}, or {@link JobTracing#NONE} when that is the no-op. */
+  static JobTracing on(OpenTelemetry otel) {
     if (otel.getTracerProvider() == TracerProvider.noop()) {
       return JobTracing.NONE;
     }
