@@ -29,7 +29,7 @@ final class PgbusTracing {
       LOG.log(
           System.Logger.Level.INFO,
           tracing == JobTracing.NONE
-              ? "pgbus tracing is off: OpenTelemetry is disabled (otel.sdk.disabled)"
+              ? "pgbus tracing is off: OpenTelemetry is disabled or not offered as a CDI bean (set otel.sdk.disabled=false to turn it on)"
               : "pgbus tracing is on: handlers run in spans that continue the enqueuer's trace");
       return tracing;
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {

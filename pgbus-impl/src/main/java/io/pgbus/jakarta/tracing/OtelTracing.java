@@ -1,6 +1,5 @@
 package io.pgbus.jakarta.tracing;
 
-import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
@@ -82,8 +81,10 @@ public final class OtelTracing implements JobTracing {
     return new OtelTracing(otel.getTracer("io.pgbus"));
   }
 
-  // MicroProfile Telemetry offers the application's OpenTelemetry as a CDI bean and need not set
-  // the global one; without the bean (a bare OpenTelemetry agent), the global one.
+  // MicroProfile Telemetry (Liberty's mpTelemetry, WildFly's opentelemetry subsystem) offers the
+  // application's OpenTelemetry as a CDI bean. GlobalOpenTelemetry is not asked: where nothing
+  // set it, get() would fix it to the no-op for the whole JVM, and a later set() by the
+  // application or an agent would then fail.
   private static OpenTelemetry serverOpenTelemetry() {
     try {
       var bean = CDI.current().select(OpenTelemetry.class);
@@ -91,9 +92,9 @@ public final class OtelTracing implements JobTracing {
         return bean.get();
       }
     } catch (RuntimeException | LinkageError noCdi) {
-      // No CDI here: fall through to the global instance.
+      // No CDI here: no OpenTelemetry to use.
     }
-    return GlobalOpenTelemetry.get();
+    return OpenTelemetry.noop();
   }
 
   @Override
