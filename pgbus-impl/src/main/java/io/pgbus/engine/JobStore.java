@@ -47,7 +47,7 @@ public final class JobStore {
   /** The longest error text stored per attempt. */
   static final int ERROR_TEXT_LIMIT = 4000;
 
-  // pgbus.enqueue_job (V3): with a unique key, a waiting or running duplicate wins and its id
+  // pgbus.enqueue_job (V3; the trace context since V6): with a unique key, a waiting or running duplicate wins and its id
   // comes back with duplicate = true; nothing is inserted or notified, and nothing is raised.
   private static final String ENQUEUE =
       """
