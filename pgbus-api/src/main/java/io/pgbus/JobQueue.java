@@ -80,4 +80,18 @@ public interface JobQueue {
 
   /** Whether the queue is paused now. */
   boolean isPaused(String queue);
+
+  /**
+   * The audit trail of one job, oldest first: every cancel and replay of it, with who did it and
+   * when. Empty for a job nobody acted on, and for an unknown id.
+   */
+  List<AuditEntry> history(long jobId);
+
+  /**
+   * The latest {@code limit} audit entries of a queue (pause, resume, and the cancels and replays
+   * of its jobs), newest first.
+   *
+   * @param limit 1 to 1000
+   */
+  List<AuditEntry> history(String queue, int limit);
 }
