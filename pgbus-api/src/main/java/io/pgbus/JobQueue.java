@@ -10,6 +10,11 @@ import java.util.List;
  * <p>Payloads are mapped to JSON with JSON-B. Queue names are identifiers: a lower-case letter
  * followed by lower-case letters, digits or underscores, at most {@value QueueNames#MAX_LENGTH}
  * characters.
+ *
+ * <p>Who: each job records the caller principal that enqueued it and an optional correlation id
+ * ({@link EnqueueOptions#withCorrelationId}); {@link #cancel}, {@link #replay}, {@link #pause} and
+ * {@link #resume} write an {@linkplain AuditEntry audit entry} with the caller and the time, in
+ * the caller's transaction, readable with {@link #history(long)} and {@link #history(String, int)}.
  */
 public interface JobQueue {
 

@@ -5,6 +5,9 @@ import io.pgbus.JobContext;
 import io.pgbus.JobHandler;
 import io.pgbus.Outcome;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
+import java.security.Principal;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,11 +27,25 @@ public class LogFieldsHandler implements JobHandler<Marker> {
 
   private static final Logger LOG = Logger.getLogger(LogFieldsHandler.class.getName());
 
+  @Inject Instance<Principal> principal;
+
   @Override
   public Outcome handle(Marker marker, JobContext context) throws Exception {
     LOG.info("pgbus IT handler line for " + marker.text);
-    SEEN.put(context.id(), logContext());
+    Map<String, String> seen = logContext();
+    seen.put("handler.principal", principalName());
+    SEEN.put(context.id(), seen);
     return Outcome.complete();
+  }
+
+  /** Who the handler runs as, for docs/operations.md "Which identity a handler runs as". */
+  private String principalName() {
+    try {
+      Principal p = principal.get();
+      return p == null ? "null" : p.getName();
+    } catch (RuntimeException e) {
+      return e.getClass().getSimpleName();
+    }
   }
 
   @SuppressWarnings("unchecked")

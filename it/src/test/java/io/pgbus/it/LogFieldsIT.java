@@ -42,5 +42,7 @@ class LogFieldsIT {
     assertEquals(Long.toString(id), seen.get("pgbus_job_id"), seen.toString());
     assertEquals("it_logfields", seen.get("pgbus_queue"), seen.toString());
     assertEquals("1", seen.get("pgbus_attempt"), seen.toString());
+    // Measured for the docs (which identity a handler runs as), not a contract of pgbus.
+    System.out.println("LogFieldsIT: the handler ran as principal " + seen.get("handler.principal"));
   }
 }
