@@ -12,6 +12,9 @@ import java.util.Set;
  */
 final class CallerNames {
 
+  /** The CHECK on pgbus.job.enqueued_by and pgbus.audit.actor (V7__audit.sql). */
+  static final int MAX_LENGTH = 256;
+
   private static final Set<String> UNAUTHENTICATED = Set.of("UNAUTHENTICATED", "anonymous");
 
   private CallerNames() {}
@@ -33,7 +36,4 @@ final class CallerNames {
     }
     return name.length() <= MAX_LENGTH ? name : name.substring(0, MAX_LENGTH);
   }
-
-  /** The CHECK on pgbus.job.enqueued_by and pgbus.audit.actor (V7__audit.sql). */
-  static final int MAX_LENGTH = 256;
 }

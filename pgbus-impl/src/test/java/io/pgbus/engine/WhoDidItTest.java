@@ -1,9 +1,11 @@
 package io.pgbus.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pgbus.AuditEntry;
 import io.pgbus.EnqueueOptions;
+import io.pgbus.InvalidJobException;
 import io.pgbus.engine.testing.Await;
 import io.pgbus.engine.testing.TestDatabase;
 import io.pgbus.engine.testing.TestEngines;
@@ -186,6 +188,30 @@ class WhoDidItTest {
           .extracting(AuditEntry::actor)
           .containsOnly(text("SELECT session_user::text"));
     }
+  }
+
+  @Test
+  void aCorrelationIdIsBoundedAndPrintable() {
+    assertThatThrownBy(() -> EnqueueOptions.defaults().withCorrelationId(" "))
+        .isInstanceOf(InvalidJobException.class)
+        .hasMessageContaining("must not be blank");
+    assertThatThrownBy(() -> EnqueueOptions.defaults().withCorrelationId("x".repeat(129)))
+        .isInstanceOf(InvalidJobException.class)
+        .hasMessageContaining("use at most 128");
+    assertThatThrownBy(() -> EnqueueOptions.defaults().withCorrelationId("a\nb"))
+        .isInstanceOf(InvalidJobException.class)
+        .hasMessageContaining("control character");
+    assertThat(EnqueueOptions.defaults().withCorrelationId("x".repeat(128)).correlationId())
+        .hasSize(128);
+  }
+
+  @Test
+  void theDatabaseRefusesAnOverlongPrincipalOrCorrelationIdFromSql() {
+    assertThatThrownBy(
+            () ->
+                db.queryLong(
+                    "SELECT pgbus.enqueue('orders', '{}') FROM (SELECT set_config('pgbus.correlation_id', repeat('x', 129), true)) s"))
+        .hasStackTraceContaining("job_correlation_id_check");
   }
 
   private static String text(String sql, Object... args) throws SQLException {
