@@ -6,6 +6,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -26,6 +27,25 @@ final class AuditStore {
       SELECT id, at, actor, action, queue, job_id FROM pgbus.audit
        WHERE queue = ? ORDER BY id DESC LIMIT ?
       """;
+
+  // Oldest first through the primary key (ids grow with time), a batch at a time like job
+  // retention, so one round never holds many row locks.
+  private static final String PRUNE =
+      """
+      DELETE FROM pgbus.audit
+       WHERE id IN (SELECT id FROM pgbus.audit
+                     WHERE at < now() - ?::float8 * interval '1 millisecond'
+                     ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)
+      """;
+
+  /** Deletes up to {@code batch} entries older than {@code age}. */
+  int auditPrune(Connection c, Duration age, int batch) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(PRUNE)) {
+      ps.setLong(1, age.toMillis());
+      ps.setInt(2, batch);
+      return ps.executeUpdate();
+    }
+  }
 
   List<AuditEntry> auditOfJob(Connection c, long jobId) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(BY_JOB)) {

@@ -191,6 +191,27 @@ class WhoDidItTest {
   }
 
   @Test
+  void retentionDeletesAuditEntriesOlderThanTheAuditRetentionOnly() {
+    db.update(
+        "INSERT INTO pgbus.audit (at, actor, action, queue) VALUES"
+            + " (now() - interval '2 hours', 'old', 'pause', 'kept'),"
+            + " (now(), 'new', 'resume', 'kept')");
+    engines.start(
+        engines
+            .config()
+            .pruneInterval(Duration.ofMillis(100))
+            .auditRetention(Duration.ofHours(1))
+            .capsule("main", 1, "nothing")
+            .build(),
+        (job, tx) -> null);
+    Await.until(
+        "the old entry pruned",
+        Duration.ofSeconds(20),
+        () -> db.queryLong("SELECT count(*) FROM pgbus.audit WHERE actor = 'old'") == 0);
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.audit WHERE actor = 'new'")).isEqualTo(1);
+  }
+
+  @Test
   void aCorrelationIdIsBoundedAndPrintable() {
     assertThatThrownBy(() -> EnqueueOptions.defaults().withCorrelationId(" "))
         .isInstanceOf(InvalidJobException.class)

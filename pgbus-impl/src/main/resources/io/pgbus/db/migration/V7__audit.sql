@@ -30,7 +30,7 @@ ALTER TABLE pgbus.job
 -- ---------------------------------------------------------------------------------------------
 
 -- One row per operator action, written in the action's own transaction: a rollback leaves none.
--- Kept until deleted (no automatic retention yet; see docs/operations.md "Audit trail").
+-- Pruned by the engine after pgbus.retention.audit (default 30 days).
 CREATE TABLE pgbus.audit (
   id     bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   at     timestamptz NOT NULL DEFAULT now(),
