@@ -25,6 +25,8 @@ public final class EnqueueOptions {
   public static final int MAX_PRIORITY = 100;
   /** The longest unique key, in characters. */
   public static final int MAX_UNIQUE_KEY_LENGTH = 255;
+  /** The longest correlation id, in characters. */
+  public static final int MAX_CORRELATION_ID_LENGTH = 128;
 
   /**
    * The schedule horizon: a job may be due at most this far (36,500 days, about 100 years) after
@@ -36,21 +38,28 @@ public final class EnqueueOptions {
   public static final Duration MAX_SCHEDULE_AHEAD = Duration.ofDays(36_500);
 
   private static final EnqueueOptions DEFAULTS =
-      new EnqueueOptions(null, null, 0, DEFAULT_MAX_ATTEMPTS, null);
+      new EnqueueOptions(null, null, 0, DEFAULT_MAX_ATTEMPTS, null, null);
 
   private final Instant runAt;
   private final Duration delay;
   private final int priority;
   private final int maxAttempts;
   private final String uniqueKey;
+  private final String correlationId;
 
   private EnqueueOptions(
-      Instant runAt, Duration delay, int priority, int maxAttempts, String uniqueKey) {
+      Instant runAt,
+      Duration delay,
+      int priority,
+      int maxAttempts,
+      String uniqueKey,
+      String correlationId) {
     this.runAt = runAt;
     this.delay = delay;
     this.priority = priority;
     this.maxAttempts = maxAttempts;
     this.uniqueKey = uniqueKey;
+    this.correlationId = correlationId;
   }
 
   /** Run now, priority 0, {@value #DEFAULT_MAX_ATTEMPTS} attempts. */
@@ -64,7 +73,7 @@ public final class EnqueueOptions {
    */
   public EnqueueOptions withRunAt(Instant runAt) {
     return new EnqueueOptions(
-        Objects.requireNonNull(runAt, "runAt"), null, priority, maxAttempts, uniqueKey);
+        Objects.requireNonNull(runAt, "runAt"), null, priority, maxAttempts, uniqueKey, correlationId);
   }
 
   /** Runs no earlier than {@code delay} after the database's clock at enqueue. Replaces runAt. */
@@ -74,7 +83,7 @@ public final class EnqueueOptions {
       throw new InvalidJobException(null, "delay must not be negative, was " + delay);
     }
     requireWithinHorizon("delay", delay);
-    return new EnqueueOptions(null, delay, priority, maxAttempts, uniqueKey);
+    return new EnqueueOptions(null, delay, priority, maxAttempts, uniqueKey, correlationId);
   }
 
   public EnqueueOptions withPriority(int priority) {
@@ -89,7 +98,7 @@ public final class EnqueueOptions {
               + MAX_PRIORITY
               + " (lower runs first)");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey);
+    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, correlationId);
   }
 
   public EnqueueOptions withMaxAttempts(int maxAttempts) {
@@ -97,7 +106,7 @@ public final class EnqueueOptions {
       throw new InvalidJobException(
           null, "maxAttempts " + maxAttempts + " is out of range: use 1 to 1000");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey);
+    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, correlationId);
   }
 
   /**
@@ -133,7 +142,43 @@ public final class EnqueueOptions {
               + key.replaceAll("\\p{Cntrl}", "?")
               + "' contains a control character: use printable characters only");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts, key);
+    return new EnqueueOptions(runAt, delay, priority, maxAttempts, key, correlationId);
+  }
+
+  /**
+   * Tags the job with a correlation id that ties it to the request or business process that
+   * caused it, stored in {@code pgbus.job.correlation_id}. Without one, a job enqueued by a
+   * handler inherits the correlation id of the job being handled; otherwise it has none.
+   *
+   * @param id 1 to {@value #MAX_CORRELATION_ID_LENGTH} characters, not only blanks, no control
+   *     characters
+   */
+  public EnqueueOptions withCorrelationId(String id) {
+    if (id == null || id.isBlank()) {
+      throw new InvalidJobException(
+          null,
+          "correlation id must not be "
+              + (id == null ? "null" : "blank")
+              + ": pass the id of the request or process, for example withCorrelationId(\"order-42\")");
+    }
+    if (id.length() > MAX_CORRELATION_ID_LENGTH) {
+      throw new InvalidJobException(
+          null,
+          "correlation id '"
+              + id.substring(0, 40)
+              + "...' is "
+              + id.length()
+              + " characters long: use at most "
+              + MAX_CORRELATION_ID_LENGTH);
+    }
+    if (id.chars().anyMatch(Character::isISOControl)) {
+      throw new InvalidJobException(
+          null,
+          "correlation id '"
+              + id.replaceAll("\\p{Cntrl}", "?")
+              + "' contains a control character: use printable characters only");
+    }
+    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, id);
   }
 
   /**
@@ -177,6 +222,11 @@ public final class EnqueueOptions {
     return uniqueKey;
   }
 
+  /** The correlation id, or {@code null} to inherit the handled job's (or have none). */
+  public String correlationId() {
+    return correlationId;
+  }
+
   @Override
   public String toString() {
     return "EnqueueOptions[runAt="
@@ -188,6 +238,7 @@ public final class EnqueueOptions {
         + ", maxAttempts="
         + maxAttempts
         + (uniqueKey == null ? "" : ", uniqueKey=" + uniqueKey)
+        + (correlationId == null ? "" : ", correlationId=" + correlationId)
         + "]";
   }
 }

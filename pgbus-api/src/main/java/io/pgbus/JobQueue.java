@@ -10,6 +10,11 @@ import java.util.List;
  * <p>Payloads are mapped to JSON with JSON-B. Queue names are identifiers: a lower-case letter
  * followed by lower-case letters, digits or underscores, at most {@value QueueNames#MAX_LENGTH}
  * characters.
+ *
+ * <p>Who: each job records the caller principal that enqueued it and an optional correlation id
+ * ({@link EnqueueOptions#withCorrelationId}); {@link #cancel}, {@link #replay}, {@link #pause} and
+ * {@link #resume} write an {@linkplain AuditEntry audit entry} with the caller and the time, in
+ * the caller's transaction, readable with {@link #history(long)} and {@link #history(String, int)}.
  */
 public interface JobQueue {
 
@@ -80,4 +85,18 @@ public interface JobQueue {
 
   /** Whether the queue is paused now. */
   boolean isPaused(String queue);
+
+  /**
+   * The audit trail of one job, oldest first: every cancel and replay of it, with who did it and
+   * when. Empty for a job nobody acted on, and for an unknown id.
+   */
+  List<AuditEntry> history(long jobId);
+
+  /**
+   * The latest {@code limit} audit entries of a queue (pause, resume, and the cancels and replays
+   * of its jobs), newest first.
+   *
+   * @param limit 1 to 1000
+   */
+  List<AuditEntry> history(String queue, int limit);
 }

@@ -1,5 +1,6 @@
 package io.pgbus.engine;
 
+import io.pgbus.AuditEntry;
 import io.pgbus.EnqueueOptions;
 import io.pgbus.Enqueued;
 import io.pgbus.InvalidJobException;
@@ -41,6 +42,7 @@ public final class Engine {
   private final DataSource dataSource;
   private final JobStore store = new JobStore();
   private final QueueStore queueStore = new QueueStore();
+  private final AuditStore auditStore = new AuditStore();
   private final ExecutorService ownedExecutor;
   private final java.util.concurrent.Executor executor;
   // Starts the long-running loops: on threads of their own when a thread factory was given, so
@@ -292,9 +294,17 @@ public final class Engine {
    * queue was paused already.
    */
   public boolean pause(Connection c, String queue) {
+    return pause(c, queue, null);
+  }
+
+  /**
+   * {@link #pause(Connection, String)}, audited as {@code actor} (the caller principal's name;
+   * {@code null}: the database role).
+   */
+  public boolean pause(Connection c, String queue, String actor) {
     QueueNames.require(queue);
     try {
-      return queueStore.queuePause(c, queue, config.workerId());
+      return queueStore.queuePause(c, queue, config.workerId(), actor);
     } catch (SQLException e) {
       throw Failures.of(queue, "pause queue '" + queue + "'", e);
     }
@@ -305,9 +315,14 @@ public final class Engine {
    * so every engine claims the waiting jobs at once. Returns false when it was not paused.
    */
   public boolean resume(Connection c, String queue) {
+    return resume(c, queue, null);
+  }
+
+  /** {@link #resume(Connection, String)}, audited as {@code actor} ({@code null}: the role). */
+  public boolean resume(Connection c, String queue, String actor) {
     QueueNames.require(queue);
     try {
-      return queueStore.queueResume(c, queue);
+      return queueStore.queueResume(c, queue, actor);
     } catch (SQLException e) {
       throw Failures.of(queue, "resume queue '" + queue + "'", e);
     }
@@ -332,18 +347,51 @@ public final class Engine {
   }
 
   public boolean cancel(Connection c, long jobId) {
+    return cancel(c, jobId, null);
+  }
+
+  /** Cancels a waiting job, audited as {@code actor} ({@code null}: the database role). */
+  public boolean cancel(Connection c, long jobId, String actor) {
     try {
-      return store.jobCancel(c, jobId);
+      return store.jobCancel(c, jobId, actor);
     } catch (SQLException e) {
       throw Failures.of(null, "cancel job " + jobId, e);
     }
   }
 
   public boolean replay(Connection c, long jobId) {
+    return replay(c, jobId, null);
+  }
+
+  /** Replays a dead job, audited as {@code actor} ({@code null}: the database role). */
+  public boolean replay(Connection c, long jobId, String actor) {
     try {
-      return store.jobReplayDead(c, jobId);
+      return store.jobReplayDead(c, jobId, actor);
     } catch (SQLException e) {
       throw Failures.of(null, "replay job " + jobId, e);
+    }
+  }
+
+  /** The audit trail of a job, oldest first. */
+  public List<AuditEntry> history(Connection c, long jobId) {
+    try {
+      return auditStore.auditOfJob(c, jobId);
+    } catch (SQLException e) {
+      throw Failures.of(null, "read the audit trail of job " + jobId, e);
+    }
+  }
+
+  /** The latest {@code limit} audit entries of a queue, newest first. */
+  public List<AuditEntry> history(Connection c, String queue, int limit) {
+    QueueNames.require(queue);
+    if (limit < 1 || limit > 1000) {
+      throw new IllegalArgumentException(
+          "audit history limit " + limit + " is out of range: use 1 to 1000");
+    }
+    try {
+      return auditStore.auditOfQueue(c, queue, limit);
+    } catch (SQLException e) {
+      throw Failures.of(queue, "read the audit trail of queue '" + queue + "'", e);
     }
   }
 

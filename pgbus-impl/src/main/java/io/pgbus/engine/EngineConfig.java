@@ -24,6 +24,7 @@ import java.util.Objects;
  * @param completedRetention how long completed and cancelled jobs are kept; zero deletes a job in
  *     the transaction that completes it
  * @param deadRetention how long dead jobs are kept
+ * @param auditRetention how long audit entries (pgbus.audit, V7) are kept
  * @param pruneBatch rows deleted per retention statement
  * @param drainTimeout how long a stop waits for running handlers
  * @param maxPayloadBytes the largest JSON payload accepted at enqueue
@@ -48,6 +49,7 @@ public record EngineConfig(
     Duration pruneInterval,
     Duration completedRetention,
     Duration deadRetention,
+    Duration auditRetention,
     int pruneBatch,
     Duration drainTimeout,
     int maxPayloadBytes,
@@ -88,6 +90,7 @@ public record EngineConfig(
           "completedRetention must not be negative, was " + completedRetention);
     }
     positive("deadRetention", deadRetention);
+    positive("auditRetention", auditRetention);
     if (pruneBatch < 1) {
       throw new IllegalArgumentException("pruneBatch must be at least 1, was " + pruneBatch);
     }
@@ -162,6 +165,7 @@ public record EngineConfig(
     public static final Duration DEFAULT_PRUNE_INTERVAL = Duration.ofMinutes(5);
     public static final Duration DEFAULT_COMPLETED_RETENTION = Duration.ofDays(1);
     public static final Duration DEFAULT_DEAD_RETENTION = Duration.ofDays(14);
+    public static final Duration DEFAULT_AUDIT_RETENTION = Duration.ofDays(30);
     public static final int DEFAULT_PRUNE_BATCH = 1000;
     public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
@@ -186,6 +190,7 @@ public record EngineConfig(
     private Duration pruneInterval = DEFAULT_PRUNE_INTERVAL;
     private Duration completedRetention = DEFAULT_COMPLETED_RETENTION;
     private Duration deadRetention = DEFAULT_DEAD_RETENTION;
+    private Duration auditRetention = DEFAULT_AUDIT_RETENTION;
     private int pruneBatch = DEFAULT_PRUNE_BATCH;
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
     private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
@@ -212,6 +217,7 @@ public record EngineConfig(
     public Builder pruneInterval(Duration v) { pruneInterval = v; return this; }
     public Builder completedRetention(Duration v) { completedRetention = v; return this; }
     public Builder deadRetention(Duration v) { deadRetention = v; return this; }
+    public Builder auditRetention(Duration v) { auditRetention = v; return this; }
     public Builder pruneBatch(int v) { pruneBatch = v; return this; }
     public Builder drainTimeout(Duration v) { drainTimeout = v; return this; }
     public Builder maxPayloadBytes(int v) { maxPayloadBytes = v; return this; }
@@ -225,7 +231,7 @@ public record EngineConfig(
       return new EngineConfig(
           workerId, capsules, pollInterval, pollCeiling, lease, retry, probeInterval,
           probeTimeout, reconnectMin, reconnectMax, rescueInterval, pruneInterval,
-          completedRetention, deadRetention, pruneBatch, drainTimeout, maxPayloadBytes,
+          completedRetention, deadRetention, auditRetention, pruneBatch, drainTimeout, maxPayloadBytes,
           leaderTtl,
           jobTimeout != null || lease == null ? jobTimeout : defaultJobTimeout(lease),
           crons);

@@ -149,6 +149,7 @@ final class JobRunner {
   Outcome handle(Connection c, ClaimedJob job, Duration timeout) throws Exception {
     Watchdog.Attempt attempt = watchdog.watch(job, timeout);
     Outcome outcome;
+    ClaimedJob outer = CurrentJob.enter(job);
     try {
       outcome = function.run(job, c);
     } catch (Throwable t) {
@@ -156,6 +157,8 @@ final class JobRunner {
         throw new JobTimeoutException(job, timeout, t);
       }
       throw t;
+    } finally {
+      CurrentJob.restore(outer);
     }
     if (attempt.end()) {
       // It returned after the interrupt: too late, and maybe having cut its work short.

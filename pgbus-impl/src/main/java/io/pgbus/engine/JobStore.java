@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * All SQL on {@code pgbus.job}, as real SQL text with bind parameters. Queue names travel only as
@@ -47,19 +48,40 @@ public final class JobStore {
   /** The longest error text stored per attempt. */
   static final int ERROR_TEXT_LIMIT = 4000;
 
-  // pgbus.enqueue_job (V3; the trace context since V6): with a unique key, a waiting or running duplicate wins and its id
+  // pgbus.enqueue_job (V3; the trace context since V6): with a unique key, a waiting or running
+  // duplicate wins and its id
   // comes back with duplicate = true; nothing is inserted or notified, and nothing is raised.
+  //
+  // Who enqueues (V7): the column defaults of enqueued_by and correlation_id read the
+  // transaction-local settings pgbus.principal and pgbus.correlation_id. They are set in the same
+  // statement, so that it works in autocommit too: the sub-select (not flattened, it calls volatile
+  // functions) produces the queue name the function takes through LATERAL, which makes it run
+  // first. '' clears what an earlier enqueue of the transaction set. Without a correlation id of
+  // its own, a job enqueued from a handler inherits the handled job's (CurrentJob).
   private static final String ENQUEUE =
       """
-      SELECT id, duplicate
-        FROM pgbus.enqueue_job(?, ?::jsonb, coalesce(?, now() + ?::float8 * interval '1 millisecond'), ?, ?, ?,
-                               ?, ?)
+      SELECT e.id, e.duplicate
+        FROM (SELECT ?::text AS queue,
+                     pg_catalog.set_config('pgbus.principal', coalesce(?::text, ''), true) AS p,
+                     pg_catalog.set_config('pgbus.correlation_id',
+                       coalesce(?::text, (SELECT h.correlation_id FROM pgbus.job h WHERE h.id = ?::bigint), ''),
+                       true) AS c
+              OFFSET 0) s,
+             LATERAL pgbus.enqueue_job(s.queue, ?::jsonb, coalesce(?, now() + ?::float8 * interval '1 millisecond'), ?, ?, ?,
+                             ?, ?) e
       """;
 
   private static final String ENQUEUE_MANY =
       """
-      SELECT id FROM pgbus.enqueue_many(
-        ?::text[],
+      SELECT t.id
+        FROM (SELECT ?::text[] AS queues,
+                     pg_catalog.set_config('pgbus.principal', coalesce(?::text, ''), true) AS p,
+                     pg_catalog.set_config('pgbus.correlation_id',
+                       coalesce(?::text, (SELECT h.correlation_id FROM pgbus.job h WHERE h.id = ?::bigint), ''),
+                       true) AS c
+              OFFSET 0) s,
+             LATERAL pgbus.enqueue_many(
+        s.queues,
         ?::text[]::jsonb[],
         ARRAY(SELECT coalesce(t.run_at, now() + t.delay_ms::float8 * interval '1 millisecond')
                 FROM unnest(?::text[]::timestamptz[], ?::bigint[]) WITH ORDINALITY AS t(run_at, delay_ms, ord)
@@ -69,6 +91,15 @@ public final class JobStore {
         ?::text[],
         ?::text[],
         ?::text[]) AS t(id)
+      """;
+
+  // Cancel and replay write their audit row (V7) in the same statement, so in the same
+  // transaction: a rollback leaves neither.
+  private static final String AUDIT_JOB =
+      """
+      , audited AS (
+        INSERT INTO pgbus.audit (actor, action, queue, job_id)
+        SELECT coalesce(nullif(?::text, ''), session_user::text), ?, queue::text, id FROM acted)
       """;
 
   // See pgbus.claim in V3__lifecycle.sql (V1's, skipping paused queues) for the strict-priority
@@ -176,9 +207,15 @@ public final class JobStore {
 
   private static final String CANCEL_WAITING =
       """
-      UPDATE pgbus.job
-         SET state = 'cancelled', finalized_at = now()
-       WHERE id = ? AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,retryable}')
+      WITH acted AS (
+        UPDATE pgbus.job
+           SET state = 'cancelled', finalized_at = now()
+         WHERE id = ? AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,retryable}')
+        RETURNING id, queue)
+      """
+          + AUDIT_JOB
+          + """
+      SELECT count(*) FROM acted
       """;
 
   // A dead job with a unique key stays dead while another job with its key waits or runs: the
@@ -186,7 +223,7 @@ public final class JobStore {
   // the caller's transaction. (Two replays racing for one key still meet the index.)
   private static final String REPLAY_DEAD =
       """
-      WITH replayed AS (
+      WITH acted AS (
         UPDATE pgbus.job d
            SET state = 'available', max_attempts = d.attempt + d.max_attempts, run_at = now(),
                finalized_at = NULL
@@ -195,8 +232,11 @@ public final class JobStore {
                  SELECT 1 FROM pgbus.job o
                   WHERE o.queue::text = d.queue::text AND o.unique_key = d.unique_key
                     AND o.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')))
-        RETURNING d.queue)
-      SELECT pgbus.notify(queue, now()) FROM replayed
+        RETURNING d.id, d.queue)
+      """
+          + AUDIT_JOB
+          + """
+      SELECT pgbus.notify(queue, now()) FROM acted
       """;
 
   // Expired leases go back to retryable, or to dead when the attempt that crashed was the last:
@@ -297,14 +337,17 @@ public final class JobStore {
     EnqueueOptions o = job.options();
     try (PreparedStatement ps = c.prepareStatement(ENQUEUE)) {
       ps.setString(1, job.queue());
-      ps.setString(2, job.payloadJson());
-      ps.setTimestamp(3, o.runAt() == null ? null : Timestamp.from(o.runAt()));
-      ps.setLong(4, o.delay() == null ? 0 : o.delay().toMillis());
-      ps.setInt(5, o.priority());
-      ps.setInt(6, o.maxAttempts());
-      ps.setString(7, o.uniqueKey());
-      ps.setString(8, trace == null ? null : trace.traceParent());
-      ps.setString(9, trace == null ? null : trace.traceState());
+      ps.setString(2, job.enqueuedBy());
+      ps.setString(3, o.correlationId());
+      ps.setObject(4, CurrentJob.id(), java.sql.Types.BIGINT);
+      ps.setString(5, job.payloadJson());
+      ps.setTimestamp(6, o.runAt() == null ? null : Timestamp.from(o.runAt()));
+      ps.setLong(7, o.delay() == null ? 0 : o.delay().toMillis());
+      ps.setInt(8, o.priority());
+      ps.setInt(9, o.maxAttempts());
+      ps.setString(10, o.uniqueKey());
+      ps.setString(11, trace == null ? null : trace.traceParent());
+      ps.setString(12, trace == null ? null : trace.traceState());
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return new Enqueued(rs.getLong(1), rs.getBoolean(2));
@@ -345,24 +388,36 @@ public final class JobStore {
       maxAttempts[i] = o.maxAttempts();
       uniqueKeys[i] = o.uniqueKey();
     }
+    NewJob first = jobs.get(0);
+    for (NewJob j : jobs) {
+      if (!Objects.equals(j.enqueuedBy(), first.enqueuedBy())
+          || !Objects.equals(j.options().correlationId(), first.options().correlationId())) {
+        throw new IllegalArgumentException(
+            "a batch enqueue records one principal and one correlation id for all its jobs, but"
+                + " job " + jobs.indexOf(j) + " differs from the first: enqueue it separately");
+      }
+    }
     try (PreparedStatement ps = c.prepareStatement(ENQUEUE_MANY)) {
       ps.setArray(1, c.createArrayOf("text", queues));
-      ps.setArray(2, c.createArrayOf("text", payloads));
-      ps.setArray(3, c.createArrayOf("text", runAts));
-      ps.setArray(4, c.createArrayOf("int8", delays));
-      ps.setArray(5, c.createArrayOf("int4", priorities));
-      ps.setArray(6, c.createArrayOf("int4", maxAttempts));
-      ps.setArray(7, c.createArrayOf("text", uniqueKeys));
+      ps.setString(2, first.enqueuedBy());
+      ps.setString(3, first.options().correlationId());
+      ps.setObject(4, CurrentJob.id(), java.sql.Types.BIGINT);
+      ps.setArray(5, c.createArrayOf("text", payloads));
+      ps.setArray(6, c.createArrayOf("text", runAts));
+      ps.setArray(7, c.createArrayOf("int8", delays));
+      ps.setArray(8, c.createArrayOf("int4", priorities));
+      ps.setArray(9, c.createArrayOf("int4", maxAttempts));
+      ps.setArray(10, c.createArrayOf("text", uniqueKeys));
       if (trace == null) {
-        ps.setNull(8, java.sql.Types.ARRAY);
-        ps.setNull(9, java.sql.Types.ARRAY);
+        ps.setNull(11, java.sql.Types.ARRAY);
+        ps.setNull(12, java.sql.Types.ARRAY);
       } else {
         String[] parents = new String[n];
         String[] states = new String[n];
         java.util.Arrays.fill(parents, trace.traceParent());
         java.util.Arrays.fill(states, trace.traceState());
-        ps.setArray(8, c.createArrayOf("text", parents));
-        ps.setArray(9, c.createArrayOf("text", states));
+        ps.setArray(11, c.createArrayOf("text", parents));
+        ps.setArray(12, c.createArrayOf("text", states));
       }
       var ids = new ArrayList<Long>(n);
       try (ResultSet rs = ps.executeQuery()) {
@@ -516,11 +571,19 @@ public final class JobStore {
     }
   }
 
-  /** Cancels a job that is still waiting to run; false when it is running or finished. */
-  public boolean jobCancel(Connection c, long id) throws SQLException {
+  /**
+   * Cancels a job that is still waiting to run, and audits it as {@code actor} ({@code null}: the
+   * database role); false when it is running or finished.
+   */
+  public boolean jobCancel(Connection c, long id, String actor) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(CANCEL_WAITING)) {
       ps.setLong(1, id);
-      return ps.executeUpdate() == 1;
+      ps.setString(2, actor);
+      ps.setString(3, "cancel");
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1) == 1;
+      }
     }
   }
 
@@ -529,9 +592,11 @@ public final class JobStore {
    * counter is not reset, since it is the fence: a worker still holding the dead attempt must not
    * match the revived job. The budget grows by the job's max_attempts instead.
    */
-  public boolean jobReplayDead(Connection c, long id) throws SQLException {
+  public boolean jobReplayDead(Connection c, long id, String actor) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(REPLAY_DEAD)) {
       ps.setLong(1, id);
+      ps.setString(2, actor);
+      ps.setString(3, "replay");
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next();
       }

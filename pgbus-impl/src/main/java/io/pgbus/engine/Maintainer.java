@@ -56,6 +56,7 @@ final class Maintainer implements Runnable {
   private final CountDownLatch finished = new CountDownLatch(1);
   private final AtomicLong rescued = new AtomicLong();
   private final AtomicLong pruned = new AtomicLong();
+  private final AuditStore audit = new AuditStore();
   private final AtomicLong rounds = new AtomicLong();
   private final ErrorBackoff errors =
       new ErrorBackoff(
@@ -115,7 +116,8 @@ final class Maintainer implements Runnable {
                     store.jobPrune(c, "completed", config.completedRetention(), config.pruneBatch())
                         + store.jobPrune(
                             c, "cancelled", config.completedRetention(), config.pruneBatch())
-                        + store.jobPrune(c, "dead", config.deadRetention(), config.pruneBatch());
+                        + store.jobPrune(c, "dead", config.deadRetention(), config.pruneBatch())
+                        + audit.auditPrune(c, config.auditRetention(), config.pruneBatch());
                 pruned.addAndGet(n);
                 return n;
               }

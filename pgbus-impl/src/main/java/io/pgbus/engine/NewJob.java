@@ -5,8 +5,15 @@ import io.pgbus.InvalidJobException;
 import io.pgbus.QueueNames;
 import java.util.Objects;
 
-/** A job to insert: a validated queue name, its JSON payload and its options. */
-public record NewJob(String queue, String payloadJson, EnqueueOptions options) {
+/**
+ * A job to insert: a validated queue name, its JSON payload, its options, and who enqueues it
+ * ({@code null}: the database role is recorded; see V7__audit.sql).
+ */
+public record NewJob(String queue, String payloadJson, EnqueueOptions options, String enqueuedBy) {
+
+  public NewJob(String queue, String payloadJson, EnqueueOptions options) {
+    this(queue, payloadJson, options, null);
+  }
 
   public NewJob {
     QueueNames.require(queue);

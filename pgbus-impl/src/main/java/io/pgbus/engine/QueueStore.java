@@ -14,28 +14,48 @@ import java.util.List;
  */
 final class QueueStore {
 
-  private static final String PAUSE = "SELECT pgbus.pause(?, ?)";
+  // The functions audit the action as pgbus.actor() (V7), which reads pgbus.principal: set in the
+  // same statement, in a sub-select that runs first, so that autocommit works too. '' clears it.
+  private static final String PAUSE =
+      """
+      SELECT pgbus.pause(s.queue, ?)
+        FROM (SELECT ?::text AS queue,
+                     pg_catalog.set_config('pgbus.principal', coalesce(?::text, ''), true) AS p
+              OFFSET 0) s
+      """;
 
-  private static final String RESUME = "SELECT pgbus.resume(?)";
+  private static final String RESUME =
+      """
+      SELECT pgbus.resume(s.queue)
+        FROM (SELECT ?::text AS queue,
+                     pg_catalog.set_config('pgbus.principal', coalesce(?::text, ''), true) AS p
+              OFFSET 0) s
+      """;
 
   private static final String IS_PAUSED =
       "SELECT EXISTS (SELECT 1 FROM pgbus.queue_pause WHERE queue::text = ?::text)";
 
   private static final String PAUSED = "SELECT queue FROM pgbus.queue_pause ORDER BY queue";
 
-  /** Pauses a queue; true when it was running before. */
-  boolean queuePause(Connection c, String queue, String pausedBy) throws SQLException {
+  /** Pauses a queue, audited as {@code actor}; true when it was running before. */
+  boolean queuePause(Connection c, String queue, String pausedBy, String actor)
+      throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(PAUSE)) {
-      ps.setString(1, queue);
-      ps.setString(2, pausedBy);
+      ps.setString(1, pausedBy);
+      ps.setString(2, queue);
+      ps.setString(3, actor);
       return bool(ps);
     }
   }
 
-  /** Resumes a queue and wakes its workers at commit; true when it was paused. */
-  boolean queueResume(Connection c, String queue) throws SQLException {
+  /**
+   * Resumes a queue, audited as {@code actor}, and wakes its workers at commit; true when it was
+   * paused.
+   */
+  boolean queueResume(Connection c, String queue, String actor) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(RESUME)) {
       ps.setString(1, queue);
+      ps.setString(2, actor);
       return bool(ps);
     }
   }

@@ -1,5 +1,6 @@
 package io.pgbus.jakarta;
 
+import io.pgbus.AuditEntry;
 import io.pgbus.EnqueueOptions;
 import io.pgbus.Enqueued;
 import io.pgbus.InvalidJobException;
@@ -10,10 +11,12 @@ import io.pgbus.engine.NewJob;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import jakarta.json.bind.Jsonb;
 import jakarta.json.bind.JsonbBuilder;
 import java.sql.Connection;
+import java.security.Principal;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,12 +26,18 @@ import java.util.function.Function;
  * {@link JobQueue} on the JTA datasource. A connection taken inside the caller's transaction is
  * enlisted in it, so the INSERT and its {@code pg_notify} commit or roll back with the caller's
  * own writes. Without a transaction, each call commits on its own.
+ *
+ * <p>Who: every enqueue records the caller principal (CDI's built-in {@link Principal} bean, which
+ * is the EJB/servlet caller) in {@code pgbus.job.enqueued_by}, and cancel, replay, pause and
+ * resume write it to the audit trail. Without an authenticated caller the database role is
+ * recorded instead.
  */
 @ApplicationScoped
 public class JtaJobQueue implements JobQueue {
 
   @Inject PgbusRuntime runtime;
   @Inject PgbusResources resources;
+  @Inject Instance<Principal> principal;
 
   private Jsonb jsonb;
 
@@ -60,7 +69,7 @@ public class JtaJobQueue implements JobQueue {
 
   /** Enqueues in the caller's transaction; a duplicate of a unique key inserts (and counts) none. */
   private Enqueued insert(String queue, Object payload, EnqueueOptions options) {
-    NewJob job = new NewJob(queue, toJson(queue, payload), options);
+    NewJob job = new NewJob(queue, toJson(queue, payload), options, caller());
     Enqueued result =
         withConnection(
             "enqueue to queue '" + queue + "'", c -> runtime.engine().enqueueIfAbsent(c, job));
@@ -81,8 +90,9 @@ public class JtaJobQueue implements JobQueue {
               + " jobs one by one with enqueueIfAbsent");
     }
     var jobs = new ArrayList<NewJob>(payloads.size());
+    String by = caller();
     for (Object p : payloads) {
-      jobs.add(new NewJob(queue, toJson(queue, p), options));
+      jobs.add(new NewJob(queue, toJson(queue, p), options, by));
     }
     List<Long> ids =
         withConnection(
@@ -94,24 +104,24 @@ public class JtaJobQueue implements JobQueue {
 
   @Override
   public boolean cancel(long jobId) {
-    return withConnection("cancel job " + jobId, c -> runtime.engine().cancel(c, jobId));
+    return withConnection("cancel job " + jobId, c -> runtime.engine().cancel(c, jobId, caller()));
   }
 
   @Override
   public boolean replay(long jobId) {
-    return withConnection("replay job " + jobId, c -> runtime.engine().replay(c, jobId));
+    return withConnection("replay job " + jobId, c -> runtime.engine().replay(c, jobId, caller()));
   }
 
   @Override
   public boolean pause(String queue) {
     QueueNames.require(queue);
-    return withConnection("pause queue '" + queue + "'", c -> runtime.engine().pause(c, queue));
+    return withConnection("pause queue '" + queue + "'", c -> runtime.engine().pause(c, queue, caller()));
   }
 
   @Override
   public boolean resume(String queue) {
     QueueNames.require(queue);
-    return withConnection("resume queue '" + queue + "'", c -> runtime.engine().resume(c, queue));
+    return withConnection("resume queue '" + queue + "'", c -> runtime.engine().resume(c, queue, caller()));
   }
 
   @Override
@@ -119,6 +129,28 @@ public class JtaJobQueue implements JobQueue {
     QueueNames.require(queue);
     return withConnection(
         "read the pause of queue '" + queue + "'", c -> runtime.engine().isPaused(c, queue));
+  }
+
+  @Override
+  public List<AuditEntry> history(long jobId) {
+    return withConnection(
+        "read the audit trail of job " + jobId, c -> runtime.engine().history(c, jobId));
+  }
+
+  @Override
+  public List<AuditEntry> history(String queue, int limit) {
+    QueueNames.require(queue);
+    return withConnection(
+        "read the audit trail of queue '" + queue + "'",
+        c -> runtime.engine().history(c, queue, limit));
+  }
+
+  /**
+   * The caller principal's name, or {@code null} (the database records its role) when there is
+   * none, it is the container's unauthenticated placeholder, or the container cannot tell here.
+   */
+  private String caller() {
+    return CallerNames.name(principal);
   }
 
   private String toJson(String queue, Object payload) {

@@ -52,6 +52,8 @@ final class Limits {
       range("pgbus.retention.completed", Builder.DEFAULT_COMPLETED_RETENTION, Duration.ZERO, days(3650));
   static final Range DEAD_RETENTION =
       range("pgbus.retention.dead", Builder.DEFAULT_DEAD_RETENTION, Duration.ofMinutes(1), days(3650));
+  static final Range AUDIT_RETENTION =
+      range("pgbus.retention.audit", Builder.DEFAULT_AUDIT_RETENTION, Duration.ofMinutes(1), days(3650));
   static final Range DRAIN_TIMEOUT =
       range("pgbus.drain-timeout", Builder.DEFAULT_DRAIN_TIMEOUT, MS, hours(1));
   static final Range LEADER_TTL =

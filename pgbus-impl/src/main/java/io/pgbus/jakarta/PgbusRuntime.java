@@ -84,6 +84,7 @@ public class PgbusRuntime {
       }
     }
     metrics = PgbusMetrics.load();
+    JobLogFields logFields = JobLogFields.of(PgbusRuntime.class.getClassLoader());
     engine =
         Engine.builder(settings.engine(), resources.dataSource())
             .events(metrics.jobEvents())
@@ -91,7 +92,15 @@ public class PgbusRuntime {
             .loopThreads(resources.threadFactory())
             .transactions(transactions)
             .listenerConnections(resources.listenerConnections())
-            .jobs((job, tx) -> handlers.invoke(job))
+            .jobs(
+                (job, tx) -> {
+                  logFields.enter(job);
+                  try {
+                    return handlers.invoke(job);
+                  } finally {
+                    logFields.exit();
+                  }
+                })
             .wakes(wakes::fire)
             .errorDetail(settings.errorDetail())
             .tracing(PgbusTracing.load())

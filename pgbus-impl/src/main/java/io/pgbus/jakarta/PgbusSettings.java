@@ -140,6 +140,7 @@ record PgbusSettings(
         .pruneInterval(r.duration(Limits.PRUNE_INTERVAL))
         .completedRetention(r.duration(Limits.COMPLETED_RETENTION))
         .deadRetention(r.duration(Limits.DEAD_RETENTION))
+        .auditRetention(r.duration(Limits.AUDIT_RETENTION))
         .pruneBatch(r.integer("pgbus.prune-batch", EngineConfig.Builder.DEFAULT_PRUNE_BATCH, 1, 100_000))
         .drainTimeout(r.duration(Limits.DRAIN_TIMEOUT))
         .leaderTtl(r.duration(Limits.LEADER_TTL))

@@ -32,6 +32,7 @@ final class SettingKeys {
           "pgbus.prune-batch",
           "pgbus.retention.completed",
           "pgbus.retention.dead",
+          "pgbus.retention.audit",
           "pgbus.retry.base",
           "pgbus.retry.cap",
           "pgbus.retry.jitter",

@@ -41,7 +41,7 @@ class RetentionRaceTest {
         Connection prune = db.connect()) {
       int prunePid = backendPid(prune);
       replay.setAutoCommit(false);
-      assertThat(store.jobReplayDead(replay, id)).isTrue();
+      assertThat(store.jobReplayDead(replay, id, null)).isTrue();
 
       CompletableFuture<Integer> pruned =
           CompletableFuture.supplyAsync(() -> prune(prune));

@@ -71,10 +71,17 @@ class SchemaMigrationTest {
       pool.shutdownNow();
     }
 
+    // Counted against the distinct versions, not the version number: versions may have gaps
+    // (a branch's V7 before another's V6 is merged).
     assertThat(
             db.queryLong(
-                "SELECT count(*) FROM pgbus.schema_history WHERE version IS NOT NULL AND success"))
+                "SELECT count(*) - count(DISTINCT version) FROM pgbus.schema_history"
+                    + " WHERE version IS NOT NULL AND success"))
         .as("each migration applied exactly once")
+        .isZero();
+    assertThat(
+            db.queryLong(
+                "SELECT max(version::int) FROM pgbus.schema_history WHERE version IS NOT NULL AND success"))
         .isEqualTo(Long.parseLong(Schema.EXPECTED_VERSION));
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.schema_history WHERE NOT success"))
         .isZero();
