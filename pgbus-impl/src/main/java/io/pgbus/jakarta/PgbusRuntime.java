@@ -83,7 +83,7 @@ public class PgbusRuntime {
             q);
       }
     }
-    metrics = PgbusMetrics.load();
+    metrics = PgbusMetrics.load(settings.metrics());
     engine =
         Engine.builder(settings.engine(), resources.dataSource())
             .events(metrics.jobEvents())
@@ -102,7 +102,7 @@ public class PgbusRuntime {
     resources.executor().execute(this::bootstrap);
   }
 
-  /** Where pgbus reports counters and timers; {@link PgbusMetrics#NONE} without MP Metrics. */
+  /** Where pgbus reports counters and timers; {@link PgbusMetrics#NONE} without MP Metrics or OpenTelemetry. */
   public PgbusMetrics metrics() {
     return metrics;
   }
