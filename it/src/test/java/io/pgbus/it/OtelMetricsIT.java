@@ -43,6 +43,9 @@ class OtelMetricsIT {
             "otel.metrics.exporter=otlp",
             "otel.traces.exporter=none",
             "otel.logs.exporter=none",
+            // Liberty reads the per-signal keys; WildFly (SmallRye OpenTelemetry) the general ones.
+            "otel.exporter.otlp.protocol=http/protobuf",
+            "otel.exporter.otlp.endpoint=http://127.0.0.1:" + port,
             "otel.exporter.otlp.metrics.protocol=http/protobuf",
             "otel.exporter.otlp.metrics.endpoint=http://127.0.0.1:" + port + "/v1/metrics",
             "otel.metric.export.interval=1000")

@@ -15,7 +15,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * A stand-in OTLP/HTTP collector: accepts POST /v1/metrics (protobuf) and keeps the bodies. Plain
  * sockets, no JDK HTTP server, so it runs inside any application server's class loader; the
- * exporter's HTTP/1.1 POST with Content-Length or chunked body is all it speaks.
+ * exporter's HTTP/1.1 POST with Content-Length or chunked body, plain or gzip, is all it speaks.
  */
 public final class OtlpReceiver implements AutoCloseable {
 
@@ -63,6 +63,10 @@ public final class OtlpReceiver implements AutoCloseable {
             int i = lower.indexOf("content-length:");
             int len = i < 0 ? 0 : Integer.parseInt(lower.substring(i + 15, lower.indexOf('\r', i)).trim());
             body = in.readNBytes(len);
+          }
+          if (lower.contains("content-encoding: gzip")) {
+            // WildFly's exporter (SmallRye OpenTelemetry, Vert.x) compresses.
+            body = new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(body)).readAllBytes();
           }
           if (head.startsWith("POST /v1/metrics")) {
             bodies.add(body);
