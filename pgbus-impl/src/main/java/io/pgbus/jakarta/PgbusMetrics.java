@@ -24,6 +24,12 @@ public interface PgbusMetrics {
   default void bind(Engine engine, DataSource dataSource) {}
 
   /**
+   * Drops what reads the stopped engine. A server-wide OpenTelemetry SDK outlives the
+   * application, and would otherwise keep calling an undeployed application's gauge callbacks.
+   */
+  default void close() {}
+
+  /**
    * The adapter for {@code pgbus.metrics}: {@code auto} (the default) takes MicroProfile Metrics
    * where the server has it, else OpenTelemetry where the server has its API (MicroProfile
    * Telemetry 2, WildFly's opentelemetry subsystem), else none; {@code mp} and {@code otel} ask for

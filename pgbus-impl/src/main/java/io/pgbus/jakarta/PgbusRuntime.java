@@ -197,6 +197,7 @@ public class PgbusRuntime {
     synchronized (this) {
       engine.stop();
     }
+    metrics.close();
   }
 
   /** The engine; present from deployment on, running once the database was reached. */

@@ -17,6 +17,8 @@ import io.pgbus.jakarta.metrics.DepthCache;
 import jakarta.enterprise.inject.spi.Unmanaged;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import javax.sql.DataSource;
 
 /**
@@ -43,6 +45,7 @@ public final class OtelMetrics implements PgbusMetrics {
   private final LongCounter cancelled;
   private final DoubleHistogram duration;
   private final DoubleHistogram wakeLatency;
+  private final List<AutoCloseable> gauges = new CopyOnWriteArrayList<>();
 
   public OtelMetrics() {
     this(openTelemetry());
@@ -130,11 +133,11 @@ public final class OtelMetrics implements PgbusMetrics {
 
   @Override
   public void bind(Engine engine, DataSource dataSource) {
-    meter.gaugeBuilder("pgbus.listener.delivering")
+    gauges.add(meter.gaugeBuilder("pgbus.listener.delivering")
         .setDescription("1 while the LISTEN connection delivers (self-probe OK), else 0")
         .ofLongs()
-        .buildWithCallback(m -> m.record(engine.listenerState().delivering() ? 1 : 0));
-    meter.gaugeBuilder("pgbus.claims")
+        .buildWithCallback(m -> m.record(engine.listenerState().delivering() ? 1 : 0)));
+    gauges.add(meter.gaugeBuilder("pgbus.claims")
         .setDescription("claim statements since start")
         .ofLongs()
         .buildWithCallback(
@@ -142,8 +145,8 @@ public final class OtelMetrics implements PgbusMetrics {
               for (Capsule c : engine.capsules()) {
                 m.record(c.claims(), Attributes.of(CAPSULE, c.config().name()));
               }
-            });
-    meter.gaugeBuilder("pgbus.claims.empty")
+            }));
+    gauges.add(meter.gaugeBuilder("pgbus.claims.empty")
         .setDescription("claim statements that found nothing, since start: polling waste")
         .ofLongs()
         .buildWithCallback(
@@ -151,9 +154,9 @@ public final class OtelMetrics implements PgbusMetrics {
               for (Capsule c : engine.capsules()) {
                 m.record(c.emptyClaims(), Attributes.of(CAPSULE, c.config().name()));
               }
-            });
+            }));
     DepthCache depth = new DepthCache(dataSource, engine.config().queues(), Duration.ofSeconds(30));
-    meter.gaugeBuilder("pgbus.queue.depth")
+    gauges.add(meter.gaugeBuilder("pgbus.queue.depth")
         .setDescription("jobs per queue and state, refreshed at most every 30 s")
         .ofLongs()
         .buildWithCallback(
@@ -163,6 +166,18 @@ public final class OtelMetrics implements PgbusMetrics {
                   m.record(depth.depth(q, state), Attributes.of(QUEUE, q, STATE, state));
                 }
               }
-            });
+            }));
+  }
+
+  @Override
+  public void close() {
+    for (AutoCloseable g : gauges) {
+      try {
+        g.close();
+      } catch (Exception e) {
+        // The SDK is going away too; nothing left to unregister from.
+      }
+    }
+    gauges.clear();
   }
 }
