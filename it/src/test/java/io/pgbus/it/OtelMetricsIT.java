@@ -32,23 +32,15 @@ class OtelMetricsIT {
   @Deployment
   static WebArchive deployment() {
     int port = OtlpReceiver.freePort();
-    return PgbusWars.of(
-            "otel-metrics",
-            "pgbus.metrics=otel",
-            "pgbus.capsules=otel",
-            "pgbus.capsule.otel.queues=" + QUEUE,
-            "pgbus.capsule.otel.concurrency=2",
-            "otel.sdk.disabled=false",
-            "otel.service.name=pgbus-it-otel",
-            "otel.metrics.exporter=otlp",
-            "otel.traces.exporter=none",
-            "otel.logs.exporter=none",
-            // Liberty reads the per-signal keys; WildFly (SmallRye OpenTelemetry) the general ones.
-            "otel.exporter.otlp.protocol=http/protobuf",
-            "otel.exporter.otlp.endpoint=http://127.0.0.1:" + port,
-            "otel.exporter.otlp.metrics.protocol=http/protobuf",
-            "otel.exporter.otlp.metrics.endpoint=http://127.0.0.1:" + port + "/v1/metrics",
-            "otel.metric.export.interval=1000")
+    var config =
+        new java.util.ArrayList<>(
+            List.of(
+                "pgbus.metrics=otel",
+                "pgbus.capsules=otel",
+                "pgbus.capsule.otel.queues=" + QUEUE,
+                "pgbus.capsule.otel.concurrency=2"));
+    config.addAll(OtlpReceiver.config(port));
+    return PgbusWars.of("otel-metrics", config.toArray(String[]::new))
         .addClasses(OtlpReceiver.class, OtlpMetrics.class)
         // The port chosen here, on the client, for the receiver the test starts in the server.
         .addAsResource(new StringAsset(Integer.toString(port)), "otlp-port");
@@ -95,16 +87,8 @@ class OtelMetricsIT {
     }
   }
 
-  /** The counter in the newest export that has it (cumulative), or -1. */
   private static long latest(OtlpReceiver receiver, String name) {
-    List<byte[]> bodies = receiver.bodies();
-    for (int i = bodies.size() - 1; i >= 0; i--) {
-      long v = OtlpMetrics.sum(bodies.get(i), name, QUEUE);
-      if (v >= 0) {
-        return v;
-      }
-    }
-    return -1;
+    return OtlpMetrics.latest(receiver.bodies(), name, QUEUE);
   }
 
   private static byte[] concat(List<byte[]> bodies) {

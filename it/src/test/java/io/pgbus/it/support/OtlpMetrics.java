@@ -12,6 +12,17 @@ import java.nio.charset.StandardCharsets;
 public final class OtlpMetrics {
   private OtlpMetrics() {}
 
+  /** The counter in the newest export that has it (cumulative), or -1. */
+  public static long latest(java.util.List<byte[]> exports, String name, String queue) {
+    for (int i = exports.size() - 1; i >= 0; i--) {
+      long v = sum(exports.get(i), name, queue);
+      if (v >= 0) {
+        return v;
+      }
+    }
+    return -1;
+  }
+
   /** The value of counter {@code name} for attribute queue=queue in one export, or -1 if absent. */
   public static long sum(byte[] request, String name, String queue) {
     long[] found = {-1};

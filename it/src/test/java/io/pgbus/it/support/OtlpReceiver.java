@@ -39,6 +39,25 @@ public final class OtlpReceiver implements AutoCloseable {
     }
   }
 
+  /**
+   * MP Config lines that turn the server's OpenTelemetry SDK on for one application and point its
+   * metrics at this receiver every second. Liberty reads the per-signal keys; WildFly (SmallRye
+   * OpenTelemetry) the general ones.
+   */
+  public static List<String> config(int port) {
+    return List.of(
+        "otel.sdk.disabled=false",
+        "otel.service.name=pgbus-it-otel",
+        "otel.metrics.exporter=otlp",
+        "otel.traces.exporter=none",
+        "otel.logs.exporter=none",
+        "otel.exporter.otlp.protocol=http/protobuf",
+        "otel.exporter.otlp.endpoint=http://127.0.0.1:" + port,
+        "otel.exporter.otlp.metrics.protocol=http/protobuf",
+        "otel.exporter.otlp.metrics.endpoint=http://127.0.0.1:" + port + "/v1/metrics",
+        "otel.metric.export.interval=1000");
+  }
+
   public List<byte[]> bodies() {
     return List.copyOf(bodies);
   }
