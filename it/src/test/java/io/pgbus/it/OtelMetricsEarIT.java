@@ -15,7 +15,10 @@ import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.container.test.api.RunAsClient;
 import org.jboss.arquillian.junit5.ArquillianExtension;
 import org.jboss.arquillian.test.api.ArquillianResource;
+import org.jboss.shrinkwrap.api.ShrinkWrap;
+import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.spec.EnterpriseArchive;
+import org.jboss.shrinkwrap.api.spec.JavaArchive;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -37,7 +40,14 @@ class OtelMetricsEarIT {
       config.add("pgbus.metrics=otel");
     }
     config.addAll(OtlpReceiver.config(PORT));
-    return Ears.of("otel-orders", config.toArray(String[]::new));
+    // WildFly sets up an EAR's OpenTelemetry SDK from MP Config seen at the EAR level: the WAR's
+    // microprofile-config.properties is not, so the otel.* lines go in an EAR library as well.
+    return Ears.of("otel-orders", config.toArray(String[]::new))
+        .addAsLibrary(
+            ShrinkWrap.create(JavaArchive.class, "otel-config.jar")
+                .addAsManifestResource(
+                    new StringAsset(String.join("\n", OtlpReceiver.config(PORT)) + "\n"),
+                    "microprofile-config.properties"));
   }
 
   @ArquillianResource URL url;
