@@ -20,7 +20,7 @@ import javax.sql.DataSource;
 @ApplicationScoped
 @Handles({"it_tx", "it_business", "it_left", "it_right", "it_latency", "it_l1", "it_l2", "it_l3",
     "it_l4", "it_l5", "it_l6", "it_ready", "it_metrics", "it_batch", "it_paused", "it_unique",
-    "it_cron"})
+    "it_cron", "it_otel"})
 public class RecordingHandler implements JobHandler<Marker> {
 
   /** Handler start times (System.nanoTime) by marker text. */

@@ -83,7 +83,7 @@ public class PgbusRuntime {
             q);
       }
     }
-    metrics = PgbusMetrics.load();
+    metrics = PgbusMetrics.load(settings.metrics());
     JobLogFields logFields = JobLogFields.of(PgbusRuntime.class.getClassLoader());
     engine =
         Engine.builder(settings.engine(), resources.dataSource())
@@ -112,7 +112,7 @@ public class PgbusRuntime {
     resources.executor().execute(this::bootstrap);
   }
 
-  /** Where pgbus reports counters and timers; {@link PgbusMetrics#NONE} without MP Metrics. */
+  /** Where pgbus reports counters and timers; {@link PgbusMetrics#NONE} without MP Metrics or OpenTelemetry. */
   public PgbusMetrics metrics() {
     return metrics;
   }
@@ -207,6 +207,7 @@ public class PgbusRuntime {
     synchronized (this) {
       engine.stop();
     }
+    metrics.close();
   }
 
   /** The engine; present from deployment on, running once the database was reached. */

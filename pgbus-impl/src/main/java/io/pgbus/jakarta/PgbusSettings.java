@@ -39,7 +39,8 @@ record PgbusSettings(
     String threadFactory,
     boolean migrate,
     Duration stallThreshold,
-    ErrorDetail errorDetail) {
+    ErrorDetail errorDetail,
+    String metrics) {
 
   static final String DEFAULT_DATASOURCE = "jdbc/pgbus";
   static final String DEFAULT_LISTENER_DATASOURCE = "jdbc/pgbusListener";
@@ -173,7 +174,19 @@ record PgbusSettings(
         r.string("pgbus.thread-factory").orElse(DEFAULT_THREAD_FACTORY),
         r.bool("pgbus.migrate", true),
         r.duration(Limits.STALL_THRESHOLD),
-        r.errorDetail("pgbus.errors.detail", ErrorDetail.STACK));
+        r.errorDetail("pgbus.errors.detail", ErrorDetail.STACK),
+        metrics(r.string("pgbus.metrics").orElse("auto")));
+  }
+
+  /** Which metrics adapter: see {@link PgbusMetrics#load}. */
+  private static String metrics(String v) {
+    String mode = v.trim().toLowerCase(java.util.Locale.ROOT);
+    if (!java.util.Set.of("auto", "mp", "otel", "none").contains(mode)) {
+      throw new InvalidSettingException(
+          "pgbus: pgbus.metrics=" + v + " is invalid: use auto (MicroProfile Metrics if the server"
+              + " has it, else OpenTelemetry), mp, otel or none; default auto");
+    }
+    return mode;
   }
 
   /** One cron from pgbus.cron.<name>.*, every value checked with its key named. */

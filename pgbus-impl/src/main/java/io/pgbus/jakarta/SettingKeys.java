@@ -51,7 +51,8 @@ final class SettingKeys {
           "pgbus.thread-factory",
           "pgbus.migrate",
           "pgbus.liveness.stall-threshold",
-          "pgbus.errors.detail");
+          "pgbus.errors.detail",
+          "pgbus.metrics");
 
   static final String CAPSULE_PREFIX = "pgbus.capsule.";
   static final String CRON_PREFIX = "pgbus.cron.";

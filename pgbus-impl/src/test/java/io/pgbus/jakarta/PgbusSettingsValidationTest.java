@@ -144,4 +144,12 @@ class PgbusSettingsValidationTest {
     assertThatThrownBy(() -> read("pgbus.errors.detail", "none"))
         .hasMessageStartingWith("pgbus: pgbus.errors.detail=none is invalid: use stack");
   }
+
+  @Test
+  void metricsIsAutoByDefaultAndABadValueIsRefused() {
+    assertThat(read().metrics()).isEqualTo("auto");
+    assertThat(read("pgbus.metrics", "OTel").metrics()).isEqualTo("otel");
+    assertThatThrownBy(() -> read("pgbus.metrics", "prometheus"))
+        .hasMessageStartingWith("pgbus: pgbus.metrics=prometheus is invalid: use auto");
+  }
 }

@@ -12,8 +12,9 @@ import javax.sql.DataSource;
 /**
  * Queue depth by state, read with one grouped count at most once per {@code maxAge} and only when
  * a scrape asks: an idle server that nobody scrapes pays nothing, and a scrape storm pays once.
+ * Public for the OpenTelemetry adapter; it refers to no MP Metrics type.
  */
-final class DepthCache {
+public final class DepthCache {
 
   private static final String DEPTH =
       """
@@ -30,13 +31,13 @@ final class DepthCache {
   private long readAt;
   private boolean read;
 
-  DepthCache(DataSource dataSource, List<String> queues, Duration maxAge) {
+  public DepthCache(DataSource dataSource, List<String> queues, Duration maxAge) {
     this.dataSource = dataSource;
     this.queues = List.copyOf(queues);
     this.maxAgeNanos = maxAge.toNanos();
   }
 
-  synchronized long depth(String queue, String state) {
+  public synchronized long depth(String queue, String state) {
     if (!read || System.nanoTime() - readAt > maxAgeNanos) {
       refresh();
     }
