@@ -21,11 +21,17 @@ final class Ears {
   private Ears() {}
 
   static EnterpriseArchive of(String name, String... config) {
+    return of(name, new Class<?>[0], config);
+  }
+
+  /** The same, with more classes (a test's own handler) in the WAR. */
+  static EnterpriseArchive of(String name, Class<?>[] classes, String... config) {
     WebArchive war =
         ShrinkWrap.create(WebArchive.class, name + ".war")
             .addAsLibraries(libraries(false))
             .addClasses(Marker.class, Enqueuer.class, RecordingHandler.class, ItSchema.class,
                 OrdersResource.class, ItRestApplication.class, Sql.class, TestServer.class)
+            .addClasses(classes)
             .setWebXML("wildfly/web.xml");
     Config.with(war, TestServer.current().pgbusConfig(config));
     return ShrinkWrap.create(EnterpriseArchive.class, name + ".ear")

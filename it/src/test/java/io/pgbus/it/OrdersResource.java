@@ -38,4 +38,17 @@ public class OrdersResource {
     long handled = Sql.count(ds, "SELECT count(*) FROM it_handled WHERE job_id = ?", id);
     return state + " " + handled;
   }
+
+  /** The texts its handler wrote to it_handled, one per attempt, space-separated. */
+  @GET
+  @Path("{id}/handled")
+  public String handled(@PathParam("id") long id) throws Exception {
+    Object texts =
+        Sql.value(
+            ds,
+            "SELECT coalesce(string_agg(text, ' ' ORDER BY attempt), '') FROM it_handled"
+                + " WHERE job_id = ?",
+            id);
+    return texts.toString();
+  }
 }

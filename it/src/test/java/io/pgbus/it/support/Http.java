@@ -34,6 +34,14 @@ public final class Http {
     return send(HttpRequest.newBuilder(URI.create(url)).POST(HttpRequest.BodyPublishers.noBody()));
   }
 
+  /** A POST without a body and with one header (a client's {@code traceparent}, say). */
+  public static Response post(String url, String header, String value) throws Exception {
+    return send(
+        HttpRequest.newBuilder(URI.create(url))
+            .header(header, value)
+            .POST(HttpRequest.BodyPublishers.noBody()));
+  }
+
   private static Response send(HttpRequest.Builder request) throws Exception {
     HttpResponse<String> r =
         CLIENT.send(
