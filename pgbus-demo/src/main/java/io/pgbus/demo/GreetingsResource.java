@@ -1,5 +1,6 @@
 package io.pgbus.demo;
 
+import jakarta.annotation.security.PermitAll;
 import io.pgbus.EnqueueOptions;
 import io.pgbus.JobQueue;
 import jakarta.annotation.Resource;
@@ -30,6 +31,10 @@ import javax.sql.DataSource;
  * bounds parameters (count 1 to 1000, delaySeconds 0 to 7 days, name up to 200 characters) are
  * answered with 400 ({@link RequestLimits}).
  */
+// Open on purpose: the demo's own API, on a demo server that listens on localhost only
+// (liberty-config/server.xml). A real application protects its endpoints; the doctor is for
+// pgbus-admin only.
+@PermitAll
 @RequestScoped
 @Path("greetings")
 @Produces(MediaType.APPLICATION_JSON)

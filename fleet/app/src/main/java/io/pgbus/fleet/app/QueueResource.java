@@ -1,5 +1,6 @@
 package io.pgbus.fleet.app;
 
+import jakarta.annotation.security.PermitAll;
 import io.pgbus.JobQueue;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;
@@ -14,6 +15,8 @@ import jakarta.ws.rs.core.MediaType;
  * would. Unauthenticated: the fleet's servers listen on 127.0.0.1 only; an application of yours
  * puts such endpoints behind a role.
  */
+// Open on purpose: the fleet test's own servers, on localhost, driven by FleetIT without a login.
+@PermitAll
 @RequestScoped
 @Path("queues/{queue}")
 @Produces(MediaType.TEXT_PLAIN)
