@@ -5,8 +5,8 @@ import java.time.Instant;
 import java.util.Objects;
 
 /**
- * How a job is enqueued: when it may run, its priority inside its queue, how many attempts it
- * gets, and an optional unique key. Immutable; each {@code with...} method returns a copy.
+ * How a job is enqueued: when it may run, its priority inside its queue, how many attempts it gets,
+ * and an optional unique key. Immutable; each {@code with...} method returns a copy.
  *
  * <p>Priority: a <em>lower</em> number runs first inside a queue (0 is the default; the range is
  * {@value #MIN_PRIORITY} to {@value #MAX_PRIORITY}). Across queues, a capsule's queue order wins
@@ -14,26 +14,28 @@ import java.util.Objects;
  *
  * <p>Unique key: at most one job per (queue, key) may be waiting or running (states scheduled,
  * available, running, retryable). Enqueueing another one while it is inserts nothing, raises
- * nothing and returns the existing job's id (see {@link JobQueue#enqueueIfAbsent}); once the job
- * is completed, dead or cancelled, the key is free again. The database enforces it, so it holds
- * across JVMs and concurrent transactions.
+ * nothing and returns the existing job's id (see {@link JobQueue#enqueueIfAbsent}); once the job is
+ * completed, dead or cancelled, the key is free again. The database enforces it, so it holds across
+ * JVMs and concurrent transactions.
  */
 public final class EnqueueOptions {
 
   public static final int DEFAULT_MAX_ATTEMPTS = 25;
   public static final int MIN_PRIORITY = -100;
   public static final int MAX_PRIORITY = 100;
+
   /** The longest unique key, in characters. */
   public static final int MAX_UNIQUE_KEY_LENGTH = 255;
+
   /** The longest correlation id, in characters. */
   public static final int MAX_CORRELATION_ID_LENGTH = 128;
 
   /**
-   * The schedule horizon: a job may be due at most this far (36,500 days, about 100 years) after
-   * it is enqueued, snoozed or retried. It applies to {@link #withDelay}, to {@link #withRunAt}
-   * (checked against the clock at enqueue), to {@link Outcome#snooze} and to retry backoff, and
-   * the database enforces the same bound on {@code pgbus.enqueue}. Nothing real waits longer, and
-   * a bound keeps every due time a number that timers and arithmetic can hold.
+   * The schedule horizon: a job may be due at most this far (36,500 days, about 100 years) after it
+   * is enqueued, snoozed or retried. It applies to {@link #withDelay}, to {@link #withRunAt}
+   * (checked against the clock at enqueue), to {@link Outcome#snooze} and to retry backoff, and the
+   * database enforces the same bound on {@code pgbus.enqueue}. Nothing real waits longer, and a
+   * bound keeps every due time a number that timers and arithmetic can hold.
    */
   public static final Duration MAX_SCHEDULE_AHEAD = Duration.ofDays(36_500);
 
@@ -73,7 +75,12 @@ public final class EnqueueOptions {
    */
   public EnqueueOptions withRunAt(Instant runAt) {
     return new EnqueueOptions(
-        Objects.requireNonNull(runAt, "runAt"), null, priority, maxAttempts, uniqueKey, correlationId);
+        Objects.requireNonNull(runAt, "runAt"),
+        null,
+        priority,
+        maxAttempts,
+        uniqueKey,
+        correlationId);
   }
 
   /** Runs no earlier than {@code delay} after the database's clock at enqueue. Replaces runAt. */
@@ -146,9 +153,9 @@ public final class EnqueueOptions {
   }
 
   /**
-   * Tags the job with a correlation id that ties it to the request or business process that
-   * caused it, stored in {@code pgbus.job.correlation_id}. Without one, a job enqueued by a
-   * handler inherits the correlation id of the job being handled; otherwise it has none.
+   * Tags the job with a correlation id that ties it to the request or business process that caused
+   * it, stored in {@code pgbus.job.correlation_id}. Without one, a job enqueued by a handler
+   * inherits the correlation id of the job being handled; otherwise it has none.
    *
    * @param id 1 to {@value #MAX_CORRELATION_ID_LENGTH} characters, not only blanks, no control
    *     characters

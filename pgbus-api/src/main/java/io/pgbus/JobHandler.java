@@ -6,9 +6,9 @@ package io.pgbus;
  *
  * <p>The handler runs inside a container-managed JTA transaction, and the job's completion commits
  * in that same transaction: business writes made through the JTA datasource commit if and only if
- * the job is marked done. Return an {@link Outcome} (or {@code null} for {@link Outcome#complete()})
- * to finish; throw to fail the attempt, which rolls back the business writes and schedules a retry
- * with backoff, or marks the job dead after its last attempt.
+ * the job is marked done. Return an {@link Outcome} (or {@code null} for {@link
+ * Outcome#complete()}) to finish; throw to fail the attempt, which rolls back the business writes
+ * and schedules a retry with backoff, or marks the job dead after its last attempt.
  */
 @FunctionalInterface
 public interface JobHandler<T> {

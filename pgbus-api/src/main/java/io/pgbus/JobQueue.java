@@ -13,8 +13,8 @@ import java.util.List;
  *
  * <p>Who: each job records the caller principal that enqueued it and an optional correlation id
  * ({@link EnqueueOptions#withCorrelationId}); {@link #cancel}, {@link #replay}, {@link #pause} and
- * {@link #resume} write an {@linkplain AuditEntry audit entry} with the caller and the time, in
- * the caller's transaction, readable with {@link #history(long)} and {@link #history(String, int)}.
+ * {@link #resume} write an {@linkplain AuditEntry audit entry} with the caller and the time, in the
+ * caller's transaction, readable with {@link #history(long)} and {@link #history(String, int)}.
  */
 public interface JobQueue {
 
@@ -33,9 +33,9 @@ public interface JobQueue {
 
   /**
    * Enqueues a job unless one with the same queue and unique key is waiting or running (states
-   * scheduled, available, running, retryable). A duplicate is not an error: nothing is inserted,
-   * no notification is sent, the caller's transaction goes on, and the result carries the
-   * existing job's id with {@link Enqueued#duplicate()} set.
+   * scheduled, available, running, retryable). A duplicate is not an error: nothing is inserted, no
+   * notification is sent, the caller's transaction goes on, and the result carries the existing
+   * job's id with {@link Enqueued#duplicate()} set.
    *
    * <pre>{@code
    * Enqueued e = jobs.enqueueIfAbsent("invoices", invoice, EnqueueOptions.defaults().withUniqueKey("order-42"));
@@ -50,10 +50,10 @@ public interface JobQueue {
   Enqueued enqueueIfAbsent(String queue, Object payload, EnqueueOptions options);
 
   /**
-   * Enqueues many jobs of one queue in a single statement and returns their ids in input order.
-   * The batch sends one notification per queue, not one per job. A unique key in {@code options}
-   * is refused, since it would make every job after the first a duplicate; enqueue keyed jobs one
-   * by one.
+   * Enqueues many jobs of one queue in a single statement and returns their ids in input order. The
+   * batch sends one notification per queue, not one per job. A unique key in {@code options} is
+   * refused, since it would make every job after the first a duplicate; enqueue keyed jobs one by
+   * one.
    */
   List<Long> enqueueAll(String queue, List<?> payloads, EnqueueOptions options);
 
@@ -70,8 +70,8 @@ public interface JobQueue {
   boolean replay(long jobId);
 
   /**
-   * Pauses a queue for every JVM on the database: no worker claims its jobs from the commit on
-   * (a claim already under way may still take some). Enqueueing goes on and the jobs wait; jobs
+   * Pauses a queue for every JVM on the database: no worker claims its jobs from the commit on (a
+   * claim already under way may still take some). Enqueueing goes on and the jobs wait; jobs
    * already running finish normally. Joins the caller's transaction like enqueue. Returns {@code
    * false} when the queue was paused already.
    */

@@ -46,8 +46,8 @@ public final class Outcome {
   }
 
   /**
-   * Runs the job again after {@code delay}, at most {@link EnqueueOptions#MAX_SCHEDULE_AHEAD};
-   * the attempt is given back.
+   * Runs the job again after {@code delay}, at most {@link EnqueueOptions#MAX_SCHEDULE_AHEAD}; the
+   * attempt is given back.
    */
   public static Outcome snooze(Duration delay) {
     Objects.requireNonNull(delay, "delay");
@@ -78,6 +78,8 @@ public final class Outcome {
 
   @Override
   public String toString() {
-    return kind + (delay != null ? "(" + delay + ")" : "") + (reason != null ? "(" + reason + ")" : "");
+    return kind
+        + (delay != null ? "(" + delay + ")" : "")
+        + (reason != null ? "(" + reason + ")" : "");
   }
 }

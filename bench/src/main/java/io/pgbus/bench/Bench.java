@@ -19,7 +19,9 @@ public final class Bench {
   // Held, so the level set on them is not lost to garbage collection.
   private static final List<Logger> QUIET =
       List.of(
-          Logger.getLogger("io.pgbus"), Logger.getLogger("org.flywaydb"), Logger.getLogger("com.zaxxer"),
+          Logger.getLogger("io.pgbus"),
+          Logger.getLogger("org.flywaydb"),
+          Logger.getLogger("com.zaxxer"),
           Logger.getLogger("io.zonky"));
 
   private Bench() {}
@@ -45,7 +47,9 @@ public final class Bench {
       var h = new Harness(server, options);
       h.log(
           "PostgreSQL %s (%s; %s); pg_stat_statements %s",
-          server.version(), server.source(), server.settings(),
+          server.version(),
+          server.source(),
+          server.settings(),
           server.statements() ? "on" : "not preloaded: idle cost falls back to xact_commit");
       var results = new Results();
       CpuMeter.Sample cpu0 = h.cpu.sample();
@@ -80,22 +84,57 @@ public final class Bench {
   }
 
   private static void environment(
-      Results r, BenchServer server, BenchOptions o, double loadBefore, CpuMeter.Usage all, double minutes) {
+      Results r,
+      BenchServer server,
+      BenchOptions o,
+      double loadBefore,
+      CpuMeter.Usage all,
+      double minutes) {
     r.environment("date: " + Harness.now());
     r.environment(
-        "machine: " + cpuModel() + ", " + Runtime.getRuntime().availableProcessors() + " cores, "
-            + memory() + "; " + System.getProperty("os.name") + " " + System.getProperty("os.version"));
+        "machine: "
+            + cpuModel()
+            + ", "
+            + Runtime.getRuntime().availableProcessors()
+            + " cores, "
+            + memory()
+            + "; "
+            + System.getProperty("os.name")
+            + " "
+            + System.getProperty("os.version"));
     r.environment(
-        "Java " + System.getProperty("java.version") + " (" + System.getProperty("java.vm.name") + "), heap "
-            + ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getMax() / (1 << 20) + " MB max");
+        "Java "
+            + System.getProperty("java.version")
+            + " ("
+            + System.getProperty("java.vm.name")
+            + "), heap "
+            + ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getMax() / (1 << 20)
+            + " MB max");
     r.environment(
-        "PostgreSQL " + server.version() + " (" + server.source() + "; " + server.settings() + ")"
+        "PostgreSQL "
+            + server.version()
+            + " ("
+            + server.source()
+            + "; "
+            + server.settings()
+            + ")"
             + "; idle statements counted with "
-            + (server.statements() ? "pg_stat_statements" : "xact_commit (pg_stat_statements not preloaded)"));
+            + (server.statements()
+                ? "pg_stat_statements"
+                : "xact_commit (pg_stat_statements not preloaded)"));
     r.environment(
-        "options: " + (o.quick() ? "--quick, " : "") + o.runs() + " run(s), workloads " + o.workloads()
-            + ", " + o.workers() + " consumer slots per system, raw claims LIMIT " + o.rawBatch()
-            + ", pools of " + Harness.POOL + " (HikariCP)");
+        "options: "
+            + (o.quick() ? "--quick, " : "")
+            + o.runs()
+            + " run(s), workloads "
+            + o.workloads()
+            + ", "
+            + o.workers()
+            + " consumer slots per system, raw claims LIMIT "
+            + o.rawBatch()
+            + ", pools of "
+            + Harness.POOL
+            + " (HikariCP)");
     // The server's share is measured per phase (each section): over the whole run most of its
     // backends have exited with their databases, and an exited process's CPU time is gone.
     r.environment(
@@ -104,9 +143,11 @@ public final class Bench {
             "load: 1-min load average %.2f at start, %.2f at end; over the run the machine had %s"
                 + " of %d cores busy on average, %.2f of them this JVM (per-phase shares of the"
                 + " JVM, PostgreSQL and everything else are in the sections)",
-            loadBefore, CpuMeter.loadAverage(),
+            loadBefore,
+            CpuMeter.loadAverage(),
             all.machine() < 0 ? "n/a" : String.format(Locale.ROOT, "%.2f", all.machine()),
-            Runtime.getRuntime().availableProcessors(), all.jvm()));
+            Runtime.getRuntime().availableProcessors(),
+            all.jvm()));
     r.environment(String.format(Locale.ROOT, "bench run time: %.1f min", minutes));
   }
 

@@ -123,7 +123,8 @@ record BenchOptions(
           workloads = new LinkedHashSet<>();
           for (String w : require(key, value).toLowerCase(Locale.ROOT).split(",")) {
             if (!ALL.contains(w)) {
-              throw new IllegalArgumentException("--only: unknown workload '" + w + "'; use " + ALL);
+              throw new IllegalArgumentException(
+                  "--only: unknown workload '" + w + "'; use " + ALL);
             }
             workloads.add(w);
           }
@@ -174,9 +175,27 @@ record BenchOptions(
       throw new IllegalArgumentException("--liberty-db: not a jdbc:postgresql: URL: " + libertyDb);
     }
     return new BenchOptions(
-        quick, url, runs, workloads, w1Jobs, w1Batch, singleJobs, w2Jobs, w2IntervalMs,
-        idleSeconds, fleet, w4Rate, w4Seconds, w4TickMs, workers, rawBatch, jobsPerTransaction,
-        syncCommit, libertyDb, libertyHttp, results);
+        quick,
+        url,
+        runs,
+        workloads,
+        w1Jobs,
+        w1Batch,
+        singleJobs,
+        w2Jobs,
+        w2IntervalMs,
+        idleSeconds,
+        fleet,
+        w4Rate,
+        w4Seconds,
+        w4TickMs,
+        workers,
+        rawBatch,
+        jobsPerTransaction,
+        syncCommit,
+        libertyDb,
+        libertyHttp,
+        results);
   }
 
   boolean runs(String workload) {

@@ -12,14 +12,15 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The PostgreSQL server the bench runs on: the one behind {@code --url}, or an embedded one
- * (zonky, as the tests use) started with {@code pg_stat_statements} preloaded and durable commits.
- * Each workload run gets a fresh database of its own ({@link #createDatabase}), so statement
- * counts can be read per database and notifications never cross runs.
+ * The PostgreSQL server the bench runs on: the one behind {@code --url}, or an embedded one (zonky,
+ * as the tests use) started with {@code pg_stat_statements} preloaded and durable commits. Each
+ * workload run gets a fresh database of its own ({@link #createDatabase}), so statement counts can
+ * be read per database and notifications never cross runs.
  */
 final class BenchServer implements AutoCloseable {
 
-  private static final Pattern URL = Pattern.compile("(jdbc:postgresql://[^/?]*)(?:/[^?]*)?(\\?.*)?");
+  private static final Pattern URL =
+      Pattern.compile("(jdbc:postgresql://[^/?]*)(?:/[^?]*)?(\\?.*)?");
 
   private final EmbeddedPostgres embedded;
   private final String adminUrl;
@@ -30,7 +31,8 @@ final class BenchServer implements AutoCloseable {
   private final String settings;
   private final BenchOptions options;
 
-  private BenchServer(EmbeddedPostgres embedded, String adminUrl, String source, BenchOptions options)
+  private BenchServer(
+      EmbeddedPostgres embedded, String adminUrl, String source, BenchOptions options)
       throws SQLException {
     this.embedded = embedded;
     this.adminUrl = adminUrl;
@@ -41,13 +43,17 @@ final class BenchServer implements AutoCloseable {
       version = text(st, "SHOW server_version");
       maxConnections = Integer.parseInt(text(st, "SHOW max_connections"));
       settings =
-          "fsync=" + text(st, "SHOW fsync")
-              + ", synchronous_commit=" + text(st, "SHOW synchronous_commit")
+          "fsync="
+              + text(st, "SHOW fsync")
+              + ", synchronous_commit="
+              + text(st, "SHOW synchronous_commit")
               + (options.synchronousCommit() == null
                   ? ""
                   : " (bench databases: " + options.synchronousCommit() + ")")
-              + ", shared_buffers=" + text(st, "SHOW shared_buffers")
-              + ", max_connections=" + maxConnections;
+              + ", shared_buffers="
+              + text(st, "SHOW shared_buffers")
+              + ", max_connections="
+              + maxConnections;
       statements = enableStatements(st);
     }
   }
@@ -98,7 +104,9 @@ final class BenchServer implements AutoCloseable {
 
   /** Whether the server runs on this machine, so its CPU time can be read from /proc. */
   boolean local() {
-    return adminUrl.contains("//localhost") || adminUrl.contains("//127.") || adminUrl.contains("//[::1]");
+    return adminUrl.contains("//localhost")
+        || adminUrl.contains("//127.")
+        || adminUrl.contains("//[::1]");
   }
 
   /** A new connection to the admin database; the caller closes it. */
@@ -109,7 +117,9 @@ final class BenchServer implements AutoCloseable {
   /** A fresh database, dropped when it is closed. */
   BenchDatabase createDatabase(String label) throws SQLException {
     String name =
-        "pgbus_bench_" + label.replaceAll("[^a-z0-9_]", "") + "_"
+        "pgbus_bench_"
+            + label.replaceAll("[^a-z0-9_]", "")
+            + "_"
             + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 40);
     try (Connection c = admin();
         Statement st = c.createStatement()) {
@@ -117,7 +127,10 @@ final class BenchServer implements AutoCloseable {
       st.execute("CREATE DATABASE \"" + name + "\"");
       if (options.synchronousCommit() != null) {
         st.execute(
-            "ALTER DATABASE \"" + name + "\" SET synchronous_commit = " + options.synchronousCommit());
+            "ALTER DATABASE \""
+                + name
+                + "\" SET synchronous_commit = "
+                + options.synchronousCommit());
       }
     }
     return new BenchDatabase(this, name, withDatabase(adminUrl, name));

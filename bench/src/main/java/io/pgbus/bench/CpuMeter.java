@@ -12,10 +12,10 @@ import java.util.List;
 import java.util.stream.Stream;
 
 /**
- * CPU time spent by this JVM, by the PostgreSQL server (postmaster and all its children, read
- * from /proc), and by the whole machine, so a phase can say where its CPU went and how busy the
- * machine was with other work. Linux only; elsewhere, or for a remote server, the server share is
- * unknown (-1).
+ * CPU time spent by this JVM, by the PostgreSQL server (postmaster and all its children, read from
+ * /proc), and by the whole machine, so a phase can say where its CPU went and how busy the machine
+ * was with other work. Linux only; elsewhere, or for a remote server, the server share is unknown
+ * (-1).
  */
 final class CpuMeter {
 
@@ -23,7 +23,8 @@ final class CpuMeter {
   private static final double TICK_NANOS = 1e9 / 100;
 
   /** CPU times at one instant, in nanoseconds. */
-  record Sample(long nanos, long jvm, long jvmSystem, long server, long machineBusy, long machineTotal) {
+  record Sample(
+      long nanos, long jvm, long jvmSystem, long server, long machineBusy, long machineTotal) {
 
     /** CPU use during the interval since {@code before}, in cores (1.0 = one core busy). */
     Usage since(Sample before) {
@@ -35,7 +36,13 @@ final class CpuMeter {
       double serverCores = server < 0 ? -1 : (server - before.server) / wall;
       double machineCores = total <= 0 ? -1 : busy / total * cores;
       long sys = jvmSystem < 0 ? -1 : jvmSystem - before.jvmSystem;
-      return new Usage(wall / 1e9, jvmCores, serverCores, machineCores, jvm - before.jvm, sys,
+      return new Usage(
+          wall / 1e9,
+          jvmCores,
+          serverCores,
+          machineCores,
+          jvm - before.jvm,
+          sys,
           server < 0 ? -1 : server - before.server);
     }
   }
@@ -94,8 +101,12 @@ final class CpuMeter {
     long[] machine = machine();
     long[] self = ownTicks();
     return new Sample(
-        System.nanoTime(), jvm, self == null ? -1 : Math.round(self[1] * TICK_NANOS), server(),
-        machine[0], machine[1]);
+        System.nanoTime(),
+        jvm,
+        self == null ? -1 : Math.round(self[1] * TICK_NANOS),
+        server(),
+        machine[0],
+        machine[1]);
   }
 
   private long server() {

@@ -30,7 +30,10 @@ import java.util.regex.Pattern;
  */
 final class DemoServer {
 
-  /** What the database says about one job the demo ran: when its claim began, when its handler started. */
+  /**
+   * What the database says about one job the demo ran: when its claim began, when its handler
+   * started.
+   */
   record Started(Instant claimedAt, Instant handlerStartedAt) {}
 
   private static final Pattern HOST_PORT = Pattern.compile("jdbc:postgresql://([^/?]*)");
@@ -76,7 +79,8 @@ final class DemoServer {
     String missing;
     while ((missing = notReady()) != null) {
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("W5: the demo server is not ready after " + timeout + ": " + missing);
+        throw new IllegalStateException(
+            "W5: the demo server is not ready after " + timeout + ": " + missing);
       }
       Sleep.millis(500);
     }
@@ -89,7 +93,9 @@ final class DemoServer {
         HttpResponse<String> r =
             HttpClient.newHttpClient()
                 .send(
-                    HttpRequest.newBuilder(URI.create(health)).timeout(Duration.ofSeconds(5)).build(),
+                    HttpRequest.newBuilder(URI.create(health))
+                        .timeout(Duration.ofSeconds(5))
+                        .build(),
                     HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() != 200 || !r.body().contains("\"UP\"")) {
           return health + " answered " + r.statusCode() + ": " + r.body();
@@ -113,7 +119,8 @@ final class DemoServer {
                   + " AND column_name = 'handler_started_at'")) {
         rs.next();
         if (rs.getLong(1) == 0) {
-          return "demo_greeting.handler_started_at does not exist in " + jdbcUrl
+          return "demo_greeting.handler_started_at does not exist in "
+              + jdbcUrl
               + " (a demo older than W5, or not started yet)";
         }
       }
@@ -131,8 +138,8 @@ final class DemoServer {
   }
 
   /**
-   * The server JVM's CPU time in nanoseconds, from its MicroProfile Metrics base metric
-   * {@code cpu.processCpuTime}; -1 when there is no HTTP root or no such metric.
+   * The server JVM's CPU time in nanoseconds, from its MicroProfile Metrics base metric {@code
+   * cpu.processCpuTime}; -1 when there is no HTTP root or no such metric.
    */
   long cpuNanos() {
     if (httpRoot == null) {
@@ -147,7 +154,9 @@ final class DemoServer {
                       .build(),
                   HttpResponse.BodyHandlers.ofString());
       Matcher m = CPU_TIME.matcher(r.body());
-      return r.statusCode() == 200 && m.find() ? Math.round(Double.parseDouble(m.group(1)) * 1e9) : -1;
+      return r.statusCode() == 200 && m.find()
+          ? Math.round(Double.parseDouble(m.group(1)) * 1e9)
+          : -1;
     } catch (IOException | NumberFormatException e) {
       return -1;
     } catch (InterruptedException e) {
@@ -164,8 +173,12 @@ final class DemoServer {
                 "SELECT current_setting('server_version'), current_setting('synchronous_commit'),"
                     + " current_setting('fsync')")) {
       rs.next();
-      return "PostgreSQL " + rs.getString(1) + "; synchronous_commit=" + rs.getString(2)
-          + ", fsync=" + rs.getString(3);
+      return "PostgreSQL "
+          + rs.getString(1)
+          + "; synchronous_commit="
+          + rs.getString(2)
+          + ", fsync="
+          + rs.getString(3);
     }
   }
 

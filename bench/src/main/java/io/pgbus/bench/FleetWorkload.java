@@ -10,9 +10,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 /**
- * The fleet: N engines on one database, each with its own pool and its own listener connection
- * as separate JVMs would have, each with the 4 capsules of W3, idle for the window. One of them
- * is the maintenance leader. N = 1 is W3's pgbus side when W3 ran.
+ * The fleet: N engines on one database, each with its own pool and its own listener connection as
+ * separate JVMs would have, each with the 4 capsules of W3, idle for the window. One of them is the
+ * maintenance leader. N = 1 is W3's pgbus side when W3 ran.
  */
 final class FleetWorkload {
 
@@ -51,7 +51,11 @@ final class FleetWorkload {
       int needed = n * (1 + POOL_PER_ENGINE) + 10;
       if (needed > h.server.maxConnections()) {
         skipped.add(
-            "N = " + n + " skipped: it needs about " + needed + " connections and the server allows "
+            "N = "
+                + n
+                + " skipped: it needs about "
+                + needed
+                + " connections and the server allows "
                 + h.server.maxConnections());
         continue;
       }
@@ -72,13 +76,17 @@ final class FleetWorkload {
         for (int i = 0; i < n; i++) {
           engines.add(
               pgbus.start(
-                  db, db.pool("pgbus-fleet-pool", POOL_PER_ENGINE, 0), IdleCostWorkload.QUEUES,
-                  h.options.workers(), tracker));
+                  db,
+                  db.pool("pgbus-fleet-pool", POOL_PER_ENGINE, 0),
+                  IdleCostWorkload.QUEUES,
+                  h.options.workers(),
+                  tracker));
         }
         for (QueueSystem.Consumers e : engines) {
           e.awaitReady(Duration.ofSeconds(120));
         }
-        h.log("fleet N=%d: %d engines delivering after %.1f s", n, n, (System.nanoTime() - t0) / 1e9);
+        h.log(
+            "fleet N=%d: %d engines delivering after %.1f s", n, n, (System.nanoTime() - t0) / 1e9);
         Sleep.millis(IdleCostWorkload.WARMUP.toMillis());
         ServerStats.Snapshot s0 = h.stats.snapshot(db.name());
         Sleep.millis(h.options.idleSeconds() * 1000L);
@@ -112,7 +120,9 @@ final class FleetWorkload {
           List.of(
               Integer.toString(r.engines),
               pss ? Stats.f("%.3f", w.total()) : "n/a",
-              pss ? Stats.f("%.4f", w.perFollower()) : Stats.f("%.4f (xact)", w.xactsPerSecond() / r.engines),
+              pss
+                  ? Stats.f("%.4f", w.perFollower())
+                  : Stats.f("%.4f (xact)", w.xactsPerSecond() / r.engines),
               pss ? Stats.f("%.4f", w.rate(k -> k == StatementKind.POLL) / r.engines) : "n/a",
               pss ? Stats.f("%.4f", w.rate(k -> k == StatementKind.PROBE) / r.engines) : "n/a",
               pss && r.engines > 1
@@ -127,7 +137,9 @@ final class FleetWorkload {
     // retention statements per 10 × 5 min.
     double renew =
         Stats.median(
-            rows.stream().mapToDouble(r -> r.window.rate(k -> k == StatementKind.LEADER_RENEW)).toArray());
+            rows.stream()
+                .mapToDouble(r -> r.window.rate(k -> k == StatementKind.LEADER_RENEW))
+                .toArray());
     double backedOff =
         renew
             + 1.0 / (MAX_BACKOFF * EngineConfig.Builder.DEFAULT_RESCUE_INTERVAL.toSeconds())
@@ -141,14 +153,22 @@ final class FleetWorkload {
                     + " reads of the leader lease; the leader's duties (lease renewal, rescue,"
                     + " retention) are paid once by the deployment and shown apart. Counted with"
                     + " %s.\n\n",
-                POOL_PER_ENGINE, IdleCostWorkload.QUEUES.size(), h.options.idleSeconds(),
+                POOL_PER_ENGINE,
+                IdleCostWorkload.QUEUES.size(),
+                h.options.idleSeconds(),
                 IdleCostWorkload.WARMUP.toSeconds(),
                 pss ? "pg_stat_statements" : "pg_stat_database.xact_commit")
             + Results.table(
                 List.of(
-                    "N", "statements/s, all", "per follower JVM", "poll/s per engine",
-                    "probe/s per engine", "election reads/s per follower", "leader duties/s",
-                    "connections (LISTEN)", "source"),
+                    "N",
+                    "statements/s, all",
+                    "per follower JVM",
+                    "poll/s per engine",
+                    "probe/s per engine",
+                    "election reads/s per follower",
+                    "leader duties/s",
+                    "connections (LISTEN)",
+                    "source"),
                 table)
             + (skipped.isEmpty() ? "" : "\n" + String.join("; ", skipped) + ".\n")
             + String.format(
@@ -157,15 +177,22 @@ final class FleetWorkload {
                     + " their base intervals and reach 10× only after about 30 min idle). Its"
                     + " backed-off cost, from the measured renewal rate (%.4f/s) and the default"
                     + " intervals: **%.4f statements/s** for the whole deployment.%n",
-                h.options.idleSeconds(), renew, backedOff);
+                h.options.idleSeconds(),
+                renew,
+                backedOff);
     if (pss && !rows.isEmpty()) {
       Row biggest = rows.get(rows.size() - 1);
-      text += "\nBusiest statements at N = " + biggest.engines + " (calls in the window):\n\n```\n"
-          + IdleCostWorkload.topQueries(biggest.window, 8) + "```\n";
+      text +=
+          "\nBusiest statements at N = "
+              + biggest.engines
+              + " (calls in the window):\n\n```\n"
+              + IdleCostWorkload.topQueries(biggest.window, 8)
+              + "```\n";
     }
     results.section("Fleet: idle engines on one database", text);
     if (pss && !rows.isEmpty()) {
-      double worst = rows.stream().mapToDouble(r -> r.window.perFollower()).max().orElse(Double.NaN);
+      double worst =
+          rows.stream().mapToDouble(r -> r.window.perFollower()).max().orElse(Double.NaN);
       results.target(
           "Fleet: idle JVM with 4 capsules",
           "≤ 0.1 statements/s, leader's maintenance excluded",
@@ -175,10 +202,13 @@ final class FleetWorkload {
       results.target(
           "Fleet: backed-off leader",
           "≤ 0.1 statements/s for the deployment",
-          Stats.f("%.4f/s", backedOff) + " (renewal measured, backed-off maintenance from defaults)",
+          Stats.f("%.4f/s", backedOff)
+              + " (renewal measured, backed-off maintenance from defaults)",
           backedOff <= 0.1,
           Stats.f("in the %.0f s window, not yet backed off: ", h.options.idleSeconds())
-              + Stats.f("%.3f/s", Stats.median(rows.stream().mapToDouble(r -> r.window.leaderDuties()).toArray())));
+              + Stats.f(
+                  "%.3f/s",
+                  Stats.median(rows.stream().mapToDouble(r -> r.window.leaderDuties()).toArray())));
     }
   }
 }

@@ -1,17 +1,19 @@
 package io.pgbus.bench;
 
-import java.util.LinkedHashMap;
-import java.util.ArrayList;
-import java.util.Map;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /** What every workload shares: the server, its counters, the CPU meter, the two systems. */
 final class Harness {
 
-  /** Pool size for both systems in the load workloads: 8 job slots plus claim, poll, maintenance. */
+  /**
+   * Pool size for both systems in the load workloads: 8 job slots plus claim, poll, maintenance.
+   */
   static final int POOL = 16;
 
   final BenchServer server;
@@ -41,8 +43,8 @@ final class Harness {
   }
 
   /**
-   * Runs a workload {@code options.runs()} times on every system, alternating which goes first,
-   * and returns each system's runs by name.
+   * Runs a workload {@code options.runs()} times on every system, alternating which goes first, and
+   * returns each system's runs by name.
    */
   <R> Map<String, List<R>> eachRun(RunOnce<R> once) throws Exception {
     Map<String, List<R>> runs = new LinkedHashMap<>();
@@ -65,7 +67,11 @@ final class Harness {
   void log(String fmt, Object... args) {
     long s = Duration.ofNanos(System.nanoTime() - startedNanos).toSeconds();
     System.out.printf(
-        Locale.ROOT, "[bench %02d:%02d] %s%n", s / 60, s % 60, String.format(Locale.ROOT, fmt, args));
+        Locale.ROOT,
+        "[bench %02d:%02d] %s%n",
+        s / 60,
+        s % 60,
+        String.format(Locale.ROOT, fmt, args));
   }
 
   static String now() {

@@ -9,9 +9,9 @@ import java.util.TreeSet;
 
 /**
  * W3: idle cost of one JVM. pgbus with 4 capsules (one queue each) and a delivering listener, and
- * raw with its workers and listener, each in its own database, idle for the window;
- * the statements each database saw come from pg_stat_statements (or, when the server has not
- * preloaded it, from xact_commit).
+ * raw with its workers and listener, each in its own database, idle for the window; the statements
+ * each database saw come from pg_stat_statements (or, when the server has not preloaded it, from
+ * xact_commit).
  */
 final class IdleCostWorkload {
 
@@ -52,9 +52,15 @@ final class IdleCostWorkload {
         h.install(raw, rdb);
         // Pools that grow on demand, so the connection count shows what each system used.
         consumers.add(
-            pgbus.start(pdb, pdb.pool("pgbus-pool", Harness.POOL, 0), QUEUES, h.options.workers(), tracker));
+            pgbus.start(
+                pdb,
+                pdb.pool("pgbus-pool", Harness.POOL, 0),
+                QUEUES,
+                h.options.workers(),
+                tracker));
         consumers.add(
-            raw.start(rdb, rdb.pool("raw-pool", Harness.POOL, 0), QUEUES, h.options.workers(), tracker));
+            raw.start(
+                rdb, rdb.pool("raw-pool", Harness.POOL, 0), QUEUES, h.options.workers(), tracker));
       }
       for (QueueSystem.Consumers c : consumers) {
         c.awaitReady(Duration.ofSeconds(30));
@@ -77,7 +83,11 @@ final class IdleCostWorkload {
         h.log(
             "W3 run %d pgbus %.3f statements/s (%.3f without leader duties), %d connections;"
                 + " raw %.3f statements/s, %d connections",
-            r + 1, pw.total(), pw.perEngineWithoutLeader(), pw.connectionCount(), rw.total(),
+            r + 1,
+            pw.total(),
+            pw.perEngineWithoutLeader(),
+            pw.connectionCount(),
+            rw.total(),
             rw.connectionCount());
       }
     } finally {
@@ -94,7 +104,11 @@ final class IdleCostWorkload {
     var rows = new ArrayList<List<String>>();
     if (pss) {
       rows.add(row("statements/s, all", IdleWindow::total, "%.3f"));
-      rows.add(row("statements/s, without the leader's duties", IdleWindow::perEngineWithoutLeader, "%.3f"));
+      rows.add(
+          row(
+              "statements/s, without the leader's duties",
+              IdleWindow::perEngineWithoutLeader,
+              "%.3f"));
       var kinds = new TreeSet<StatementKind>();
       pgbusRuns.forEach(w -> kinds.addAll(w.calls().keySet()));
       rawRuns.forEach(w -> kinds.addAll(w.calls().keySet()));
@@ -119,21 +133,32 @@ final class IdleCostWorkload {
                     + " pools grow on demand. The runs go side by side, each in its own databases"
                     + " (idle cost is driven by timers, not CPU). Counted with %s. Median [min–max]"
                     + " over %d runs.\n\n",
-                QUEUES.size(), h.options.workers(), h.options.workers(), h.options.idleSeconds(),
+                QUEUES.size(),
+                h.options.workers(),
+                h.options.workers(),
+                h.options.idleSeconds(),
                 WARMUP.toSeconds(),
-                pss ? "pg_stat_statements (top-level statements)" : "pg_stat_database.xact_commit"
-                    + " deltas (pg_stat_statements is not preloaded on this server)",
+                pss
+                    ? "pg_stat_statements (top-level statements)"
+                    : "pg_stat_database.xact_commit"
+                        + " deltas (pg_stat_statements is not preloaded on this server)",
                 pgbusRuns.size())
             + Results.table(List.of("W3", "pgbus", "raw"), rows)
             + "\n"
             + connections());
     double perJvm =
-        Stats.median(values(pgbusRuns, pss ? IdleWindow::perEngineWithoutLeader : IdleWindow::xactsPerSecond));
-    double all = Stats.median(values(pgbusRuns, pss ? IdleWindow::total : IdleWindow::xactsPerSecond));
+        Stats.median(
+            values(
+                pgbusRuns, pss ? IdleWindow::perEngineWithoutLeader : IdleWindow::xactsPerSecond));
+    double all =
+        Stats.median(values(pgbusRuns, pss ? IdleWindow::total : IdleWindow::xactsPerSecond));
     results.target(
         "W3 idle cost per JVM",
         "≤ 0.1 statements/s",
-        Stats.f("%.3f/s", perJvm) + " without the leader's duties; " + Stats.f("%.3f/s", all) + " as the leader",
+        Stats.f("%.3f/s", perJvm)
+            + " without the leader's duties; "
+            + Stats.f("%.3f/s", all)
+            + " as the leader",
         perJvm <= 0.1,
         pss ? "pg_stat_statements" : "xact_commit (pg_stat_statements not preloaded)");
   }
@@ -141,12 +166,17 @@ final class IdleCostWorkload {
   private String connections() {
     IdleWindow p = pgbusRuns.get(0);
     IdleWindow r = rawRuns.get(0);
-    return "Connections by application_name at the end of run 1: pgbus " + p.connections()
-        + "; raw " + r.connections() + ".\n";
+    return "Connections by application_name at the end of run 1: pgbus "
+        + p.connections()
+        + "; raw "
+        + r.connections()
+        + ".\n";
   }
 
-  private List<String> row(String name, java.util.function.ToDoubleFunction<IdleWindow> f, String fmt) {
-    return List.of(name, Stats.spread(values(pgbusRuns, f), fmt), Stats.spread(values(rawRuns, f), fmt));
+  private List<String> row(
+      String name, java.util.function.ToDoubleFunction<IdleWindow> f, String fmt) {
+    return List.of(
+        name, Stats.spread(values(pgbusRuns, f), fmt), Stats.spread(values(rawRuns, f), fmt));
   }
 
   static double[] values(List<IdleWindow> runs, java.util.function.ToDoubleFunction<IdleWindow> f) {
@@ -161,8 +191,12 @@ final class IdleCostWorkload {
       if (i++ == limit) {
         break;
       }
-      out.append(String.format(Locale.ROOT, "%6.0f calls  %s%n", e.getValue()[0],
-          e.getKey().replaceAll("\\s+", " ").trim()));
+      out.append(
+          String.format(
+              Locale.ROOT,
+              "%6.0f calls  %s%n",
+              e.getValue()[0],
+              e.getKey().replaceAll("\\s+", " ").trim()));
     }
     return out.toString();
   }

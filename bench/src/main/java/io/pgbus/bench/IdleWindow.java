@@ -4,9 +4,9 @@ import java.util.Map;
 import java.util.function.Predicate;
 
 /**
- * What one database saw during an idle window: statements by kind (pg_stat_statements),
- * committed transactions (pg_stat_database; flushed by backends with a delay of up to about 10 s,
- * so only roughly aligned with the window), and its client connections at the end.
+ * What one database saw during an idle window: statements by kind (pg_stat_statements), committed
+ * transactions (pg_stat_database; flushed by backends with a delay of up to about 10 s, so only
+ * roughly aligned with the window), and its client connections at the end.
  *
  * @param engines how many engines (JVMs) shared the database
  */
@@ -19,7 +19,10 @@ record IdleWindow(
     Map<String, double[]> queries) {
 
   static IdleWindow between(
-      ServerStats.Snapshot before, ServerStats.Snapshot after, int engines, Map<String, Long> connections) {
+      ServerStats.Snapshot before,
+      ServerStats.Snapshot after,
+      int engines,
+      Map<String, Long> connections) {
     return new IdleWindow(
         after.seconds(before),
         engines,
@@ -49,8 +52,8 @@ record IdleWindow(
 
   /**
    * What one follower JVM pays: its share of what every engine does (poll, self-probe), plus its
-   * share of the candidate reads, which only the N - 1 followers make. For a lone engine, just
-   * the first part.
+   * share of the candidate reads, which only the N - 1 followers make. For a lone engine, just the
+   * first part.
    */
   double perFollower() {
     double shared = rate(k -> !k.leaderDuty() && k != StatementKind.ELECTION_READ) / engines;

@@ -10,9 +10,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * What the consumers of one run did: when each job's handler started, how many finished, and
- * when the last one finished. Both systems call it from their worker threads; it never blocks
- * them.
+ * What the consumers of one run did: when each job's handler started, how many finished, and when
+ * the last one finished. Both systems call it from their worker threads; it never blocks them.
  */
 final class JobTracker {
 
@@ -96,10 +95,10 @@ final class JobTracker {
   }
 
   /**
-   * Splits each job's latency at the wake that preceded its handler start: {commit to wake,
-   * wake to handler start} in microseconds, each sorted. The first part is PostgreSQL delivering
-   * the notification to the listener thread; the second is the consumer reacting (hand-offs,
-   * claim statement, dispatch).
+   * Splits each job's latency at the wake that preceded its handler start: {commit to wake, wake to
+   * handler start} in microseconds, each sorted. The first part is PostgreSQL delivering the
+   * notification to the listener thread; the second is the consumer reacting (hand-offs, claim
+   * statement, dispatch).
    */
   long[][] latencyPartsMicros() {
     long[] w = wakes.stream().mapToLong(Long::longValue).sorted().toArray();
@@ -126,9 +125,9 @@ final class JobTracker {
   }
 
   /**
-   * Splits each job's latency at a moment of its own, given in this JVM's nanoTime (for pgbus:
-   * when the database began the claim that took it): {commit to that moment, that moment to
-   * handler start} in microseconds, each sorted. Jobs without the moment are left out.
+   * Splits each job's latency at a moment of its own, given in this JVM's nanoTime (for pgbus: when
+   * the database began the claim that took it): {commit to that moment, that moment to handler
+   * start} in microseconds, each sorted. Jobs without the moment are left out.
    */
   long[][] latencyPartsMicros(Map<Long, Long> middleNanos) {
     var toMiddle = new ArrayList<Long>();

@@ -21,8 +21,8 @@ import java.util.function.ToDoubleFunction;
  * its own auto-commit connection, commits {@code SELECT pgbus.enqueue('greetings', ...)} every W2
  * interval and notes the wall clock when the commit returns. The demo's handler stores the wall
  * clock as it starts ({@code demo_greeting.handler_started_at}); both clocks are this machine's, so
- * the difference is the commit-to-handler-start latency inside the server. It is set beside
- * pgbus's W2 figures (Java SE) of the same bench run.
+ * the difference is the commit-to-handler-start latency inside the server. It is set beside pgbus's
+ * W2 figures (Java SE) of the same bench run.
  */
 final class LibertyWakeLatencyWorkload {
 
@@ -102,7 +102,9 @@ final class LibertyWakeLatencyWorkload {
    * compiled), then a paced run as long as a measured one (the wake path).
    */
   private void warmUp(DemoServer demo) throws Exception {
-    h.log("W5 warm-up (unmeasured): %,d jobs in one statement, then %d paced", WARMUP_BURST, warmUpPaced());
+    h.log(
+        "W5 warm-up (unmeasured): %,d jobs in one statement, then %d paced",
+        WARMUP_BURST, warmUpPaced());
     try (Connection c = demo.connect("bench-w5-producer");
         PreparedStatement burst =
             c.prepareStatement(
@@ -168,8 +170,13 @@ final class LibertyWakeLatencyWorkload {
       demo.forget(c, ids);
       if (started.size() < ids.length) {
         throw new IllegalStateException(
-            "W5: the demo started only " + started.size() + " of " + ids.length + " jobs of queue '"
-                + QUEUE + "' within 30 s; does a capsule read it (pgbus.capsule.*.queues)?");
+            "W5: the demo started only "
+                + started.size()
+                + " of "
+                + ids.length
+                + " jobs of queue '"
+                + QUEUE
+                + "' within 30 s; does a capsule read it (pgbus.capsule.*.queues)?");
       }
       return measure(committed, started, serverCores, cpu);
     }
@@ -232,61 +239,117 @@ final class LibertyWakeLatencyWorkload {
     row(rows, "p95, ms", runs, Run::p95, WakeLatencyWorkload.Run::p95);
     row(rows, "p99, ms", runs, Run::p99, WakeLatencyWorkload.Run::p99);
     row(rows, "max, ms", runs, Run::max, WakeLatencyWorkload.Run::max);
-    row(rows, "*split, p50:* commit → claim begins (the database's now()), ms", runs,
-        Run::toClaimP50, WakeLatencyWorkload.Run::toClaimP50);
-    row(rows, "*split, p99:* commit → claim begins, ms", runs,
-        Run::toClaimP99, WakeLatencyWorkload.Run::toClaimP99);
-    row(rows, "*split, p50:* claim begins → handler start, ms", runs,
-        Run::claimToStartP50, WakeLatencyWorkload.Run::claimToStartP50);
-    row(rows, "*split, p99:* claim begins → handler start, ms", runs,
-        Run::claimToStartP99, WakeLatencyWorkload.Run::claimToStartP99);
-    row(rows, "cores busy: the consumers' JVM (Liberty; in Java SE the bench's)", runs,
-        Run::serverJvmCores, r -> r.cpu().jvm());
+    row(
+        rows,
+        "*split, p50:* commit → claim begins (the database's now()), ms",
+        runs,
+        Run::toClaimP50,
+        WakeLatencyWorkload.Run::toClaimP50);
+    row(
+        rows,
+        "*split, p99:* commit → claim begins, ms",
+        runs,
+        Run::toClaimP99,
+        WakeLatencyWorkload.Run::toClaimP99);
+    row(
+        rows,
+        "*split, p50:* claim begins → handler start, ms",
+        runs,
+        Run::claimToStartP50,
+        WakeLatencyWorkload.Run::claimToStartP50);
+    row(
+        rows,
+        "*split, p99:* claim begins → handler start, ms",
+        runs,
+        Run::claimToStartP99,
+        WakeLatencyWorkload.Run::claimToStartP99);
+    row(
+        rows,
+        "cores busy: the consumers' JVM (Liberty; in Java SE the bench's)",
+        runs,
+        Run::serverJvmCores,
+        r -> r.cpu().jvm());
     row(rows, "cores busy: PostgreSQL", runs, r -> r.cpu().server(), r -> r.cpu().server());
-    row(rows, "cores busy: everything else on the machine", runs,
-        Run::otherCores, r -> r.cpu().others());
+    row(
+        rows,
+        "cores busy: everything else on the machine",
+        runs,
+        Run::otherCores,
+        r -> r.cpu().others());
     int early = runs.stream().mapToInt(Run::early).sum();
     String server = DemoServer.hostPort(demo.jdbcUrl());
-    String seServer = o.url() == null ? "the bench's embedded PostgreSQL" : DemoServer.hostPort(o.url());
+    String seServer =
+        o.url() == null ? "the bench's embedded PostgreSQL" : DemoServer.hostPort(o.url());
     results.section(
         "W5 wake latency inside Liberty",
-        "W2 against the running demo server (Open Liberty, " + server + "): a producer on its own"
-            + " auto-commit connection commits `SELECT pgbus.enqueue('" + QUEUE + "', ...)` every "
-            + o.w2IntervalMs() + " ms, " + o.w2Jobs() + " in all; the demo's GreetingHandler"
+        "W2 against the running demo server (Open Liberty, "
+            + server
+            + "): a producer on its own"
+            + " auto-commit connection commits `SELECT pgbus.enqueue('"
+            + QUEUE
+            + "', ...)` every "
+            + o.w2IntervalMs()
+            + " ms, "
+            + o.w2Jobs()
+            + " in all; the demo's GreetingHandler"
             + " stores `Instant.now()` as it starts (`demo_greeting.handler_started_at`); latency"
             + " is that minus the wall clock when the producer's commit returned (one machine, one"
             + " clock). The split is at the database's `now()` in the claim statement"
             + " (`pgbus.job.attempted_at`). Java SE is pgbus's W2 in this bench run"
-            + (se ? ", on " + (seServer.equals(server) ? "the same PostgreSQL server (" + server + ")" : seServer) : "")
-            + "; the gap is the difference of the medians. Median [min–max] over " + runs.size()
-            + " runs, after an unmeasured warm-up of " + String.format(Locale.ROOT, "%,d", WARMUP_BURST)
-            + " jobs in one statement and " + warmUpPaced() + " paced. Cores busy are averages over"
+            + (se
+                ? ", on "
+                    + (seServer.equals(server)
+                        ? "the same PostgreSQL server (" + server + ")"
+                        : seServer)
+                : "")
+            + "; the gap is the difference of the medians. Median [min–max] over "
+            + runs.size()
+            + " runs, after an unmeasured warm-up of "
+            + String.format(Locale.ROOT, "%,d", WARMUP_BURST)
+            + " jobs in one statement and "
+            + warmUpPaced()
+            + " paced. Cores busy are averages over"
             + " each run, Liberty's from its `cpu.processCpuTime` metric; on a small machine shared"
             + " with other work, the last row is what to read the latencies against.\n\n"
-            + "Demo database: " + database + ".\n\n"
+            + "Demo database: "
+            + database
+            + ".\n\n"
             + Results.table(List.of("W5", "Liberty", "Java SE (W2, pgbus)", "gap, ms"), rows)
             + (early > 0
-                ? "\n" + early + " handler(s) started before the producer's commit had returned"
+                ? "\n"
+                    + early
+                    + " handler(s) started before the producer's commit had returned"
                     + " (the listener is signalled while the reply is on its way); counted as 0.\n"
                 : "")
-            + (se ? "" : "\nW2 did not run in this bench run, so there is no Java SE reference;"
-                + " use `--only=w2,w5`.\n"));
+            + (se
+                ? ""
+                : "\nW2 did not run in this bench run, so there is no Java SE reference;"
+                    + " use `--only=w2,w5`.\n"));
     double p50 = Stats.median(values(runs, Run::p50));
     double p99 = Stats.median(values(runs, Run::p99));
     String measured = Stats.f("p50 %.2f ms", p50) + ", " + Stats.f("p99 %.2f ms", p99);
     if (!se) {
-      results.target("W5 wake latency (Liberty)", "within 2 ms of Java SE W2", measured, null, "no W2 in this run");
+      results.target(
+          "W5 wake latency (Liberty)",
+          "within 2 ms of Java SE W2",
+          measured,
+          null,
+          "no W2 in this run");
       return;
     }
-    double seP50 = Stats.median(javaSe.stream().mapToDouble(WakeLatencyWorkload.Run::p50).toArray());
-    double seP99 = Stats.median(javaSe.stream().mapToDouble(WakeLatencyWorkload.Run::p99).toArray());
+    double seP50 =
+        Stats.median(javaSe.stream().mapToDouble(WakeLatencyWorkload.Run::p50).toArray());
+    double seP99 =
+        Stats.median(javaSe.stream().mapToDouble(WakeLatencyWorkload.Run::p99).toArray());
     results.target(
         "W5 wake latency (Liberty)",
         "p50 and p99 within 2 ms of Java SE (W2, this run)",
         measured + Stats.f(" (gap %+.2f", p50 - seP50) + Stats.f(" / %+.2f ms)", p99 - seP99),
         p50 - seP50 <= 2 && p99 - seP99 <= 2,
-        Stats.f("Java SE: p50 %.2f ms", seP50) + Stats.f(", p99 %.2f ms", seP99)
-            + "; Liberty p50 ≤ 5 ms and p99 ≤ 12 ms: " + (p50 <= 5 && p99 <= 12 ? "yes" : "no"));
+        Stats.f("Java SE: p50 %.2f ms", seP50)
+            + Stats.f(", p99 %.2f ms", seP99)
+            + "; Liberty p50 ≤ 5 ms and p99 ≤ 12 ms: "
+            + (p50 <= 5 && p99 <= 12 ? "yes" : "no"));
   }
 
   /** A row of medians [min–max]; the gap column only for latencies, in ms. */

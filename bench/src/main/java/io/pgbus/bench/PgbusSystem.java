@@ -69,7 +69,8 @@ final class PgbusSystem implements QueueSystem {
    * Engine#enqueue} only uses the connection it is handed, so its datasource is never asked.
    */
   private static final Engine PRODUCER =
-      Engine.builder(EngineConfig.builder().workerId("bench-producer").build(), new UnusedDataSource())
+      Engine.builder(
+              EngineConfig.builder().workerId("bench-producer").build(), new UnusedDataSource())
           .maintenance(false)
           .build();
 
@@ -109,8 +110,7 @@ final class PgbusSystem implements QueueSystem {
   @Override
   public Consumers start(
       BenchDatabase db, DataSource pool, List<String> queues, int slots, JobTracker tracker) {
-    var config =
-        EngineConfig.builder().workerId("bench-" + WORKERS.incrementAndGet());
+    var config = EngineConfig.builder().workerId("bench-" + WORKERS.incrementAndGet());
     if (deleteCompleted) {
       config.completedRetention(Duration.ZERO);
     }

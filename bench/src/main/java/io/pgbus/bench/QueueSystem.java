@@ -24,9 +24,9 @@ interface QueueSystem {
   long enqueueOne(Connection c, String queue) throws SQLException;
 
   /**
-   * When the database began the claim of each of {@code ids} (its {@code now()}, on this
-   * machine's wall clock), for the jobs whose row still says so; empty for a system that does not
-   * keep it (raw deletes its jobs when done).
+   * When the database began the claim of each of {@code ids} (its {@code now()}, on this machine's
+   * wall clock), for the jobs whose row still says so; empty for a system that does not keep it
+   * (raw deletes its jobs when done).
    */
   default Map<Long, Instant> claimedAt(Connection c, long[] ids) throws SQLException {
     return Map.of();
@@ -36,7 +36,8 @@ interface QueueSystem {
    * Starts consumers on {@code queues}: for pgbus one capsule per queue with {@code slots} each,
    * for raw {@code slots} worker threads on the first queue.
    */
-  Consumers start(BenchDatabase db, DataSource pool, List<String> queues, int slots, JobTracker tracker)
+  Consumers start(
+      BenchDatabase db, DataSource pool, List<String> queues, int slots, JobTracker tracker)
       throws Exception;
 
   /** Running consumers. */

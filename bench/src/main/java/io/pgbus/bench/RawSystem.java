@@ -19,11 +19,11 @@ import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
 /**
- * The baseline: the queue one writes directly on pgjdbc. A minimal job table, INSERT plus
- * pg_notify in the producer's transaction, one dedicated LISTEN connection, and worker threads
- * that claim up to k jobs with {@code UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED
- * LIMIT k) RETURNING}, run them, and delete them. No retries, leases, priorities or fencing: this
- * is the floor of what a PostgreSQL queue costs, not a competitor.
+ * The baseline: the queue one writes directly on pgjdbc. A minimal job table, INSERT plus pg_notify
+ * in the producer's transaction, one dedicated LISTEN connection, and worker threads that claim up
+ * to k jobs with {@code UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED LIMIT k)
+ * RETURNING}, run them, and delete them. No retries, leases, priorities or fencing: this is the
+ * floor of what a PostgreSQL queue costs, not a competitor.
  */
 final class RawSystem implements QueueSystem {
 
@@ -71,7 +71,9 @@ final class RawSystem implements QueueSystem {
 
   private final int batch;
 
-  /** @param batch k, the LIMIT of each claim */
+  /**
+   * @param batch k, the LIMIT of each claim
+   */
   RawSystem(int batch) {
     this.batch = batch;
   }
@@ -152,7 +154,13 @@ final class RawSystem implements QueueSystem {
     private long generation; // guarded by signal: bumped by every batch of notifications
     private volatile boolean stopping;
 
-    Running(BenchDatabase db, DataSource pool, String queue, int workers, int batch, JobTracker tracker) {
+    Running(
+        BenchDatabase db,
+        DataSource pool,
+        String queue,
+        int workers,
+        int batch,
+        JobTracker tracker) {
       this.db = db;
       this.pool = pool;
       this.queue = queue;

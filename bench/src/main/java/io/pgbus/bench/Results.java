@@ -7,8 +7,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The report of one bench run, in markdown: the environment, one section per workload, the
- * evidence behind the figures, and where pgbus stands against each target.
+ * The report of one bench run, in markdown: the environment, one section per workload, the evidence
+ * behind the figures, and where pgbus stands against each target.
  */
 final class Results {
 

@@ -22,8 +22,7 @@ final class ServerStats {
        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = ?)
       """;
 
-  private static final String XACT =
-      "SELECT xact_commit FROM pg_stat_database WHERE datname = ?";
+  private static final String XACT = "SELECT xact_commit FROM pg_stat_database WHERE datname = ?";
 
   private static final String WAL = "SELECT wal_records, wal_write, wal_sync FROM pg_stat_wal";
 
@@ -92,7 +91,8 @@ final class ServerStats {
    * those backends, which flushes their counts; the statistics collector then needs a moment.
    * (pg_stat_statements counts at once and needs none of this.)
    */
-  static Snapshot settled(ServerStats stats, BenchDatabase db, com.zaxxer.hikari.HikariDataSource pool)
+  static Snapshot settled(
+      ServerStats stats, BenchDatabase db, com.zaxxer.hikari.HikariDataSource pool)
       throws SQLException {
     pool.close();
     try {

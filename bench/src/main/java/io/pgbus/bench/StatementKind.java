@@ -33,7 +33,9 @@ enum StatementKind {
     this.label = label;
   }
 
-  /** BEGIN and COMMIT: transaction control, not work; pgjdbc sends BEGIN with the next statement. */
+  /**
+   * BEGIN and COMMIT: transaction control, not work; pgjdbc sends BEGIN with the next statement.
+   */
   boolean transactionControl() {
     return this == BEGIN || this == COMMIT;
   }
@@ -66,7 +68,9 @@ enum StatementKind {
     if (q.startsWith("delete from pgbus.job") && q.contains("attempt")) {
       return COMPLETE; // pgbus.retention.completed=0: completing deletes, fenced on the attempt
     }
-    if (q.startsWith("update pgbus.job") && q.contains("finalized_at = now()") && !q.contains("errors")
+    if (q.startsWith("update pgbus.job")
+            && q.contains("finalized_at = now()")
+            && !q.contains("errors")
         || q.contains("delete from raw_job")) {
       return COMPLETE;
     }

@@ -12,9 +12,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * W4: sustained load. A producer on its own connection offers the rate for the duration,
- * committing what is due every tick in one transaction (one NOTIFY per commit); the backlog
- * (committed but not started) is sampled every second in this JVM, so sampling adds no SQL.
+ * W4: sustained load. A producer on its own connection offers the rate for the duration, committing
+ * what is due every tick in one transaction (one NOTIFY per commit); the backlog (committed but not
+ * started) is sampled every second in this JVM, so sampling adds no SQL.
  */
 final class SustainedLoadWorkload {
 
@@ -63,7 +63,13 @@ final class SustainedLoadWorkload {
               h.log(
                   "W4 run %d %-5s offered %.0f jobs/s, p95 %.2f ms, backlog slope %.2f jobs/s,"
                       + " max %.0f, end %.0f, %s",
-                  r, s.name(), run.offered, run.p95, run.slope, run.maxBacklog, run.endBacklog,
+                  r,
+                  s.name(),
+                  run.offered,
+                  run.p95,
+                  run.slope,
+                  run.maxBacklog,
+                  run.endBacklog,
                   run.flat(h.options.w4Rate()) ? "flat" : "GROWS");
               return run;
             });
@@ -99,7 +105,9 @@ final class SustainedLoadWorkload {
               times.add((System.nanoTime() - start) / 1e9);
               backlog.add((double) Math.max(0, produced.get() - tracker.started()));
             },
-            1, 1, TimeUnit.SECONDS);
+            1,
+            1,
+            TimeUnit.SECONDS);
         long end = start + TimeUnit.SECONDS.toNanos(o.w4Seconds());
         long tick = TimeUnit.MILLISECONDS.toNanos(o.w4TickMs());
         long next = start;
@@ -107,7 +115,8 @@ final class SustainedLoadWorkload {
           Sleep.until(next);
           long due = (long) ((System.nanoTime() - start) / 1e9 * o.w4Rate()) - produced.get();
           if (due > 0) {
-            long[] ids = system.enqueueBatch(producer, ThroughputWorkload.QUEUE, (int) Math.min(due, 1_000));
+            long[] ids =
+                system.enqueueBatch(producer, ThroughputWorkload.QUEUE, (int) Math.min(due, 1_000));
             producer.commit();
             long committed = System.nanoTime();
             for (long id : ids) {
@@ -124,7 +133,12 @@ final class SustainedLoadWorkload {
         cpu = h.cpu.sample().since(cpu0);
         if (!tracker.awaitStarted(produced.get(), Duration.ofMinutes(2))) {
           throw new IllegalStateException(
-              system.name() + " started only " + tracker.started() + " of " + produced.get() + " jobs");
+              system.name()
+                  + " started only "
+                  + tracker.started()
+                  + " of "
+                  + produced.get()
+                  + " jobs");
         }
         drain = (System.nanoTime() - loadEnd) / 1e9;
         tracker.awaitFinished(produced.get(), Duration.ofSeconds(30));
@@ -179,8 +193,12 @@ final class SustainedLoadWorkload {
     rows.add(row("other cores busy (machine load)", pgbus, raw, r -> r.cpu.others(), "%.2f"));
     if (h.server.statements()) {
       rows.add(
-          row("statements/job (without BEGIN/COMMIT)", pgbus, raw,
-              r -> ThroughputWorkload.work(r.statements) / (double) r.jobs, "%.2f"));
+          row(
+              "statements/job (without BEGIN/COMMIT)",
+              pgbus,
+              raw,
+              r -> ThroughputWorkload.work(r.statements) / (double) r.jobs,
+              "%.2f"));
     }
     rows.add(row("committed transactions/job", pgbus, raw, r -> r.xacts / (double) r.jobs, "%.2f"));
     rows.add(row("WAL flushes/job", pgbus, raw, r -> r.walSyncs / (double) r.jobs, "%.2f"));
@@ -198,20 +216,28 @@ final class SustainedLoadWorkload {
                     + " Backlog = committed but not started, sampled each second; flat = it grows by"
                     + " less than 1%% of the rate and ends the run under 0.1 s worth of jobs."
                     + " Median [min–max] over %d runs.%n%n",
-                o.w4Rate(), o.w4Seconds(), o.w4TickMs(), pgbus.size())
+                o.w4Rate(),
+                o.w4Seconds(),
+                o.w4TickMs(),
+                pgbus.size())
             + Results.table(List.of("W4", "pgbus", "raw"), rows));
     boolean flat = pgbus.stream().allMatch(r -> r.flat(o.w4Rate()));
     results.target(
         "W4 sustained " + o.w4Rate() + " jobs/s",
         "flat backlog",
-        (flat ? "flat" : "grows") + Stats.f(", p95 %.2f ms", Stats.median(values(pgbus, Run::p95)))
+        (flat ? "flat" : "grows")
+            + Stats.f(", p95 %.2f ms", Stats.median(values(pgbus, Run::p95)))
             + Stats.f(", slope %.2f jobs/s", Stats.median(values(pgbus, Run::slope))),
         flat,
         Stats.f("raw p95 %.2f ms", Stats.median(values(raw, Run::p95))));
   }
 
   private static List<String> row(
-      String name, List<Run> a, List<Run> b, java.util.function.ToDoubleFunction<Run> f, String fmt) {
+      String name,
+      List<Run> a,
+      List<Run> b,
+      java.util.function.ToDoubleFunction<Run> f,
+      String fmt) {
     return List.of(name, Stats.spread(values(a, f), fmt), Stats.spread(values(b, f), fmt));
   }
 

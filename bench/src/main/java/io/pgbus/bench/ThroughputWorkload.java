@@ -9,10 +9,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * W1: batch-enqueue N no-op jobs with no consumer running, then start the consumers and time
- * until every job is done; then enqueue jobs one transaction each. Alongside the rates it keeps
- * what explains them: statements, transactions and WAL flushes per job, and CPU per job on each
- * side of the connection.
+ * W1: batch-enqueue N no-op jobs with no consumer running, then start the consumers and time until
+ * every job is done; then enqueue jobs one transaction each. Alongside the rates it keeps what
+ * explains them: statements, transactions and WAL flushes per job, and CPU per job on each side of
+ * the connection.
  */
 final class ThroughputWorkload {
 
@@ -53,7 +53,10 @@ final class ThroughputWorkload {
         runs.get(s.name()).add(run);
         h.log(
             "W1 run %d %-5s enqueue %s jobs/s, process %s jobs/s, single %s jobs/s",
-            r + 1, s.name(), Stats.rate(run.enqueuePerSec), Stats.rate(run.processPerSec),
+            r + 1,
+            s.name(),
+            Stats.rate(run.enqueuePerSec),
+            Stats.rate(run.processPerSec),
             Stats.rate(run.singlePerSec));
       }
       if (o.jobsPerTransaction() > 1) {
@@ -67,14 +70,18 @@ final class ThroughputWorkload {
           (delete ? batchedDeleting : batched).add(run);
           h.log(
               "W1 run %d pgbus, %d jobs per transaction%s: process %s jobs/s",
-              r + 1, o.jobsPerTransaction(), delete ? ", retention.completed=0" : "",
+              r + 1,
+              o.jobsPerTransaction(),
+              delete ? ", retention.completed=0" : "",
               Stats.rate(run.processPerSec));
         }
       }
       if (reference) {
         Run run = once(new RawSystem(1), "w1_rawk1_" + (r + 1), o.w1Jobs(), 1);
         perJobAck[r] = run.processPerSec;
-        h.log("W1 run %d raw, LIMIT 1 (reference): process %s jobs/s", r + 1, Stats.rate(run.processPerSec));
+        h.log(
+            "W1 run %d raw, LIMIT 1 (reference): process %s jobs/s",
+            r + 1, Stats.rate(run.processPerSec));
       }
     }
     report(results, runs.get("pgbus"), runs.get("raw"), batched, batchedDeleting, perJobAck);
@@ -139,13 +146,16 @@ final class ThroughputWorkload {
       }
       double single = singles / ((System.nanoTime() - t2) / 1e9);
       double[] enqueueTime = {0, 0};
-      h.stats.snapshot(db.name()).queriesSince(beforeSingle).forEach(
-          (q, v) -> {
-            if (StatementKind.of(q) == StatementKind.ENQUEUE) {
-              enqueueTime[0] += v[0];
-              enqueueTime[1] += v[1];
-            }
-          });
+      h.stats
+          .snapshot(db.name())
+          .queriesSince(beforeSingle)
+          .forEach(
+              (q, v) -> {
+                if (StatementKind.of(q) == StatementKind.ENQUEUE) {
+                  enqueueTime[0] += v[0];
+                  enqueueTime[1] += v[1];
+                }
+              });
       return new Run(
           enqueue,
           process,
@@ -184,19 +194,29 @@ final class ThroughputWorkload {
             List.of(
                 List.of(
                     "batch enqueue, jobs/s (" + o.w1Batch() + " per statement)",
-                    Stats.spreadRate(pe), Stats.spreadRate(re), Stats.spread(ratioE, "%.2f")),
+                    Stats.spreadRate(pe),
+                    Stats.spreadRate(re),
+                    Stats.spread(ratioE, "%.2f")),
                 List.of(
                     "processing, jobs/s (" + o.workers() + " slots)",
-                    Stats.spreadRate(pp), Stats.spreadRate(rp), Stats.spread(ratioP, "%.2f")),
+                    Stats.spreadRate(pp),
+                    Stats.spreadRate(rp),
+                    Stats.spread(ratioP, "%.2f")),
                 List.of(
                     "single-job enqueue, jobs/s (1 transaction each)",
-                    Stats.spreadRate(ps), Stats.spreadRate(rs), Stats.spread(ratioS, "%.2f"))));
+                    Stats.spreadRate(ps),
+                    Stats.spreadRate(rs),
+                    Stats.spread(ratioS, "%.2f"))));
     double[] ratioK1 = perJobAck.length == 0 ? new double[0] : ratios(pp, perJobAck);
     if (perJobAck.length > 0) {
       table +=
           "| *reference:* processing, raw with LIMIT 1 and one DELETE per job, jobs/s | "
-              + Stats.spreadRate(pp) + " | " + Stats.spreadRate(perJobAck) + " | "
-              + Stats.spread(ratioK1, "%.2f") + " |\n";
+              + Stats.spreadRate(pp)
+              + " | "
+              + Stats.spreadRate(perJobAck)
+              + " | "
+              + Stats.spread(ratioK1, "%.2f")
+              + " |\n";
     }
     double[] pb = batched.stream().mapToDouble(Run::processPerSec).toArray();
     double[] pd = batchedDeleting.stream().mapToDouble(Run::processPerSec).toArray();
@@ -204,13 +224,24 @@ final class ThroughputWorkload {
     double[] ratioD = ratios(pd, rp);
     if (pb.length > 0) {
       table +=
-          "| processing, pgbus with jobs-per-transaction=" + o.jobsPerTransaction() + ", jobs/s | "
-              + Stats.spreadRate(pb) + " | " + Stats.spreadRate(rp) + " | "
-              + Stats.spread(ratioB, "%.2f") + " |\n"
-              + "| processing, pgbus with jobs-per-transaction=" + o.jobsPerTransaction()
+          "| processing, pgbus with jobs-per-transaction="
+              + o.jobsPerTransaction()
+              + ", jobs/s | "
+              + Stats.spreadRate(pb)
+              + " | "
+              + Stats.spreadRate(rp)
+              + " | "
+              + Stats.spread(ratioB, "%.2f")
+              + " |\n"
+              + "| processing, pgbus with jobs-per-transaction="
+              + o.jobsPerTransaction()
               + " and retention.completed=0, jobs/s | "
-              + Stats.spreadRate(pd) + " | " + Stats.spreadRate(rp) + " | "
-              + Stats.spread(ratioD, "%.2f") + " |\n";
+              + Stats.spreadRate(pd)
+              + " | "
+              + Stats.spreadRate(rp)
+              + " | "
+              + Stats.spread(ratioD, "%.2f")
+              + " |\n";
     }
     var firstRuns = new LinkedHashMap<String, Run>();
     firstRuns.put("pgbus", pgbus.get(0));
@@ -236,9 +267,16 @@ final class ThroughputWorkload {
     results.target(
         "W1 processing",
         "≥ 0.8× raw",
-        Stats.f("%.2f×", ratio) + " (" + Stats.spreadRate(pp) + " vs " + Stats.spreadRate(rp) + " jobs/s)",
+        Stats.f("%.2f×", ratio)
+            + " ("
+            + Stats.spreadRate(pp)
+            + " vs "
+            + Stats.spreadRate(rp)
+            + " jobs/s)",
         ratio >= 0.8,
-        "raw claims " + o.rawBatch() + " per statement and deletes each batch in one statement"
+        "raw claims "
+            + o.rawBatch()
+            + " per statement and deletes each batch in one statement"
             + (perJobAck.length == 0
                 ? ""
                 : Stats.f("; against raw with one DELETE per job: %.2f×", Stats.median(ratioK1))));
@@ -247,15 +285,28 @@ final class ThroughputWorkload {
       results.target(
           "W1 processing, jobs-per-transaction=" + o.jobsPerTransaction(),
           "≥ 0.8× raw",
-          Stats.f("%.2f×", r) + " (" + Stats.spreadRate(pb) + " vs " + Stats.spreadRate(rp) + " jobs/s)",
+          Stats.f("%.2f×", r)
+              + " ("
+              + Stats.spreadRate(pb)
+              + " vs "
+              + Stats.spreadRate(rp)
+              + " jobs/s)",
           r >= 0.8,
-          "the capsule runs up to " + o.jobsPerTransaction()
+          "the capsule runs up to "
+              + o.jobsPerTransaction()
               + " jobs in one transaction and completes them in one statement");
       double d = Stats.median(ratioD);
       results.target(
-          "W1 processing, jobs-per-transaction=" + o.jobsPerTransaction() + ", retention.completed=0",
+          "W1 processing, jobs-per-transaction="
+              + o.jobsPerTransaction()
+              + ", retention.completed=0",
           "≥ 0.8× raw",
-          Stats.f("%.2f×", d) + " (" + Stats.spreadRate(pd) + " vs " + Stats.spreadRate(rp) + " jobs/s)",
+          Stats.f("%.2f×", d)
+              + " ("
+              + Stats.spreadRate(pd)
+              + " vs "
+              + Stats.spreadRate(rp)
+              + " jobs/s)",
           d >= 0.8,
           "as above, and completing a job deletes it, as the raw queue does");
     }
@@ -280,25 +331,43 @@ final class ThroughputWorkload {
       if (runs.stream().allMatch(r -> r.statements.getOrDefault(k, 0L) < jobs / 1000)) {
         continue; // below 0.001 per job everywhere: start-up and maintenance noise
       }
-      rows.add(row("statements/job: " + k.label, runs, r -> Stats.f("%.3f", r.statements.getOrDefault(k, 0L) / jobs)));
+      rows.add(
+          row(
+              "statements/job: " + k.label,
+              runs,
+              r -> Stats.f("%.3f", r.statements.getOrDefault(k, 0L) / jobs)));
     }
     if (h.server.statements()) {
-      rows.add(row("**statements/job, without BEGIN/COMMIT**", runs, r -> Stats.f("%.3f", work(r.statements) / jobs)));
+      rows.add(
+          row(
+              "**statements/job, without BEGIN/COMMIT**",
+              runs,
+              r -> Stats.f("%.3f", work(r.statements) / jobs)));
     }
     rows.add(row("committed transactions/job", runs, r -> Stats.f("%.3f", r.xacts / jobs)));
-    rows.add(row("WAL flushes (pg_stat_wal.wal_sync)/job", runs, r -> Stats.f("%.3f", r.walSyncs / jobs)));
+    rows.add(
+        row(
+            "WAL flushes (pg_stat_wal.wal_sync)/job",
+            runs,
+            r -> Stats.f("%.3f", r.walSyncs / jobs)));
     rows.add(
         row(
             "jobs per claim statement",
             runs,
-            r -> Stats.f("%.2f", r.counters.get("claimed") / (double) Math.max(1, r.counters.get("claims")))));
+            r ->
+                Stats.f(
+                    "%.2f",
+                    r.counters.get("claimed") / (double) Math.max(1, r.counters.get("claims")))));
     rows.add(row("empty claims", runs, r -> Long.toString(r.counters.get("empty claims"))));
     rows.add(row("JVM CPU µs/job (of which kernel)", runs, r -> jvmCpu(r.cpu, jobs)));
     rows.add(
         row(
             "PostgreSQL CPU µs/job",
             runs,
-            r -> r.cpu.serverNanos() < 0 ? "n/a" : Stats.f("%.0f", r.cpu.serverNanos() / jobs / 1e3)));
+            r ->
+                r.cpu.serverNanos() < 0
+                    ? "n/a"
+                    : Stats.f("%.0f", r.cpu.serverNanos() / jobs / 1e3)));
     rows.add(row("cores busy: JVM / PostgreSQL / everything else", runs, r -> cores(r.cpu)));
     rows.add(
         row(
@@ -363,7 +432,10 @@ final class ThroughputWorkload {
   }
 
   static String cores(CpuMeter.Usage u) {
-    return Stats.f("%.2f", u.jvm()) + " / " + (u.server() < 0 ? "n/a" : Stats.f("%.2f", u.server()))
-        + " / " + (u.others() < 0 ? "n/a" : Stats.f("%.2f", u.others()));
+    return Stats.f("%.2f", u.jvm())
+        + " / "
+        + (u.server() < 0 ? "n/a" : Stats.f("%.2f", u.server()))
+        + " / "
+        + (u.others() < 0 ? "n/a" : Stats.f("%.2f", u.others()));
   }
 }

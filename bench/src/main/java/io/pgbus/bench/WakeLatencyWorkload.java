@@ -11,15 +11,15 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * W2: wake latency at idle. With the consumers idle and their listener delivering, a producer on
- * its own connection (as another JVM would) commits one job every interval; the latency of a job
- * is from its commit returning to its handler starting.
+ * its own connection (as another JVM would) commits one job every interval; the latency of a job is
+ * from its commit returning to its handler starting.
  */
 final class WakeLatencyWorkload {
 
   /**
    * Latency figures of one run, in milliseconds. The split at the claim (when the database began
-   * the claim statement, by its {@code now()}) is NaN for raw, which keeps no such time; W5 uses it,
-   * and the CPU use, to set pgbus in Java SE beside pgbus in Liberty.
+   * the claim statement, by its {@code now()}) is NaN for raw, which keeps no such time; W5 uses
+   * it, and the CPU use, to set pgbus in Java SE beside pgbus in Liberty.
    */
   record Run(
       double p50,
@@ -149,8 +149,18 @@ final class WakeLatencyWorkload {
     double[] rw = raw.stream().mapToDouble(Run::toWakeP50).toArray();
     double[] pd = pgbus.stream().mapToDouble(Run::toStartP50).toArray();
     double[] rd = raw.stream().mapToDouble(Run::toStartP50).toArray();
-    rows.add(List.of("*split, p50:* commit → wake reaches the consumers, ms", Stats.spread(pw, "%.2f"), Stats.spread(rw, "%.2f"), ""));
-    rows.add(List.of("*split, p50:* wake → handler start (claim, dispatch), ms", Stats.spread(pd, "%.2f"), Stats.spread(rd, "%.2f"), ""));
+    rows.add(
+        List.of(
+            "*split, p50:* commit → wake reaches the consumers, ms",
+            Stats.spread(pw, "%.2f"),
+            Stats.spread(rw, "%.2f"),
+            ""));
+    rows.add(
+        List.of(
+            "*split, p50:* wake → handler start (claim, dispatch), ms",
+            Stats.spread(pd, "%.2f"),
+            Stats.spread(rd, "%.2f"),
+            ""));
     BenchOptions o = h.options;
     results.section(
         "W2 wake latency at idle",
@@ -170,6 +180,7 @@ final class WakeLatencyWorkload {
         "p50 ≤ 3 ms, p99 ≤ 10 ms",
         Stats.f("p50 %.2f ms", p50) + ", " + Stats.f("p99 %.2f ms", p99),
         p50 <= 3 && p99 <= 10,
-        Stats.f("raw: p50 %.2f ms", Stats.median(r[0])) + Stats.f(", p99 %.2f ms", Stats.median(r[2])));
+        Stats.f("raw: p50 %.2f ms", Stats.median(r[0]))
+            + Stats.f(", p99 %.2f ms", Stats.median(r[2])));
   }
 }

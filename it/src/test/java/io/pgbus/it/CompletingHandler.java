@@ -7,8 +7,8 @@ import io.pgbus.Outcome;
 import jakarta.enterprise.context.ApplicationScoped;
 
 /**
- * Completes every job and writes nothing, for fault tests that only need to see a job reach
- * {@code completed}, on whichever database their engine runs.
+ * Completes every job and writes nothing, for fault tests that only need to see a job reach {@code
+ * completed}, on whichever database their engine runs.
  */
 @ApplicationScoped
 @Handles({"it_kill", "it_late"})

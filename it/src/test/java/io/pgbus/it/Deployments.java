@@ -14,14 +14,13 @@ import org.jboss.shrinkwrap.api.spec.WebArchive;
 /**
  * Builds the test WARs that Arquillian deploys.
  *
- * <p>{@link #pgbusWar(String)} bundles pgbus-api, pgbus-impl and their runtime
- * dependencies (pgbus-health, Flyway) in {@code WEB-INF/lib}, as an application would ({@link Ears}
- * puts pgbus-health into the EAR's lib/ instead). The build copies
- * those jars into the directory named by the system property {@code pgbus.it.libs}
- * (it/pom.xml, copy-dependencies with includeScope=runtime), so adding a runtime
- * dependency to pgbus-impl needs no change here. pgjdbc is not bundled: the test server
- * has it (Liberty: lib/global; WildFly: the module org.postgresql). Every WAR gets what its
- * server needs ({@link TestServer#prepare}).
+ * <p>{@link #pgbusWar(String)} bundles pgbus-api, pgbus-impl and their runtime dependencies
+ * (pgbus-health, Flyway) in {@code WEB-INF/lib}, as an application would ({@link Ears} puts
+ * pgbus-health into the EAR's lib/ instead). The build copies those jars into the directory named
+ * by the system property {@code pgbus.it.libs} (it/pom.xml, copy-dependencies with
+ * includeScope=runtime), so adding a runtime dependency to pgbus-impl needs no change here. pgjdbc
+ * is not bundled: the test server has it (Liberty: lib/global; WildFly: the module org.postgresql).
+ * Every WAR gets what its server needs ({@link TestServer#prepare}).
  */
 public final class Deployments {
 

@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * An application shaped as a user builds one from the README and docs/wildfly.md ({@link Ears}):
- * an order enqueued through its REST resource runs its {@code @ApplicationScoped} handler, whose
+ * An application shaped as a user builds one from the README and docs/wildfly.md ({@link Ears}): an
+ * order enqueued through its REST resource runs its {@code @ApplicationScoped} handler, whose
  * {@code @Resource(lookup = "jdbc/pgbus")} write commits with the completion; and pgbus's checks
  * are in the server's readiness and liveness, once each.
  */
@@ -34,8 +34,7 @@ class EarApplicationIT {
   @ArquillianResource URL url;
 
   @Test
-  void anOrderRunsItsApplicationScopedHandlerWhoseWriteCommitsWithTheCompletion()
-      throws Exception {
+  void anOrderRunsItsApplicationScopedHandlerWhoseWriteCommitsWithTheCompletion() throws Exception {
     String orders = Http.root(url) + "/orders/api/orders";
     String text = "ear-" + UUID.randomUUID();
     Http.Response enqueued = Http.post(orders + "?queue=it_tx&text=" + text);

@@ -12,10 +12,10 @@ import org.jboss.shrinkwrap.api.spec.WebArchive;
 
 /**
  * A test EAR shaped as docs/wildfly.md tells a user to build one, the same for both servers: the
- * WAR {@code <name>.war} (context root {@code /<name>}) carries pgbus-api, pgbus-impl, the handlers,
- * microprofile-config.properties and a web.xml that binds {@code jdbc/pgbus} for WildFly; the EAR's
- * lib/ carries pgbus-health, and its META-INF/jboss-deployment-structure.xml gives the WAR the
- * driver module. Liberty ignores the two WildFly files.
+ * WAR {@code <name>.war} (context root {@code /<name>}) carries pgbus-api, pgbus-impl, the
+ * handlers, microprofile-config.properties and a web.xml that binds {@code jdbc/pgbus} for WildFly;
+ * the EAR's lib/ carries pgbus-health, and its META-INF/jboss-deployment-structure.xml gives the
+ * WAR the driver module. Liberty ignores the two WildFly files.
  */
 final class Ears {
   private Ears() {}
@@ -29,8 +29,15 @@ final class Ears {
     WebArchive war =
         ShrinkWrap.create(WebArchive.class, name + ".war")
             .addAsLibraries(libraries(false))
-            .addClasses(Marker.class, Enqueuer.class, RecordingHandler.class, ItSchema.class,
-                OrdersResource.class, ItRestApplication.class, Sql.class, TestServer.class)
+            .addClasses(
+                Marker.class,
+                Enqueuer.class,
+                RecordingHandler.class,
+                ItSchema.class,
+                OrdersResource.class,
+                ItRestApplication.class,
+                Sql.class,
+                TestServer.class)
             .addClasses(classes)
             .setWebXML("wildfly/web.xml");
     Config.with(war, TestServer.current().pgbusConfig(config));
@@ -53,8 +60,8 @@ final class Ears {
 
   /**
    * In an EAR, WildFly reads jboss-deployment-structure.xml only in the EAR's META-INF (one inside
-   * the WAR is ignored with WFLYSRV0001), and the WAR, where pgbus runs, needs the driver module
-   * as a sub-deployment.
+   * the WAR is ignored with WFLYSRV0001), and the WAR, where pgbus runs, needs the driver module as
+   * a sub-deployment.
    */
   private static String deploymentStructure(String warName) {
     return """

@@ -10,8 +10,8 @@ import jakarta.ejb.Stateless;
 import jakarta.inject.Inject;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.util.concurrent.TimeUnit;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
 /** An application EJB that enqueues inside its container-managed transaction. */

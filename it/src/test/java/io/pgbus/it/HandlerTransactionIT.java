@@ -43,9 +43,7 @@ class HandlerTransactionIT {
     long id = enqueuer.enqueue("it_business", text, false);
 
     Await.until(
-        "job " + id + " to complete",
-        Duration.ofSeconds(30),
-        () -> "completed".equals(state(id)));
+        "job " + id + " to complete", Duration.ofSeconds(30), () -> "completed".equals(state(id)));
     assertEquals(1, Sql.count(ds, "SELECT count(*) FROM it_handled WHERE job_id = ?", id));
   }
 

@@ -18,9 +18,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * A capsule with jobs-per-transaction=5: five jobs and their handlers' business rows
- * commit in one JTA transaction (the rows share the inserting transaction, {@code xmin}); when one
- * handler throws, its neighbours commit one by one and only the thrower is retried.
+ * A capsule with jobs-per-transaction=5: five jobs and their handlers' business rows commit in one
+ * JTA transaction (the rows share the inserting transaction, {@code xmin}); when one handler
+ * throws, its neighbours commit one by one and only the thrower is retried.
  */
 @ExtendWith(ArquillianExtension.class)
 class JobsPerTransactionIT {
@@ -49,7 +49,11 @@ class JobsPerTransactionIT {
     awaitStates(ids, "completed", 5);
 
     assertEquals(
-        5, Sql.count(ds, "SELECT count(*) FROM it_handled WHERE queue = 'it_batch' AND job_id BETWEEN ? AND ?", range(ids)));
+        5,
+        Sql.count(
+            ds,
+            "SELECT count(*) FROM it_handled WHERE queue = 'it_batch' AND job_id BETWEEN ? AND ?",
+            range(ids)));
     assertEquals(
         1,
         Sql.count(
@@ -57,7 +61,10 @@ class JobsPerTransactionIT {
             "SELECT count(DISTINCT xmin::text) FROM ("
                 + " SELECT xmin FROM it_handled WHERE queue = 'it_batch' AND job_id BETWEEN ? AND ?"
                 + " UNION ALL SELECT xmin FROM pgbus.job WHERE queue = 'it_batch' AND id BETWEEN ? AND ?) t",
-            ids.get(0), ids.get(4), ids.get(0), ids.get(4)),
+            ids.get(0),
+            ids.get(4),
+            ids.get(0),
+            ids.get(4)),
         "one transaction wrote every business row and every completion");
   }
 
@@ -79,7 +86,8 @@ class JobsPerTransactionIT {
     assertEquals(
         4L,
         Sql.count(
-            ds, "SELECT count(DISTINCT xmin::text) FROM it_handled WHERE queue = 'it_batch' AND job_id BETWEEN ? AND ?",
+            ds,
+            "SELECT count(DISTINCT xmin::text) FROM it_handled WHERE queue = 'it_batch' AND job_id BETWEEN ? AND ?",
             range(ids)),
         "after the rollback the neighbours ran in transactions of their own");
   }
@@ -100,7 +108,12 @@ class JobsPerTransactionIT {
         () -> {
           long n = 0;
           for (long id : ids) {
-            n += Sql.count(ds, "SELECT count(*) FROM pgbus.job WHERE id = ? AND state::text = ?", id, state);
+            n +=
+                Sql.count(
+                    ds,
+                    "SELECT count(*) FROM pgbus.job WHERE id = ? AND state::text = ?",
+                    id,
+                    state);
           }
           return n == count;
         });

@@ -21,10 +21,10 @@ import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
 /**
- * Proves the harness: Arquillian deploys into the managed Liberty, the JTA datasource
- * {@code jdbc/pgbus} reaches the test database, a UserTransaction governs its work, and the
- * non-transactional {@code jdbc/pgbusListener} hands out connections that unwrap to the
- * same {@link PGConnection} class the application sees (pgjdbc in lib/global).
+ * Proves the harness: Arquillian deploys into the managed Liberty, the JTA datasource {@code
+ * jdbc/pgbus} reaches the test database, a UserTransaction governs its work, and the
+ * non-transactional {@code jdbc/pgbusListener} hands out connections that unwrap to the same {@link
+ * PGConnection} class the application sees (pgjdbc in lib/global).
  */
 @ExtendWith(ArquillianExtension.class)
 class LibertySmokeIT {

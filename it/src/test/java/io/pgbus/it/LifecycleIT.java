@@ -25,10 +25,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Unique jobs, pause and resume, and cron on Liberty, through the injected {@link JobQueue} and
- * the JTA datasource: a duplicate inside a container transaction leaves it committing, a paused
- * queue's job waits until resume wakes the capsule (no polling: the ceiling is an hour), and a
- * cron configured in microprofile-config.properties enqueues one job per second.
+ * Unique jobs, pause and resume, and cron on Liberty, through the injected {@link JobQueue} and the
+ * JTA datasource: a duplicate inside a container transaction leaves it committing, a paused queue's
+ * job waits until resume wakes the capsule (no polling: the ceiling is an hour), and a cron
+ * configured in microprofile-config.properties enqueues one job per second.
  */
 @ExtendWith(ArquillianExtension.class)
 class LifecycleIT {
@@ -117,10 +117,15 @@ class LifecycleIT {
     Await.until(
         "three cron runs to complete",
         Duration.ofSeconds(120),
-        () -> Sql.count(ds, "SELECT count(*) FROM pgbus.job WHERE queue = 'it_cron' AND state = 'completed'") >= 3);
+        () ->
+            Sql.count(
+                    ds,
+                    "SELECT count(*) FROM pgbus.job WHERE queue = 'it_cron' AND state = 'completed'")
+                >= 3);
 
     long jobsCount = Sql.count(ds, "SELECT count(*) FROM pgbus.job WHERE queue = 'it_cron'");
-    long runs = Sql.count(ds, "SELECT count(DISTINCT run_at) FROM pgbus.job WHERE queue = 'it_cron'");
+    long runs =
+        Sql.count(ds, "SELECT count(DISTINCT run_at) FROM pgbus.job WHERE queue = 'it_cron'");
     assertEquals(jobsCount, runs, "one job per run");
     assertEquals(
         0,

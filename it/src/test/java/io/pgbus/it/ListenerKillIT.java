@@ -24,8 +24,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * pg_terminate_backend on the listener of a deployed application: the listener on the server's
  * non-JTA datasource stops delivering within a second, comes back after one reconnect, and a job
- * enqueued while it was away runs, found by the reconnect's synthetic wake (the poll interval is
- * a minute here). The timings go to the server log with a [measure] prefix.
+ * enqueued while it was away runs, found by the reconnect's synthetic wake (the poll interval is a
+ * minute here). The timings go to the server log with a [measure] prefix.
  */
 @ExtendWith(ArquillianExtension.class)
 class ListenerKillIT {
@@ -62,18 +62,21 @@ class ListenerKillIT {
     Notifier notifier = runtime.engine().notifier();
     // One job first, so the rounds measure the wake path rather than the first job's warm-up
     // (bean creation, the first JTA job transaction).
-    awaitCompleted(jobs.enqueue("it_kill", new Marker("warm-up", false), EnqueueOptions.defaults()));
+    awaitCompleted(
+        jobs.enqueue("it_kill", new Marker("warm-up", false), EnqueueOptions.defaults()));
 
     for (int round = 1; round <= 3; round++) {
       long connects = notifier.connects();
       long killed = System.nanoTime();
-      assertTrue(Sql.count(ds, TERMINATE, Notifier.APPLICATION_NAME) >= 1, "no listener to terminate");
+      assertTrue(
+          Sql.count(ds, TERMINATE, Notifier.APPLICATION_NAME) >= 1, "no listener to terminate");
       Await.until(
           "the listener to stop delivering",
           Duration.ofSeconds(5),
           () -> !notifier.state().delivering());
       long toDegrade = millisSince(killed);
-      long id = jobs.enqueue("it_kill", new Marker("kill-" + round, false), EnqueueOptions.defaults());
+      long id =
+          jobs.enqueue("it_kill", new Marker("kill-" + round, false), EnqueueOptions.defaults());
       boolean inGap = notifier.connects() == connects;
       Await.until(
           "the listener to deliver again",
@@ -98,7 +101,9 @@ class ListenerKillIT {
     Await.until(
         "job " + id + " to complete",
         Duration.ofSeconds(30),
-        () -> "completed".equals(Sql.value(ds, "SELECT state::text FROM pgbus.job WHERE id = ?", id)));
+        () ->
+            "completed"
+                .equals(Sql.value(ds, "SELECT state::text FROM pgbus.job WHERE id = ?", id)));
   }
 
   private static long millisSince(long nanos) {

@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * While a handler runs, the server's log context (Liberty: LogRecordContext, shown by JSON
- * logging as ext_pgbus_job_id...; WildFly: MDC) holds the job id, queue and attempt.
+ * While a handler runs, the server's log context (Liberty: LogRecordContext, shown by JSON logging
+ * as ext_pgbus_job_id...; WildFly: MDC) holds the job id, queue and attempt.
  */
 @ExtendWith(ArquillianExtension.class)
 class LogFieldsIT {
@@ -43,6 +43,7 @@ class LogFieldsIT {
     assertEquals("it_logfields", seen.get("pgbus_queue"), seen.toString());
     assertEquals("1", seen.get("pgbus_attempt"), seen.toString());
     // Measured for the docs (which identity a handler runs as), not a contract of pgbus.
-    System.out.println("LogFieldsIT: the handler ran as principal " + seen.get("handler.principal"));
+    System.out.println(
+        "LogFieldsIT: the handler ran as principal " + seen.get("handler.principal"));
   }
 }

@@ -26,8 +26,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * On Liberty, /metrics shows pgbus counters moving as jobs run, and the doctor answers users in
- * the role pgbus-admin, and them only (the test server's basicRegistry).
+ * On Liberty, /metrics shows pgbus counters moving as jobs run, and the doctor answers users in the
+ * role pgbus-admin, and them only (the test server's basicRegistry).
  */
 @ExtendWith(ArquillianExtension.class)
 class MetricsAndDoctorIT {
@@ -63,7 +63,10 @@ class MetricsAndDoctorIT {
     String run = UUID.randomUUID().toString();
     jobs.enqueueAll(
         "it_metrics",
-        List.of(new Marker(run + "-1", false), new Marker(run + "-2", false), new Marker(run + "-3", false)),
+        List.of(
+            new Marker(run + "-1", false),
+            new Marker(run + "-2", false),
+            new Marker(run + "-3", false)),
         EnqueueOptions.defaults());
 
     String[] body = {null};

@@ -1,5 +1,6 @@
 package io.pgbus.it;
 
+import io.pgbus.it.support.Sql;
 import jakarta.annotation.Resource;
 import jakarta.ejb.EJB;
 import jakarta.enterprise.context.RequestScoped;
@@ -9,7 +10,6 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.QueryParam;
 import javax.sql.DataSource;
-import io.pgbus.it.support.Sql;
 
 /**
  * The order form of {@link EarApplicationIT}'s application: a POST enqueues a job in the EJB's

@@ -35,7 +35,8 @@ class OtelMetricsEarIT {
 
   @Deployment(testable = false)
   static EnterpriseArchive deployment() {
-    List<String> config = new ArrayList<>(List.of("pgbus.capsules=orders", "pgbus.capsule.orders.queues=it_tx"));
+    List<String> config =
+        new ArrayList<>(List.of("pgbus.capsules=orders", "pgbus.capsule.orders.queues=it_tx"));
     if (!"wildfly".equals(System.getProperty("pgbus.it.server"))) {
       config.add("pgbus.metrics=otel");
     }

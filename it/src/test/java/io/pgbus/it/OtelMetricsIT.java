@@ -57,7 +57,9 @@ class OtelMetricsIT {
     try (OtlpReceiver receiver = new OtlpReceiver(port)) {
       String run = UUID.randomUUID().toString();
       jobs.enqueueAll(
-          QUEUE, List.of(new Marker(run + "-1", false), new Marker(run + "-2", false)), EnqueueOptions.defaults());
+          QUEUE,
+          List.of(new Marker(run + "-1", false), new Marker(run + "-2", false)),
+          EnqueueOptions.defaults());
       long[] seen = {-1};
       Await.until(
           "an export with two completions on " + QUEUE,
@@ -67,7 +69,10 @@ class OtelMetricsIT {
 
       jobs.enqueueAll(
           QUEUE,
-          List.of(new Marker(run + "-3", false), new Marker(run + "-4", false), new Marker(run + "-5", false)),
+          List.of(
+              new Marker(run + "-3", false),
+              new Marker(run + "-4", false),
+              new Marker(run + "-5", false)),
           EnqueueOptions.defaults());
       Await.until(
           "a later export with three more completions",
@@ -80,8 +85,14 @@ class OtelMetricsIT {
 
       String all = new String(concat(receiver.bodies()), StandardCharsets.UTF_8);
       for (String meter :
-          List.of("pgbus.job.duration", "pgbus.job.wake.latency", "pgbus.queue.depth",
-              "pgbus.listener.delivering", "pgbus.claims", "capsule", "state")) {
+          List.of(
+              "pgbus.job.duration",
+              "pgbus.job.wake.latency",
+              "pgbus.queue.depth",
+              "pgbus.listener.delivering",
+              "pgbus.claims",
+              "capsule",
+              "state")) {
         assertTrue(all.contains(meter), meter + " in the OTLP export");
       }
     }

@@ -16,8 +16,13 @@ final class PgbusWars {
   static WebArchive of(String name, String... config) {
     WebArchive war =
         Deployments.pgbusWar(name)
-            .addClasses(Marker.class, Enqueuer.class, RecordingHandler.class, ItSchema.class,
-                PgbusWars.class, Deployments.class)
+            .addClasses(
+                Marker.class,
+                Enqueuer.class,
+                RecordingHandler.class,
+                ItSchema.class,
+                PgbusWars.class,
+                Deployments.class)
             .addClasses(Await.class, Sql.class, Config.class);
     return Config.with(war, TestServer.current().pgbusConfig(config));
   }

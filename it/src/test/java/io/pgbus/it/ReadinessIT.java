@@ -22,8 +22,7 @@ class ReadinessIT {
 
   @Deployment(testable = false)
   static WebArchive deployment() {
-    return PgbusWars.of(
-        "readiness", "pgbus.capsules=ready", "pgbus.capsule.ready.queues=it_ready");
+    return PgbusWars.of("readiness", "pgbus.capsules=ready", "pgbus.capsule.ready.queues=it_ready");
   }
 
   @ArquillianResource URL url;
@@ -42,6 +41,8 @@ class ReadinessIT {
     String body = last[0].body();
     assertTrue(body.contains("\"pgbus\""), body);
     assertTrue(body.contains("\"notify\""), body);
-    assertTrue(body.contains("\"schemaVersion\":\"" + io.pgbus.engine.Schema.EXPECTED_VERSION + "\""), body);
+    assertTrue(
+        body.contains("\"schemaVersion\":\"" + io.pgbus.engine.Schema.EXPECTED_VERSION + "\""),
+        body);
   }
 }

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The database is not there at deploy and arrives later: the application deploys, readiness is
- * DOWN and says why, then turns UP by itself, with the listener (on {@code pgbus.listener.url})
+ * The database is not there at deploy and arrives later: the application deploys, readiness is DOWN
+ * and says why, then turns UP by itself, with the listener (on {@code pgbus.listener.url})
  * delivering, and a job runs. The test server's jdbc/pgbusLate points at a port where this test
  * starts a private PostgreSQL only after the deployment ({@code pgbus.it.late.port}).
  */
@@ -82,7 +82,8 @@ class ReadinessRecoveryIT {
     long id;
     try (Connection c = pg.connect();
         PreparedStatement ps =
-            c.prepareStatement("SELECT pgbus.enqueue('it_late', '{\"text\":\"late\",\"fail\":false}')");
+            c.prepareStatement(
+                "SELECT pgbus.enqueue('it_late', '{\"text\":\"late\",\"fail\":false}')");
         ResultSet rs = ps.executeQuery()) {
       rs.next();
       id = rs.getLong(1);
@@ -103,7 +104,8 @@ class ReadinessRecoveryIT {
 
   private static String state(long id) throws Exception {
     try (Connection c = pg.connect();
-        PreparedStatement ps = c.prepareStatement("SELECT state::text FROM pgbus.job WHERE id = ?")) {
+        PreparedStatement ps =
+            c.prepareStatement("SELECT state::text FROM pgbus.job WHERE id = ?")) {
       ps.setLong(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getString(1) : null;

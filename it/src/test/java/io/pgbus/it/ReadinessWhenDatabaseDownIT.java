@@ -18,10 +18,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * A database that cannot be reached at deploy does not fail the deployment; readiness is DOWN
- * and says why in a short category, without the driver's text (host, port, user), which goes to
- * the server log. The test server's jdbc/pgbusDown datasource points at 127.0.0.1:1, where
- * nothing listens.
+ * A database that cannot be reached at deploy does not fail the deployment; readiness is DOWN and
+ * says why in a short category, without the driver's text (host, port, user), which goes to the
+ * server log. The test server's jdbc/pgbusDown datasource points at 127.0.0.1:1, where nothing
+ * listens.
  */
 @ExtendWith(ArquillianExtension.class)
 @RunAsClient
@@ -53,7 +53,8 @@ class ReadinessWhenDatabaseDownIT {
     String body = last[0].body();
     assertEquals(503, last[0].status(), body);
     assertTrue(body.contains("\"DOWN\""), body);
-    for (String detail : new String[] {"127.0.0.1", "localhost", "refused", "postgres", "Exception", "SQL"}) {
+    for (String detail :
+        new String[] {"127.0.0.1", "localhost", "refused", "postgres", "Exception", "SQL"}) {
       assertFalse(body.contains(detail), "readiness shows '" + detail + "': " + body);
     }
   }

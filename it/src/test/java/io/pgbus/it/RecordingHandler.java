@@ -14,13 +14,30 @@ import javax.sql.DataSource;
 
 /**
  * Records every run in it_handled through the JTA datasource, so the row commits only with the
- * job's completion; fails after writing when the marker asks for it. Also notes the handler
- * start time in memory for latency measurements.
+ * job's completion; fails after writing when the marker asks for it. Also notes the handler start
+ * time in memory for latency measurements.
  */
 @ApplicationScoped
-@Handles({"it_tx", "it_business", "it_left", "it_right", "it_latency", "it_l1", "it_l2", "it_l3",
-    "it_l4", "it_l5", "it_l6", "it_ready", "it_metrics", "it_batch", "it_paused", "it_unique",
-    "it_cron", "it_otel"})
+@Handles({
+  "it_tx",
+  "it_business",
+  "it_left",
+  "it_right",
+  "it_latency",
+  "it_l1",
+  "it_l2",
+  "it_l3",
+  "it_l4",
+  "it_l5",
+  "it_l6",
+  "it_ready",
+  "it_metrics",
+  "it_batch",
+  "it_paused",
+  "it_unique",
+  "it_cron",
+  "it_otel"
+})
 public class RecordingHandler implements JobHandler<Marker> {
 
   /** Handler start times (System.nanoTime) by marker text. */

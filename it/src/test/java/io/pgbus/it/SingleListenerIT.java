@@ -2,8 +2,8 @@ package io.pgbus.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.pgbus.JobQueue;
 import io.pgbus.EnqueueOptions;
+import io.pgbus.JobQueue;
 import io.pgbus.it.support.Await;
 import io.pgbus.it.support.Sql;
 import jakarta.annotation.Resource;
@@ -48,7 +48,8 @@ class SingleListenerIT {
   @Test
   void threeCapsulesOverSixQueuesUnderLoadHoldOneListenerConnection() throws Exception {
     String run = UUID.randomUUID().toString();
-    Await.until("the listener to connect", Duration.ofSeconds(30), () -> Sql.count(ds, LISTENERS) == 1);
+    Await.until(
+        "the listener to connect", Duration.ofSeconds(30), () -> Sql.count(ds, LISTENERS) == 1);
     for (int q = 1; q <= 6; q++) {
       var batch = new ArrayList<Marker>();
       for (int i = 0; i < 100; i++) {
@@ -62,7 +63,8 @@ class SingleListenerIT {
         Duration.ofSeconds(120),
         () -> {
           samples.add(Sql.count(ds, LISTENERS));
-          return Sql.count(ds, "SELECT count(*) FROM it_handled WHERE text LIKE ?", run + "-%") == 600;
+          return Sql.count(ds, "SELECT count(*) FROM it_handled WHERE text LIKE ?", run + "-%")
+              == 600;
         });
     samples.add(Sql.count(ds, LISTENERS));
     for (long s : samples) {

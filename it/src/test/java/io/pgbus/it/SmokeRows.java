@@ -10,8 +10,8 @@ import java.sql.Statement;
 import javax.sql.DataSource;
 
 /**
- * Writes and reads rows of {@code it_smoke} through the JTA datasource. Its methods take
- * part in the caller's transaction (container-managed, REQUIRED).
+ * Writes and reads rows of {@code it_smoke} through the JTA datasource. Its methods take part in
+ * the caller's transaction (container-managed, REQUIRED).
  */
 @Stateless
 public class SmokeRows {

@@ -44,7 +44,10 @@ class TracingEarIT {
     // The otel.* lines also in an EAR library, where docs/wildfly.md tells a user to put them:
     // WildFly reads an EAR's exporter keys only there (OtelMetricsEarIT). Tracing itself turned
     // on from the WAR's lines alone too (measured once without this jar).
-    return Ears.of("trace-orders", new Class<?>[] {TraceNotingHandler.class}, config.toArray(String[]::new))
+    return Ears.of(
+            "trace-orders",
+            new Class<?>[] {TraceNotingHandler.class},
+            config.toArray(String[]::new))
         .addAsLibrary(
             ShrinkWrap.create(JavaArchive.class, "otel-config.jar")
                 .addAsManifestResource(

@@ -24,8 +24,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * On Liberty with MicroProfile Telemetry on: a job enqueued inside a span runs its handler in a
- * span of the same trace, a child of the enqueuer's; the retry of a failed attempt is another
- * span of that trace. Checked in the container, with no exporter.
+ * span of the same trace, a child of the enqueuer's; the retry of a failed attempt is another span
+ * of that trace. Checked in the container, with no exporter.
  */
 @ExtendWith(ArquillianExtension.class)
 class TracingIT {
@@ -70,7 +70,8 @@ class TracingIT {
     SpanContext origin = enqueuer.getSpanContext();
     assertTrue(origin.isValid(), "OpenTelemetry is on in the test server: " + origin);
 
-    Await.until("two traced attempts", Duration.ofSeconds(30), () -> TracingHandler.SEEN.size() >= 2);
+    Await.until(
+        "two traced attempts", Duration.ofSeconds(30), () -> TracingHandler.SEEN.size() >= 2);
     SpanContext first = TracingHandler.SEEN.get(0);
     SpanContext retry = TracingHandler.SEEN.get(1);
     assertEquals(origin.getTraceId(), first.getTraceId());

@@ -16,7 +16,9 @@ import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** JobQueue.enqueue joins the caller's JTA transaction: rollback leaves nothing, commit runs once. */
+/**
+ * JobQueue.enqueue joins the caller's JTA transaction: rollback leaves nothing, commit runs once.
+ */
 @ExtendWith(ArquillianExtension.class)
 class TransactionalEnqueueIT {
 
@@ -49,7 +51,9 @@ class TransactionalEnqueueIT {
     Await.until(
         "job " + id + " to complete",
         Duration.ofSeconds(30),
-        () -> "completed".equals(Sql.value(ds, "SELECT state::text FROM pgbus.job WHERE id = ?", id)));
+        () ->
+            "completed"
+                .equals(Sql.value(ds, "SELECT state::text FROM pgbus.job WHERE id = ?", id)));
 
     assertEquals(1, Sql.count(ds, "SELECT count(*) FROM it_handled WHERE text = ?", committed));
     assertEquals(1, Sql.count(ds, "SELECT count(*) FROM it_orders WHERE text = ?", committed));
@@ -57,6 +61,7 @@ class TransactionalEnqueueIT {
         0, Sql.count(ds, "SELECT count(*) FROM pgbus.job WHERE payload->>'text' = ?", rolledBack));
     assertEquals(0, Sql.count(ds, "SELECT count(*) FROM it_orders WHERE text = ?", rolledBack));
     assertEquals(0, Sql.count(ds, "SELECT count(*) FROM it_handled WHERE text = ?", rolledBack));
-    assertEquals(0, Sql.count(ds, "SELECT count(*) FROM pgbus.job WHERE id > ? AND queue = 'it_tx'", id));
+    assertEquals(
+        0, Sql.count(ds, "SELECT count(*) FROM pgbus.job WHERE id > ? AND queue = 'it_tx'", id));
   }
 }

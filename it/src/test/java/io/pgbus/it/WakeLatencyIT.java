@@ -69,7 +69,9 @@ class WakeLatencyIT {
       tx.commit();
       long committed = System.nanoTime();
       Await.until(
-          "job " + text + " to start", Duration.ofSeconds(30), () -> RecordingHandler.STARTED.containsKey(text));
+          "job " + text + " to start",
+          Duration.ofSeconds(30),
+          () -> RecordingHandler.STARTED.containsKey(text));
       micros.add(Math.max(0, RecordingHandler.STARTED.get(text) - committed) / 1_000);
       Thread.sleep(20); // idle between jobs, as a trickle of traffic would be
     }
@@ -98,7 +100,8 @@ class WakeLatencyIT {
   private static void write(String report) {
     String dir = System.getProperty("pgbus.it.reports", System.getProperty("java.io.tmpdir"));
     try {
-      Files.writeString(Path.of(dir, "wake-latency-" + TestServer.current().label() + ".txt"), report + "\n");
+      Files.writeString(
+          Path.of(dir, "wake-latency-" + TestServer.current().label() + ".txt"), report + "\n");
     } catch (IOException e) {
       System.out.println("[pgbus-it] could not write the latency report: " + e.getMessage());
     }

@@ -54,12 +54,16 @@ class WakeRoutingIT {
       Await.until(
           "job " + id + " to complete",
           Duration.ofSeconds(30),
-          () -> "completed".equals(Sql.value(ds, "SELECT state::text FROM pgbus.job WHERE id = ?", id)));
+          () ->
+              "completed"
+                  .equals(Sql.value(ds, "SELECT state::text FROM pgbus.job WHERE id = ?", id)));
     }
 
     Map<String, Long> after = runtime.claimsByCapsule();
-    assertEquals(settled.get("right"), after.get("right"), "right claimed: " + settled + " -> " + after);
-    assertTrue(after.get("left") >= settled.get("left") + 20, "left claims: " + settled + " -> " + after);
+    assertEquals(
+        settled.get("right"), after.get("right"), "right claimed: " + settled + " -> " + after);
+    assertTrue(
+        after.get("left") >= settled.get("left") + 20, "left claims: " + settled + " -> " + after);
   }
 
   /** Waits until the start-up claims are over: no counter moves for half a second. */

@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * An EJB called by an authenticated user enqueues and cancels as that user: the job's
- * enqueued_by and the audit trail name the container's caller principal.
+ * An EJB called by an authenticated user enqueues and cancels as that user: the job's enqueued_by
+ * and the audit trail name the container's caller principal.
  */
 @ExtendWith(ArquillianExtension.class)
 class WhoDidItIT {
@@ -49,7 +49,8 @@ class WhoDidItIT {
   void anAuthenticatedCallersJobAndCancelNameThatUser() throws Exception {
     String text = UUID.randomUUID().toString();
     Http.Response r =
-        Http.get(Http.root(url) + url.getPath() + "api/pgbus/who?text=" + text, "admin", "admin-secret");
+        Http.get(
+            Http.root(url) + url.getPath() + "api/pgbus/who?text=" + text, "admin", "admin-secret");
     assertEquals(200, r.status(), r.body());
     long id = Long.parseLong(r.body().strip());
 

@@ -11,8 +11,8 @@ import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 /**
- * Creates the demo's business table, the one greetings are written to. Idempotent: it runs at
- * every start, and brings a table made by an older demo up to date.
+ * Creates the demo's business table, the one greetings are written to. Idempotent: it runs at every
+ * start, and brings a table made by an older demo up to date.
  */
 @Singleton
 @Startup
@@ -32,7 +32,8 @@ public class DemoSchema {
               + " written_at timestamptz NOT NULL DEFAULT now(),"
               + " handler_started_at timestamptz)");
       // Added after the first demo release: a database created by it lacks the column.
-      s.execute("ALTER TABLE demo_greeting ADD COLUMN IF NOT EXISTS handler_started_at timestamptz");
+      s.execute(
+          "ALTER TABLE demo_greeting ADD COLUMN IF NOT EXISTS handler_started_at timestamptz");
     } catch (Exception e) {
       LOG.log(Level.WARNING, "demo: cannot create demo_greeting yet: {0}", e.getMessage());
     }

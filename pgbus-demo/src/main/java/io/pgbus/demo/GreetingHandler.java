@@ -18,8 +18,8 @@ import javax.sql.DataSource;
  * commits in the same transaction as the job's completion. A name of "fail" throws, to show a
  * retry: the row is rolled back and the job comes back with backoff.
  *
- * <p>The row also records when the handler started, which the bench's W5 reads to measure the
- * wake latency inside the server (docs/performance.md).
+ * <p>The row also records when the handler started, which the bench's W5 reads to measure the wake
+ * latency inside the server (docs/performance.md).
  */
 @ApplicationScoped
 @Handles({"greetings_urgent", "greetings"})
@@ -33,7 +33,8 @@ public class GreetingHandler implements JobHandler<Greeting> {
   public Outcome handle(Greeting greeting, JobContext job) throws Exception {
     // First, so it is the moment pgbus handed the job over, not after this handler's own work.
     Instant started = Instant.now();
-    String message = "Hello, " + greeting.name + "! (job " + job.id() + ", attempt " + job.attempt() + ")";
+    String message =
+        "Hello, " + greeting.name + "! (job " + job.id() + ", attempt " + job.attempt() + ")";
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps =
             c.prepareStatement(

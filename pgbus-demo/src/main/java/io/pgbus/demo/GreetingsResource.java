@@ -1,9 +1,9 @@
 package io.pgbus.demo;
 
-import jakarta.annotation.security.PermitAll;
 import io.pgbus.EnqueueOptions;
 import io.pgbus.JobQueue;
 import jakarta.annotation.Resource;
+import jakarta.annotation.security.PermitAll;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
@@ -26,10 +26,10 @@ import java.util.Map;
 import javax.sql.DataSource;
 
 /**
- * {@code POST /api/greetings?name=Ada&count=3&delaySeconds=0&urgent=false} enqueues greeting jobs in one JTA
- * transaction; {@code GET /api/greetings} shows the job counts and the latest greetings. Out of
- * bounds parameters (count 1 to 1000, delaySeconds 0 to 7 days, name up to 200 characters) are
- * answered with 400 ({@link RequestLimits}).
+ * {@code POST /api/greetings?name=Ada&count=3&delaySeconds=0&urgent=false} enqueues greeting jobs
+ * in one JTA transaction; {@code GET /api/greetings} shows the job counts and the latest greetings.
+ * Out of bounds parameters (count 1 to 1000, delaySeconds 0 to 7 days, name up to 200 characters)
+ * are answered with 400 ({@link RequestLimits}).
  */
 // Open on purpose: the demo's own API, on a demo server that listens on localhost only
 // (liberty-config/server.xml). A real application protects its endpoints; the doctor is for
@@ -60,7 +60,10 @@ public class GreetingsResource {
       options = options.withDelay(Duration.ofSeconds(delaySeconds));
     }
     List<Long> ids =
-        jobs.enqueueAll(urgent ? "greetings_urgent" : "greetings", Collections.nCopies(count, new Greeting(name)), options);
+        jobs.enqueueAll(
+            urgent ? "greetings_urgent" : "greetings",
+            Collections.nCopies(count, new Greeting(name)),
+            options);
     return Map.of("enqueued", ids);
   }
 
@@ -80,7 +83,8 @@ public class GreetingsResource {
       out.put("jobs", states);
       var latest = new ArrayList<String>();
       try (PreparedStatement ps =
-              c.prepareStatement("SELECT message FROM demo_greeting ORDER BY written_at DESC LIMIT 10");
+              c.prepareStatement(
+                  "SELECT message FROM demo_greeting ORDER BY written_at DESC LIMIT 10");
           ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           latest.add(rs.getString(1));

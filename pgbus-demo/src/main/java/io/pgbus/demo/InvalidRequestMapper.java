@@ -8,7 +8,8 @@ import java.util.Map;
 
 /** Answers a request parameter out of bounds with 400 and what is allowed. */
 @Provider
-public class InvalidRequestMapper implements ExceptionMapper<RequestLimits.InvalidRequestException> {
+public class InvalidRequestMapper
+    implements ExceptionMapper<RequestLimits.InvalidRequestException> {
 
   @Override
   public Response toResponse(RequestLimits.InvalidRequestException e) {

@@ -1,7 +1,7 @@
 package io.pgbus.demo;
 
-import jakarta.annotation.security.RolesAllowed;
 import io.pgbus.jakarta.DoctorResource;
+import jakarta.annotation.security.RolesAllowed;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.ws.rs.Path;
 

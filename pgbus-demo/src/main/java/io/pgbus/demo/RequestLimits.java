@@ -1,8 +1,8 @@
 package io.pgbus.demo;
 
 /**
- * The bounds of the demo's request parameters. One request must not be able to enqueue millions
- * of jobs (count=2147483647 would try 2^31), park jobs for centuries, or send a megabyte name.
+ * The bounds of the demo's request parameters. One request must not be able to enqueue millions of
+ * jobs (count=2147483647 would try 2^31), park jobs for centuries, or send a megabyte name.
  */
 final class RequestLimits {
 

@@ -15,11 +15,12 @@ public final class PgbusHealth {
 
   /** The readiness check's name. */
   public static final String READINESS = "pgbus";
+
   /** The liveness check's name. */
   public static final String LIVENESS = "pgbus-capsules";
 
-  private record Source(Supplier<HealthCheckResponse> readiness,
-      Supplier<HealthCheckResponse> liveness) {}
+  private record Source(
+      Supplier<HealthCheckResponse> readiness, Supplier<HealthCheckResponse> liveness) {}
 
   private static final AtomicReference<Source> SOURCE = new AtomicReference<>();
 

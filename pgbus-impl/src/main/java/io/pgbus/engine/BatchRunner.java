@@ -12,9 +12,9 @@ import javax.sql.DataSource;
 
 /**
  * Runs several claimed jobs in one transaction ({@link CapsuleConfig#jobsPerTransaction()}): their
- * handlers one after another, then one fenced statement completes every job whose handler
- * returned complete. Each job's business writes still commit exactly with its completion, because
- * all of them commit together; what the batch saves is a transaction and a statement per job.
+ * handlers one after another, then one fenced statement completes every job whose handler returned
+ * complete. Each job's business writes still commit exactly with its completion, because all of
+ * them commit together; what the batch saves is a transaction and a statement per job.
  *
  * <p>When anything fails, the whole transaction rolls back. The job whose handler threw has its
  * failure recorded, as in a single-job run; every other job gets a fresh lease and runs again in a
@@ -108,8 +108,8 @@ final class BatchRunner {
   }
 
   /**
-   * The job whose handler was running when the transaction failed, or -1. A handler that only
-   * met the aborted transaction an earlier handler left behind is not to blame: it runs again.
+   * The job whose handler was running when the transaction failed, or -1. A handler that only met
+   * the aborted transaction an earlier handler left behind is not to blame: it runs again.
    */
   private static int blamed(Batch batch, Throwable failure) {
     if (batch.current < 0) {

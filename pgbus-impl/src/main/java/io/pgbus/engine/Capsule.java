@@ -20,10 +20,10 @@ import javax.sql.DataSource;
  * once, in strict queue order, and hands each job to the executor; it never claims more jobs than
  * it has free slots, so a claimed job starts at once.
  *
- * <p>The loop claims only when there is reason to: a wake for one of its queues (from a NOTIFY,
- * or from the engine's {@link Poller}), a slot freed after a claim that filled every slot (more
- * work is likely waiting), or a known due time reached. It has no timer of its own: an idle
- * capsule issues no statement at all.
+ * <p>The loop claims only when there is reason to: a wake for one of its queues (from a NOTIFY, or
+ * from the engine's {@link Poller}), a slot freed after a claim that filled every slot (more work
+ * is likely waiting), or a known due time reached. It has no timer of its own: an idle capsule
+ * issues no statement at all.
  */
 public final class Capsule implements Runnable {
 
@@ -61,7 +61,8 @@ public final class Capsule implements Runnable {
   private boolean stopping;
   // One entry per busy slot: the id of the first job it runs -> System.nanoTime() at its start.
   private final Map<Long, Long> runningSince = new HashMap<>();
-  // One entry per slot handed to the executor and not started yet: first job id -> System.nanoTime().
+  // One entry per slot handed to the executor and not started yet: first job id ->
+  // System.nanoTime().
   private final Map<Long, Long> waitingSince = new HashMap<>();
   private boolean executorWaitWarned;
 
@@ -126,10 +127,10 @@ public final class Capsule implements Runnable {
 
   /**
    * How long the oldest slot handed to the executor has waited for a thread without starting, or
-   * zero. Anything but a moment means the executor has fewer threads than pgbus needs: the
-   * engine's loops (listener, poller, leader, maintenance, one per capsule) hold theirs for good,
-   * so an executor with a fixed number of threads and a queue (WildFly's default managed executor
-   * has two per CPU) can leave none for jobs, which are then claimed and never run.
+   * zero. Anything but a moment means the executor has fewer threads than pgbus needs: the engine's
+   * loops (listener, poller, leader, maintenance, one per capsule) hold theirs for good, so an
+   * executor with a fixed number of threads and a queue (WildFly's default managed executor has two
+   * per CPU) can leave none for jobs, which are then claimed and never run.
    */
   public Duration executorWait() {
     lock.lock();
@@ -345,8 +346,8 @@ public final class Capsule implements Runnable {
 
   /**
    * Nanoseconds from {@code now} until {@code alarm}, saturated to {@code [0, max]}: an alarm may
-   * lie centuries ahead (a job due in the year 2400, a forged NOTIFY), and {@code
-   * Duration.toNanos} overflows beyond 292 years. No alarm: {@code max}.
+   * lie centuries ahead (a job due in the year 2400, a forged NOTIFY), and {@code Duration.toNanos}
+   * overflows beyond 292 years. No alarm: {@code max}.
    */
   static long nanosUntil(Instant now, Instant alarm, long max) {
     if (alarm == null) {
@@ -485,8 +486,8 @@ public final class Capsule implements Runnable {
 
   /**
    * The threads an engine's executor needs so that no job waits: a thread per slot, and, when the
-   * loops run on the executor too, the listener, the poller, the leader, the maintenance loop,
-   * the job-timeout watchdog (while jobs run) and a claim loop per capsule.
+   * loops run on the executor too, the listener, the poller, the leader, the maintenance loop, the
+   * job-timeout watchdog (while jobs run) and a claim loop per capsule.
    */
   static int threadsNeeded(EngineConfig engine, boolean loopsOnExecutor) {
     int slots = engine.capsules().stream().mapToInt(CapsuleConfig::concurrency).sum();

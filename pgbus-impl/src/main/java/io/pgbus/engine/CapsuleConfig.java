@@ -10,10 +10,10 @@ import java.util.regex.Pattern;
  * A named worker group: an ordered queue list (strict priority, earlier queues always win), how
  * many transactions it runs at once, and how many jobs share one transaction.
  *
- * <p>{@code jobsPerTransaction} above 1 trades latency under failure for throughput: a slot runs
- * up to that many claimed jobs one after another in one transaction and completes them with one
- * statement, so each job's business writes still commit exactly with its completion. If any
- * handler fails, the transaction rolls back and the other jobs run again one per transaction.
+ * <p>{@code jobsPerTransaction} above 1 trades latency under failure for throughput: a slot runs up
+ * to that many claimed jobs one after another in one transaction and completes them with one
+ * statement, so each job's business writes still commit exactly with its completion. If any handler
+ * fails, the transaction rolls back and the other jobs run again one per transaction.
  */
 public record CapsuleConfig(
     String name, List<String> queues, int concurrency, int jobsPerTransaction) {
@@ -27,7 +27,9 @@ public record CapsuleConfig(
     Objects.requireNonNull(name, "capsule name");
     if (!NAME.matcher(name).matches()) {
       throw new IllegalArgumentException(
-          "invalid capsule name '" + name + "': use a letter followed by letters, digits, '_' or '-'");
+          "invalid capsule name '"
+              + name
+              + "': use a letter followed by letters, digits, '_' or '-'");
     }
     if (queues == null || queues.isEmpty()) {
       throw new IllegalArgumentException("capsule '" + name + "' lists no queues");

@@ -6,9 +6,9 @@ import java.time.Instant;
 /**
  * A job this worker holds: claimed, {@code running}, leased to it. {@code attempt} is the fence:
  * every state change after the claim matches on (id, attempt, state = running), so a worker whose
- * lease was rescued and reclaimed elsewhere can no longer change the job. {@code runAt} is when
- * the job became due (its enqueue time, unless delayed or retried), for wake-latency metrics.
- * {@code trace} is the enqueuer's W3C trace context, or null (schema V6).
+ * lease was rescued and reclaimed elsewhere can no longer change the job. {@code runAt} is when the
+ * job became due (its enqueue time, unless delayed or retried), for wake-latency metrics. {@code
+ * trace} is the enqueuer's W3C trace context, or null (schema V6).
  */
 public record ClaimedJob(
     long id,

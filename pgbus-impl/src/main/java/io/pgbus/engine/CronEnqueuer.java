@@ -11,8 +11,8 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Enqueues the runs of the configured crons that are due. It runs as a maintenance task, so only
- * on the elected leader, at each cron's next run (and at least once a minute).
+ * Enqueues the runs of the configured crons that are due. It runs as a maintenance task, so only on
+ * the elected leader, at each cron's next run (and at least once a minute).
  *
  * <p>Exactly once per run: a run is enqueued in the same transaction that moves the cron's {@code
  * last_run_at} in {@code pgbus.cron} from the value this tick read to the run's instant (a
@@ -21,8 +21,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * the unique key {@code cron:<name>:<instant>}, which names the run it is for.
  *
  * <p>No catch-up storm: each tick enqueues at most one run per cron, the latest that is due. Runs
- * missed while no leader ran (downtime, a leader change) are skipped, except that latest one,
- * which runs late. A cron seen for the first time starts after that moment.
+ * missed while no leader ran (downtime, a leader change) are skipped, except that latest one, which
+ * runs late. A cron seen for the first time starts after that moment.
  *
  * <p>Times are the database's clock ({@code now()}), so JVMs with skewed clocks agree.
  */
@@ -65,8 +65,8 @@ final class CronEnqueuer {
   }
 
   /**
-   * Enqueues what is due at {@code clock}, or by the database's clock when it is null (tests
-   * drive the clock to show what happens after downtime).
+   * Enqueues what is due at {@code clock}, or by the database's clock when it is null (tests drive
+   * the clock to show what happens after downtime).
    */
   Tick tick(Connection c, Instant clock) throws Exception {
     CronStore.State state = store.cronState(c, names);

@@ -25,7 +25,9 @@ public record CronJob(String name, String schedule, ZoneId zone, String queue, S
     Objects.requireNonNull(name, "cron name");
     if (!NAME.matcher(name).matches()) {
       throw new IllegalArgumentException(
-          "invalid cron name '" + name + "': use a letter followed by letters, digits, '_' or '-',"
+          "invalid cron name '"
+              + name
+              + "': use a letter followed by letters, digits, '_' or '-',"
               + " at most 63 characters");
     }
     Objects.requireNonNull(zone, "zone");

@@ -72,7 +72,8 @@ final class CronSchedule {
     int fields = unix.split(" ").length;
     try {
       if (fields == 5) {
-        return new CronSchedule(text, zone, ExecutionTime.forCron(UNIX.parse(unix)), ChronoUnit.MINUTES);
+        return new CronSchedule(
+            text, zone, ExecutionTime.forCron(UNIX.parse(unix)), ChronoUnit.MINUTES);
       }
       if (fields == 6) {
         return new CronSchedule(

@@ -82,7 +82,8 @@ public final class Doctor {
    * @param poolMax the JTA datasource's maximum pool size as configured, or null if unknown
    * @param poolSetting the setting that declares it, named in the fix
    */
-  public static Report examine(Engine engine, DataSource dataSource, Integer poolMax, String poolSetting) {
+  public static Report examine(
+      Engine engine, DataSource dataSource, Integer poolMax, String poolSetting) {
     EngineConfig config = engine.config();
     int threads = config.capsules().stream().mapToInt(CapsuleConfig::concurrency).sum();
     var checks = new ArrayList<Check>();
@@ -103,7 +104,8 @@ public final class Doctor {
                 config.crons().size(),
                 config.crons().isEmpty()
                     ? ""
-                    : " " + config.crons().stream().map(CronJob::name).toList()
+                    : " "
+                        + config.crons().stream().map(CronJob::name).toList()
                         + " (enqueued by the maintenance leader)"),
             null));
 
@@ -180,7 +182,9 @@ public final class Doctor {
     return new Check(
         "paused queues",
         Status.WARN,
-        "paused: " + paused + (read.isEmpty() ? "" : "; this JVM's capsules read " + read)
+        "paused: "
+            + paused
+            + (read.isEmpty() ? "" : "; this JVM's capsules read " + read)
             + "; their jobs wait",
         "intended? if not: JobQueue.resume(queue) or SELECT pgbus.resume('<queue>')");
   }
@@ -199,8 +203,11 @@ public final class Doctor {
       return new Check(
           "pooler",
           Status.WARN,
-          "the datasource goes through a transaction-mode pooler (backend " + firstPid + " then "
-              + secondPid + " on one connection)",
+          "the datasource goes through a transaction-mode pooler (backend "
+              + firstPid
+              + " then "
+              + secondPid
+              + " on one connection)",
           "fine for enqueue and jobs, but give the listener a direct connection:"
               + " pgbus.listener.url=jdbc:postgresql://<database host>:5432/<db>");
     }
@@ -208,7 +215,8 @@ public final class Doctor {
         "pooler",
         Status.OK,
         "no transaction-mode pooler seen (one backend across statements"
-            + (autoCommit ? "" : " in a transaction") + ")",
+            + (autoCommit ? "" : " in a transaction")
+            + ")",
         null);
   }
 
@@ -220,29 +228,44 @@ public final class Doctor {
     Notifier n = engine.notifier();
     String error = n == null || n.lastError() == null ? "" : " (" + n.lastError() + ")";
     return switch (s) {
-      case DELIVERING -> new Check(
-          "listener", Status.OK, "delivering: the self-probe came back; capsules rely on NOTIFY", null);
-      case STARTING -> new Check(
-          "listener", Status.WARN, "starting: the first self-probe has not come back yet" + error,
-          "wait a few seconds; if it stays here, see the listener's log lines");
-      case DEGRADED -> new Check(
-          "listener", Status.WARN,
-          "degraded: a self-probe did not come back, notifications are being lost" + error
-              + "; capsules poll every " + engine.config().pollInterval(),
-          "point the listener at the database directly (pgbus.listener.url), not through a"
-              + " transaction-mode pooler");
-      case RECONNECTING -> new Check(
-          "listener", Status.WARN, "reconnecting" + error + "; capsules poll every "
-              + engine.config().pollInterval(),
-          "check that the database is up and accepts connections from this host");
-      case FAILED -> new Check(
-          "listener", Status.FAIL, "failed" + error + "; capsules poll every "
-              + engine.config().pollInterval(),
-          "the application does not see the PostgreSQL driver; on WildFly put"
-              + " jboss-deployment-structure.xml with the module org.postgresql into the EAR's"
-              + " META-INF, for the deployment and the WAR's sub-deployment (docs/wildfly.md)");
-      case STOPPED -> new Check(
-          "listener", Status.WARN, "stopped", "the engine is not running: see readiness");
+      case DELIVERING ->
+          new Check(
+              "listener",
+              Status.OK,
+              "delivering: the self-probe came back; capsules rely on NOTIFY",
+              null);
+      case STARTING ->
+          new Check(
+              "listener",
+              Status.WARN,
+              "starting: the first self-probe has not come back yet" + error,
+              "wait a few seconds; if it stays here, see the listener's log lines");
+      case DEGRADED ->
+          new Check(
+              "listener",
+              Status.WARN,
+              "degraded: a self-probe did not come back, notifications are being lost"
+                  + error
+                  + "; capsules poll every "
+                  + engine.config().pollInterval(),
+              "point the listener at the database directly (pgbus.listener.url), not through a"
+                  + " transaction-mode pooler");
+      case RECONNECTING ->
+          new Check(
+              "listener",
+              Status.WARN,
+              "reconnecting" + error + "; capsules poll every " + engine.config().pollInterval(),
+              "check that the database is up and accepts connections from this host");
+      case FAILED ->
+          new Check(
+              "listener",
+              Status.FAIL,
+              "failed" + error + "; capsules poll every " + engine.config().pollInterval(),
+              "the application does not see the PostgreSQL driver; on WildFly put"
+                  + " jboss-deployment-structure.xml with the module org.postgresql into the EAR's"
+                  + " META-INF, for the deployment and the WAR's sub-deployment (docs/wildfly.md)");
+      case STOPPED ->
+          new Check("listener", Status.WARN, "stopped", "the engine is not running: see readiness");
     };
   }
 
@@ -252,7 +275,8 @@ public final class Doctor {
       return new Check(
           "pool",
           Status.WARN,
-          "the JTA datasource's pool size is unknown; " + threads
+          "the JTA datasource's pool size is unknown; "
+              + threads
               + " capsule thread(s) each hold a connection while a job runs",
           "declare it in " + poolSetting + " (the maxPoolSize of the JTA datasource)");
     }
@@ -260,9 +284,14 @@ public final class Doctor {
       return new Check(
           "pool",
           Status.WARN,
-          "pool of " + poolMax + " for " + threads + " capsule thread(s) plus claims and"
+          "pool of "
+              + poolMax
+              + " for "
+              + threads
+              + " capsule thread(s) plus claims and"
               + " enqueues: workers can starve for connections",
-          "raise maxPoolSize of the JTA datasource to at least " + needed
+          "raise maxPoolSize of the JTA datasource to at least "
+              + needed
               + ", or lower capsule concurrency");
     }
     return new Check(
@@ -278,18 +307,23 @@ public final class Doctor {
             ? null
             : Math.max(0, (maxConnections - (reserved == null ? 0 : reserved)) / perJvm);
     var f = new StringBuilder();
-    f.append("per JVM: ").append(listener).append(" LISTEN connection (direct, never through a"
-        + " transaction-mode pooler) + ");
+    f.append("per JVM: ")
+        .append(listener)
+        .append(" LISTEN connection (direct, never through a" + " transaction-mode pooler) + ");
     f.append(poolMax == null ? "P" : poolMax).append(" (JTA datasource maxPoolSize) = ");
     f.append(perJvm == null ? (listener + " + P") : perJvm);
     f.append("; for N JVMs: N x ").append(perJvm == null ? "(" + listener + " + P)" : perJvm);
     if (maxConnections != null) {
-      f.append("; the server allows ").append(maxConnections).append(" connections (")
-          .append(reserved).append(" reserved for superusers)");
+      f.append("; the server allows ")
+          .append(maxConnections)
+          .append(" connections (")
+          .append(reserved)
+          .append(" reserved for superusers)");
       if (maxJvms != null) {
         f.append(", room for ").append(maxJvms).append(" JVM(s) of this shape");
       }
     }
-    return new Budget(listener, poolMax, threads, perJvm, maxConnections, reserved, maxJvms, f.toString());
+    return new Budget(
+        listener, poolMax, threads, perJvm, maxConnections, reserved, maxJvms, f.toString());
   }
 }

@@ -12,21 +12,21 @@ import javax.sql.DataSource;
 
 /**
  * Elects one maintenance leader among every engine on the same database, with a lease row (see
- * V2__leader.sql). The leader renews a lease of three quarters of the TTL every quarter of the
- * TTL. A candidate that sees a live leader stops after one plain read (no write, no row lock) and
- * looks again when the lease it saw would run out, but after half a TTL at the latest. A live
- * leader's lease always has at least half a TTL left, so candidates read every half TTL; when the
- * leader dies, its lease runs out at most three quarters of a TTL later and a candidate looks
- * right then: another engine leads within one TTL. After a resignation (the row is gone) a
- * candidate takes over within half a TTL.
+ * V2__leader.sql). The leader renews a lease of three quarters of the TTL every quarter of the TTL.
+ * A candidate that sees a live leader stops after one plain read (no write, no row lock) and looks
+ * again when the lease it saw would run out, but after half a TTL at the latest. A live leader's
+ * lease always has at least half a TTL left, so candidates read every half TTL; when the leader
+ * dies, its lease runs out at most three quarters of a TTL later and a candidate looks right then:
+ * another engine leads within one TTL. After a resignation (the row is gone) a candidate takes over
+ * within half a TTL.
  *
  * <p>Why not look every quarter TTL, as the leader acts: with the default TTL of 60 s that is one
  * read every 15 s per JVM, two thirds of an idle JVM's statements (docs/performance.md, fleet).
  *
  * <p>A leader that cannot reach the database stops acting as leader once its lease would have
  * expired by its own clock, so two leaders never run maintenance at once for longer than clock
- * drift allows. Maintenance is idempotent (SKIP LOCKED rescue, bounded deletes), so a brief
- * overlap is harmless.
+ * drift allows. Maintenance is idempotent (SKIP LOCKED rescue, bounded deletes), so a brief overlap
+ * is harmless.
  */
 final class Elector implements Runnable {
 
@@ -76,12 +76,13 @@ final class Elector implements Runnable {
   }
 
   /**
-   * How long a candidate waits before it looks again, having seen a lease with {@code
-   * remainingMs} left by the database's clock: until that lease can have run out, and at most half
-   * a TTL (spread to 80-100% of it, so candidates do not move in step).
+   * How long a candidate waits before it looks again, having seen a lease with {@code remainingMs}
+   * left by the database's clock: until that lease can have run out, and at most half a TTL (spread
+   * to 80-100% of it, so candidates do not move in step).
    */
   static long candidateWaitMillis(Duration ttl, long remainingMs) {
-    long cap = Math.max(1, ttl.toMillis() / 2) * (80 + ThreadLocalRandom.current().nextInt(21)) / 100;
+    long cap =
+        Math.max(1, ttl.toMillis() / 2) * (80 + ThreadLocalRandom.current().nextInt(21)) / 100;
     // The wait starts once the read has returned, so sleeping `remainingMs` from here wakes at
     // or after the expiry the database reported; 5 ms more absorbs clock granularity.
     return Math.max(1, Math.min(cap, remainingMs + 5));
@@ -125,8 +126,8 @@ final class Elector implements Runnable {
             failedWaitMs >= 0
                 ? failedWaitMs
                 : seenLeaseMs >= 0
-                ? candidateWaitMillis(ttl, seenLeaseMs)
-                : periodMs * (80 + ThreadLocalRandom.current().nextInt(21)) / 100;
+                    ? candidateWaitMillis(ttl, seenLeaseMs)
+                    : periodMs * (80 + ThreadLocalRandom.current().nextInt(21)) / 100;
         if (stop.await(Math.max(1, sleep), TimeUnit.MILLISECONDS)) {
           break;
         }
@@ -177,7 +178,8 @@ final class Elector implements Runnable {
     try (Connection c = dataSource.getConnection()) {
       store.leaderResign(c, MAINTENANCE, holder);
     } catch (SQLException e) {
-      LOG.log(System.Logger.Level.WARNING, "pgbus could not resign leadership: {0}", e.getMessage());
+      LOG.log(
+          System.Logger.Level.WARNING, "pgbus could not resign leadership: {0}", e.getMessage());
     }
     change(false, "stopping");
   }

@@ -95,14 +95,27 @@ public final class Engine {
                 this::connectionLost);
     this.single =
         new JobRunner(
-            store, dataSource, tx, jobs, config.retry(), b.events, loops, config.deletesCompleted(),
+            store,
+            dataSource,
+            tx,
+            jobs,
+            config.retry(),
+            b.events,
+            loops,
+            config.deletesCompleted(),
             b.errorDetail);
-    BatchRunner runner =
-        new BatchRunner(single, store, dataSource, tx, b.events, config.lease());
+    BatchRunner runner = new BatchRunner(single, store, dataSource, tx, b.events, config.lease());
     for (CapsuleConfig cc : config.capsules()) {
       Capsule capsule =
           new Capsule(
-              cc, config, store, dataSource, executor, loopsOnExecutor, runner, this::connectionLost);
+              cc,
+              config,
+              store,
+              dataSource,
+              executor,
+              loopsOnExecutor,
+              runner,
+              this::connectionLost);
       capsules.add(capsule);
       for (String q : cc.queues()) {
         capsulesByQueue.computeIfAbsent(q, k -> new ArrayList<>()).add(capsule);
@@ -117,8 +130,7 @@ public final class Engine {
             config.leaderTtl(),
             () -> m[0].leadershipChanged(),
             this::connectionLost);
-    this.cron =
-        config.crons().isEmpty() ? null : new CronEnqueuer(config.crons(), store, tx);
+    this.cron = config.crons().isEmpty() ? null : new CronEnqueuer(config.crons(), store, tx);
     this.maintainer = new Maintainer(dataSource, store, config, elector::isLeader, cron);
     m[0] = maintainer;
   }
@@ -179,8 +191,8 @@ public final class Engine {
 
   /**
    * Stops claiming, stops the listener and the maintainer, and waits up to the drain timeout for
-   * running handlers. Jobs still running after that keep their lease and are rescued later.
-   * Returns how many jobs were still running.
+   * running handlers. Jobs still running after that keep their lease and are rescued later. Returns
+   * how many jobs were still running.
    */
   public synchronized int stop() {
     if (!started) {
@@ -220,9 +232,9 @@ public final class Engine {
   }
 
   /**
-   * Routes a wake to the capsules that read one of its queues, and to no other. A wake for
-   * everyone (after a listener reconnect) becomes one poll, which then wakes exactly the capsules
-   * whose queues have work.
+   * Routes a wake to the capsules that read one of its queues, and to no other. A wake for everyone
+   * (after a listener reconnect) becomes one poll, which then wakes exactly the capsules whose
+   * queues have work.
    */
   public void wake(Wake wake) {
     if (wake.everyone()) {
@@ -290,8 +302,8 @@ public final class Engine {
 
   /**
    * Pauses a queue in the connection's transaction: from its commit on, no engine on the database
-   * claims the queue's jobs; enqueue goes on, and running jobs finish. Returns false when the
-   * queue was paused already.
+   * claims the queue's jobs; enqueue goes on, and running jobs finish. Returns false when the queue
+   * was paused already.
    */
   public boolean pause(Connection c, String queue) {
     return pause(c, queue, null);
@@ -431,7 +443,9 @@ public final class Engine {
     }
   }
 
-  /** A loop lost the database, or the listener reconnects: see {@link Maintainer#connectionLost}. */
+  /**
+   * A loop lost the database, or the listener reconnects: see {@link Maintainer#connectionLost}.
+   */
   private void connectionLost() {
     maintainer.connectionLost();
   }
@@ -567,29 +581,67 @@ public final class Engine {
     }
 
     /** Runs loops and jobs; default: a cached pool the engine owns and shuts down on stop. */
-    public Builder executor(java.util.concurrent.Executor v) { executor = v; return this; }
+    public Builder executor(java.util.concurrent.Executor v) {
+      executor = v;
+      return this;
+    }
+
     /**
      * Makes the threads of the long-running loops (listener, poller, capsule claim loops, leader,
-     * maintenance, job-timeout watchdog), which then stay off the executor: it runs only jobs.
-     * In a container, the ManagedThreadFactory. Default: the loops run on the executor.
+     * maintenance, job-timeout watchdog), which then stay off the executor: it runs only jobs. In a
+     * container, the ManagedThreadFactory. Default: the loops run on the executor.
      */
-    public Builder loopThreads(java.util.concurrent.ThreadFactory v) { loopThreads = v; return this; }
+    public Builder loopThreads(java.util.concurrent.ThreadFactory v) {
+      loopThreads = v;
+      return this;
+    }
+
     /** Runs each job in a new transaction; default: {@link JdbcTransactions} on the datasource. */
-    public Builder transactions(Transactions v) { transactions = v; return this; }
+    public Builder transactions(Transactions v) {
+      transactions = v;
+      return this;
+    }
+
     /** Opens the LISTEN connection; without it, capsules only poll at the poll interval. */
-    public Builder listenerConnections(ListenerConnections v) { listenerConnections = v; return this; }
+    public Builder listenerConnections(ListenerConnections v) {
+      listenerConnections = v;
+      return this;
+    }
+
     /** Runs the jobs. */
-    public Builder jobs(JobFunction v) { jobs = v; return this; }
+    public Builder jobs(JobFunction v) {
+      jobs = v;
+      return this;
+    }
+
     /** Where notifier wakes go; default: straight to {@link Engine#wake}. */
-    public Builder wakes(Consumer<Wake> v) { wakes = v; return this; }
-    public Builder events(JobEvents v) { events = Objects.requireNonNull(v); return this; }
+    public Builder wakes(Consumer<Wake> v) {
+      wakes = v;
+      return this;
+    }
+
+    public Builder events(JobEvents v) {
+      events = Objects.requireNonNull(v);
+      return this;
+    }
+
     /** Whether this engine takes part in the maintenance leader election (default true). */
-    public Builder maintenance(boolean v) { maintenance = v; return this; }
+    public Builder maintenance(boolean v) {
+      maintenance = v;
+      return this;
+    }
+
     /** How much of a handler's exception a failed job records (default: the stack trace). */
-    public Builder errorDetail(ErrorDetail v) { errorDetail = Objects.requireNonNull(v); return this; }
+    public Builder errorDetail(ErrorDetail v) {
+      errorDetail = Objects.requireNonNull(v);
+      return this;
+    }
 
     /** Carries the enqueuer's trace to the handler's span (default {@link JobTracing#NONE}). */
-    public Builder tracing(JobTracing v) { tracing = Objects.requireNonNull(v); return this; }
+    public Builder tracing(JobTracing v) {
+      tracing = Objects.requireNonNull(v);
+      return this;
+    }
 
     public Engine build() {
       return new Engine(this);

@@ -7,9 +7,9 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Everything the engine is told, validated once at construction. Build one with {@link
- * #builder()}; every setting has a named default. The Jakarta adapter fills it from MicroProfile
- * Config (keys in docs/configuration.md).
+ * Everything the engine is told, validated once at construction. Build one with {@link #builder()};
+ * every setting has a named default. The Jakarta adapter fills it from MicroProfile Config (keys in
+ * docs/configuration.md).
  *
  * @param workerId names this JVM in {@code attempted_by}; defaults to host:pid
  * @param pollInterval how often capsules poll while the listener is not delivering
@@ -30,8 +30,8 @@ import java.util.Objects;
  * @param maxPayloadBytes the largest JSON payload accepted at enqueue
  * @param leaderTtl how long a maintenance leader's lease lasts without renewal
  * @param jobTimeout how long a handler may run before its worker thread is interrupted and the
- *     attempt fails; shorter than the lease, which stays the backstop for handlers that ignore
- *     the interrupt
+ *     attempt fails; shorter than the lease, which stays the backstop for handlers that ignore the
+ *     interrupt
  * @param crons periodic jobs the maintenance leader enqueues (see {@link CronJob})
  */
 public record EngineConfig(
@@ -80,7 +80,10 @@ public record EngineConfig(
     positive("reconnectMax", reconnectMax);
     if (reconnectMax.compareTo(reconnectMin) < 0) {
       throw new IllegalArgumentException(
-          "reconnectMax " + reconnectMax + " must not be shorter than reconnectMin " + reconnectMin);
+          "reconnectMax "
+              + reconnectMax
+              + " must not be shorter than reconnectMin "
+              + reconnectMin);
     }
     positive("rescueInterval", rescueInterval);
     positive("pruneInterval", pruneInterval);
@@ -96,7 +99,8 @@ public record EngineConfig(
     }
     Objects.requireNonNull(drainTimeout, "drainTimeout");
     if (maxPayloadBytes < 2) {
-      throw new IllegalArgumentException("maxPayloadBytes must be at least 2, was " + maxPayloadBytes);
+      throw new IllegalArgumentException(
+          "maxPayloadBytes must be at least 2, was " + maxPayloadBytes);
     }
     positive("leaderTtl", leaderTtl);
     if (leaderTtl.compareTo(Duration.ofSeconds(1)) < 0) {
@@ -107,7 +111,10 @@ public record EngineConfig(
       // Rescue may hand the job to another worker once the lease expires: the handler has to be
       // told to stop before that, or two attempts of one job could run at once.
       throw new IllegalArgumentException(
-          "jobTimeout " + jobTimeout + " must be shorter than lease " + lease
+          "jobTimeout "
+              + jobTimeout
+              + " must be shorter than lease "
+              + lease
               + ", so a handler is interrupted before rescue may run its job elsewhere");
     }
     crons = List.copyOf(crons);
@@ -200,38 +207,137 @@ public record EngineConfig(
 
     private Builder() {}
 
-    public Builder workerId(String v) { workerId = v; return this; }
-    public Builder capsule(CapsuleConfig v) { capsules.add(v); return this; }
+    public Builder workerId(String v) {
+      workerId = v;
+      return this;
+    }
+
+    public Builder capsule(CapsuleConfig v) {
+      capsules.add(v);
+      return this;
+    }
+
     public Builder capsule(String name, int concurrency, String... queues) {
       return capsule(new CapsuleConfig(name, List.of(queues), concurrency));
     }
-    public Builder pollInterval(Duration v) { pollInterval = v; return this; }
-    public Builder pollCeiling(Duration v) { pollCeiling = v; return this; }
-    public Builder lease(Duration v) { lease = v; return this; }
-    public Builder retry(RetryPolicy v) { retry = v; return this; }
-    public Builder probeInterval(Duration v) { probeInterval = v; return this; }
-    public Builder probeTimeout(Duration v) { probeTimeout = v; return this; }
-    public Builder reconnectMin(Duration v) { reconnectMin = v; return this; }
-    public Builder reconnectMax(Duration v) { reconnectMax = v; return this; }
-    public Builder rescueInterval(Duration v) { rescueInterval = v; return this; }
-    public Builder pruneInterval(Duration v) { pruneInterval = v; return this; }
-    public Builder completedRetention(Duration v) { completedRetention = v; return this; }
-    public Builder deadRetention(Duration v) { deadRetention = v; return this; }
-    public Builder auditRetention(Duration v) { auditRetention = v; return this; }
-    public Builder pruneBatch(int v) { pruneBatch = v; return this; }
-    public Builder drainTimeout(Duration v) { drainTimeout = v; return this; }
-    public Builder maxPayloadBytes(int v) { maxPayloadBytes = v; return this; }
-    public Builder leaderTtl(Duration v) { leaderTtl = v; return this; }
+
+    public Builder pollInterval(Duration v) {
+      pollInterval = v;
+      return this;
+    }
+
+    public Builder pollCeiling(Duration v) {
+      pollCeiling = v;
+      return this;
+    }
+
+    public Builder lease(Duration v) {
+      lease = v;
+      return this;
+    }
+
+    public Builder retry(RetryPolicy v) {
+      retry = v;
+      return this;
+    }
+
+    public Builder probeInterval(Duration v) {
+      probeInterval = v;
+      return this;
+    }
+
+    public Builder probeTimeout(Duration v) {
+      probeTimeout = v;
+      return this;
+    }
+
+    public Builder reconnectMin(Duration v) {
+      reconnectMin = v;
+      return this;
+    }
+
+    public Builder reconnectMax(Duration v) {
+      reconnectMax = v;
+      return this;
+    }
+
+    public Builder rescueInterval(Duration v) {
+      rescueInterval = v;
+      return this;
+    }
+
+    public Builder pruneInterval(Duration v) {
+      pruneInterval = v;
+      return this;
+    }
+
+    public Builder completedRetention(Duration v) {
+      completedRetention = v;
+      return this;
+    }
+
+    public Builder deadRetention(Duration v) {
+      deadRetention = v;
+      return this;
+    }
+
+    public Builder auditRetention(Duration v) {
+      auditRetention = v;
+      return this;
+    }
+
+    public Builder pruneBatch(int v) {
+      pruneBatch = v;
+      return this;
+    }
+
+    public Builder drainTimeout(Duration v) {
+      drainTimeout = v;
+      return this;
+    }
+
+    public Builder maxPayloadBytes(int v) {
+      maxPayloadBytes = v;
+      return this;
+    }
+
+    public Builder leaderTtl(Duration v) {
+      leaderTtl = v;
+      return this;
+    }
+
     /** Defaults to {@link #defaultJobTimeout 90 %} of the lease. */
-    public Builder jobTimeout(Duration v) { jobTimeout = v; return this; }
+    public Builder jobTimeout(Duration v) {
+      jobTimeout = v;
+      return this;
+    }
+
     /** A periodic job for the maintenance leader to enqueue. */
-    public Builder cron(CronJob v) { crons.add(v); return this; }
+    public Builder cron(CronJob v) {
+      crons.add(v);
+      return this;
+    }
 
     public EngineConfig build() {
       return new EngineConfig(
-          workerId, capsules, pollInterval, pollCeiling, lease, retry, probeInterval,
-          probeTimeout, reconnectMin, reconnectMax, rescueInterval, pruneInterval,
-          completedRetention, deadRetention, auditRetention, pruneBatch, drainTimeout, maxPayloadBytes,
+          workerId,
+          capsules,
+          pollInterval,
+          pollCeiling,
+          lease,
+          retry,
+          probeInterval,
+          probeTimeout,
+          reconnectMin,
+          reconnectMax,
+          rescueInterval,
+          pruneInterval,
+          completedRetention,
+          deadRetention,
+          auditRetention,
+          pruneBatch,
+          drainTimeout,
+          maxPayloadBytes,
           leaderTtl,
           jobTimeout != null || lease == null ? jobTimeout : defaultJobTimeout(lease),
           crons);

@@ -69,7 +69,8 @@ final class ErrorBackoff {
       try {
         onConnectionError.run();
       } catch (RuntimeException hookFailure) {
-        LOG.log(System.Logger.Level.ERROR, loop + ": the connection-error hook failed", hookFailure);
+        LOG.log(
+            System.Logger.Level.ERROR, loop + ": the connection-error hook failed", hookFailure);
       }
     }
     return waitMs;

@@ -27,9 +27,10 @@ public enum ErrorDetail {
       }
       case MESSAGE -> JobStore.truncate(t.toString());
       // pgbus's own exceptions say only what pgbus did (job id, queue, timeout), never data.
-      case CLASS -> t.getClass().getName().startsWith(ErrorDetail.class.getPackageName() + ".")
-          ? JobStore.truncate(t.toString())
-          : t.getClass().getName();
+      case CLASS ->
+          t.getClass().getName().startsWith(ErrorDetail.class.getPackageName() + ".")
+              ? JobStore.truncate(t.toString())
+              : t.getClass().getName();
     };
   }
 }

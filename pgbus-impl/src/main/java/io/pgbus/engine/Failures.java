@@ -11,7 +11,9 @@ final class Failures {
   static PgbusException of(String queue, String action, SQLException e) {
     String state = e.getSQLState() == null ? "" : e.getSQLState();
     String message = e.getMessage();
-    if (state.equals("22023") || state.equals("23502") || state.equals("23514")
+    if (state.equals("22023")
+        || state.equals("23502")
+        || state.equals("23514")
         || state.equals("22P02")) {
       // invalid_parameter_value, not_null_violation, check_violation: raised by pgbus SQL;
       // invalid_text_representation: a payload that is not JSON.

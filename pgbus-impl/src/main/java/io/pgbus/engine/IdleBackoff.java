@@ -3,9 +3,9 @@ package io.pgbus.engine;
 import java.time.Duration;
 
 /**
- * The interval of a periodic task that backs off while idle: each round that makes no progress
- * adds one base interval, up to ten times the base; a round that makes progress snaps back to the
- * base. An idle leader thus pays a tenth of the base rate, and a busy one reacts at full speed.
+ * The interval of a periodic task that backs off while idle: each round that makes no progress adds
+ * one base interval, up to ten times the base; a round that makes progress snaps back to the base.
+ * An idle leader thus pays a tenth of the base rate, and a busy one reacts at full speed.
  */
 final class IdleBackoff {
 

@@ -35,8 +35,8 @@ final class JobRunner {
   private volatile boolean abandoned;
 
   /**
-   * How long a worker keeps trying to record a failure while the database is away: a restart or
-   * a failover takes seconds to a minute. Longer outages are left to lease rescue.
+   * How long a worker keeps trying to record a failure while the database is away: a restart or a
+   * failover takes seconds to a minute. Longer outages are left to lease rescue.
    */
   static final Duration RECORD_RETRY_FOR = Duration.ofMinutes(2);
 
@@ -74,8 +74,7 @@ final class JobRunner {
     private static final long serialVersionUID = 1L;
 
     LeaseLostException(ClaimedJob job) {
-      super(
-          named(job) + " is no longer held by this worker: its lease expired and it was rescued");
+      super(named(job) + " is no longer held by this worker: its lease expired and it was rescued");
     }
   }
 
@@ -208,11 +207,11 @@ final class JobRunner {
 
   /**
    * Records a failed attempt in a transaction of its own; null when that was not possible. While
-   * the database is away (a restart, a failover: the handler's failure is often that very loss),
-   * it tries again with a growing wait, up to {@link #RECORD_RETRY_FOR}: a job the worker knows
-   * has failed is then retryable, with its real error, moments after the database is back,
-   * instead of staying running until its lease runs out. The fence (id, attempt, running) keeps
-   * every try safe: a job rescued meanwhile is not touched.
+   * the database is away (a restart, a failover: the handler's failure is often that very loss), it
+   * tries again with a growing wait, up to {@link #RECORD_RETRY_FOR}: a job the worker knows has
+   * failed is then retryable, with its real error, moments after the database is back, instead of
+   * staying running until its lease runs out. The fence (id, attempt, running) keeps every try
+   * safe: a job rescued meanwhile is not touched.
    */
   Settled recordFailure(ClaimedJob job, String error) {
     Duration backoff = retry.backoff(job.attempt());
@@ -279,8 +278,8 @@ final class JobRunner {
   }
 
   /**
-   * The engine stops and its drain is over: a failure still waiting for the database to record
-   * is left to lease rescue, so no worker keeps trying after the application is gone.
+   * The engine stops and its drain is over: a failure still waiting for the database to record is
+   * left to lease rescue, so no worker keeps trying after the application is gone.
    */
   void abandonRetries() {
     abandoned = true;

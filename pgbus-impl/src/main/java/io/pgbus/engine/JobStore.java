@@ -26,19 +26,19 @@ import java.util.Objects;
  * return {@code false} when the lease was lost, and the caller must then roll back.
  *
  * <p>Why the SQL here looks the way it does: it runs on the application's connections, with the
- * application's {@code search_path} (typically {@code "$user", public}). PostgreSQL searches
- * {@code pg_catalog} first, but a function or operator there wins only on an exact match of
- * argument types; for a polymorphic or VARIADIC function ({@code unnest}, {@code
- * jsonb_build_object}), an implicit cast ({@code bigint * interval}) or an unknown literal against
- * an enum ({@code state = 'running'}: pg_catalog has only {@code anyenum = anyenum}), a look-alike
- * in {@code public} with exact types wins and runs with our rights. So every such function is
- * qualified with {@code pg_catalog.}, durations are bound as {@code float8} milliseconds ({@code
- * float8 * interval} is exact), job states are compared with {@code OPERATOR(pg_catalog.=)}
- * (the same operator the partial indexes use, so they still match), and queue names as {@code
- * ::text} (a pgbus.queue_name has no operator of its own; the indexes on it still serve). A multi-argument {@code
- * unnest} in FROM is expanded by the parser into {@code pg_catalog.unnest} calls and needs nothing.
- * The SQL functions called here are pinned or path-independent (V5__hardening.sql);
- * SearchPathHijackTest plants look-alikes for all of it.
+ * application's {@code search_path} (typically {@code "$user", public}). PostgreSQL searches {@code
+ * pg_catalog} first, but a function or operator there wins only on an exact match of argument
+ * types; for a polymorphic or VARIADIC function ({@code unnest}, {@code jsonb_build_object}), an
+ * implicit cast ({@code bigint * interval}) or an unknown literal against an enum ({@code state =
+ * 'running'}: pg_catalog has only {@code anyenum = anyenum}), a look-alike in {@code public} with
+ * exact types wins and runs with our rights. So every such function is qualified with {@code
+ * pg_catalog.}, durations are bound as {@code float8} milliseconds ({@code float8 * interval} is
+ * exact), job states are compared with {@code OPERATOR(pg_catalog.=)} (the same operator the
+ * partial indexes use, so they still match), and queue names as {@code ::text} (a pgbus.queue_name
+ * has no operator of its own; the indexes on it still serve). A multi-argument {@code unnest} in
+ * FROM is expanded by the parser into {@code pg_catalog.unnest} calls and needs nothing. The SQL
+ * functions called here are pinned or path-independent (V5__hardening.sql); SearchPathHijackTest
+ * plants look-alikes for all of it.
  */
 public final class JobStore {
 
@@ -323,9 +323,9 @@ public final class JobStore {
   }
 
   /**
-   * Inserts one job and its wake-up in the connection's transaction, unless its unique key is
-   * taken by a waiting or running job of the queue: then nothing is written and that job's id
-   * comes back as a duplicate.
+   * Inserts one job and its wake-up in the connection's transaction, unless its unique key is taken
+   * by a waiting or running job of the queue: then nothing is written and that job's id comes back
+   * as a duplicate.
    */
   public Enqueued jobInsertIfAbsent(Connection c, NewJob job) throws SQLException {
     return jobInsertIfAbsent(c, job, null);
@@ -357,8 +357,8 @@ public final class JobStore {
 
   /**
    * Inserts many jobs in one statement with one notification per queue; ids in input order. Jobs
-   * with a unique key that is taken (by a waiting job, or earlier in the batch) get the existing
-   * id instead.
+   * with a unique key that is taken (by a waiting job, or earlier in the batch) get the existing id
+   * instead.
    */
   public List<Long> jobInsertMany(Connection c, List<NewJob> jobs) throws SQLException {
     return jobInsertMany(c, jobs, null);
@@ -394,7 +394,9 @@ public final class JobStore {
           || !Objects.equals(j.options().correlationId(), first.options().correlationId())) {
         throw new IllegalArgumentException(
             "a batch enqueue records one principal and one correlation id for all its jobs, but"
-                + " job " + jobs.indexOf(j) + " differs from the first: enqueue it separately");
+                + " job "
+                + jobs.indexOf(j)
+                + " differs from the first: enqueue it separately");
       }
     }
     try (PreparedStatement ps = c.prepareStatement(ENQUEUE_MANY)) {
@@ -451,7 +453,9 @@ public final class JobStore {
                   rs.getInt(6),
                   rs.getTimestamp(7).toInstant(),
                   rs.getTimestamp(8).toInstant(),
-                  rs.getString(9) == null ? null : TraceContext.of(rs.getString(9), rs.getString(10))));
+                  rs.getString(9) == null
+                      ? null
+                      : TraceContext.of(rs.getString(9), rs.getString(10))));
         }
       }
       return jobs;
@@ -485,7 +489,8 @@ public final class JobStore {
    */
   public int jobCompleteMany(Connection c, List<ClaimedJob> jobs, boolean delete)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(delete ? DELETE_COMPLETED_MANY : COMPLETE_MANY)) {
+    try (PreparedStatement ps =
+        c.prepareStatement(delete ? DELETE_COMPLETED_MANY : COMPLETE_MANY)) {
       bindHeld(c, ps, 1, jobs);
       return ps.executeUpdate();
     }
@@ -631,7 +636,8 @@ public final class JobStore {
       var heads = new LinkedHashMap<String, QueueHead>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          heads.put(rs.getString(1), new QueueHead(rs.getTimestamp(2).toInstant(), rs.getBoolean(3)));
+          heads.put(
+              rs.getString(1), new QueueHead(rs.getTimestamp(2).toInstant(), rs.getBoolean(3)));
         }
       }
       return heads;
@@ -639,8 +645,8 @@ public final class JobStore {
   }
 
   /**
-   * The earliest run_at of a delayed or retrying job in these queues, paused ones left out, or
-   * null when none.
+   * The earliest run_at of a delayed or retrying job in these queues, paused ones left out, or null
+   * when none.
    */
   public Instant jobNextDue(Connection c, List<String> queues) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(NEXT_DUE)) {

@@ -2,8 +2,8 @@ package io.pgbus.engine;
 
 /**
  * Port: carries a trace from the enqueuer to the handler. A container adapter implements it with
- * OpenTelemetry (io.pgbus.jakarta.tracing); the engine knows only the W3C strings. {@link #NONE}
- * is the default and costs nothing: no capture at enqueue, the job function runs as given.
+ * OpenTelemetry (io.pgbus.jakarta.tracing); the engine knows only the W3C strings. {@link #NONE} is
+ * the default and costs nothing: no capture at enqueue, the job function runs as given.
  */
 public interface JobTracing {
 
@@ -25,8 +25,8 @@ public interface JobTracing {
   TraceContext capture();
 
   /**
-   * The job function to run instead of {@code jobs}: it runs each attempt in a span whose parent
-   * is the job's stored {@link ClaimedJob#trace()} and records the outcome. Called once, at build.
+   * The job function to run instead of {@code jobs}: it runs each attempt in a span whose parent is
+   * the job's stored {@link ClaimedJob#trace()} and records the outcome. Called once, at build.
    */
   JobFunction around(JobFunction jobs);
 }

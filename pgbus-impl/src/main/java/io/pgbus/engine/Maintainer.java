@@ -12,10 +12,9 @@ import javax.sql.DataSource;
 
 /**
  * Periodic upkeep, on the elected leader only: rescue of expired leases, retention, and cron.
- * Rescue and retention back off toward ten times their base interval while they find nothing to
- * do and snap back as soon as they do something, so an idle deployment pays almost nothing for
- * them. Cron runs at the next due run of any cron (at least once a minute), see {@link
- * CronEnqueuer}.
+ * Rescue and retention back off toward ten times their base interval while they find nothing to do
+ * and snap back as soon as they do something, so an idle deployment pays almost nothing for them.
+ * Cron runs at the next due run of any cron (at least once a minute), see {@link CronEnqueuer}.
  */
 final class Maintainer implements Runnable {
 
@@ -63,8 +62,8 @@ final class Maintainer implements Runnable {
           "pgbus maintenance loop", Duration.ofSeconds(1), Duration.ofSeconds(1), () -> {});
 
   /**
-   * After a cron tick, wait this much past the next due run, so the database's clock has passed
-   * it when the next tick reads it. An early tick costs one read and re-arms.
+   * After a cron tick, wait this much past the next due run, so the database's clock has passed it
+   * when the next tick reads it. An early tick costs one read and re-arms.
    */
   private static final Duration CRON_SLACK = Duration.ofMillis(5);
 
@@ -146,8 +145,8 @@ final class Maintainer implements Runnable {
 
   /**
    * Some loop lost the database, or the listener reconnects: jobs that were running may be left
-   * stranded, so rescue goes back to its base interval rather than waiting out an idle backoff
-   * of up to ten times that once the database is back.
+   * stranded, so rescue goes back to its base interval rather than waiting out an idle backoff of
+   * up to ten times that once the database is back.
    */
   void connectionLost() {
     for (Task t : tasks) {

@@ -20,8 +20,7 @@ public record NewJob(String queue, String payloadJson, EnqueueOptions options, S
     Objects.requireNonNull(options, "options");
     if (payloadJson == null || payloadJson.isBlank() || payloadJson.strip().equals("null")) {
       throw new InvalidJobException(
-          queue,
-          "payload for queue '" + queue + "' is null: pass an object, or {} for no data");
+          queue, "payload for queue '" + queue + "' is null: pass an object, or {} for no data");
     }
   }
 

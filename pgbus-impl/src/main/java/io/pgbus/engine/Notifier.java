@@ -25,12 +25,12 @@ import org.postgresql.PGNotification;
  * <p>Invariants, each learned the hard way by a peer:
  *
  * <ul>
- *   <li>Only the notifier's own thread touches its connection, including the close. Closing it
- *       from another thread during undeploy crashed a peer; {@link #stop} only asks.
+ *   <li>Only the notifier's own thread touches its connection, including the close. Closing it from
+ *       another thread during undeploy crashed a peer; {@link #stop} only asks.
  *   <li>{@code getNotifications} is always called with a finite timeout: with 0 it never returns
  *       when the connection dies. The timeout also bounds how long a stop waits. Waiting costs no
- *       statement: an idle, healthy listener issues one probe per {@code probeInterval} and
- *       nothing else.
+ *       statement: an idle, healthy listener issues one probe per {@code probeInterval} and nothing
+ *       else.
  *   <li>A dead connection is noticed three ways: a server that ends the session (a terminated
  *       backend, a restart) sends a FATAL message that {@code getNotifications} raises at once; a
  *       broken socket fails the next read; a silent one (a partition, a dead host) fails the next
@@ -125,7 +125,9 @@ public final class Notifier implements Runnable {
     return lastError;
   }
 
-  /** Asks the loop to stop and waits up to {@code timeout} for it; the loop closes the connection. */
+  /**
+   * Asks the loop to stop and waits up to {@code timeout} for it; the loop closes the connection.
+   */
   public boolean stop(Duration timeout) {
     stopping = true;
     return Latches.await(finished, timeout);
@@ -209,8 +211,11 @@ public final class Notifier implements Runnable {
 
   /** Text of the ERROR a missing class causes: the cause and where the fix goes. */
   static String missingClassMessage(LinkageError e) {
-    return "pgbus listener FAILED: the class " + e.getMessage() + " is missing ("
-        + e.getClass().getSimpleName() + "). The application does not see the PostgreSQL driver"
+    return "pgbus listener FAILED: the class "
+        + e.getMessage()
+        + " is missing ("
+        + e.getClass().getSimpleName()
+        + "). The application does not see the PostgreSQL driver"
         + " its datasources use, so LISTEN cannot run and capsules poll instead (every job up to"
         + " pgbus.poll-interval late). Fix: give the application the driver. On WildFly, put"
         + " jboss-deployment-structure.xml in the EAR's META-INF (one in a WAR inside an EAR is"
@@ -226,10 +231,10 @@ public final class Notifier implements Runnable {
   }
 
   /**
-   * Closes the listener connection, first clearing its LISTENs unless it is known to be broken:
-   * a container's pool may keep the backend open for the next borrower (WildFly's cannot be
-   * switched off), and a backend that still listens queues up notifications nobody reads, and
-   * hands them to whoever borrows it next.
+   * Closes the listener connection, first clearing its LISTENs unless it is known to be broken: a
+   * container's pool may keep the backend open for the next borrower (WildFly's cannot be switched
+   * off), and a backend that still listens queues up notifications nobody reads, and hands them to
+   * whoever borrows it next.
    */
   private void release(Connection c, Exception failure) {
     if (c == null) {
@@ -239,7 +244,8 @@ public final class Notifier implements Runnable {
       try (Statement st = c.createStatement()) {
         st.execute("UNLISTEN *");
       } catch (SQLException | RuntimeException e) {
-        LOG.log(System.Logger.Level.DEBUG, "pgbus listener: UNLISTEN * failed: {0}", e.getMessage());
+        LOG.log(
+            System.Logger.Level.DEBUG, "pgbus listener: UNLISTEN * failed: {0}", e.getMessage());
       }
     }
     try {
@@ -298,8 +304,7 @@ public final class Notifier implements Runnable {
         setState(ListenerState.DELIVERING);
       }
       if (probeSentAt >= 0 && System.nanoTime() - probeSentAt > config.probeTimeout().toNanos()) {
-        lastError =
-            "self-probe not received within " + config.probeTimeout().toMillis() + " ms";
+        lastError = "self-probe not received within " + config.probeTimeout().toMillis() + " ms";
         setState(ListenerState.DEGRADED);
         probeSentAt = -1;
         long retry = Math.min(config.probeInterval().toNanos(), DEGRADED_PROBE_INTERVAL.toNanos());
@@ -309,9 +314,9 @@ public final class Notifier implements Runnable {
   }
 
   /**
-   * How long one statement on the listener connection may wait for its answer: the probe
-   * timeout, so a probe on a silently dead socket fails (and the listener reconnects) about when
-   * it would have been declared lost anyway, instead of leaving the state DELIVERING meanwhile.
+   * How long one statement on the listener connection may wait for its answer: the probe timeout,
+   * so a probe on a silently dead socket fails (and the listener reconnects) about when it would
+   * have been declared lost anyway, instead of leaving the state DELIVERING meanwhile.
    */
   static int networkTimeoutMs(EngineConfig config) {
     long ms = Math.min(Integer.MAX_VALUE, config.probeTimeout().toMillis());
@@ -362,13 +367,13 @@ public final class Notifier implements Runnable {
   }
 
   /**
-   * The due time a notification announces, or null for "look now". A payload is only a hint, and
-   * an untrusted one: any database login may NOTIFY any channel, no privilege needed. So only a
-   * time within the schedule horizon ({@link EnqueueOptions#MAX_SCHEDULE_AHEAD}, which no real
-   * job can exceed) from {@code now} becomes an alarm. Anything else (not a number, in the past,
-   * absurdly far ahead like {@code 9223372036854775807}) is read as "look now", the same as an
-   * empty payload: it costs one claim, which reads the truth from the table, and never sets an
-   * alarm no real job asked for.
+   * The due time a notification announces, or null for "look now". A payload is only a hint, and an
+   * untrusted one: any database login may NOTIFY any channel, no privilege needed. So only a time
+   * within the schedule horizon ({@link EnqueueOptions#MAX_SCHEDULE_AHEAD}, which no real job can
+   * exceed) from {@code now} becomes an alarm. Anything else (not a number, in the past, absurdly
+   * far ahead like {@code 9223372036854775807}) is read as "look now", the same as an empty
+   * payload: it costs one claim, which reads the truth from the table, and never sets an alarm no
+   * real job asked for.
    */
   static Instant parseDue(String payload, Instant now) {
     long millis;
@@ -387,7 +392,8 @@ public final class Notifier implements Runnable {
 
   private void setState(ListenerState next) {
     ListenerState previous = state;
-    if (previous == next || previous == ListenerState.STOPPED
+    if (previous == next
+        || previous == ListenerState.STOPPED
         || (previous == ListenerState.FAILED && next != ListenerState.STOPPED)) {
       return;
     }

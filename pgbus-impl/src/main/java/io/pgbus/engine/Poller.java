@@ -17,12 +17,12 @@ import javax.sql.DataSource;
 
 /**
  * The safety net under the listener: one statement per tick for the whole JVM, however many
- * capsules and queues, reads the head of every queue and wakes only the capsules whose queues
- * have a job due now, and sets alarms for jobs due later.
+ * capsules and queues, reads the head of every queue and wakes only the capsules whose queues have
+ * a job due now, and sets alarms for jobs due later.
  *
  * <p>It ticks at the slow {@code pollCeiling} while the listener delivers and at {@code
- * pollInterval} while it does not, and switches at once when the listener changes state. It
- * also polls on demand: after every listener (re)connect, since LISTEN never replays.
+ * pollInterval} while it does not, and switches at once when the listener changes state. It also
+ * polls on demand: after every listener (re)connect, since LISTEN never replays.
  */
 final class Poller implements Runnable {
 

@@ -32,8 +32,8 @@ public record RetryPolicy(Duration base, Duration cap, double jitter) {
 
   /**
    * The wait before the retry that follows failed attempt {@code attempt} (1-based). It saturates
-   * at the cap, and never exceeds {@link EnqueueOptions#MAX_SCHEDULE_AHEAD} whatever the cap, so
-   * no attempt number or configured cap can overflow it.
+   * at the cap, and never exceeds {@link EnqueueOptions#MAX_SCHEDULE_AHEAD} whatever the cap, so no
+   * attempt number or configured cap can overflow it.
    */
   public Duration backoff(int attempt) {
     long capMs = withinHorizonMillis(cap);

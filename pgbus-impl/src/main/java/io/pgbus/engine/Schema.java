@@ -12,8 +12,8 @@ import org.flywaydb.core.api.output.MigrateResult;
 /**
  * The {@code pgbus} schema and its versioned migrations, applied by Flyway. Flyway serialises
  * concurrent migrators on PostgreSQL with an advisory lock, so ten JVMs starting at once apply each
- * migration once; we add our own session advisory lock around the whole run so that even the
- * first {@code CREATE SCHEMA} cannot race.
+ * migration once; we add our own session advisory lock around the whole run so that even the first
+ * {@code CREATE SCHEMA} cannot race.
  */
 public final class Schema {
 
@@ -38,7 +38,8 @@ public final class Schema {
   public static String migrate(DataSource dataSource) {
     try (Connection lockHolder = dataSource.getConnection()) {
       lockHolder.setAutoCommit(true);
-      try (PreparedStatement ps = lockHolder.prepareStatement("SELECT pg_catalog.pg_advisory_lock(?)")) {
+      try (PreparedStatement ps =
+          lockHolder.prepareStatement("SELECT pg_catalog.pg_advisory_lock(?)")) {
         ps.setLong(1, MIGRATION_LOCK);
         ps.execute();
       }
@@ -62,7 +63,8 @@ public final class Schema {
             ? result.targetSchemaVersion
             : result.initialSchemaVersion;
       } finally {
-        try (PreparedStatement ps = lockHolder.prepareStatement("SELECT pg_catalog.pg_advisory_unlock(?)")) {
+        try (PreparedStatement ps =
+            lockHolder.prepareStatement("SELECT pg_catalog.pg_advisory_unlock(?)")) {
           ps.setLong(1, MIGRATION_LOCK);
           ps.execute();
         }
@@ -78,8 +80,7 @@ public final class Schema {
    * @throws SQLException when the database cannot be reached
    */
   public static String installedVersion(Connection c) throws SQLException {
-    try (PreparedStatement exists =
-        c.prepareStatement(HISTORY_EXISTS)) {
+    try (PreparedStatement exists = c.prepareStatement(HISTORY_EXISTS)) {
       try (ResultSet rs = exists.executeQuery()) {
         rs.next();
         if (!rs.getBoolean(1)) {

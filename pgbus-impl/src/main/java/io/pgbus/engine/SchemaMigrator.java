@@ -5,8 +5,8 @@ import java.util.Map;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * Applies pgbus's migrations from the command line, as the schema owner, so that the
- * application's own role needs no right to change the schema ({@code pgbus.migrate=false}, see
+ * Applies pgbus's migrations from the command line, as the schema owner, so that the application's
+ * own role needs no right to change the schema ({@code pgbus.migrate=false}, see
  * docs/operations.md, Security):
  *
  * <pre>
@@ -15,8 +15,8 @@ import org.postgresql.ds.PGSimpleDataSource;
  *   java -cp 'pgbus-lib/*:postgresql.jar' io.pgbus.engine.SchemaMigrator
  * </pre>
  *
- * The password is read from the environment, never from the command line, where {@code ps}
- * would show it.
+ * The password is read from the environment, never from the command line, where {@code ps} would
+ * show it.
  */
 public final class SchemaMigrator {
 

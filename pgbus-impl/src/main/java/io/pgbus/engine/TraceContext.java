@@ -4,9 +4,9 @@ import java.util.regex.Pattern;
 
 /**
  * The W3C trace context an enqueuer ran in, stored with its job ({@code pgbus.job.trace_parent},
- * {@code trace_state}, schema V6) so that the handler's span continues that trace. Values come
- * from a tracing library or from a SQL caller, so they are checked here as the database checks
- * them: {@link #of} returns {@code null} for a traceparent the table would refuse (the job is then
+ * {@code trace_state}, schema V6) so that the handler's span continues that trace. Values come from
+ * a tracing library or from a SQL caller, so they are checked here as the database checks them:
+ * {@link #of} returns {@code null} for a traceparent the table would refuse (the job is then
  * enqueued without a trace, never refused for it), and drops a tracestate it would refuse.
  */
 public record TraceContext(String traceParent, String traceState) {
@@ -23,7 +23,9 @@ public record TraceContext(String traceParent, String traceState) {
   public TraceContext {
     if (traceParent == null || !TRACE_PARENT.matcher(traceParent).matches()) {
       throw new IllegalArgumentException(
-          "invalid traceparent '" + traceParent + "': pass a W3C traceparent of version 00"
+          "invalid traceparent '"
+              + traceParent
+              + "': pass a W3C traceparent of version 00"
               + " (00-<32 hex>-<16 hex>-<2 hex>, lower case, ids not all zero)");
     }
     if (traceState != null && !TRACE_STATE.matcher(traceState).matches()) {

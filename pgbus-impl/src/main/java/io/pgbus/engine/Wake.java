@@ -9,8 +9,8 @@ import java.util.Set;
  *
  * @param now queues that have a job to run now
  * @param later queues that got a job due later, with the earliest due time
- * @param everyone a synthetic wake for every capsule, sent after the listener (re)connects,
- *     because LISTEN never replays what was sent while it was away
+ * @param everyone a synthetic wake for every capsule, sent after the listener (re)connects, because
+ *     LISTEN never replays what was sent while it was away
  */
 public record Wake(Set<String> now, Map<String, Instant> later, boolean everyone) {
 

@@ -14,10 +14,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * longer than it may. Interrupting is all it can do; a handler that ignores the interrupt runs on
  * until its lease expires, and the lease and the fence on {@code attempt} take over from there.
  *
- * <p>Its loop runs on the engine's executor (in a container, the ManagedExecutorService), and
- * only while some job runs: it starts with the first watched attempt and ends a second after the
- * last one ended, so nothing lingers after an undeploy and no thread exists outside the
- * container's management.
+ * <p>Its loop runs on the engine's executor (in a container, the ManagedExecutorService), and only
+ * while some job runs: it starts with the first watched attempt and ends a second after the last
+ * one ended, so nothing lingers after an undeploy and no thread exists outside the container's
+ * management.
  */
 final class Watchdog {
 
@@ -133,8 +133,8 @@ final class Watchdog {
 
     /**
      * Stops watching; call it on the worker thread as soon as the handler returned or threw.
-     * Returns whether the attempt timed out, and then clears the interrupt this watchdog sent,
-     * so it cannot leak into the settling of the job or into the next job on this thread.
+     * Returns whether the attempt timed out, and then clears the interrupt this watchdog sent, so
+     * it cannot leak into the settling of the job or into the next job on this thread.
      */
     boolean end() {
       boolean expired;

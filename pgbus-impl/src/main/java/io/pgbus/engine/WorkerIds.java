@@ -14,7 +14,10 @@ final class WorkerIds {
       host = "unknown-host";
     }
     // The suffix keeps two engines in one JVM (tests, benchmarks) apart.
-    return host + ":" + ProcessHandle.current().pid() + ":"
+    return host
+        + ":"
+        + ProcessHandle.current().pid()
+        + ":"
         + Integer.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextInt(0x10000));
   }
 }

@@ -1,16 +1,15 @@
 /**
  * The pgbus engine: plain Java over JDBC, free of container APIs.
  *
- * <p>{@link io.pgbus.engine.Engine} wires the roles together: {@link io.pgbus.engine.Notifier}
- * owns the one LISTEN connection and turns notifications into {@link io.pgbus.engine.Wake}s;
- * each {@link io.pgbus.engine.Capsule} claims for its ordered queues and hands jobs to the
- * {@link io.pgbus.engine.JobRunner}; the {@link io.pgbus.engine.Maintainer} rescues expired
- * leases, prunes old jobs and enqueues due cron runs ({@link io.pgbus.engine.CronJob}) on the
- * leader the {@link io.pgbus.engine.Elector} chose; the {@link
- * io.pgbus.engine.Poller} is the one safety-net poll per JVM, and the {@link
- * io.pgbus.engine.Watchdog} interrupts handlers past their timeout. All SQL for the job table lives in {@link
- * io.pgbus.engine.JobStore}. The container adapters plug in through three ports: {@link
- * io.pgbus.engine.Transactions}, {@link io.pgbus.engine.ListenerConnections} and {@link
- * io.pgbus.engine.JobFunction}.
+ * <p>{@link io.pgbus.engine.Engine} wires the roles together: {@link io.pgbus.engine.Notifier} owns
+ * the one LISTEN connection and turns notifications into {@link io.pgbus.engine.Wake}s; each {@link
+ * io.pgbus.engine.Capsule} claims for its ordered queues and hands jobs to the {@link
+ * io.pgbus.engine.JobRunner}; the {@link io.pgbus.engine.Maintainer} rescues expired leases, prunes
+ * old jobs and enqueues due cron runs ({@link io.pgbus.engine.CronJob}) on the leader the {@link
+ * io.pgbus.engine.Elector} chose; the {@link io.pgbus.engine.Poller} is the one safety-net poll per
+ * JVM, and the {@link io.pgbus.engine.Watchdog} interrupts handlers past their timeout. All SQL for
+ * the job table lives in {@link io.pgbus.engine.JobStore}. The container adapters plug in through
+ * three ports: {@link io.pgbus.engine.Transactions}, {@link io.pgbus.engine.ListenerConnections}
+ * and {@link io.pgbus.engine.JobFunction}.
  */
 package io.pgbus.engine;

@@ -5,8 +5,8 @@ import java.security.Principal;
 import java.util.Set;
 
 /**
- * The caller principal's name for pgbus.job.enqueued_by and pgbus.audit.actor. The containers
- * name an unauthenticated caller with a placeholder ("UNAUTHENTICATED" on Liberty, "anonymous" on
+ * The caller principal's name for pgbus.job.enqueued_by and pgbus.audit.actor. The containers name
+ * an unauthenticated caller with a placeholder ("UNAUTHENTICATED" on Liberty, "anonymous" on
  * WildFly); pgbus records {@code null} instead, which the database turns into its role
  * (session_user), so "nobody logged in" reads the same on both servers.
  */

@@ -14,10 +14,10 @@ import jakarta.ws.rs.core.SecurityContext;
 
 /**
  * The doctor's report as JSON, for users in the role {@value #ROLE} only. It tells the PostgreSQL
- * version, the database, its connection limits, the pool size and every queue name, so it is
- * never mounted by itself: it carries no {@code @Path}, and JAX-RS class scanning, which finds
- * every {@code @Path} class in the application's jars, passes it by. An application opts in with
- * a subclass of its own:
+ * version, the database, its connection limits, the pool size and every queue name, so it is never
+ * mounted by itself: it carries no {@code @Path}, and JAX-RS class scanning, which finds every
+ * {@code @Path} class in the application's jars, passes it by. An application opts in with a
+ * subclass of its own:
  *
  * <pre>{@code
  * @RequestScoped
@@ -27,9 +27,8 @@ import jakarta.ws.rs.core.SecurityContext;
  *
  * <p>The role is checked here as well as declared with {@code @RolesAllowed}: a server that does
  * not enforce the annotation on JAX-RS resources (WildFly without {@code
- * resteasy.role.based.security}) still answers 401 to anonymous callers and 403 to others.
- * Reports are cached for {@link PgbusRuntime#DOCTOR_CACHE}, so repeated calls cost the database
- * nothing.
+ * resteasy.role.based.security}) still answers 401 to anonymous callers and 403 to others. Reports
+ * are cached for {@link PgbusRuntime#DOCTOR_CACHE}, so repeated calls cost the database nothing.
  */
 @RequestScoped
 @DeclareRoles(DoctorResource.ROLE)

@@ -5,7 +5,10 @@ import java.time.format.DateTimeParseException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Parses durations written as {@code 500ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code 14d} or ISO-8601. */
+/**
+ * Parses durations written as {@code 500ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code 14d} or
+ * ISO-8601.
+ */
 final class Durations {
   private static final Pattern SHORT = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
 

@@ -23,8 +23,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Finds every {@link JobHandler} bean, binds it to the queue named by its {@link Handles}, and
- * runs jobs through it with the payload mapped by JSON-B to the handler's type argument.
+ * Finds every {@link JobHandler} bean, binds it to the queue named by its {@link Handles}, and runs
+ * jobs through it with the payload mapped by JSON-B to the handler's type argument.
  */
 @ApplicationScoped
 public class HandlerRegistry {
@@ -45,7 +45,9 @@ public class HandlerRegistry {
       Handles handles = type.getAnnotation(Handles.class);
       if (handles == null) {
         throw new PgbusException(
-            "pgbus: handler " + type.getName() + " has no @Handles annotation; add"
+            "pgbus: handler "
+                + type.getName()
+                + " has no @Handles annotation; add"
                 + " @Handles(\"<queue>\") to bind it to a queue");
       }
       var binding = new Binding(handle, payloadType(bean.getTypes()));
@@ -53,8 +55,13 @@ public class HandlerRegistry {
         Binding previous = byQueue.put(QueueNames.require(queue), binding);
         if (previous != null) {
           throw new PgbusException(
-              "pgbus: queue '" + queue + "' has two handlers: " + type.getName() + " and "
-                  + previous.handle().getBean().getBeanClass().getName() + "; keep one");
+              "pgbus: queue '"
+                  + queue
+                  + "' has two handlers: "
+                  + type.getName()
+                  + " and "
+                  + previous.handle().getBean().getBeanClass().getName()
+                  + "; keep one");
         }
       }
     }
@@ -77,8 +84,12 @@ public class HandlerRegistry {
       throw new PgbusException(
           job.queue(),
           job.id(),
-          "pgbus: no handler for queue '" + job.queue() + "'; add a bean that implements"
-              + " JobHandler and carries @Handles(\"" + job.queue() + "\")",
+          "pgbus: no handler for queue '"
+              + job.queue()
+              + "'; add a bean that implements"
+              + " JobHandler and carries @Handles(\""
+              + job.queue()
+              + "\")",
           null);
     }
     Object payload;
@@ -88,8 +99,12 @@ public class HandlerRegistry {
       throw new PgbusException(
           job.queue(),
           job.id(),
-          "pgbus: payload of job " + job.id() + " does not map to " + b.payloadType().getTypeName()
-              + ": " + e.getMessage(),
+          "pgbus: payload of job "
+              + job.id()
+              + " does not map to "
+              + b.payloadType().getTypeName()
+              + ": "
+              + e.getMessage(),
           e);
     }
     @SuppressWarnings("unchecked")

@@ -42,14 +42,22 @@ final class JobLogFields {
   static JobLogFields of(ClassLoader loader) {
     var found = new ArrayList<Context>();
     // static void addExtension(String, String); static boolean removeExtension(String)
-    find(loader, "com.ibm.websphere.logging.hpel.LogRecordContext",
-            "addExtension", MethodType.methodType(void.class, String.class, String.class),
-            "removeExtension", MethodType.methodType(boolean.class, String.class))
+    find(
+            loader,
+            "com.ibm.websphere.logging.hpel.LogRecordContext",
+            "addExtension",
+            MethodType.methodType(void.class, String.class, String.class),
+            "removeExtension",
+            MethodType.methodType(boolean.class, String.class))
         .ifPresent(found::add);
     // static Object put(String, Object); static void remove(String)
-    find(loader, "org.jboss.logging.MDC",
-            "put", MethodType.methodType(Object.class, String.class, Object.class),
-            "remove", MethodType.methodType(void.class, String.class))
+    find(
+            loader,
+            "org.jboss.logging.MDC",
+            "put",
+            MethodType.methodType(Object.class, String.class, Object.class),
+            "remove",
+            MethodType.methodType(void.class, String.class))
         .ifPresent(found::add);
     return new JobLogFields(List.copyOf(found));
   }
@@ -86,16 +94,22 @@ final class JobLogFields {
   }
 
   private static Optional<Context> find(
-      ClassLoader loader, String className, String put, MethodType putType, String remove,
+      ClassLoader loader,
+      String className,
+      String put,
+      MethodType putType,
+      String remove,
       MethodType removeType) {
     try {
       Class<?> type = Class.forName(className, true, loader);
       MethodHandles.Lookup lookup = MethodHandles.publicLookup();
       return Optional.of(
           new Context(
-              lookup.findStatic(type, put, putType)
+              lookup
+                  .findStatic(type, put, putType)
                   .asType(MethodType.methodType(void.class, String.class, String.class)),
-              lookup.findStatic(type, remove, removeType)
+              lookup
+                  .findStatic(type, remove, removeType)
                   .asType(MethodType.methodType(void.class, String.class))));
     } catch (ReflectiveOperationException | LinkageError e) {
       return Optional.empty();

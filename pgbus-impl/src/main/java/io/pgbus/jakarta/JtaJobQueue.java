@@ -15,8 +15,8 @@ import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import jakarta.json.bind.Jsonb;
 import jakarta.json.bind.JsonbBuilder;
-import java.sql.Connection;
 import java.security.Principal;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,13 +24,13 @@ import java.util.function.Function;
 
 /**
  * {@link JobQueue} on the JTA datasource. A connection taken inside the caller's transaction is
- * enlisted in it, so the INSERT and its {@code pg_notify} commit or roll back with the caller's
- * own writes. Without a transaction, each call commits on its own.
+ * enlisted in it, so the INSERT and its {@code pg_notify} commit or roll back with the caller's own
+ * writes. Without a transaction, each call commits on its own.
  *
  * <p>Who: every enqueue records the caller principal (CDI's built-in {@link Principal} bean, which
- * is the EJB/servlet caller) in {@code pgbus.job.enqueued_by}, and cancel, replay, pause and
- * resume write it to the audit trail. Without an authenticated caller the database role is
- * recorded instead.
+ * is the EJB/servlet caller) in {@code pgbus.job.enqueued_by}, and cancel, replay, pause and resume
+ * write it to the audit trail. Without an authenticated caller the database role is recorded
+ * instead.
  */
 @ApplicationScoped
 public class JtaJobQueue implements JobQueue {
@@ -61,13 +61,17 @@ public class JtaJobQueue implements JobQueue {
     if (options.uniqueKey() == null) {
       throw new InvalidJobException(
           queue,
-          "enqueueIfAbsent to queue '" + queue + "' needs a unique key: pass"
+          "enqueueIfAbsent to queue '"
+              + queue
+              + "' needs a unique key: pass"
               + " EnqueueOptions.defaults().withUniqueKey(\"...\"), or use enqueue");
     }
     return insert(queue, payload, options);
   }
 
-  /** Enqueues in the caller's transaction; a duplicate of a unique key inserts (and counts) none. */
+  /**
+   * Enqueues in the caller's transaction; a duplicate of a unique key inserts (and counts) none.
+   */
   private Enqueued insert(String queue, Object payload, EnqueueOptions options) {
     NewJob job = new NewJob(queue, toJson(queue, payload), options, caller());
     Enqueued result =
@@ -85,7 +89,10 @@ public class JtaJobQueue implements JobQueue {
     if (options.uniqueKey() != null) {
       throw new InvalidJobException(
           queue,
-          "enqueueAll to queue '" + queue + "' got unique key '" + options.uniqueKey()
+          "enqueueAll to queue '"
+              + queue
+              + "' got unique key '"
+              + options.uniqueKey()
               + "' for every job, which would make all but the first a duplicate: enqueue keyed"
               + " jobs one by one with enqueueIfAbsent");
     }
@@ -115,13 +122,15 @@ public class JtaJobQueue implements JobQueue {
   @Override
   public boolean pause(String queue) {
     QueueNames.require(queue);
-    return withConnection("pause queue '" + queue + "'", c -> runtime.engine().pause(c, queue, caller()));
+    return withConnection(
+        "pause queue '" + queue + "'", c -> runtime.engine().pause(c, queue, caller()));
   }
 
   @Override
   public boolean resume(String queue) {
     QueueNames.require(queue);
-    return withConnection("resume queue '" + queue + "'", c -> runtime.engine().resume(c, queue, caller()));
+    return withConnection(
+        "resume queue '" + queue + "'", c -> runtime.engine().resume(c, queue, caller()));
   }
 
   @Override
@@ -163,8 +172,12 @@ public class JtaJobQueue implements JobQueue {
     } catch (RuntimeException e) {
       throw new InvalidJobException(
           queue,
-          "payload of type " + payload.getClass().getName() + " for queue '" + queue
-              + "' cannot be mapped to JSON with JSON-B: " + e.getMessage());
+          "payload of type "
+              + payload.getClass().getName()
+              + " for queue '"
+              + queue
+              + "' cannot be mapped to JSON with JSON-B: "
+              + e.getMessage());
     }
   }
 

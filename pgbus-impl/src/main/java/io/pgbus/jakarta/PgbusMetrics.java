@@ -24,8 +24,8 @@ public interface PgbusMetrics {
   default void bind(Engine engine, DataSource dataSource) {}
 
   /**
-   * Drops what reads the stopped engine. A server-wide OpenTelemetry SDK outlives the
-   * application, and would otherwise keep calling an undeployed application's gauge callbacks.
+   * Drops what reads the stopped engine. A server-wide OpenTelemetry SDK outlives the application,
+   * and would otherwise keep calling an undeployed application's gauge callbacks.
    */
   default void close() {}
 
@@ -41,18 +41,22 @@ public interface PgbusMetrics {
     String adapter =
         switch (mode) {
           case "none" -> null;
-          case "mp" -> mp ? "io.pgbus.jakarta.metrics.MpMetrics" : missing(mode, "MicroProfile Metrics");
-          case "otel" -> otel ? "io.pgbus.jakarta.otel.OtelMetrics" : missing(mode, "the OpenTelemetry API");
+          case "mp" ->
+              mp ? "io.pgbus.jakarta.metrics.MpMetrics" : missing(mode, "MicroProfile Metrics");
+          case "otel" ->
+              otel ? "io.pgbus.jakarta.otel.OtelMetrics" : missing(mode, "the OpenTelemetry API");
           default ->
-              mp ? "io.pgbus.jakarta.metrics.MpMetrics"
-                  : otel ? "io.pgbus.jakarta.otel.OtelMetrics" : missing(mode, "MicroProfile Metrics nor OpenTelemetry");
+              mp
+                  ? "io.pgbus.jakarta.metrics.MpMetrics"
+                  : otel
+                      ? "io.pgbus.jakarta.otel.OtelMetrics"
+                      : missing(mode, "MicroProfile Metrics nor OpenTelemetry");
         };
     if (adapter == null) {
       return NONE;
     }
     try {
-      PgbusMetrics m =
-          (PgbusMetrics) Class.forName(adapter).getDeclaredConstructor().newInstance();
+      PgbusMetrics m = (PgbusMetrics) Class.forName(adapter).getDeclaredConstructor().newInstance();
       System.getLogger(PgbusMetrics.class.getName())
           .log(System.Logger.Level.INFO, "pgbus metrics (pgbus.metrics={0}): {1}", mode, adapter);
       return m;

@@ -16,13 +16,15 @@ import org.eclipse.microprofile.config.ConfigProvider;
 
 /**
  * The container resources pgbus runs on, resolved once from the configured JNDI names: the JTA
- * datasource (enqueue, claims, job transactions), the listener's non-JTA datasource or direct
- * URL, and the managed executor.
+ * datasource (enqueue, claims, job transactions), the listener's non-JTA datasource or direct URL,
+ * and the managed executor.
  */
 @ApplicationScoped
 public class PgbusResources {
 
-  /** The key that tells the doctor the JTA datasource's maxPoolSize (set in pgbus-datasources.xml). */
+  /**
+   * The key that tells the doctor the JTA datasource's maxPoolSize (set in pgbus-datasources.xml).
+   */
   static final String POOL_SIZE_KEY = "pgbus.datasource.max-pool-size";
 
   private PgbusSettings settings;
@@ -69,8 +71,8 @@ public class PgbusResources {
   }
 
   /**
-   * Makes the threads of the engine's long-running loops, so they hold no thread of the executor:
-   * a server's shared pool shrinks between bursts, and loops parked on it left jobs waiting.
+   * Makes the threads of the engine's long-running loops, so they hold no thread of the executor: a
+   * server's shared pool shrinks between bursts, and loops parked on it left jobs waiting.
    */
   ManagedThreadFactory threadFactory() {
     return threadFactory;
@@ -103,14 +105,28 @@ public class PgbusResources {
       Object found = InitialContext.doLookup(name);
       if (!type.isInstance(found)) {
         throw new PgbusException(
-            "pgbus: " + key + "=" + name + " names a " + found.getClass().getName() + ", not a "
+            "pgbus: "
+                + key
+                + "="
+                + name
+                + " names a "
+                + found.getClass().getName()
+                + ", not a "
                 + type.getSimpleName());
       }
       return type.cast(found);
     } catch (NamingException e) {
       throw new PgbusException(
-          "pgbus: " + key + "=" + name + " was not found in JNDI (" + e.getMessage() + "); declare"
-              + " it in the server's configuration or set " + key + " to the JNDI name you use"
+          "pgbus: "
+              + key
+              + "="
+              + name
+              + " was not found in JNDI ("
+              + e.getMessage()
+              + "); declare"
+              + " it in the server's configuration or set "
+              + key
+              + " to the JNDI name you use"
               + " (WildFly: java:jboss/..., see docs/wildfly.md)",
           e);
     }

@@ -25,13 +25,13 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The one pgbus runtime of this application: a startup singleton that owns the engine, and with
- * it the only LISTEN connection in the JVM. The engine's notifier fires each wake as a CDI {@link
+ * The one pgbus runtime of this application: a startup singleton that owns the engine, and with it
+ * the only LISTEN connection in the JVM. The engine's notifier fires each wake as a CDI {@link
  * Wake} event; {@link WakeRouter} hands it to the capsules that read the notified queues.
  *
  * <p>A database that is down at deploy does not fail the deployment: the runtime keeps trying to
- * reach it (and migrate the schema) in the background, readiness says why it is not ready, and
- * the engine starts by itself once the database answers. Bad configuration does fail it.
+ * reach it (and migrate the schema) in the background, readiness says why it is not ready, and the
+ * engine starts by itself once the database answers. Bad configuration does fail it.
  */
 @Singleton
 @Startup
@@ -40,6 +40,7 @@ public class PgbusRuntime {
 
   private static final System.Logger LOG = System.getLogger(PgbusRuntime.class.getName());
   private static final Duration STATUS_CACHE = Duration.ofSeconds(5);
+
   /** How long a doctor's report is served again: repeated calls must not hammer the database. */
   static final Duration DOCTOR_CACHE = Duration.ofSeconds(5);
 
@@ -112,7 +113,10 @@ public class PgbusRuntime {
     resources.executor().execute(this::bootstrap);
   }
 
-  /** Where pgbus reports counters and timers; {@link PgbusMetrics#NONE} without MP Metrics or OpenTelemetry. */
+  /**
+   * Where pgbus reports counters and timers; {@link PgbusMetrics#NONE} without MP Metrics or
+   * OpenTelemetry.
+   */
   public PgbusMetrics metrics() {
     return metrics;
   }
@@ -247,7 +251,9 @@ public class PgbusRuntime {
       }
       Doctor.Report report = examine();
       LOG.log(
-          report.status() == Doctor.Status.OK ? System.Logger.Level.INFO : System.Logger.Level.WARNING,
+          report.status() == Doctor.Status.OK
+              ? System.Logger.Level.INFO
+              : System.Logger.Level.WARNING,
           report.toText());
     } catch (Exception e) {
       LOG.log(System.Logger.Level.WARNING, "pgbus doctor failed: {0}", e.getMessage());

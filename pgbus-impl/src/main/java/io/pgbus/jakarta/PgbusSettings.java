@@ -24,9 +24,9 @@ import java.util.Set;
 import java.util.function.Function;
 
 /**
- * Every {@code pgbus.*} configuration key, read in one place and validated once. A bad value
- * fails deployment with a message that names the key, the value and what is allowed. The keys
- * and defaults are listed in docs/configuration.md.
+ * Every {@code pgbus.*} configuration key, read in one place and validated once. A bad value fails
+ * deployment with a message that names the key, the value and what is allowed. The keys and
+ * defaults are listed in docs/configuration.md.
  */
 record PgbusSettings(
     EngineConfig engine,
@@ -65,8 +65,8 @@ record PgbusSettings(
 
   /**
    * Reads the settings; {@code keys} are every configuration key there is, so that a {@code
-   * pgbus.cron.<name>.*} key whose name is missing from {@code pgbus.crons} is reported rather
-   * than silently ignored.
+   * pgbus.cron.<name>.*} key whose name is missing from {@code pgbus.crons} is reported rather than
+   * silently ignored.
    */
   static PgbusSettings read(Function<String, Optional<String>> source, Iterable<String> keys) {
     String unknown = SettingKeys.unknown(keys);
@@ -82,23 +82,32 @@ record PgbusSettings(
       List<String> queues = r.list(prefix + "queues", null);
       if (queues == null) {
         throw new InvalidSettingException(
-            "pgbus: capsule '" + name + "' is listed in pgbus.capsules but " + prefix
+            "pgbus: capsule '"
+                + name
+                + "' is listed in pgbus.capsules but "
+                + prefix
                 + "queues is not set; set it to a comma-separated list of queue names in"
-                + " priority order, e.g. " + prefix + "queues=urgent,default");
+                + " priority order, e.g. "
+                + prefix
+                + "queues=urgent,default");
       }
       for (String q : queues) {
         String other = capsuleOfQueue.putIfAbsent(q, name);
         if (other != null && !other.equals(name)) {
           // Two capsules would claim the queue's jobs with two limits and two priorities.
           throw new InvalidSettingException(
-              "pgbus: queue '" + q + "' is in pgbus.capsule." + other + ".queues and in " + prefix
+              "pgbus: queue '"
+                  + q
+                  + "' is in pgbus.capsule."
+                  + other
+                  + ".queues and in "
+                  + prefix
                   + "queues; a queue belongs to one capsule: remove it from one of them");
         }
       }
       int concurrency = r.integer(prefix + "concurrency", 4, 1, 1000);
       int perTransaction =
-          r.integer(
-              prefix + "jobs-per-transaction", 1, 1, CapsuleConfig.MAX_JOBS_PER_TRANSACTION);
+          r.integer(prefix + "jobs-per-transaction", 1, 1, CapsuleConfig.MAX_JOBS_PER_TRANSACTION);
       try {
         b.capsule(new CapsuleConfig(name, queues, concurrency, perTransaction));
       } catch (RuntimeException e) {
@@ -119,8 +128,12 @@ record PgbusSettings(
       // Rescue may hand the job to another worker once the lease expires: the handler has to be
       // told to stop before that, or two attempts of one job could run at once.
       throw new InvalidSettingException(
-          "pgbus: pgbus.job-timeout=" + Durations.format(jobTimeout) + " is invalid: it must be"
-              + " shorter than pgbus.lease=" + Durations.format(lease) + ", so a handler is"
+          "pgbus: pgbus.job-timeout="
+              + Durations.format(jobTimeout)
+              + " is invalid: it must be"
+              + " shorter than pgbus.lease="
+              + Durations.format(lease)
+              + ", so a handler is"
               + " interrupted before rescue may run its job elsewhere; shorten pgbus.job-timeout"
               + " or lengthen pgbus.lease");
     }
@@ -142,7 +155,8 @@ record PgbusSettings(
         .completedRetention(r.duration(Limits.COMPLETED_RETENTION))
         .deadRetention(r.duration(Limits.DEAD_RETENTION))
         .auditRetention(r.duration(Limits.AUDIT_RETENTION))
-        .pruneBatch(r.integer("pgbus.prune-batch", EngineConfig.Builder.DEFAULT_PRUNE_BATCH, 1, 100_000))
+        .pruneBatch(
+            r.integer("pgbus.prune-batch", EngineConfig.Builder.DEFAULT_PRUNE_BATCH, 1, 100_000))
         .drainTimeout(r.duration(Limits.DRAIN_TIMEOUT))
         .leaderTtl(r.duration(Limits.LEADER_TTL))
         .jobTimeout(jobTimeout)
@@ -183,7 +197,9 @@ record PgbusSettings(
     String mode = v.trim().toLowerCase(java.util.Locale.ROOT);
     if (!java.util.Set.of("auto", "mp", "otel", "none").contains(mode)) {
       throw new InvalidSettingException(
-          "pgbus: pgbus.metrics=" + v + " is invalid: use auto (MicroProfile Metrics if the server"
+          "pgbus: pgbus.metrics="
+              + v
+              + " is invalid: use auto (MicroProfile Metrics if the server"
               + " has it, else OpenTelemetry), mp, otel or none; default auto");
     }
     return mode;
@@ -197,17 +213,25 @@ record PgbusSettings(
             .orElseThrow(
                 () ->
                     new InvalidSettingException(
-                        "pgbus: cron '" + name + "' is listed in pgbus.crons but " + prefix
-                            + "schedule is not set; set it to a cron expression, e.g. " + prefix
+                        "pgbus: cron '"
+                            + name
+                            + "' is listed in pgbus.crons but "
+                            + prefix
+                            + "schedule is not set; set it to a cron expression, e.g. "
+                            + prefix
                             + "schedule=0 3 * * * (03:00 every day)"));
     String queue =
         r.string(prefix + "queue")
             .orElseThrow(
                 () ->
                     new InvalidSettingException(
-                        "pgbus: cron '" + name + "' is listed in pgbus.crons but " + prefix
+                        "pgbus: cron '"
+                            + name
+                            + "' is listed in pgbus.crons but "
+                            + prefix
                             + "queue is not set; set it to the queue its jobs go to, e.g. "
-                            + prefix + "queue=reports"));
+                            + prefix
+                            + "queue=reports"));
     try {
       QueueNames.require(queue);
     } catch (InvalidJobException e) {
@@ -220,16 +244,31 @@ record PgbusSettings(
       zone = ZoneId.of(zoneText);
     } catch (DateTimeException e) {
       throw new InvalidSettingException(
-          "pgbus: " + prefix + "zone=" + zoneText + " is invalid (" + e.getMessage() + "): use a"
+          "pgbus: "
+              + prefix
+              + "zone="
+              + zoneText
+              + " is invalid ("
+              + e.getMessage()
+              + "): use a"
               + " time zone id such as UTC, Europe/Berlin or America/New_York (default "
-              + DEFAULT_CRON_ZONE + ")");
+              + DEFAULT_CRON_ZONE
+              + ")");
     }
     String payload = r.string(prefix + "payload").orElse(DEFAULT_CRON_PAYLOAD);
     String jsonProblem = jsonProblem(payload);
     if (jsonProblem != null) {
       throw new InvalidSettingException(
-          "pgbus: " + prefix + "payload=" + payload + " is invalid: " + jsonProblem + "; use a"
-              + " JSON value such as {\"report\": \"daily\"} (default " + DEFAULT_CRON_PAYLOAD + ")");
+          "pgbus: "
+              + prefix
+              + "payload="
+              + payload
+              + " is invalid: "
+              + jsonProblem
+              + "; use a"
+              + " JSON value such as {\"report\": \"daily\"} (default "
+              + DEFAULT_CRON_PAYLOAD
+              + ")");
     }
     try {
       return new CronJob(name, schedule, zone, queue, payload);
@@ -239,7 +278,11 @@ record PgbusSettings(
         throw new InvalidSettingException("pgbus: pgbus.crons: " + message);
       }
       throw new InvalidSettingException(
-          "pgbus: " + prefix + "schedule=" + schedule + " is invalid: "
+          "pgbus: "
+              + prefix
+              + "schedule="
+              + schedule
+              + " is invalid: "
               + message.replaceFirst("^cron '[^']*': ", ""));
     }
   }
@@ -285,8 +328,14 @@ record PgbusSettings(
     if (!unlisted.isEmpty()) {
       String first = unlisted.iterator().next();
       throw new InvalidSettingException(
-          "pgbus: " + SettingKeys.CRON_PREFIX + first + ".* is set but '" + first + "' is not listed in"
-              + " pgbus.crons" + (listed.isEmpty() ? "" : "=" + String.join(",", listed))
+          "pgbus: "
+              + SettingKeys.CRON_PREFIX
+              + first
+              + ".* is set but '"
+              + first
+              + "' is not listed in"
+              + " pgbus.crons"
+              + (listed.isEmpty() ? "" : "=" + String.join(",", listed))
               + ", so it would never run; add it: pgbus.crons="
               + String.join(",", concat(listed, unlisted)));
     }
@@ -316,7 +365,10 @@ record PgbusSettings(
         return fallback;
       }
       var items = new ArrayList<String>();
-      Arrays.stream(v.get().split(",")).map(String::strip).filter(s -> !s.isEmpty()).forEach(items::add);
+      Arrays.stream(v.get().split(","))
+          .map(String::strip)
+          .filter(s -> !s.isEmpty())
+          .forEach(items::add);
       return items;
     }
 
@@ -334,8 +386,17 @@ record PgbusSettings(
         // reported below
       }
       throw new InvalidSettingException(
-          "pgbus: " + key + "=" + v.get() + " is invalid: use a whole number from " + min + " to "
-              + max + " (default " + fallback + ")");
+          "pgbus: "
+              + key
+              + "="
+              + v.get()
+              + " is invalid: use a whole number from "
+              + min
+              + " to "
+              + max
+              + " (default "
+              + fallback
+              + ")");
     }
 
     double decimal(String key, double fallback, double min, double max) {
@@ -352,8 +413,17 @@ record PgbusSettings(
         // reported below
       }
       throw new InvalidSettingException(
-          "pgbus: " + key + "=" + v.get() + " is invalid: use a number from " + min + " to " + max
-              + " (default " + fallback + ")");
+          "pgbus: "
+              + key
+              + "="
+              + v.get()
+              + " is invalid: use a number from "
+              + min
+              + " to "
+              + max
+              + " (default "
+              + fallback
+              + ")");
     }
 
     /** The key's duration within its limits, or its default when unset. */
@@ -371,9 +441,19 @@ record PgbusSettings(
     void notLonger(Limits.Range shorter, Duration s, Limits.Range longer, Duration l) {
       if (s.compareTo(l) > 0) {
         throw new InvalidSettingException(
-            "pgbus: " + shorter.key() + "=" + Durations.format(s) + " is longer than "
-                + longer.key() + "=" + Durations.format(l) + "; " + shorter.key()
-                + " must not exceed " + longer.key() + ": shorten the one or lengthen the other");
+            "pgbus: "
+                + shorter.key()
+                + "="
+                + Durations.format(s)
+                + " is longer than "
+                + longer.key()
+                + "="
+                + Durations.format(l)
+                + "; "
+                + shorter.key()
+                + " must not exceed "
+                + longer.key()
+                + ": shorten the one or lengthen the other");
       }
     }
 
@@ -389,11 +469,20 @@ record PgbusSettings(
           zeroAllowed && v.get().strip().equals("0") ? Duration.ZERO : Durations.parse(v.get());
       if (d == null || d.compareTo(range.min()) < 0 || d.compareTo(range.max()) > 0) {
         throw new InvalidSettingException(
-            "pgbus: " + key + "=" + v.get() + " is invalid: use "
+            "pgbus: "
+                + key
+                + "="
+                + v.get()
+                + " is invalid: use "
                 + (zeroAllowed ? "0 (delete at once) or a duration" : "a duration")
-                + " from " + Durations.format(range.min()) + " to "
-                + Durations.format(range.max()) + ", written as 500ms, 30s, 5m, 2h, 14d or PT30S"
-                + " (default " + defaultText + ")");
+                + " from "
+                + Durations.format(range.min())
+                + " to "
+                + Durations.format(range.max())
+                + ", written as 500ms, 30s, 5m, 2h, 14d or PT30S"
+                + " (default "
+                + defaultText
+                + ")");
       }
       return d;
     }
@@ -407,9 +496,14 @@ record PgbusSettings(
         return ErrorDetail.valueOf(v.get().toUpperCase(java.util.Locale.ROOT));
       } catch (IllegalArgumentException e) {
         throw new InvalidSettingException(
-            "pgbus: " + key + "=" + v.get() + " is invalid: use stack (the exception with its"
+            "pgbus: "
+                + key
+                + "="
+                + v.get()
+                + " is invalid: use stack (the exception with its"
                 + " stack trace), message (class and message only) or class (the class only);"
-                + " default " + fallback.name().toLowerCase(java.util.Locale.ROOT));
+                + " default "
+                + fallback.name().toLowerCase(java.util.Locale.ROOT));
       }
     }
 
@@ -421,8 +515,15 @@ record PgbusSettings(
       return switch (v.get().toLowerCase(java.util.Locale.ROOT)) {
         case "true" -> true;
         case "false" -> false;
-        default -> throw new InvalidSettingException(
-            "pgbus: " + key + "=" + v.get() + " is invalid: use true or false (default " + fallback + ")");
+        default ->
+            throw new InvalidSettingException(
+                "pgbus: "
+                    + key
+                    + "="
+                    + v.get()
+                    + " is invalid: use true or false (default "
+                    + fallback
+                    + ")");
       };
     }
   }

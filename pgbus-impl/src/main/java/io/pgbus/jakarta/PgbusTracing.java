@@ -17,7 +17,8 @@ final class PgbusTracing {
     try {
       Class.forName("io.opentelemetry.api.trace.Span", false, PgbusTracing.class.getClassLoader());
     } catch (ClassNotFoundException | LinkageError e) {
-      LOG.log(System.Logger.Level.INFO, "pgbus tracing is off: this server has no OpenTelemetry API");
+      LOG.log(
+          System.Logger.Level.INFO, "pgbus tracing is off: this server has no OpenTelemetry API");
       return JobTracing.NONE;
     }
     try {

@@ -1,9 +1,9 @@
 package io.pgbus.jakarta;
 
 /**
- * Logs a database problem in full (the driver's text, which health never shows) once each time
- * it changes, and at DEBUG while it stays the same: a probe every second, or a start retried
- * every 5 s, must not write the same WARNING forever.
+ * Logs a database problem in full (the driver's text, which health never shows) once each time it
+ * changes, and at DEBUG while it stays the same: a probe every second, or a start retried every 5
+ * s, must not write the same WARNING forever.
  */
 final class ProblemLog {
 

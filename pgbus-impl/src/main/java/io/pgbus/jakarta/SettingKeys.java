@@ -6,12 +6,12 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * Every {@code pgbus.*} key pgbus reads, so that a misspelled one fails deployment instead of
- * being ignored: {@code pgbus.capsule.mail.concurency=4} would otherwise leave the capsule at its
- * default concurrency without a word. A key is refused, with the nearest known key suggested,
- * when it is {@code pgbus.<word>} or lies under one of pgbus's own families ({@code
- * pgbus.capsule.}, {@code pgbus.listener.}, ...). Keys under other prefixes ({@code pgbus.it.*}, a
- * server's own variables) are left alone.
+ * Every {@code pgbus.*} key pgbus reads, so that a misspelled one fails deployment instead of being
+ * ignored: {@code pgbus.capsule.mail.concurency=4} would otherwise leave the capsule at its default
+ * concurrency without a word. A key is refused, with the nearest known key suggested, when it is
+ * {@code pgbus.<word>} or lies under one of pgbus's own families ({@code pgbus.capsule.}, {@code
+ * pgbus.listener.}, ...). Keys under other prefixes ({@code pgbus.it.*}, a server's own variables)
+ * are left alone.
  */
 final class SettingKeys {
 
@@ -72,7 +72,10 @@ final class SettingKeys {
       }
       String suggestion = suggestion(key);
       if (suggestion != null) {
-        return key + " is not a pgbus key; did you mean " + suggestion + "? (every key is listed"
+        return key
+            + " is not a pgbus key; did you mean "
+            + suggestion
+            + "? (every key is listed"
             + " in docs/configuration.md)";
       }
     }
@@ -81,8 +84,8 @@ final class SettingKeys {
 
   /** The known key nearest to an unknown {@code key}, or null when the key is not pgbus's. */
   private static String suggestion(String key) {
-    for (var family : List.of(
-        new Family(CAPSULE_PREFIX, CAPSULE_KEYS), new Family(CRON_PREFIX, CRON_KEYS))) {
+    for (var family :
+        List.of(new Family(CAPSULE_PREFIX, CAPSULE_KEYS), new Family(CRON_PREFIX, CRON_KEYS))) {
       if (key.startsWith(family.prefix)) {
         String rest = key.substring(family.prefix.length());
         int dot = rest.indexOf('.');

@@ -21,8 +21,11 @@ final class StartFailure extends Exception {
   /** The installed schema is not the one this build expects (null: none). */
   static StartFailure schemaMismatch(String version) {
     return new StartFailure(
-        "the pgbus schema is at version " + version + " but this build expects "
-            + Schema.EXPECTED_VERSION + "; set pgbus.migrate=true, or apply the migrations as the"
+        "the pgbus schema is at version "
+            + version
+            + " but this build expects "
+            + Schema.EXPECTED_VERSION
+            + "; set pgbus.migrate=true, or apply the migrations as the"
             + " schema owner (docs/operations.md, Security)",
         null,
         version == null ? DatabaseProblem.SCHEMA_MISSING : DatabaseProblem.SCHEMA_OUTDATED);
@@ -30,8 +33,8 @@ final class StartFailure extends Exception {
 
   /**
    * Migrating failed. A connection problem keeps its own category; anything else (a failed
-   * statement, no right to create the schema) is the migration's failure, and the log has
-   * Flyway's full text.
+   * statement, no right to create the schema) is the migration's failure, and the log has Flyway's
+   * full text.
    */
   static StartFailure migration(RuntimeException e) {
     String category = DatabaseProblem.of(e);
@@ -39,8 +42,7 @@ final class StartFailure extends Exception {
         category.equals(DatabaseProblem.UNREACHABLE)
             || category.equals(DatabaseProblem.AUTHENTICATION)
             || category.equals(DatabaseProblem.NO_DATABASE);
-    return new StartFailure(
-        e.getMessage(), e, connecting ? category : DatabaseProblem.MIGRATION);
+    return new StartFailure(e.getMessage(), e, connecting ? category : DatabaseProblem.MIGRATION);
   }
 
   /** The public category of any failed start. */

@@ -6,8 +6,8 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 
 /**
- * Delivers the listener's CDI wake events to the capsules that read one of the notified queues,
- * and to no other: waking unrelated capsules would make them claim for nothing.
+ * Delivers the listener's CDI wake events to the capsules that read one of the notified queues, and
+ * to no other: waking unrelated capsules would make them claim for nothing.
  *
  * <p>The runtime hands over its engine once, at start-up: asking the runtime EJB for it on every
  * wake cost a container call (about half a millisecond) on the path from NOTIFY to handler.

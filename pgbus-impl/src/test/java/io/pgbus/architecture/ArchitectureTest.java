@@ -14,8 +14,8 @@ import com.tngtech.archunit.lang.SimpleConditionEvent;
 import org.junit.jupiter.api.Test;
 
 /**
- * The layering the style guide promises: the engine runs in plain Java SE and knows nothing of
- * the container, and only the Jakarta adapter talks to Jakarta EE and MicroProfile.
+ * The layering the style guide promises: the engine runs in plain Java SE and knows nothing of the
+ * container, and only the Jakarta adapter talks to Jakarta EE and MicroProfile.
  */
 class ArchitectureTest {
 
@@ -31,8 +31,10 @@ class ArchitectureTest {
         .resideInAPackage("io.pgbus.engine..")
         .should()
         .dependOnClassesThat()
-        .resideInAnyPackage("jakarta..", "javax.ejb..", "javax.enterprise..", "org.eclipse.microprofile..")
-        .because("the engine must run and be tested in plain Java SE; adapters live in io.pgbus.jakarta")
+        .resideInAnyPackage(
+            "jakarta..", "javax.ejb..", "javax.enterprise..", "org.eclipse.microprofile..")
+        .because(
+            "the engine must run and be tested in plain Java SE; adapters live in io.pgbus.jakarta")
         .check(PGBUS);
   }
 
@@ -86,7 +88,8 @@ class ArchitectureTest {
       @Override
       public void check(JavaMethod method, ConditionEvents events) {
         method.getThrowsClause().getTypes().stream()
-            .filter(t -> !t.isAssignableTo(RuntimeException.class) && !t.isAssignableTo(Error.class))
+            .filter(
+                t -> !t.isAssignableTo(RuntimeException.class) && !t.isAssignableTo(Error.class))
             .forEach(
                 t ->
                     events.add(

@@ -26,8 +26,8 @@ import org.junit.jupiter.params.provider.NullSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Bad input is refused before anything is written, with a message that names the bad value and
- * says how to fix it, from Java and from SQL alike.
+ * Bad input is refused before anything is written, with a message that names the bad value and says
+ * how to fix it, from Java and from SQL alike.
  */
 class BadInputTest {
 

@@ -18,10 +18,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * {@link Capsule#sinceLastBeat()}, which /health/live compares with the stall threshold, grows
- * only when a capsule makes no progress: its claim hangs, its loop died, or every slot holds a
- * handler that ran past its timeout and ignored the interrupt. An idle capsule, or one with a free
- * slot, refreshes it at least every 5 s; a stopped one reports zero.
+ * {@link Capsule#sinceLastBeat()}, which /health/live compares with the stall threshold, grows only
+ * when a capsule makes no progress: its claim hangs, its loop died, or every slot holds a handler
+ * that ran past its timeout and ignored the interrupt. An idle capsule, or one with a free slot,
+ * refreshes it at least every 5 s; a stopped one reports zero.
  */
 class CapsuleLivenessTest {
 
@@ -49,19 +49,55 @@ class CapsuleLivenessTest {
     var dieArmed = new AtomicBoolean();
     var release = new CountDownLatch(1);
     try {
-      Capsule hung = capsuleOf(start("hung", 1, Duration.ofMinutes(1), faulty(hangArmed, () -> {
-        hang.await(60, TimeUnit.SECONDS);
-        return null;
-      }), (job, tx) -> Outcome.complete()));
-      Capsule dead = capsuleOf(start("dead", 1, Duration.ofMinutes(1), faulty(dieArmed, () -> {
-        throw new SimulatedVmError();
-      }), (job, tx) -> Outcome.complete()));
-      Capsule full = capsuleOf(start("full", 1, Duration.ofMillis(200), db.dataSource(),
-          (job, tx) -> stallIgnoringInterrupts(release)));
-      Capsule half = capsuleOf(start("half", 2, Duration.ofMillis(200), db.dataSource(),
-          (job, tx) -> stallIgnoringInterrupts(release)));
-      Capsule idle = capsuleOf(start("idle", 1, Duration.ofMinutes(1), db.dataSource(),
-          (job, tx) -> Outcome.complete()));
+      Capsule hung =
+          capsuleOf(
+              start(
+                  "hung",
+                  1,
+                  Duration.ofMinutes(1),
+                  faulty(
+                      hangArmed,
+                      () -> {
+                        hang.await(60, TimeUnit.SECONDS);
+                        return null;
+                      }),
+                  (job, tx) -> Outcome.complete()));
+      Capsule dead =
+          capsuleOf(
+              start(
+                  "dead",
+                  1,
+                  Duration.ofMinutes(1),
+                  faulty(
+                      dieArmed,
+                      () -> {
+                        throw new SimulatedVmError();
+                      }),
+                  (job, tx) -> Outcome.complete()));
+      Capsule full =
+          capsuleOf(
+              start(
+                  "full",
+                  1,
+                  Duration.ofMillis(200),
+                  db.dataSource(),
+                  (job, tx) -> stallIgnoringInterrupts(release)));
+      Capsule half =
+          capsuleOf(
+              start(
+                  "half",
+                  2,
+                  Duration.ofMillis(200),
+                  db.dataSource(),
+                  (job, tx) -> stallIgnoringInterrupts(release)));
+      Capsule idle =
+          capsuleOf(
+              start(
+                  "idle",
+                  1,
+                  Duration.ofMinutes(1),
+                  db.dataSource(),
+                  (job, tx) -> Outcome.complete()));
 
       hangArmed.set(true);
       dieArmed.set(true);
@@ -70,7 +106,9 @@ class CapsuleLivenessTest {
       jobs.enqueue("dead");
       jobs.enqueue("full");
       jobs.enqueue("half");
-      Await.until("the stuck handlers to run", Duration.ofSeconds(10),
+      Await.until(
+          "the stuck handlers to run",
+          Duration.ofSeconds(10),
           () -> full.inFlight() == 1 && half.inFlight() == 1);
 
       List<Capsule> stalled = List.of(hung, dead, full);
@@ -91,7 +129,8 @@ class CapsuleLivenessTest {
   void aStoppedCapsuleReportsNoStall() {
     Engine engine =
         engines.start(
-            engines.builder(engines.config().capsule("main", 1, "stopped").build())
+            engines
+                .builder(engines.config().capsule("main", 1, "stopped").build())
                 .jobs((job, tx) -> Outcome.complete()));
     TestEngines.awaitDelivering(engine);
     Capsule capsule = engine.capsules().get(0);
@@ -106,7 +145,8 @@ class CapsuleLivenessTest {
     Engine engine =
         engines.start(
             Engine.builder(
-                    engines.config()
+                    engines
+                        .config()
                         .capsule(queue, concurrency, queue)
                         .jobTimeout(jobTimeout)
                         .build(),

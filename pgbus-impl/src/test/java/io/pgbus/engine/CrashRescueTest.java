@@ -17,9 +17,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * A worker JVM killed with SIGKILL in the middle of a job, while it is the maintenance leader:
- * its uncommitted writes vanish with its connections, another engine takes over leadership within
- * the leader TTL, rescues the job once its lease expired, and runs it to completion exactly once.
+ * A worker JVM killed with SIGKILL in the middle of a job, while it is the maintenance leader: its
+ * uncommitted writes vanish with its connections, another engine takes over leadership within the
+ * leader TTL, rescues the job once its lease expired, and runs it to completion exactly once.
  */
 class CrashRescueTest {
 
@@ -51,7 +51,8 @@ class CrashRescueTest {
           engines.start(
               engines
                   .builder(
-                      engines.config()
+                      engines
+                          .config()
                           .workerId("survivor")
                           .capsule("main", 1, "crash")
                           .lease(LEASE)
@@ -78,10 +79,7 @@ class CrashRescueTest {
 
       Await.until("the survivor to lead", Duration.ofSeconds(15), survivor::leader);
       Duration toLeader = Measurements.since(killed);
-      Await.until(
-          "the job to be rescued",
-          Duration.ofSeconds(20),
-          () -> survivor.rescued() == 1);
+      Await.until("the job to be rescued", Duration.ofSeconds(20), () -> survivor.rescued() == 1);
       Duration toRescued = Measurements.since(killed);
       assertThat(events.awaitFinished(id, 2, Duration.ofSeconds(10)).kind())
           .isEqualTo(Outcome.Kind.COMPLETE);

@@ -59,8 +59,10 @@ class CronTest {
       assertThat(due.untilNext()).isEqualTo(CronEnqueuer.MAX_WAIT);
     }
     assertThat(runs("reports")).containsExactly(DAY1_0300.plus(DAY));
-    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE unique_key = ?",
-            "cron:nightly:" + DAY1_0300.plus(DAY)))
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.job WHERE unique_key = ?",
+                "cron:nightly:" + DAY1_0300.plus(DAY)))
         .isEqualTo(1);
   }
 
@@ -76,8 +78,7 @@ class CronTest {
       assertThat(cron.tick(c, day5).enqueued()).isEqualTo(1);
       assertThat(cron.tick(c, day5.plusSeconds(1)).enqueued()).isZero();
     }
-    assertThat(runs("reports"))
-        .containsExactly(DAY1_0300, DAY1_0300.plus(DAY.multipliedBy(4)));
+    assertThat(runs("reports")).containsExactly(DAY1_0300, DAY1_0300.plus(DAY.multipliedBy(4)));
   }
 
   @Test
@@ -131,9 +132,13 @@ class CronTest {
                   engines.config().leaderTtl(Duration.ofSeconds(1)).cron(tick).build())));
     }
     Await.until("3 runs", Duration.ofSeconds(15), () -> runs("ticks").size(), n -> n >= 3);
-    Engine leader = Await.until(
-        "one leader", Duration.ofSeconds(5),
-        () -> fleet.stream().filter(Engine::leader).toList(), l -> l.size() == 1).get(0);
+    Engine leader =
+        Await.until(
+                "one leader",
+                Duration.ofSeconds(5),
+                () -> fleet.stream().filter(Engine::leader).toList(),
+                l -> l.size() == 1)
+            .get(0);
     assertThat(fleet.stream().filter(e -> e != leader).mapToLong(Engine::cronRunsEnqueued).sum())
         .as("followers enqueue nothing")
         .isZero();
@@ -152,7 +157,8 @@ class CronTest {
     List<Instant> runs = runs("ticks");
     assertThat(runs).doesNotHaveDuplicates();
     assertThat(runs).allMatch(t -> t.getNano() == 0, "whole seconds");
-    assertThat(db.queryLong("SELECT count(DISTINCT unique_key) FROM pgbus.job WHERE queue = 'ticks'"))
+    assertThat(
+            db.queryLong("SELECT count(DISTINCT unique_key) FROM pgbus.job WHERE queue = 'ticks'"))
         .isEqualTo(runs.size());
     assertThat(fleet.stream().filter(e -> e != leader).mapToLong(Engine::cronRunsEnqueued).sum())
         .as("the new leader enqueued")

@@ -13,7 +13,8 @@ class DatabaseProblemTest {
 
   @Test
   void connectionFailuresAreUnreachable() {
-    assertThat(DatabaseProblem.of(new SQLException("Connection to db.internal:5432 refused", "08001")))
+    assertThat(
+            DatabaseProblem.of(new SQLException("Connection to db.internal:5432 refused", "08001")))
         .isEqualTo("database unreachable");
     assertThat(DatabaseProblem.of(new RuntimeException(new ConnectException("refused"))))
         .isEqualTo("database unreachable");
@@ -23,7 +24,9 @@ class DatabaseProblemTest {
 
   @Test
   void wrongCredentialsAreAuthenticationFailed() {
-    assertThat(DatabaseProblem.of(new SQLException("password authentication failed for user x", "28P01")))
+    assertThat(
+            DatabaseProblem.of(
+                new SQLException("password authentication failed for user x", "28P01")))
         .isEqualTo("authentication failed");
   }
 

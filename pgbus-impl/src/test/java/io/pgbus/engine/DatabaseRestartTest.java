@@ -29,8 +29,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The database itself goes away, on a private cluster of this class's own: a restart under load
  * costs each engine exactly one listener reconnect and loses or doubles no job; an engine started
- * while the database is down works once it comes up; and a stop while the database is down
- * returns after the drain timeout, leaving the running job to lease rescue.
+ * while the database is down works once it comes up; and a stop while the database is down returns
+ * after the drain timeout, leaving the running job to lease rescue.
  */
 class DatabaseRestartTest {
 
@@ -58,7 +58,8 @@ class DatabaseRestartTest {
   void freshTables() throws SQLException {
     pg.start();
     update("DELETE FROM pgbus.job");
-    update("CREATE TABLE IF NOT EXISTS handled (job_id bigint, attempt int, worker text, payload text)");
+    update(
+        "CREATE TABLE IF NOT EXISTS handled (job_id bigint, attempt int, worker text, payload text)");
     update("DELETE FROM handled");
   }
 
@@ -128,7 +129,8 @@ class DatabaseRestartTest {
       Measurements.record("restart: start -> both listeners delivering", toDelivering);
       Measurements.record("restart: start -> all 400 jobs done", toAllDone);
       Measurements.record("restart: last enqueue -> all jobs done", lastEnqueueToAllDone);
-      Measurements.record("restart: enqueue attempts refused during the outage", enqueueFailures.get());
+      Measurements.record(
+          "restart: enqueue attempts refused during the outage", enqueueFailures.get());
       Measurements.record(
           "restart: listener connects per engine (a, b)",
           a.notifier().connects() + ", " + b.notifier().connects());
@@ -139,7 +141,8 @@ class DatabaseRestartTest {
           "restart: jobs rescued after their lease (in flight at the stop)",
           count("SELECT count(*) FROM pgbus.job WHERE errors::text LIKE '%lease expired%'"));
       Measurements.record(
-          "restart: job rows for 400 payloads (an ambiguous commit would enqueue twice)", jobRows());
+          "restart: job rows for 400 payloads (an ambiguous commit would enqueue twice)",
+          jobRows());
     } finally {
       producer.interrupt();
       producer.join(TimeUnit.SECONDS.toMillis(10));
@@ -213,7 +216,8 @@ class DatabaseRestartTest {
         .isEqualTo(1);
     assertThat(count("SELECT count(*) FROM handled WHERE worker = 'drained'")).isZero();
     Measurements.record("drain with the database down: stop() took (drain 1 s)", stopTook);
-    Measurements.record("drain with the database down: restart -> job rescued and done (lease 3 s)", toRescued);
+    Measurements.record(
+        "drain with the database down: restart -> job rescued and done (lease 3 s)", toRescued);
   }
 
   @Test
@@ -255,11 +259,15 @@ class DatabaseRestartTest {
         () -> count("SELECT count(*) FROM pgbus.job WHERE state = 'running'") == 0);
     Duration toSettled = Measurements.since(back);
 
-    assertThat(toSettled).as("database back -> both jobs settled").isLessThan(Duration.ofSeconds(10));
+    assertThat(toSettled)
+        .as("database back -> both jobs settled")
+        .isLessThan(Duration.ofSeconds(10));
     assertThat(state(failing)).isEqualTo("retryable");
     assertThat(lastError(failing)).contains("the handler's own failure during the outage");
     assertThat(state(finishing)).as("its commit failed: retried").isEqualTo("retryable");
-    assertThat(count("SELECT count(*) FROM handled")).as("nothing committed in the outage").isZero();
+    assertThat(count("SELECT count(*) FROM handled"))
+        .as("nothing committed in the outage")
+        .isZero();
     Measurements.record(
         "restart: database back -> jobs that ended in the outage settled (lease 5 min)", toSettled);
   }
@@ -296,8 +304,7 @@ class DatabaseRestartTest {
   }
 
   private static void write(Connection tx, ClaimedJob job, String worker) throws SQLException {
-    try (PreparedStatement ps =
-        tx.prepareStatement("INSERT INTO handled VALUES (?, ?, ?, ?)")) {
+    try (PreparedStatement ps = tx.prepareStatement("INSERT INTO handled VALUES (?, ?, ?, ?)")) {
       ps.setLong(1, job.id());
       ps.setInt(2, job.attempt());
       ps.setString(3, worker);

@@ -119,8 +119,7 @@ class DelayedJobTest {
 
     // A run_at just short of the next millisecond: a hint rounded down would ring 0.999 ms early,
     // the claim would find nothing, and the job would wait for the ten-minute poll.
-    Instant runAt =
-        Instant.now().plusMillis(700).truncatedTo(ChronoUnit.MILLIS).plusNanos(999_000);
+    Instant runAt = Instant.now().plusMillis(700).truncatedTo(ChronoUnit.MILLIS).plusNanos(999_000);
     long id = jobs.enqueue("later", EnqueueOptions.defaults().withRunAt(runAt));
     events.awaitFinished(id, 1, Duration.ofSeconds(10));
 

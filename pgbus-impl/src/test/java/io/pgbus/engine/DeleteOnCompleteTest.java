@@ -17,9 +17,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * With a completed-job retention of zero, completing a job deletes it in the job's own
- * transaction: the business writes still commit with it, the fence still holds, and jobs that
- * did not complete stay.
+ * With a completed-job retention of zero, completing a job deletes it in the job's own transaction:
+ * the business writes still commit with it, the fence still holds, and jobs that did not complete
+ * stay.
  */
 class DeleteOnCompleteTest {
 
@@ -69,8 +69,14 @@ class DeleteOnCompleteTest {
       ClaimedJob a = held.get(0);
       ClaimedJob stale =
           new ClaimedJob(
-              a.id(), a.queue(), a.priority(), a.payload(), a.attempt() + 1, a.maxAttempts(),
-              a.createdAt(), a.runAt());
+              a.id(),
+              a.queue(),
+              a.priority(),
+              a.payload(),
+              a.attempt() + 1,
+              a.maxAttempts(),
+              a.createdAt(),
+              a.runAt());
 
       assertThat(store.jobComplete(c, stale, true)).isFalse();
       assertThat(store.jobCompleteMany(c, List.of(stale), true)).isZero();
@@ -86,7 +92,8 @@ class DeleteOnCompleteTest {
     assertThat(EngineConfig.builder().completedRetention(Duration.ZERO).build().deletesCompleted())
         .isTrue();
     assertThat(EngineConfig.builder().build().deletesCompleted()).isFalse();
-    assertThatThrownBy(() -> EngineConfig.builder().completedRetention(Duration.ofSeconds(-1)).build())
+    assertThatThrownBy(
+            () -> EngineConfig.builder().completedRetention(Duration.ofSeconds(-1)).build())
         .hasMessageContaining("completedRetention must not be negative");
     assertThatThrownBy(() -> EngineConfig.builder().deadRetention(Duration.ZERO).build())
         .hasMessageContaining("deadRetention must be positive");
@@ -96,7 +103,8 @@ class DeleteOnCompleteTest {
     engines.start(
         engines
             .builder(
-                engines.config()
+                engines
+                    .config()
                     .completedRetention(Duration.ZERO)
                     .retry(new RetryPolicy(Duration.ofHours(1), Duration.ofHours(2), 0))
                     .capsule(capsule)
@@ -104,7 +112,8 @@ class DeleteOnCompleteTest {
             .events(events)
             .jobs(
                 (job, tx) -> {
-                  try (PreparedStatement ps = tx.prepareStatement("INSERT INTO business VALUES (?)")) {
+                  try (PreparedStatement ps =
+                      tx.prepareStatement("INSERT INTO business VALUES (?)")) {
                     ps.setLong(1, job.id());
                     ps.executeUpdate();
                   }

@@ -40,18 +40,26 @@ class DoctorTest {
     assertThat(report.checks())
         .extracting(Doctor.Check::name)
         .containsExactly(
-            "config", "database", "schema", "paused queues", "pooler", "listener", "pool",
+            "config",
+            "database",
+            "schema",
+            "paused queues",
+            "pooler",
+            "listener",
+            "pool",
             "connection budget");
   }
 
   @Test
   void warnsAboutPausedQueuesAndSaysHowToResumeThem() throws Exception {
     Engine engine =
-        engines.start(engines.config().capsule("main", 1, "doctor_paused").build(), (job, tx) -> null);
+        engines.start(
+            engines.config().capsule("main", 1, "doctor_paused").build(), (job, tx) -> null);
     try (java.sql.Connection c = db.connect()) {
       engine.pause(c, "doctor_paused");
       try {
-        Doctor.Check paused = check(Doctor.examine(engine, db.dataSource(), 20, "k"), "paused queues");
+        Doctor.Check paused =
+            check(Doctor.examine(engine, db.dataSource(), 20, "k"), "paused queues");
 
         assertThat(paused.status()).isEqualTo(Doctor.Status.WARN);
         assertThat(paused.detail()).contains("paused: [doctor_paused]").contains("capsules read");
@@ -80,7 +88,8 @@ class DoctorTest {
   void namesTheSettingWhenThePoolSizeIsUnknown() {
     Engine engine = engines.start(engines.config().capsule("c", 2, "q").build(), (job, tx) -> null);
 
-    Doctor.Report report = Doctor.examine(engine, db.dataSource(), null, "pgbus.datasource.max-pool-size");
+    Doctor.Report report =
+        Doctor.examine(engine, db.dataSource(), null, "pgbus.datasource.max-pool-size");
 
     assertThat(check(report, "pool").fix()).contains("pgbus.datasource.max-pool-size");
     assertThat(report.budget().formula()).contains("N x (1 + P)");
@@ -90,7 +99,9 @@ class DoctorTest {
   void failsTheSchemaCheckWhenTheSchemaIsMissing() throws Exception {
     try (TestDatabase empty = TestDatabase.empty().create()) {
       Engine engine =
-          Engine.builder(EngineConfig.builder().drainTimeout(Duration.ofSeconds(1)).build(), empty.dataSource())
+          Engine.builder(
+                  EngineConfig.builder().drainTimeout(Duration.ofSeconds(1)).build(),
+                  empty.dataSource())
               .build();
 
       Doctor.Report report = Doctor.examine(engine, empty.dataSource(), 20, "k");

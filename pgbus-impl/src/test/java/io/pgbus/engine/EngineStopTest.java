@@ -23,7 +23,8 @@ class EngineStopTest {
   void anIdleEngineWithoutMaintenanceStopsAtOnce() {
     Engine engine =
         engines.start(
-            engines.builder(engines.config().capsule("main", 1, "idle").build())
+            engines
+                .builder(engines.config().capsule("main", 1, "idle").build())
                 .maintenance(false)
                 .jobs((job, tx) -> Outcome.complete()));
     TestEngines.awaitDelivering(engine);
@@ -43,9 +44,13 @@ class EngineStopTest {
     var events = new RecordingEvents();
     Engine engine =
         engines.start(
-            engines.builder(
-                    engines.config().drainTimeout(Duration.ofMillis(300))
-                        .capsule("main", 1, "slow").build())
+            engines
+                .builder(
+                    engines
+                        .config()
+                        .drainTimeout(Duration.ofMillis(300))
+                        .capsule("main", 1, "slow")
+                        .build())
                 .events(events)
                 .jobs(
                     (job, tx) -> {

@@ -55,7 +55,11 @@ class ErrorDetailTest {
     engines.start(
         engines
             .builder(
-                engines.config().jobTimeout(Duration.ofMillis(200)).capsule("main", 1, "detail").build())
+                engines
+                    .config()
+                    .jobTimeout(Duration.ofMillis(200))
+                    .capsule("main", 1, "detail")
+                    .build())
             .errorDetail(ErrorDetail.CLASS)
             .events(events)
             .jobs(

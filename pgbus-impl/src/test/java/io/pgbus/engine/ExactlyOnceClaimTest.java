@@ -96,8 +96,7 @@ class ExactlyOnceClaimTest {
   }
 
   @Test
-  void anEngineWithEightSlotsRunsEachOfTwoThousandJobsOnceInsideItsTransaction()
-      throws Exception {
+  void anEngineWithEightSlotsRunsEachOfTwoThousandJobsOnceInsideItsTransaction() throws Exception {
     int total = 2_000;
     db.update("CREATE TABLE processed (job_id bigint PRIMARY KEY, worker text NOT NULL)");
     Set<Long> enqueued = Set.copyOf(JobFixtures.in(db).enqueue("engine_once", total));
@@ -125,11 +124,12 @@ class ExactlyOnceClaimTest {
 
     events.awaitFinished(Outcome.Kind.COMPLETE, total, Duration.ofSeconds(90));
 
-    assertThat(handlerThrew).as("handler failures (a unique violation means a double run)")
+    assertThat(handlerThrew)
+        .as("handler failures (a unique violation means a double run)")
         .hasValue(0);
     assertThat(events.finished()).hasSize(total);
-    assertThat(db.queryLongs("SELECT job_id FROM processed")).containsExactlyInAnyOrderElementsOf(
-        enqueued);
+    assertThat(db.queryLongs("SELECT job_id FROM processed"))
+        .containsExactlyInAnyOrderElementsOf(enqueued);
     assertThat(db.jobCount("engine_once", "completed")).isEqualTo(total);
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE attempt <> 1")).isZero();
     assertThat(db.queryLong("SELECT count(DISTINCT worker) FROM processed"))

@@ -48,7 +48,8 @@ class ExecutorStarvationTest {
 
   @Test
   void withAThreadToSpareAJobStartsAtOnceAndNothingWaits() {
-    ExecutorService roomy = Executors.newFixedThreadPool(Capsule.threadsNeeded(config("roomy"), true));
+    ExecutorService roomy =
+        Executors.newFixedThreadPool(Capsule.threadsNeeded(config("roomy"), true));
     try {
       var handled = new AtomicInteger();
       Capsule capsule = startOn(roomy, "roomy", handled);
@@ -69,7 +70,8 @@ class ExecutorStarvationTest {
       var handled = new AtomicInteger();
       Engine engine =
           engines.start(
-              engines.builder(config("own_loops"))
+              engines
+                  .builder(config("own_loops"))
                   .executor(oneThread)
                   .loopThreads(
                       task -> {
@@ -89,7 +91,9 @@ class ExecutorStarvationTest {
 
       Await.until("the jobs to run", Duration.ofSeconds(10), handled::get, n -> n == 5);
       assertThat(engine.executorThreadsNeeded()).isEqualTo(1);
-      assertThat(loopThreads.get()).as("listener, poller, claim loop, watchdog").isGreaterThanOrEqualTo(3);
+      assertThat(loopThreads.get())
+          .as("listener, poller, claim loop, watchdog")
+          .isGreaterThanOrEqualTo(3);
     } finally {
       oneThread.shutdownNow();
     }
@@ -97,8 +101,7 @@ class ExecutorStarvationTest {
 
   @Test
   void theThreadsNeededCountEveryLoopAndSlot() {
-    EngineConfig two =
-        engines.config().capsule("a", 4, "qa").capsule("b", 2, "qb").build();
+    EngineConfig two = engines.config().capsule("a", 4, "qa").capsule("b", 2, "qb").build();
     // 4 engine loops, the watchdog, 2 claim loops, 6 slots.
     assertThat(Capsule.threadsNeeded(two, true)).isEqualTo(13);
     // With the loops on threads of their own, the executor runs only the 6 slots.
@@ -112,7 +115,8 @@ class ExecutorStarvationTest {
   private Capsule startOn(ExecutorService executor, String queue, AtomicInteger handled) {
     Engine engine =
         engines.start(
-            engines.builder(config(queue))
+            engines
+                .builder(config(queue))
                 .executor(executor)
                 .maintenance(false)
                 .jobs(

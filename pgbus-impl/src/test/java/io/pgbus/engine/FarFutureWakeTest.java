@@ -20,10 +20,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * A wake far in the future, forged or real, must not stop a claim loop (issue #10, finding 1):
- * any database login may NOTIFY any channel, and a job may be due centuries ahead when it was
- * inserted past the Java checks. The capsule saturates its alarm, and the notifier reads an
- * absurd or garbled payload as "look now".
+ * A wake far in the future, forged or real, must not stop a claim loop (issue #10, finding 1): any
+ * database login may NOTIFY any channel, and a job may be due centuries ahead when it was inserted
+ * past the Java checks. The capsule saturates its alarm, and the notifier reads an absurd or
+ * garbled payload as "look now".
  */
 class FarFutureWakeTest {
 
@@ -43,7 +43,9 @@ class FarFutureWakeTest {
     Engine engine = start(events);
 
     notify(QUEUE, "9223372036854775807");
-    Await.until("the forged notification to arrive", Duration.ofSeconds(10),
+    Await.until(
+        "the forged notification to arrive",
+        Duration.ofSeconds(10),
         () -> engine.notifier().notifications() >= 1);
 
     long id = JobFixtures.in(db).enqueue(QUEUE);
@@ -57,13 +59,21 @@ class FarFutureWakeTest {
     var events = new RecordingEvents();
     Engine engine = start(events);
     String[] payloads = {
-      "-9223372036854775808", "-1", "0", "not a number", "1e400", "99999999999999999999999",
-      "   ", Long.toString(Instant.now().plus(365 * 101, ChronoUnit.DAYS).toEpochMilli())
+      "-9223372036854775808",
+      "-1",
+      "0",
+      "not a number",
+      "1e400",
+      "99999999999999999999999",
+      "   ",
+      Long.toString(Instant.now().plus(365 * 101, ChronoUnit.DAYS).toEpochMilli())
     };
     for (String p : payloads) {
       notify(QUEUE, p);
     }
-    Await.until("every forged notification to arrive", Duration.ofSeconds(10),
+    Await.until(
+        "every forged notification to arrive",
+        Duration.ofSeconds(10),
         () -> engine.notifier().notifications() >= payloads.length);
 
     long id = JobFixtures.in(db).enqueue(QUEUE);
@@ -79,8 +89,11 @@ class FarFutureWakeTest {
     insertBypassingJava("2400-01-01T00:00:00Z");
     var events = new RecordingEvents();
     Engine engine = start(events);
-    Await.until("the poller to read the far-future head", Duration.ofSeconds(10),
-        engine::polls, p -> p >= 1);
+    Await.until(
+        "the poller to read the far-future head",
+        Duration.ofSeconds(10),
+        engine::polls,
+        p -> p >= 1);
 
     long id = JobFixtures.in(db).enqueue(QUEUE);
     assertThat(events.awaitFinished(id, 1, Duration.ofSeconds(10)).kind())
@@ -132,7 +145,8 @@ class FarFutureWakeTest {
   private Engine start(RecordingEvents events) {
     Engine engine =
         engines.start(
-            engines.builder(engines.config().capsule("main", 2, QUEUE).build())
+            engines
+                .builder(engines.config().capsule("main", 2, QUEUE).build())
                 .events(events)
                 .jobs((job, tx) -> Outcome.complete()));
     TestEngines.awaitDelivering(engine);
@@ -141,8 +155,8 @@ class FarFutureWakeTest {
 
   /**
    * A scheduled job due at {@code runAt}, inserted straight into the table. Should the schema
-   * itself refuse such a time (a check on run_at), no such job can exist and there is nothing
-   * to test.
+   * itself refuse such a time (a check on run_at), no such job can exist and there is nothing to
+   * test.
    */
   private static void insertBypassingJava(String runAt) {
     try (Connection c = db.connect();

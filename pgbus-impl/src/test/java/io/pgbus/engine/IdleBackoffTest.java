@@ -36,7 +36,8 @@ class IdleBackoffTest {
     Duration base = Duration.ofMillis(50);
     Engine engine =
         engines.start(
-            engines.config()
+            engines
+                .config()
                 .capsule("c", 1, "other")
                 .leaderTtl(Duration.ofSeconds(2))
                 .rescueInterval(base)
@@ -76,8 +77,11 @@ class IdleBackoffTest {
     Thread loop = new Thread(maintainer, "maintainer");
     loop.start();
     try {
-      Await.until("the idle rescue to back off fully", Duration.ofSeconds(10),
-          maintainer::rescueBackoffFactor, f -> f == IdleBackoff.MAX_FACTOR);
+      Await.until(
+          "the idle rescue to back off fully",
+          Duration.ofSeconds(10),
+          maintainer::rescueBackoffFactor,
+          f -> f == IdleBackoff.MAX_FACTOR);
 
       maintainer.connectionLost();
 
@@ -90,7 +94,8 @@ class IdleBackoffTest {
 
   @Test
   void onlyConnectionLossesCountAsLostConnections() {
-    assertThat(ErrorBackoff.connectionError(new java.sql.SQLException("refused", "08001"))).isTrue();
+    assertThat(ErrorBackoff.connectionError(new java.sql.SQLException("refused", "08001")))
+        .isTrue();
     assertThat(ErrorBackoff.connectionError(new java.sql.SQLException("admin", "57P01"))).isTrue();
     assertThat(ErrorBackoff.connectionError(new java.sql.SQLException("starting up", "57P03")))
         .isTrue();
@@ -99,7 +104,8 @@ class IdleBackoffTest {
                 new IllegalStateException(new java.sql.SQLException("io", "08006"))))
         .as("as a cause")
         .isTrue();
-    assertThat(ErrorBackoff.connectionError(new java.sql.SQLException("syntax", "42601"))).isFalse();
+    assertThat(ErrorBackoff.connectionError(new java.sql.SQLException("syntax", "42601")))
+        .isFalse();
     assertThat(ErrorBackoff.connectionError(new IllegalStateException("bug"))).isFalse();
   }
 }

@@ -24,8 +24,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Handlers that never finish well: one that hangs is interrupted at the job timeout, its writes
  * roll back and its error says it timed out; one that throws forever is retried with growing
- * backoff until it is dead; one that ignores the interrupt is left to its lease, rescued, run
- * again elsewhere, and its late result is refused by the fence.
+ * backoff until it is dead; one that ignores the interrupt is left to its lease, rescued, run again
+ * elsewhere, and its late result is refused by the fence.
  */
 class JobTimeoutTest {
 
@@ -77,7 +77,8 @@ class JobTimeoutTest {
     assertThat(interruptedOnEntry)
         .as("a handler found its thread interrupted on entry")
         .containsOnly(false);
-    Measurements.record("job timeout 300 ms, 3 attempts, backoff 200/400 ms: enqueue -> dead", toDead);
+    Measurements.record(
+        "job timeout 300 ms, 3 attempts, backoff 200/400 ms: enqueue -> dead", toDead);
   }
 
   @Test
@@ -125,7 +126,8 @@ class JobTimeoutTest {
         .contains("IllegalStateException", "upstream refused attempt 4");
     assertThat(db.queryLong("SELECT count(*) FROM business")).isZero();
     assertBackoffBetweenAttempts(row, Duration.ZERO);
-    Measurements.record("throwing handler, 4 attempts, backoff 200/400/800 ms: enqueue -> dead", toDead);
+    Measurements.record(
+        "throwing handler, 4 attempts, backoff 200/400/800 ms: enqueue -> dead", toDead);
   }
 
   @Test
@@ -137,7 +139,8 @@ class JobTimeoutTest {
     engines.start(
         engines
             .builder(
-                engines.config()
+                engines
+                    .config()
                     .capsule("main", 2, "ignoring")
                     .jobTimeout(Duration.ofMillis(200))
                     .lease(lease)
@@ -178,14 +181,17 @@ class JobTimeoutTest {
     assertThat(db.queryLongs("SELECT attempt FROM business WHERE job_id = ?", id))
         .as("committed writes: only the second attempt's")
         .containsExactly(2L);
-    Measurements.record("interrupt ignored (timeout 200 ms, lease 1 s): attempt 1 -> attempt 2 done", toSecondAttemptDone);
+    Measurements.record(
+        "interrupt ignored (timeout 200 ms, lease 1 s): attempt 1 -> attempt 2 done",
+        toSecondAttemptDone);
   }
 
   private void start(JobFunction handler) {
     engines.start(
         engines
             .builder(
-                engines.config()
+                engines
+                    .config()
                     .capsule("main", 2, "hanging", "swallowing", "throwing")
                     .jobTimeout(TIMEOUT)
                     .retry(BACKOFF)

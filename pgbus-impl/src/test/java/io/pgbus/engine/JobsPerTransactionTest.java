@@ -50,10 +50,13 @@ class JobsPerTransactionTest {
     List<Long> ids = JobFixtures.in(db).enqueue("batched", 200);
     var events = new RecordingEvents();
 
-    start(new CapsuleConfig("batched", List.of("batched"), 2, 10), events, (job, tx) -> {
-      write(tx, job);
-      return Outcome.complete();
-    });
+    start(
+        new CapsuleConfig("batched", List.of("batched"), 2, 10),
+        events,
+        (job, tx) -> {
+          write(tx, job);
+          return Outcome.complete();
+        });
     events.awaitFinished(Outcome.Kind.COMPLETE, ids.size(), Duration.ofSeconds(30));
 
     assertThat(db.jobCount("batched", "completed")).isEqualTo(ids.size());
@@ -70,13 +73,16 @@ class JobsPerTransactionTest {
     long bad = ids.get(2);
     var events = new RecordingEvents();
 
-    start(new CapsuleConfig("n", List.of("neighbours"), 1, 5), events, (job, tx) -> {
-      write(tx, job);
-      if (job.id() == bad && job.attempt() == 1) {
-        throw new IllegalStateException("job " + bad + " fails its first attempt");
-      }
-      return Outcome.complete();
-    });
+    start(
+        new CapsuleConfig("n", List.of("neighbours"), 1, 5),
+        events,
+        (job, tx) -> {
+          write(tx, job);
+          if (job.id() == bad && job.attempt() == 1) {
+            throw new IllegalStateException("job " + bad + " fails its first attempt");
+          }
+          return Outcome.complete();
+        });
     events.awaitFinished(Outcome.Kind.COMPLETE, ids.size(), Duration.ofSeconds(30));
 
     for (long id : ids) {
@@ -110,8 +116,12 @@ class JobsPerTransactionTest {
     var events = new RecordingEvents();
 
     start(
-        engines.config().retry(QUICK_RETRY).lease(lease)
-            .capsule(new CapsuleConfig("r", List.of("renewed"), 1, 3)).build(),
+        engines
+            .config()
+            .retry(QUICK_RETRY)
+            .lease(lease)
+            .capsule(new CapsuleConfig("r", List.of("renewed"), 1, 3))
+            .build(),
         events,
         (job, tx) -> {
           if (job.id() == bad && job.attempt() == 1) {
@@ -142,17 +152,20 @@ class JobsPerTransactionTest {
 
     // The first handler swallows a failed statement, which leaves the transaction aborted; the
     // second one's first statement then fails with 25P02.
-    start(new CapsuleConfig("a", List.of("aborted"), 1, 2), events, (job, tx) -> {
-      if (job.id() == careless && job.attempt() == 1) {
-        try (PreparedStatement ps = tx.prepareStatement("SELECT 1 / 0")) {
-          ps.execute();
-        } catch (SQLException swallowed) {
-          return Outcome.complete(); // the careless part
-        }
-      }
-      write(tx, job);
-      return Outcome.complete();
-    });
+    start(
+        new CapsuleConfig("a", List.of("aborted"), 1, 2),
+        events,
+        (job, tx) -> {
+          if (job.id() == careless && job.attempt() == 1) {
+            try (PreparedStatement ps = tx.prepareStatement("SELECT 1 / 0")) {
+              ps.execute();
+            } catch (SQLException swallowed) {
+              return Outcome.complete(); // the careless part
+            }
+          }
+          write(tx, job);
+          return Outcome.complete();
+        });
     events.awaitFinished(Outcome.Kind.COMPLETE, ids.size(), Duration.ofSeconds(30));
 
     assertThat(db.job(ids.get(1)).attempt()).as("the innocent job spends no attempt").isEqualTo(1);
@@ -168,8 +181,12 @@ class JobsPerTransactionTest {
     var events = new RecordingEvents();
 
     start(
-        engines.config().jobTimeout(Duration.ofMillis(500)).retry(QUICK_RETRY)
-            .capsule(new CapsuleConfig("s", List.of("slow"), 1, 3)).build(),
+        engines
+            .config()
+            .jobTimeout(Duration.ofMillis(500))
+            .retry(QUICK_RETRY)
+            .capsule(new CapsuleConfig("s", List.of("slow"), 1, 3))
+            .build(),
         events,
         (job, tx) -> {
           write(tx, job);
@@ -194,18 +211,21 @@ class JobsPerTransactionTest {
     List<Long> ids = JobFixtures.in(db).enqueue("outcomes", 4);
     var events = new RecordingEvents();
 
-    start(new CapsuleConfig("o", List.of("outcomes"), 1, 4), events, (job, tx) -> {
-      if (job.attempt() > 1) {
-        return Outcome.complete(); // the retried job, alone this time
-      }
-      write(tx, job);
-      return switch (ids.indexOf(job.id())) {
-        case 0 -> Outcome.snooze(Duration.ofHours(1));
-        case 1 -> Outcome.cancel("not wanted");
-        case 2 -> Outcome.retry("try later");
-        default -> Outcome.complete();
-      };
-    });
+    start(
+        new CapsuleConfig("o", List.of("outcomes"), 1, 4),
+        events,
+        (job, tx) -> {
+          if (job.attempt() > 1) {
+            return Outcome.complete(); // the retried job, alone this time
+          }
+          write(tx, job);
+          return switch (ids.indexOf(job.id())) {
+            case 0 -> Outcome.snooze(Duration.ofHours(1));
+            case 1 -> Outcome.cancel("not wanted");
+            case 2 -> Outcome.retry("try later");
+            default -> Outcome.complete();
+          };
+        });
     events.awaitFinished(Outcome.Kind.COMPLETE, 2, Duration.ofSeconds(30));
 
     assertThat(db.job(ids.get(0)).state()).isEqualTo("scheduled");
@@ -231,9 +251,14 @@ class JobsPerTransactionTest {
           store.jobClaim(c, List.of("fence_many"), 3, "w", Duration.ofMinutes(1));
       ClaimedJob stale =
           new ClaimedJob(
-              held.get(0).id(), held.get(0).queue(), held.get(0).priority(),
-              held.get(0).payload(), held.get(0).attempt() + 1, held.get(0).maxAttempts(),
-              held.get(0).createdAt(), held.get(0).runAt());
+              held.get(0).id(),
+              held.get(0).queue(),
+              held.get(0).priority(),
+              held.get(0).payload(),
+              held.get(0).attempt() + 1,
+              held.get(0).maxAttempts(),
+              held.get(0).createdAt(),
+              held.get(0).runAt());
 
       assertThat(store.jobCompleteMany(c, List.of(stale, held.get(1)))).isEqualTo(1);
       assertThat(store.jobExtendLeases(c, held, Duration.ofMinutes(5))).isEqualTo(2);
@@ -302,7 +327,8 @@ class JobsPerTransactionTest {
   private static List<ClaimedJob> jobs(int n) {
     List<ClaimedJob> jobs = new ArrayList<>();
     IntStream.range(0, n)
-        .forEach(i -> jobs.add(new ClaimedJob(i, "q", 0, "{}", 1, 5, Instant.EPOCH, Instant.EPOCH)));
+        .forEach(
+            i -> jobs.add(new ClaimedJob(i, "q", 0, "{}", 1, 5, Instant.EPOCH, Instant.EPOCH)));
     return jobs;
   }
 

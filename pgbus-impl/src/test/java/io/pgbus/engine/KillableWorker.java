@@ -8,8 +8,8 @@ import java.util.concurrent.CountDownLatch;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * A pgbus worker in a JVM of its own, for {@link CrashRescueTest} to kill with SIGKILL. It runs
- * an engine with maintenance on the given database and queue; its handler writes a row to {@code
+ * A pgbus worker in a JVM of its own, for {@link CrashRescueTest} to kill with SIGKILL. It runs an
+ * engine with maintenance on the given database and queue; its handler writes a row to {@code
  * crash_handled} in the job's transaction, reports the job on stdout and then never returns. It
  * reports on stdout, one line each:
  *

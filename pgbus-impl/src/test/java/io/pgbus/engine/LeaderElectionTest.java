@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Every engine on one database takes part in one election: exactly one leads, only the leader
- * runs maintenance, and when the leader goes away another leads within one TTL.
+ * Every engine on one database takes part in one election: exactly one leads, only the leader runs
+ * maintenance, and when the leader goes away another leads within one TTL.
  */
 class LeaderElectionTest {
 
@@ -123,7 +123,8 @@ class LeaderElectionTest {
           engines.start(
               engines
                   .builder(
-                      engines.config()
+                      engines
+                          .config()
                           .capsule("main", 1, "q" + i)
                           .leaderTtl(TTL)
                           .rescueInterval(Duration.ofMillis(200))

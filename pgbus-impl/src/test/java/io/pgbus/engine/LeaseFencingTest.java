@@ -21,9 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * A worker whose lease expired and whose job was rescued and claimed again elsewhere can no
- * longer change the job: every state change is fenced on (id, attempt, running), and through the
- * engine its business writes roll back with the refused completion.
+ * A worker whose lease expired and whose job was rescued and claimed again elsewhere can no longer
+ * change the job: every state change is fenced on (id, attempt, running), and through the engine
+ * its business writes roll back with the refused completion.
  */
 class LeaseFencingTest {
 
@@ -69,10 +69,13 @@ class LeaseFencingTest {
     JobRow done = db.job(id);
     assertThat(done.state()).isEqualTo("completed");
     assertThat(done.attempt()).isEqualTo(2);
-    assertThat(done.errors()).singleElement().satisfies(e -> {
-      assertThat(e.attempt()).isEqualTo(1);
-      assertThat(e.error()).contains("lease expired", "worker-a");
-    });
+    assertThat(done.errors())
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.attempt()).isEqualTo(1);
+              assertThat(e.error()).contains("lease expired", "worker-a");
+            });
   }
 
   @Test
@@ -88,8 +91,12 @@ class LeaseFencingTest {
     engines.start(
         engines
             .builder(
-                engines.config().workerId("worker-a").lease(SHORT_LEASE)
-                    .capsule("a", 1, "fenced_engine").build())
+                engines
+                    .config()
+                    .workerId("worker-a")
+                    .lease(SHORT_LEASE)
+                    .capsule("a", 1, "fenced_engine")
+                    .build())
             .maintenance(false)
             .events(eventsA)
             .jobs(

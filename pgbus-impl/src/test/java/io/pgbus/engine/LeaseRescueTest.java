@@ -60,10 +60,13 @@ class LeaseRescueTest {
       assertThat(row.attempt()).as("the crashed attempt counts").isEqualTo(1);
       assertThat(row.leaseExpiresAt()).isNull();
       assertThat(row.runAt()).isBeforeOrEqualTo(row.dbNow());
-      assertThat(row.errors()).singleElement().satisfies(e -> {
-        assertThat(e.attempt()).isEqualTo(1);
-        assertThat(e.error()).contains("lease expired", "dead-jvm");
-      });
+      assertThat(row.errors())
+          .singleElement()
+          .satisfies(
+              e -> {
+                assertThat(e.attempt()).isEqualTo(1);
+                assertThat(e.error()).contains("lease expired", "dead-jvm");
+              });
     }
   }
 
@@ -78,7 +81,9 @@ class LeaseRescueTest {
     JobRow row = db.job(id);
     assertThat(row.state()).isEqualTo("dead");
     assertThat(row.finalizedAt()).isNotNull();
-    assertThat(row.errors()).singleElement().extracting(JobRow.JobError::error)
+    assertThat(row.errors())
+        .singleElement()
+        .extracting(JobRow.JobError::error)
         .asString()
         .contains("lease expired");
   }
@@ -111,8 +116,11 @@ class LeaseRescueTest {
         engines.start(
             engines
                 .builder(
-                    engines.config().rescueInterval(Duration.ofMillis(100))
-                        .capsule("main", 1, "maintained").build())
+                    engines
+                        .config()
+                        .rescueInterval(Duration.ofMillis(100))
+                        .capsule("main", 1, "maintained")
+                        .build())
                 .events(events)
                 .jobs((job, tx) -> null));
 

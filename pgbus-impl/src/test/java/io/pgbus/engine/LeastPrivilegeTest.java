@@ -26,8 +26,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * The grants of docs/operations.md (Security) are enough: an owner role migrates the schema, and
- * an application role with only those grants enqueues, claims, completes, fails, pauses and runs
+ * The grants of docs/operations.md (Security) are enough: an owner role migrates the schema, and an
+ * application role with only those grants enqueues, claims, completes, fails, pauses and runs
  * maintenance (election, rescue, retention) through the engine. Neither role is a superuser.
  */
 class LeastPrivilegeTest {
@@ -61,7 +61,8 @@ class LeastPrivilegeTest {
       st.execute("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA pgbus TO " + APP);
       st.execute(
           "ALTER DEFAULT PRIVILEGES IN SCHEMA pgbus"
-              + " GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO " + APP);
+              + " GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO "
+              + APP);
       st.execute("ALTER DEFAULT PRIVILEGES IN SCHEMA pgbus GRANT EXECUTE ON FUNCTIONS TO " + APP);
     }
   }
@@ -131,7 +132,8 @@ class LeastPrivilegeTest {
         () -> db.queryLong("SELECT count(*) FROM pgbus.job WHERE id = ?", ok) == 0);
 
     Doctor.Report report = Doctor.examine(engine, app, null, "pool");
-    assertThat(report.checks()).filteredOn(c -> c.name().equals("schema"))
+    assertThat(report.checks())
+        .filteredOn(c -> c.name().equals("schema"))
         .allMatch(c -> c.status() == Doctor.Status.OK);
   }
 

@@ -16,11 +16,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Faults of the one LISTEN connection, and how the wake path heals: a terminated backend is
- * noticed within a second and replaced by one reconnect whose synthetic wake runs the job of the
- * gap; a listener that never hears its self-probe (a transaction-mode pooler) is DEGRADED and
- * capsules poll at the poll interval; the mode switches back and forth within one health cycle;
- * and an idle, healthy listener costs one statement per probe interval.
+ * Faults of the one LISTEN connection, and how the wake path heals: a terminated backend is noticed
+ * within a second and replaced by one reconnect whose synthetic wake runs the job of the gap; a
+ * listener that never hears its self-probe (a transaction-mode pooler) is DEGRADED and capsules
+ * poll at the poll interval; the mode switches back and forth within one health cycle; and an idle,
+ * healthy listener costs one statement per probe interval.
  */
 class ListenerFaultTest {
 
@@ -41,7 +41,8 @@ class ListenerFaultTest {
         engines.start(
             engines
                 .builder(
-                    engines.config()
+                    engines
+                        .config()
                         .capsule("main", 2, "gap")
                         .pollInterval(NEVER)
                         .pollCeiling(NEVER)
@@ -72,7 +73,9 @@ class ListenerFaultTest {
       events.awaitFinished(gapJob, 1, Duration.ofSeconds(10));
       Duration toGapJobDone = Measurements.since(killed);
 
-      assertThat(toDegrade).as("pg_terminate_backend to not delivering").isLessThan(Duration.ofSeconds(1));
+      assertThat(toDegrade)
+          .as("pg_terminate_backend to not delivering")
+          .isLessThan(Duration.ofSeconds(1));
       assertThat(notifier.connects()).as("reconnects for one kill").isEqualTo(connects + 1);
       assertThat(db.job(gapJob).state()).isEqualTo("completed");
       Measurements.record("listener kill " + round + ": terminate -> not delivering", toDegrade);
@@ -92,7 +95,8 @@ class ListenerFaultTest {
     Engine engine =
         engines.start(
             Engine.builder(
-                    engines.config()
+                    engines
+                        .config()
                         .capsule("main", 2, "deaf")
                         .pollInterval(pollInterval)
                         .pollCeiling(NEVER)
@@ -147,7 +151,8 @@ class ListenerFaultTest {
     Engine engine =
         engines.start(
             Engine.builder(
-                    engines.config()
+                    engines
+                        .config()
                         .capsule("main", 1, "modes")
                         .pollInterval(Duration.ofMillis(100))
                         .pollCeiling(NEVER)
@@ -192,7 +197,11 @@ class ListenerFaultTest {
     Engine engine =
         engines.start(
             Engine.builder(
-                    engines.config().capsule("main", 4, "idle").probeInterval(probeInterval).build(),
+                    engines
+                        .config()
+                        .capsule("main", 4, "idle")
+                        .probeInterval(probeInterval)
+                        .build(),
                     db.dataSource())
                 .listenerConnections(counting)
                 .jobs((job, tx) -> Outcome.complete()));
@@ -210,14 +219,17 @@ class ListenerFaultTest {
     assertThat(listenerStatements)
         .as("listener statements in 3 s at one probe per 500 ms")
         .isBetween(3L, 8L);
-    assertThat(engine.polls() - polls).as("polls in 3 s at the 60 s ceiling").isLessThanOrEqualTo(1);
+    assertThat(engine.polls() - polls)
+        .as("polls in 3 s at the 60 s ceiling")
+        .isLessThanOrEqualTo(1);
     assertThat(capsule.claims() - claims).as("claims by an idle capsule").isZero();
     assertThat(engine.listenerState()).isEqualTo(ListenerState.DELIVERING);
     Measurements.record(
         "idle listener: statements in 3 s at probe-interval 500 ms", listenerStatements);
     Measurements.record(
         "idle listener at the default probe-interval ("
-            + EngineConfig.Builder.DEFAULT_PROBE_INTERVAL.toSeconds() + " s): statements/s",
+            + EngineConfig.Builder.DEFAULT_PROBE_INTERVAL.toSeconds()
+            + " s): statements/s",
         String.format(
             java.util.Locale.ROOT,
             "%.4f",
@@ -228,17 +240,23 @@ class ListenerFaultTest {
   void aSilentlyDeadConnectionIsReplacedWithinAProbeCycleAndTheJobOfThePartitionRuns() {
     Duration probeInterval = Duration.ofSeconds(1);
     Duration probeTimeout = Duration.ofMillis(500);
-    var m = java.util.regex.Pattern.compile("jdbc:postgresql://([^:/?]+)(?::(\\d+))?/([^?]*)(\\?.*)?")
-        .matcher(db.jdbcUrl());
+    var m =
+        java.util.regex.Pattern.compile("jdbc:postgresql://([^:/?]+)(?::(\\d+))?/([^?]*)(\\?.*)?")
+            .matcher(db.jdbcUrl());
     assertThat(m.matches()).as("test database URL " + db.jdbcUrl()).isTrue();
-    try (TcpProxy proxy = TcpProxy.to(m.group(1), m.group(2) == null ? 5432 : Integer.parseInt(m.group(2)))) {
+    try (TcpProxy proxy =
+        TcpProxy.to(m.group(1), m.group(2) == null ? 5432 : Integer.parseInt(m.group(2)))) {
       String viaProxy =
-          "jdbc:postgresql://127.0.0.1:" + proxy.port() + "/" + m.group(3)
+          "jdbc:postgresql://127.0.0.1:"
+              + proxy.port()
+              + "/"
+              + m.group(3)
               + (m.group(4) == null ? "" : m.group(4));
       Engine engine =
           engines.start(
               Engine.builder(
-                      engines.config()
+                      engines
+                          .config()
                           .capsule("main", 1, "partitioned")
                           .pollInterval(NEVER)
                           .pollCeiling(NEVER)

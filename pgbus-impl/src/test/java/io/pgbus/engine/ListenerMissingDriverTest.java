@@ -36,7 +36,8 @@ class ListenerMissingDriverTest {
     Engine engine =
         engines.start(
             Engine.builder(
-                    engines.config()
+                    engines
+                        .config()
                         .capsule("main", 1, "nodriver")
                         .pollInterval(Duration.ofMillis(200))
                         .pollCeiling(Duration.ofSeconds(60))
@@ -49,14 +50,18 @@ class ListenerMissingDriverTest {
                 .jobs((job, tx) -> Outcome.complete()));
 
     Await.until(
-        "the listener to fail", Duration.ofSeconds(10), engine::listenerState,
+        "the listener to fail",
+        Duration.ofSeconds(10),
+        engine::listenerState,
         s -> s == ListenerState.FAILED);
     Notifier notifier = engine.notifier();
     assertThat(notifier.lastError()).isEqualTo("driver missing: org/postgresql/PGConnection");
 
     long id = jobs.enqueue("nodriver");
     events.awaitFinished(id, 1, Duration.ofSeconds(10));
-    assertThat(engine.listenerState()).as("still failed, not stopped").isEqualTo(ListenerState.FAILED);
+    assertThat(engine.listenerState())
+        .as("still failed, not stopped")
+        .isEqualTo(ListenerState.FAILED);
     assertThat(notifier.attempts()).as("no reconnect can bring a class back").isEqualTo(1);
 
     Doctor.Check listener =
@@ -67,7 +72,8 @@ class ListenerMissingDriverTest {
     assertThat(listener.status()).isEqualTo(Doctor.Status.FAIL);
     assertThat(listener.detail()).contains("driver missing").contains("capsules poll");
     assertThat(listener.fix()).contains("META-INF").contains("org.postgresql");
-    assertThat(Notifier.missingClassMessage(new NoClassDefFoundError("org/postgresql/PGConnection")))
+    assertThat(
+            Notifier.missingClassMessage(new NoClassDefFoundError("org/postgresql/PGConnection")))
         .contains("org/postgresql/PGConnection")
         .contains("EAR's META-INF")
         .contains("sub-deployment");

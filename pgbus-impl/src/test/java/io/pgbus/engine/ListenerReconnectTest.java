@@ -39,7 +39,8 @@ class ListenerReconnectTest {
     Engine engine =
         engines.start(
             Engine.builder(
-                    engines.config()
+                    engines
+                        .config()
                         .capsule("main", 2, "reconnecting")
                         .pollInterval(CEILING)
                         .pollCeiling(CEILING)

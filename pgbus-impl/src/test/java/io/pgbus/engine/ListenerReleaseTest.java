@@ -68,7 +68,9 @@ class ListenerReleaseTest {
                   engine[0].wake(w);
                 }));
 
-    Await.until("the listener to reconnect", Duration.ofSeconds(10),
+    Await.until(
+        "the listener to reconnect",
+        Duration.ofSeconds(10),
         () -> engine[0].notifier().connects() >= 2 && engine[0].listenerState().delivering());
 
     assertThat(listeningChannels(backends.get(0))).as("the first backend").isEmpty();
@@ -76,8 +78,7 @@ class ListenerReleaseTest {
   }
 
   private Engine.Builder builder(java.util.function.Consumer<Wake> wakes) {
-    return Engine.builder(
-            engines.config().capsule("main", 1, "released").build(), db.dataSource())
+    return Engine.builder(engines.config().capsule("main", 1, "released").build(), db.dataSource())
         .listenerConnections(this::borrow)
         .wakes(wakes)
         .maintenance(false)

@@ -49,11 +49,11 @@ class LoopSupervisionTest {
     Engine engine =
         engines.start(
             Engine.builder(
-                    engines.config().leaderTtl(Duration.ofSeconds(1)).build(),
-                    faulty(Elector.class, faults, SimulatedBug::new)));
+                engines.config().leaderTtl(Duration.ofSeconds(1)).build(),
+                faulty(Elector.class, faults, SimulatedBug::new)));
 
-    Await.until("the engine to be elected despite the failures", Duration.ofSeconds(10),
-        engine::leader);
+    Await.until(
+        "the engine to be elected despite the failures", Duration.ofSeconds(10), engine::leader);
     assertThat(faults.get()).as("faults left").isLessThanOrEqualTo(0);
   }
 
@@ -73,13 +73,18 @@ class LoopSupervisionTest {
     Capsule capsule = engine.capsules().get(0);
     long id = JobFixtures.in(db).enqueue("failing");
 
-    Await.until("the capsule to report its failing claims", Duration.ofSeconds(10),
-        () -> capsule.stall(Duration.ofMillis(300)), "claims failing"::equals);
+    Await.until(
+        "the capsule to report its failing claims",
+        Duration.ofSeconds(10),
+        () -> capsule.stall(Duration.ofMillis(300)),
+        "claims failing"::equals);
 
     faults.set(0);
     assertThat(events.awaitFinished(id, 1, Duration.ofSeconds(10)).kind())
         .isEqualTo(Outcome.Kind.COMPLETE);
-    Await.until("the stall to clear", Duration.ofSeconds(5),
+    Await.until(
+        "the stall to clear",
+        Duration.ofSeconds(5),
         () -> capsule.stall(Duration.ofMillis(300)) == null);
   }
 
@@ -96,8 +101,11 @@ class LoopSupervisionTest {
                 .jobs((job, tx) -> Outcome.complete()));
     Capsule capsule = engine.capsules().get(0);
 
-    Await.until("the capsule to report its ended loop", Duration.ofSeconds(10),
-        () -> capsule.stall(Duration.ofMinutes(1)), "loop ended"::equals);
+    Await.until(
+        "the capsule to report its ended loop",
+        Duration.ofSeconds(10),
+        () -> capsule.stall(Duration.ofMinutes(1)),
+        "loop ended"::equals);
   }
 
   /**

@@ -21,9 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Pause and resume: a paused queue's jobs wait in the database while other queues run, every
- * engine on the database sees the pause, nothing polls or claims in a loop meanwhile, and a
- * resume wakes the workers at once rather than at their next slow poll.
+ * Pause and resume: a paused queue's jobs wait in the database while other queues run, every engine
+ * on the database sees the pause, nothing polls or claims in a loop meanwhile, and a resume wakes
+ * the workers at once rather than at their next slow poll.
  */
 class PauseTest {
 
@@ -110,7 +110,9 @@ class PauseTest {
       throw new AssertionError(e);
     }
     Await.until(
-        "the waiting job to run after the resume", WAIT, () -> db.job(waiting).state(),
+        "the waiting job to run after the resume",
+        WAIT,
+        () -> db.job(waiting).state(),
         s -> s.equals("completed"));
   }
 
@@ -120,7 +122,8 @@ class PauseTest {
     Engine engine =
         engines.start(
             Engine.builder(
-                    engines.config()
+                    engines
+                        .config()
                         .capsule("main", 2, "stalled")
                         .pollInterval(Duration.ofMillis(50))
                         .pollCeiling(Duration.ofMillis(50))
@@ -130,8 +133,9 @@ class PauseTest {
     pause(engine, "stalled");
     jobs.enqueue("stalled", 5);
     // A retryable job whose time has come: due times feed the capsule's alarm.
-    db.update("UPDATE pgbus.job SET state = 'retryable', run_at = now() - interval '1 second'"
-        + " WHERE id = (SELECT min(id) FROM pgbus.job)");
+    db.update(
+        "UPDATE pgbus.job SET state = 'retryable', run_at = now() - interval '1 second'"
+            + " WHERE id = (SELECT min(id) FROM pgbus.job)");
     Capsule capsule = engine.capsules().get(0);
     long claimsBefore = capsule.claims();
     long pollsBefore = engine.polls();
@@ -204,7 +208,8 @@ class PauseTest {
         engines.start(
             engines
                 .builder(
-                    engines.config()
+                    engines
+                        .config()
                         .capsule("main", 2, queues)
                         .pollInterval(CEILING)
                         .pollCeiling(CEILING)

@@ -43,8 +43,7 @@ class RetentionRaceTest {
       replay.setAutoCommit(false);
       assertThat(store.jobReplayDead(replay, id, null)).isTrue();
 
-      CompletableFuture<Integer> pruned =
-          CompletableFuture.supplyAsync(() -> prune(prune));
+      CompletableFuture<Integer> pruned = CompletableFuture.supplyAsync(() -> prune(prune));
       // Either the prune passes the held row at once (SKIP LOCKED), or it waits on the replay's
       // row lock: only then is committing the replay the race that lost jobs.
       Await.until(
@@ -92,8 +91,7 @@ class RetentionRaceTest {
               c, new NewJob("race", "{}", EnqueueOptions.defaults().withMaxAttempts(1)));
       List<ClaimedJob> claimed = store.jobClaim(c, List.of("race"), 1, "w", Duration.ofMinutes(1));
       assertThat(store.jobFail(c, claimed.get(0), "boom", Duration.ZERO).dead()).isTrue();
-      db.update(
-          "UPDATE pgbus.job SET finalized_at = now() - interval '1 day' WHERE id = ?", id);
+      db.update("UPDATE pgbus.job SET finalized_at = now() - interval '1 day' WHERE id = ?", id);
       return id;
     }
   }
@@ -116,8 +114,7 @@ class RetentionRaceTest {
 
   private static boolean waitsOnALock(int pid) {
     return db.queryLong(
-            "SELECT count(*) FROM pg_stat_activity WHERE pid = ? AND wait_event_type = 'Lock'",
-            pid)
+            "SELECT count(*) FROM pg_stat_activity WHERE pid = ? AND wait_event_type = 'Lock'", pid)
         == 1;
   }
 }

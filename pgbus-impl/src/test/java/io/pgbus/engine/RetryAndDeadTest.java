@@ -23,8 +23,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What each outcome does to a job: a failure retries with backoff until the attempts are spent and
- * the job is dead (keeping its last ten errors), a snooze gives the attempt back, a cancel ends
- * the job, and a replay revives a dead one.
+ * the job is dead (keeping its last ten errors), a snooze gives the attempt back, a cancel ends the
+ * job, and a replay revives a dead one.
  */
 class RetryAndDeadTest {
 
@@ -67,10 +67,10 @@ class RetryAndDeadTest {
     assertThat(row.finalizedAt()).isNotNull();
     assertThat(row.leaseExpiresAt()).isNull();
     assertThat(row.errors()).hasSize(10);
-    assertThat(row.errors()).extracting(JobError::attempt)
+    assertThat(row.errors())
+        .extracting(JobError::attempt)
         .containsExactly(12, 11, 10, 9, 8, 7, 6, 5, 4, 3);
-    assertThat(row.errors().get(0).error())
-        .contains("IllegalStateException", "boom on attempt 12");
+    assertThat(row.errors().get(0).error()).contains("IllegalStateException", "boom on attempt 12");
   }
 
   @Test
@@ -104,8 +104,9 @@ class RetryAndDeadTest {
       assertThat(result.retryAt()).isEqualTo(row.runAt());
       assertThat(Duration.between(row.errors().get(0).at(), row.runAt()))
           .isEqualTo(Duration.ofSeconds(90));
-      assertThat(row.errors()).singleElement().isEqualTo(
-          new JobError(1, row.errors().get(0).at(), "it broke"));
+      assertThat(row.errors())
+          .singleElement()
+          .isEqualTo(new JobError(1, row.errors().get(0).at(), "it broke"));
     }
   }
 
@@ -154,7 +155,8 @@ class RetryAndDeadTest {
     JobRow row = db.job(id);
     assertThat(row.state()).isEqualTo("cancelled");
     assertThat(row.finalizedAt()).isNotNull();
-    assertThat(row.errors()).singleElement()
+    assertThat(row.errors())
+        .singleElement()
         .extracting(JobError::error)
         .isEqualTo("cancelled: customer closed the account");
   }
@@ -174,7 +176,9 @@ class RetryAndDeadTest {
     assertThat(db.queryLong("SELECT count(*) FROM business WHERE job_id = ?", id)).isEqualTo(1);
     JobRow row = db.job(id);
     assertThat(row.state()).isEqualTo("retryable");
-    assertThat(row.errors()).singleElement().extracting(JobError::error)
+    assertThat(row.errors())
+        .singleElement()
+        .extracting(JobError::error)
         .isEqualTo("upstream said 503");
   }
 

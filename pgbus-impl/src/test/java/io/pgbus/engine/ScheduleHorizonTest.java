@@ -49,7 +49,8 @@ class ScheduleHorizonTest {
         .hasMessageContaining("delay " + JUST_BEYOND)
         .hasMessageContaining("at most 36500 days (100 years")
         .hasMessageContaining("MAX_SCHEDULE_AHEAD");
-    assertThatThrownBy(() -> EnqueueOptions.defaults().withDelay(Duration.ofSeconds(Long.MAX_VALUE)))
+    assertThatThrownBy(
+            () -> EnqueueOptions.defaults().withDelay(Duration.ofSeconds(Long.MAX_VALUE)))
         .isInstanceOf(InvalidJobException.class);
   }
 

@@ -43,8 +43,15 @@ class SearchPathHijackTest {
   /** Functions that are written to resolve nothing through the path instead of pinning it. */
   static final Set<String> PATH_INDEPENDENT =
       Set.of(
-          "queue", "channel", "notify", "enqueue", "enqueue_job", "enqueue_many",
-          "check_payload", "check_run_at", "check_trace");
+          "queue",
+          "channel",
+          "notify",
+          "enqueue",
+          "enqueue_job",
+          "enqueue_many",
+          "check_payload",
+          "check_run_at",
+          "check_trace");
 
   private static final String TRAPS =
       """
@@ -183,11 +190,13 @@ class SearchPathHijackTest {
           List.of(
               new NewJob("ok", "{}", EnqueueOptions.defaults().withUniqueKey("batch")),
               new NewJob("ok", "{}", EnqueueOptions.defaults().withDelay(Duration.ofMillis(5)))));
-      dies = engine.enqueue(c, new NewJob("dies", "{}", EnqueueOptions.defaults().withMaxAttempts(1)));
+      dies =
+          engine.enqueue(c, new NewJob("dies", "{}", EnqueueOptions.defaults().withMaxAttempts(1)));
       snoozes = engine.enqueue(c, NewJob.of("snoozes", "{}"));
       cancels = engine.enqueue(c, NewJob.of("cancels", "{}"));
       waiting =
-          engine.enqueue(c, new NewJob("ok", "{}", EnqueueOptions.defaults().withDelay(Duration.ofHours(1))));
+          engine.enqueue(
+              c, new NewJob("ok", "{}", EnqueueOptions.defaults().withDelay(Duration.ofHours(1))));
     }
     awaitState(ok, "completed");
     awaitState(dies, "dead");
@@ -233,9 +242,11 @@ class SearchPathHijackTest {
       store.jobCancelRunning(c, held.get(0), "no");
       engine.enqueue(c, NewJob.of("manual", "{}"));
       store.jobClaim(c, List.of("manual"), 1, "me", Duration.ofMillis(1));
-      db.update("UPDATE pgbus.job SET lease_expires_at = now() - interval '1 minute' WHERE state OPERATOR(pg_catalog.=) 'running'");
+      db.update(
+          "UPDATE pgbus.job SET lease_expires_at = now() - interval '1 minute' WHERE state OPERATOR(pg_catalog.=) 'running'");
       assertThat(store.jobRescueExpired(c, 10)).isNotEmpty();
-      db.update("UPDATE pgbus.job SET finalized_at = now() - interval '1 day' WHERE id IN (?, ?)", a, b);
+      db.update(
+          "UPDATE pgbus.job SET finalized_at = now() - interval '1 day' WHERE id IN (?, ?)", a, b);
       store.jobPrune(c, "completed", Duration.ofHours(1), 10);
       store.jobPrune(c, "cancelled", Duration.ofHours(1), 10);
 
@@ -247,7 +258,9 @@ class SearchPathHijackTest {
 
       var cron =
           new CronEnqueuer(
-              List.of(CronJob.of("nightly", "0 3 * * *", "ok")), store, new JdbcTransactions(db.dataSource()));
+              List.of(CronJob.of("nightly", "0 3 * * *", "ok")),
+              store,
+              new JdbcTransactions(db.dataSource()));
       Instant day = Instant.parse("2026-01-05T03:00:00Z");
       cron.tick(c, day.minusSeconds(60));
       cron.tick(c, day);
@@ -311,8 +324,9 @@ class SearchPathHijackTest {
       throw new IllegalStateException(e);
     }
     assertThat(unpinned)
-        .as("functions without SET search_path = pg_catalog, pgbus, pg_temp (and not on the"
-            + " path-independent enqueue path, see V5__hardening.sql)")
+        .as(
+            "functions without SET search_path = pg_catalog, pgbus, pg_temp (and not on the"
+                + " path-independent enqueue path, see V5__hardening.sql)")
         .isEmpty();
   }
 
@@ -324,7 +338,8 @@ class SearchPathHijackTest {
         }
         yield Outcome.complete();
       }
-      case "snoozes" -> snoozedOnce.add(job.id()) ? Outcome.snooze(Duration.ofMillis(1)) : Outcome.complete();
+      case "snoozes" ->
+          snoozedOnce.add(job.id()) ? Outcome.snooze(Duration.ofMillis(1)) : Outcome.complete();
       case "cancels" -> Outcome.cancel("not wanted");
       default -> Outcome.complete();
     };

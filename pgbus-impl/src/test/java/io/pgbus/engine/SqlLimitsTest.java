@@ -47,7 +47,8 @@ class SqlLimitsTest {
   void theEngineWritesItsPayloadLimitWhereSqlReadsIt() {
     limit(1048576);
 
-    engines.start(engines.builder(engines.config().maxPayloadBytes(4321).build()).maintenance(false));
+    engines.start(
+        engines.builder(engines.config().maxPayloadBytes(4321).build()).maintenance(false));
 
     assertThat(db.queryLong("SELECT max_payload_bytes FROM pgbus.setting")).isEqualTo(4321);
   }
@@ -65,7 +66,10 @@ class SqlLimitsTest {
     assertThatThrownBy(() -> run(sql, OVER))
         .isInstanceOf(SQLException.class)
         .hasMessageContaining(
-            "payload for queue 'big' is " + OVER_BYTES + " bytes, over the limit of " + LIMIT
+            "payload for queue 'big' is "
+                + OVER_BYTES
+                + " bytes, over the limit of "
+                + LIMIT
                 + " bytes: store large data in your own table and enqueue its key, or raise"
                 + " pgbus.max-payload-bytes")
         .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("22023"));
@@ -84,7 +88,8 @@ class SqlLimitsTest {
   void aClaimBuriesAnOversizedJobAndHandsOutTheNextOne() throws SQLException {
     limit(LIMIT);
     // Inserted past the functions, as jobs from before V5 or a plain INSERT are.
-    db.update("INSERT INTO pgbus.job (queue, payload, priority) VALUES ('big', ?::jsonb, -1)", OVER);
+    db.update(
+        "INSERT INTO pgbus.job (queue, payload, priority) VALUES ('big', ?::jsonb, -1)", OVER);
     db.update("INSERT INTO pgbus.job (queue, payload) VALUES ('big', '{\"small\":1}')");
 
     List<ClaimedJob> claimed;
@@ -97,7 +102,10 @@ class SqlLimitsTest {
     assertThat(
             db.queryLongs(
                 "SELECT attempt FROM pgbus.job WHERE state = 'dead' AND errors->0->>'error' = ?",
-                "payload for queue 'big' is " + OVER_BYTES + " bytes, over the limit of " + LIMIT
+                "payload for queue 'big' is "
+                    + OVER_BYTES
+                    + " bytes, over the limit of "
+                    + LIMIT
                     + " bytes: not claimed; store large data in your own table and enqueue its"
                     + " key, or raise pgbus.max-payload-bytes and replay the job"))
         .containsExactly(1L);
@@ -109,7 +117,8 @@ class SqlLimitsTest {
     limit(100000);
     db.update(
         "INSERT INTO pgbus.job (queue, payload) VALUES ('big', jsonb_build_array(repeat('x', 200000)))");
-    assertThat(db.queryLong("SELECT pg_column_size(payload) FROM pgbus.job")).isLessThan(100000 / 6);
+    assertThat(db.queryLong("SELECT pg_column_size(payload) FROM pgbus.job"))
+        .isLessThan(100000 / 6);
 
     try (Connection c = db.connect()) {
       assertThat(store.jobClaim(c, List.of("big"), 5, "w", Duration.ofMinutes(1))).isEmpty();
@@ -141,7 +150,8 @@ class SqlLimitsTest {
             "SELECT * FROM pgbus.enqueue_many(ARRAY['later'], ARRAY['{}']::jsonb[],"
                 + " ARRAY[?::timestamptz], ARRAY[0], ARRAY[25])")) {
       assertThatThrownBy(() -> run(sql, far.toString()))
-          .hasMessageContaining("is more than 100 years (interval '36500 days') ahead (queue later)")
+          .hasMessageContaining(
+              "is more than 100 years (interval '36500 days') ahead (queue later)")
           .hasMessageContaining("schedule it nearer")
           .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("22023"));
     }

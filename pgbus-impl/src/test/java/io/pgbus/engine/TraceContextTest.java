@@ -72,7 +72,8 @@ class TraceContextTest {
     List<ClaimedJob> jobs = claim("traced");
 
     assertThat(jobs).hasSize(3);
-    assertThat(jobs).allSatisfy(j -> assertThat(j.trace()).isEqualTo(new TraceContext(PARENT, STATE)));
+    assertThat(jobs)
+        .allSatisfy(j -> assertThat(j.trace()).isEqualTo(new TraceContext(PARENT, STATE)));
   }
 
   @Test
@@ -84,14 +85,14 @@ class TraceContextTest {
     }
 
     assertThat(claim("plain")).extracting(ClaimedJob::trace).containsExactly(null, null);
-    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE trace_parent IS NOT NULL")).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE trace_parent IS NOT NULL"))
+        .isZero();
   }
 
   @Test
   void anEnqueueFromSqlStoresTheTraceparentItIsGiven() throws Exception {
     sql("SELECT pgbus.enqueue('sql', '{}', trace_parent => ?, trace_state => ?)", PARENT, STATE);
-    sql(
-        "SELECT pgbus.enqueue_job('sql', '{}', NULL, 0, 25, NULL, ?, NULL)", PARENT);
+    sql("SELECT pgbus.enqueue_job('sql', '{}', NULL, 0, 25, NULL, ?, NULL)", PARENT);
     sql(
         """
         SELECT pgbus.enqueue_many(ARRAY['sql', 'sql'], ARRAY['{}', '{}']::jsonb[],
@@ -103,8 +104,10 @@ class TraceContextTest {
     assertThat(claim("sql"))
         .extracting(ClaimedJob::trace)
         .containsExactly(
-            new TraceContext(PARENT, STATE), new TraceContext(PARENT, null),
-            new TraceContext(PARENT, null), null);
+            new TraceContext(PARENT, STATE),
+            new TraceContext(PARENT, null),
+            new TraceContext(PARENT, null),
+            null);
   }
 
   @Test
@@ -145,12 +148,18 @@ class TraceContextTest {
           .hasMessageContaining("invalid trace_parent");
     }
     assertThatThrownBy(
-            () -> sql("SELECT pgbus.enqueue('bad', '{}', trace_parent => ?, trace_state => ?)",
-                PARENT, "a=b\nc=d"))
+            () ->
+                sql(
+                    "SELECT pgbus.enqueue('bad', '{}', trace_parent => ?, trace_state => ?)",
+                    PARENT,
+                    "a=b\nc=d"))
         .hasMessageContaining("invalid trace_state");
     assertThatThrownBy(
-            () -> sql("SELECT pgbus.enqueue('bad', '{}', trace_parent => ?, trace_state => ?)",
-                PARENT, "a=" + "x".repeat(511)))
+            () ->
+                sql(
+                    "SELECT pgbus.enqueue('bad', '{}', trace_parent => ?, trace_state => ?)",
+                    PARENT,
+                    "a=" + "x".repeat(511)))
         .hasMessageContaining("at most 512");
     assertThatThrownBy(() -> sql("SELECT pgbus.enqueue('bad', '{}', trace_state => 'a=b')"))
         .hasMessageContaining("trace_state without trace_parent");

@@ -24,8 +24,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * per queue.
  *
  * <p>"Nothing arrived" is proved with a barrier (see {@link NotificationListener#untilBarrier}):
- * notifications are delivered in commit order, so whatever was not there before a later barrier
- * was never sent. A short window after the rollback is checked as well.
+ * notifications are delivered in commit order, so whatever was not there before a later barrier was
+ * never sent. A short window after the rollback is checked as well.
  */
 class TransactionalEnqueueTest {
 

@@ -134,7 +134,9 @@ class UniqueJobTest {
     try (Connection c = db.connect()) {
       long dead =
           engine.enqueue(
-              c, new NewJob("freed", "{}", EnqueueOptions.defaults().withMaxAttempts(1).withUniqueKey("d")));
+              c,
+              new NewJob(
+                  "freed", "{}", EnqueueOptions.defaults().withMaxAttempts(1).withUniqueKey("d")));
       ClaimedJob job = store.jobClaim(c, List.of("freed"), 1, "w", LEASE).get(0);
       assertThat(store.jobFail(c, job, "gave up", Duration.ofSeconds(1)).dead()).isTrue();
       long cancelled = engine.enqueue(c, keyed("freed", "c"));
@@ -172,7 +174,8 @@ class UniqueJobTest {
       Enqueued mine = engine.enqueueIfAbsent(first, keyed("race", "k"));
 
       // The second waits on the first's uncommitted row, neither inserting nor failing.
-      Future<Enqueued> theirs = threads.submit(() -> engine.enqueueIfAbsent(second, keyed("race", "k")));
+      Future<Enqueued> theirs =
+          threads.submit(() -> engine.enqueueIfAbsent(second, keyed("race", "k")));
       awaitBlockedOnALock();
       assertThat(theirs).isNotDone();
       first.commit();
@@ -285,7 +288,10 @@ class UniqueJobTest {
   @Test
   void theOtherOptionsKeepTheKey() {
     EnqueueOptions o =
-        EnqueueOptions.defaults().withUniqueKey("k").withPriority(3).withMaxAttempts(2)
+        EnqueueOptions.defaults()
+            .withUniqueKey("k")
+            .withPriority(3)
+            .withMaxAttempts(2)
             .withDelay(Duration.ofSeconds(1));
     assertThat(o.uniqueKey()).isEqualTo("k");
     assertThat(JobFixtures.job("q", 1, o).options().uniqueKey()).isEqualTo("k");

@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * A notification wakes only the capsules that read its queue: the job runs at once, long before
- * the poll ceiling, and a capsule reading other queues issues no claim for it.
+ * A notification wakes only the capsules that read its queue: the job runs at once, long before the
+ * poll ceiling, and a capsule reading other queues issues no claim for it.
  */
 class WakeRoutingTest {
 
@@ -24,6 +24,7 @@ class WakeRoutingTest {
   @RegisterExtension final TestEngines engines = new TestEngines(db);
 
   private static final Duration CEILING = Duration.ofSeconds(60);
+
   /** How long a capsule must stay without claims to count as settled. */
   private static final Duration SETTLED = Duration.ofMillis(300);
 
@@ -34,7 +35,8 @@ class WakeRoutingTest {
         engines.start(
             engines
                 .builder(
-                    engines.config()
+                    engines
+                        .config()
                         .capsule("alpha", 2, "queue_a")
                         .capsule("beta", 2, "queue_b")
                         .pollInterval(CEILING)
@@ -67,7 +69,8 @@ class WakeRoutingTest {
     }
     awaitSettled(alpha, beta);
 
-    assertThat(beta.claims()).as("claims by the capsule that does not read queue_a")
+    assertThat(beta.claims())
+        .as("claims by the capsule that does not read queue_a")
         .isEqualTo(betaBefore);
     assertThat(alpha.claims()).isGreaterThanOrEqualTo(alphaBefore + ids.size());
     assertThat(alpha.claimed()).isEqualTo(ids.size() + 1);

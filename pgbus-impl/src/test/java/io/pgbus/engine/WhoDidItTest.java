@@ -55,8 +55,7 @@ class WhoDidItTest {
   }
 
   @Test
-  void aJavaEnqueueWithoutPrincipalRecordsTheDatabaseRoleAndNoCorrelationId()
-      throws SQLException {
+  void aJavaEnqueueWithoutPrincipalRecordsTheDatabaseRoleAndNoCorrelationId() throws SQLException {
     long id;
     try (Connection c = db.connect()) {
       c.setAutoCommit(false);
@@ -79,11 +78,13 @@ class WhoDidItTest {
       ids =
           engine.enqueueAll(
               c,
-              List.of(new NewJob("orders", "{}", options, "carol"),
+              List.of(
+                  new NewJob("orders", "{}", options, "carol"),
                   new NewJob("orders", "{}", options, "carol")));
     }
     for (long id : ids) {
-      assertThat(text("SELECT enqueued_by || '/' || correlation_id FROM pgbus.job WHERE id = ?", id))
+      assertThat(
+              text("SELECT enqueued_by || '/' || correlation_id FROM pgbus.job WHERE id = ?", id))
           .isEqualTo("carol/batch-1");
     }
   }
@@ -98,13 +99,15 @@ class WhoDidItTest {
       c.setAutoCommit(false);
       c.createStatement().execute("SELECT set_config('pgbus.principal', 'batch-job', true)");
       c.createStatement().execute("SELECT set_config('pgbus.correlation_id', 'nightly', true)");
-      try (ResultSet rs = c.createStatement().executeQuery("SELECT pgbus.enqueue('orders', '{}')")) {
+      try (ResultSet rs =
+          c.createStatement().executeQuery("SELECT pgbus.enqueue('orders', '{}')")) {
         rs.next();
         tagged = rs.getLong(1);
       }
       c.commit();
     }
-    assertThat(text("SELECT enqueued_by || '/' || correlation_id FROM pgbus.job WHERE id = ?", tagged))
+    assertThat(
+            text("SELECT enqueued_by || '/' || correlation_id FROM pgbus.job WHERE id = ?", tagged))
         .isEqualTo("batch-job/nightly");
   }
 
@@ -124,7 +127,8 @@ class WhoDidItTest {
     try (Connection c = db.connect()) {
       parent =
           e.enqueue(
-              c, new NewJob("parent", "{}", EnqueueOptions.defaults().withCorrelationId("order-42")));
+              c,
+              new NewJob("parent", "{}", EnqueueOptions.defaults().withCorrelationId("order-42")));
     }
     // The child commits with the parent's completion.
     Await.until(

@@ -10,7 +10,9 @@ import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-/** pgbus.crons and pgbus.cron.<name>.*: read with defaults, and refused naming key, value and fix. */
+/**
+ * pgbus.crons and pgbus.cron.<name>.*: read with defaults, and refused naming key, value and fix.
+ */
 class PgbusSettingsCronTest {
 
   private static PgbusSettings read(Map<String, String> keys) {
@@ -69,7 +71,8 @@ class PgbusSettingsCronTest {
         .hasMessageContaining("pgbus.cron.nightly.schedule=0 3 * * *");
     Map<String, String> noQueue = nightly();
     noQueue.remove("pgbus.cron.nightly.queue");
-    assertThatThrownBy(() -> read(noQueue)).hasMessageContaining("pgbus.cron.nightly.queue is not set");
+    assertThatThrownBy(() -> read(noQueue))
+        .hasMessageContaining("pgbus.cron.nightly.queue is not set");
   }
 
   @Test
@@ -88,15 +91,20 @@ class PgbusSettingsCronTest {
   @Test
   void refusesACronKeyWhoseNameIsNotListed() {
     assertThatThrownBy(
-            () -> read(nightly("pgbus.cron.weekly.schedule", "@weekly", "pgbus.cron.weekly.queue", "q")))
-        .hasMessageContaining("pgbus.cron.weekly.* is set but 'weekly' is not listed in pgbus.crons=nightly")
+            () ->
+                read(
+                    nightly(
+                        "pgbus.cron.weekly.schedule", "@weekly", "pgbus.cron.weekly.queue", "q")))
+        .hasMessageContaining(
+            "pgbus.cron.weekly.* is set but 'weekly' is not listed in pgbus.crons=nightly")
         .hasMessageContaining("pgbus.crons=nightly,weekly");
   }
 
   @Test
   void refusesABadCronName() {
     Map<String, String> keys = nightly("pgbus.crons", "nightly,9lives");
-    assertThatThrownBy(() -> read(keys)).hasMessageContaining("pgbus.cron.9lives.schedule is not set");
+    assertThatThrownBy(() -> read(keys))
+        .hasMessageContaining("pgbus.cron.9lives.schedule is not set");
     keys.put("pgbus.cron.9lives.schedule", "@daily");
     keys.put("pgbus.cron.9lives.queue", "q");
     assertThatThrownBy(() -> read(keys))

@@ -34,6 +34,7 @@ class PgbusSettingsJobTimeoutTest {
         .hasMessageContaining("pgbus.job-timeout=soon is invalid")
         .hasMessageContaining("90% of pgbus.lease");
     assertThatThrownBy(() -> read(Map.of("pgbus.job-timeout", "10m")))
-        .hasMessageContaining("pgbus.job-timeout=10m is invalid: it must be shorter than pgbus.lease=5m");
+        .hasMessageContaining(
+            "pgbus.job-timeout=10m is invalid: it must be shorter than pgbus.lease=5m");
   }
 }

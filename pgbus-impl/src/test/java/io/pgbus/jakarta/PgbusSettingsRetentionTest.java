@@ -18,7 +18,8 @@ class PgbusSettingsRetentionTest {
   @Test
   void zeroDeletesCompletedJobs() {
     assertThat(read(Map.of("pgbus.retention.completed", "0")).engine().deletesCompleted()).isTrue();
-    assertThat(read(Map.of("pgbus.retention.completed", "0s")).engine().deletesCompleted()).isTrue();
+    assertThat(read(Map.of("pgbus.retention.completed", "0s")).engine().deletesCompleted())
+        .isTrue();
     assertThat(read(Map.of()).engine().completedRetention()).isEqualTo(Duration.ofDays(1));
     assertThat(read(Map.of("pgbus.retention.completed", "2h")).engine().completedRetention())
         .isEqualTo(Duration.ofHours(2));

@@ -11,8 +11,8 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
- * Configuration that would be silently wrong fails deployment with the key, the value and the
- * fix: misspelled keys, a queue in two capsules, and durations outside their documented ranges.
+ * Configuration that would be silently wrong fails deployment with the key, the value and the fix:
+ * misspelled keys, a queue in two capsules, and durations outside their documented ranges.
  */
 class PgbusSettingsValidationTest {
 
@@ -47,7 +47,8 @@ class PgbusSettingsValidationTest {
                     "pgbus.cron.nightly.schedule", "0 3 * * *",
                     "pgbus.cron.nightly.queue", "reports",
                     "pgbus.cron.nightly.zon", "UTC"))
-        .hasMessageContaining("pgbus.cron.nightly.zon is not a pgbus key; did you mean pgbus.cron.nightly.zone?");
+        .hasMessageContaining(
+            "pgbus.cron.nightly.zon is not a pgbus key; did you mean pgbus.cron.nightly.zone?");
   }
 
   @Test
@@ -62,8 +63,11 @@ class PgbusSettingsValidationTest {
 
   @Test
   void keysOfOtherPrefixesAreLeftAlone() {
-    assertThat(read("pgbus.it.http.port", "19080", "pgbus.datasource.max-pool-size", "20")
-            .engine().capsules()).hasSize(1);
+    assertThat(
+            read("pgbus.it.http.port", "19080", "pgbus.datasource.max-pool-size", "20")
+                .engine()
+                .capsules())
+        .hasSize(1);
   }
 
   @Test
@@ -85,7 +89,8 @@ class PgbusSettingsValidationTest {
             "pgbus: pgbus.lease=0s is invalid: use a duration from 1s to 7d, written as 500ms,"
                 + " 30s, 5m, 2h, 14d or PT30S (default 5m)");
     assertThatThrownBy(() -> read("pgbus.lease", "36500d"))
-        .hasMessageStartingWith("pgbus: pgbus.lease=36500d is invalid: use a duration from 1s to 7d");
+        .hasMessageStartingWith(
+            "pgbus: pgbus.lease=36500d is invalid: use a duration from 1s to 7d");
     assertThatThrownBy(() -> read("pgbus.lease", "99999999999999999999d"))
         .hasMessageStartingWith("pgbus: pgbus.lease=99999999999999999999d is invalid");
   }
@@ -110,22 +115,28 @@ class PgbusSettingsValidationTest {
   void otherPairsAreCheckedByKey() {
     assertThatThrownBy(() -> read("pgbus.retry.base", "2h", "pgbus.retry.cap", "1h"))
         .hasMessageStartingWith("pgbus: pgbus.retry.base=2h is longer than pgbus.retry.cap=1h");
-    assertThatThrownBy(() -> read("pgbus.listener.reconnect-min", "1m", "pgbus.listener.reconnect-max", "30s"))
+    assertThatThrownBy(
+            () -> read("pgbus.listener.reconnect-min", "1m", "pgbus.listener.reconnect-max", "30s"))
         .hasMessageStartingWith("pgbus: pgbus.listener.reconnect-min=1m is longer than");
     assertThatThrownBy(() -> read("pgbus.listener.probe-timeout", "2m"))
-        .hasMessageStartingWith("pgbus: pgbus.listener.probe-timeout=2m is longer than pgbus.listener.probe-interval=1m");
+        .hasMessageStartingWith(
+            "pgbus: pgbus.listener.probe-timeout=2m is longer than pgbus.listener.probe-interval=1m");
   }
 
   @Test
   void everyDurationKeyRefusesZeroAndNegativeExceptTheCompletedRetention() {
-    for (Limits.Range range : new Limits.Range[] {
-      Limits.POLL_INTERVAL, Limits.POLL_CEILING, Limits.LEASE, Limits.JOB_TIMEOUT,
-      Limits.PROBE_INTERVAL, Limits.PROBE_TIMEOUT, Limits.RECONNECT_MIN, Limits.RECONNECT_MAX,
-      Limits.RESCUE_INTERVAL, Limits.PRUNE_INTERVAL, Limits.DEAD_RETENTION, Limits.DRAIN_TIMEOUT,
-      Limits.LEADER_TTL, Limits.RETRY_BASE, Limits.RETRY_CAP, Limits.STALL_THRESHOLD
-    }) {
-      assertThatThrownBy(() -> read(range.key(), "0s")).hasMessageContaining(range.key() + "=0s is invalid");
-      assertThatThrownBy(() -> read(range.key(), "-PT1S")).hasMessageContaining(range.key() + "=-PT1S is invalid");
+    for (Limits.Range range :
+        new Limits.Range[] {
+          Limits.POLL_INTERVAL, Limits.POLL_CEILING, Limits.LEASE, Limits.JOB_TIMEOUT,
+          Limits.PROBE_INTERVAL, Limits.PROBE_TIMEOUT, Limits.RECONNECT_MIN, Limits.RECONNECT_MAX,
+          Limits.RESCUE_INTERVAL, Limits.PRUNE_INTERVAL, Limits.DEAD_RETENTION,
+              Limits.DRAIN_TIMEOUT,
+          Limits.LEADER_TTL, Limits.RETRY_BASE, Limits.RETRY_CAP, Limits.STALL_THRESHOLD
+        }) {
+      assertThatThrownBy(() -> read(range.key(), "0s"))
+          .hasMessageContaining(range.key() + "=0s is invalid");
+      assertThatThrownBy(() -> read(range.key(), "-PT1S"))
+          .hasMessageContaining(range.key() + "=-PT1S is invalid");
     }
     assertThat(read("pgbus.retention.completed", "0").engine().completedRetention()).isZero();
   }

@@ -40,6 +40,7 @@ class SettingKeysTest {
     assertThat(SettingKeys.distance("concurency", "concurrency")).isEqualTo(1);
     assertThat(SettingKeys.unknown(Set.of("pgbus.poll-intervall")))
         .startsWith("pgbus.poll-intervall is not a pgbus key; did you mean pgbus.poll-interval?");
-    assertThat(SettingKeys.unknown(Set.of("pgbus.lease", "other.key", "pgbus.it.http.port"))).isNull();
+    assertThat(SettingKeys.unknown(Set.of("pgbus.lease", "other.key", "pgbus.it.http.port")))
+        .isNull();
   }
 }

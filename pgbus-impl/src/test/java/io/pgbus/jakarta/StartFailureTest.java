@@ -18,25 +18,30 @@ class StartFailureTest {
 
   @Test
   void aMigrationRefusedForWantOfRightsIsAMigrationFailure() {
-    var denied = new PgbusException(
-        "pgbus could not migrate its schema: permission denied for database pgbus",
-        new SQLException("permission denied for database pgbus", "42501"));
-    assertThat(StartFailure.categoryOf(StartFailure.migration(denied))).isEqualTo("migration failed");
+    var denied =
+        new PgbusException(
+            "pgbus could not migrate its schema: permission denied for database pgbus",
+            new SQLException("permission denied for database pgbus", "42501"));
+    assertThat(StartFailure.categoryOf(StartFailure.migration(denied)))
+        .isEqualTo("migration failed");
   }
 
   @Test
   void aMigrationThatCannotConnectIsUnreachable() {
-    var refused = new PgbusException(
-        "pgbus could not migrate its schema: Connection to db:5432 refused",
-        new SQLException("Connection to db:5432 refused", "08001"));
+    var refused =
+        new PgbusException(
+            "pgbus could not migrate its schema: Connection to db:5432 refused",
+            new SQLException("Connection to db:5432 refused", "08001"));
     assertThat(StartFailure.categoryOf(StartFailure.migration(refused)))
         .isEqualTo("database unreachable");
   }
 
   @Test
   void aMissingOrOlderSchemaIsNamed() {
-    assertThat(StartFailure.categoryOf(StartFailure.schemaMismatch(null))).isEqualTo("schema missing");
-    assertThat(StartFailure.categoryOf(StartFailure.schemaMismatch("3"))).isEqualTo("schema outdated");
+    assertThat(StartFailure.categoryOf(StartFailure.schemaMismatch(null)))
+        .isEqualTo("schema missing");
+    assertThat(StartFailure.categoryOf(StartFailure.schemaMismatch("3")))
+        .isEqualTo("schema outdated");
   }
 
   @Test

@@ -19,8 +19,8 @@ final class FleetDatabase {
   private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
 
   /**
-   * The handler's business table: one row per attempt that committed. No unique key on purpose:
-   * a job that commits twice must show up as two rows, not as a failed attempt.
+   * The handler's business table: one row per attempt that committed. No unique key on purpose: a
+   * job that commits twice must show up as two rows, not as a failed attempt.
    */
   private static final String BUSINESS_TABLE =
       """
@@ -55,7 +55,12 @@ final class FleetDatabase {
   }
 
   private String url(String db) {
-    return "jdbc:postgresql://" + settings.dbHost() + ":" + settings.dbPort() + "/" + db
+    return "jdbc:postgresql://"
+        + settings.dbHost()
+        + ":"
+        + settings.dbPort()
+        + "/"
+        + db
         + "?ApplicationName=pgbus-fleet-test";
   }
 
@@ -63,7 +68,9 @@ final class FleetDatabase {
     return DriverManager.getConnection(url(settings.dbName()), settings.dbUser(), "");
   }
 
-  /** Drops and creates the database (ending sessions an aborted run left), with the business table. */
+  /**
+   * Drops and creates the database (ending sessions an aborted run left), with the business table.
+   */
   void recreate() throws SQLException {
     try (Connection c = DriverManager.getConnection(url("postgres"), settings.dbUser(), "");
         Statement s = c.createStatement()) {
@@ -92,7 +99,8 @@ final class FleetDatabase {
         try (ResultSet rs = ps.executeQuery()) {
           rs.next();
           if (rs.getLong(1) != batch) {
-            throw new AssertionError("enqueue_many returned " + rs.getLong(1) + " ids for " + batch);
+            throw new AssertionError(
+                "enqueue_many returned " + rs.getLong(1) + " ids for " + batch);
           }
         }
         done += batch;

@@ -9,10 +9,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Watches the fleet from the database while FleetIT works, every 100 ms on one connection: who
- * holds the maintenance lease, how many listener connections the fleet has, how many jobs run
- * and how many are done. Each sample carries the phase the test was in, because what must hold
- * differs: with every server up, exactly one live leader and exactly three listeners; during a
- * failover or a redeploy, fewer.
+ * holds the maintenance lease, how many listener connections the fleet has, how many jobs run and
+ * how many are done. Each sample carries the phase the test was in, because what must hold differs:
+ * with every server up, exactly one live leader and exactly three listeners; during a failover or a
+ * redeploy, fewer.
  */
 final class FleetSampler implements AutoCloseable {
 
@@ -20,8 +20,14 @@ final class FleetSampler implements AutoCloseable {
   static final String ALL_UP = "all-up";
 
   record Sample(
-      long atMillis, String phase, long liveLeaders, String holder, String electedAt,
-      long listeners, long running, long completed) {}
+      long atMillis,
+      String phase,
+      long liveLeaders,
+      String holder,
+      String electedAt,
+      long listeners,
+      long running,
+      long completed) {}
 
   // pg_stat_activity of this database only: other tests on the same PostgreSQL have listeners too.
   private static final String SAMPLE =
@@ -65,9 +71,14 @@ final class FleetSampler implements AutoCloseable {
         List<Object> r = FleetDatabase.rows(c, SAMPLE).get(0);
         Sample s =
             new Sample(
-                (System.nanoTime() - start) / 1_000_000, p, ((Number) r.get(0)).longValue(),
-                (String) r.get(1), (String) r.get(2), ((Number) r.get(3)).longValue(),
-                ((Number) r.get(4)).longValue(), ((Number) r.get(5)).longValue());
+                (System.nanoTime() - start) / 1_000_000,
+                p,
+                ((Number) r.get(0)).longValue(),
+                (String) r.get(1),
+                (String) r.get(2),
+                ((Number) r.get(3)).longValue(),
+                ((Number) r.get(4)).longValue(),
+                ((Number) r.get(5)).longValue());
         synchronized (samples) {
           samples.add(s);
         }

@@ -21,12 +21,12 @@ import java.util.stream.Stream;
 
 /**
  * One server of the fleet, run as a child process of the test: laid out, started, probed, killed,
- * stopped and redeployed. Its java process id is what pgbus puts into its worker id
- * ({@code host:pid:suffix}), which is how FleetIT finds the leader's server.
+ * stopped and redeployed. Its java process id is what pgbus puts into its worker id ({@code
+ * host:pid:suffix}), which is how FleetIT finds the leader's server.
  *
- * <p>The process ids of each start are written to {@code target/fleet/pids/<name>}, so that a
- * later run ends a server an aborted run left behind (only when its command line still names this
- * build's server directory).
+ * <p>The process ids of each start are written to {@code target/fleet/pids/<name>}, so that a later
+ * run ends a server an aborted run left behind (only when its command line still names this build's
+ * server directory).
  */
 abstract class FleetServer {
 
@@ -109,9 +109,15 @@ abstract class FleetServer {
       } catch (IOException e) {
         if (System.nanoTime() > deadline) {
           throw new IllegalStateException(
-              name + ": port " + port + " on 127.0.0.1 is taken; stop what holds it (ss -tanp |"
-                  + " grep :" + port + "), or give the fleet other ports (fleet/it/pom.xml,"
-                  + " fleet.*.port properties)", e);
+              name
+                  + ": port "
+                  + port
+                  + " on 127.0.0.1 is taken; stop what holds it (ss -tanp |"
+                  + " grep :"
+                  + port
+                  + "), or give the fleet other ports (fleet/it/pom.xml,"
+                  + " fleet.*.port properties)",
+              e);
         }
       }
       try {
@@ -160,13 +166,20 @@ abstract class FleetServer {
     while (System.nanoTime() < deadline) {
       if (!alive()) {
         throw new AssertionError(
-            name + " exited with " + process.exitValue() + " before it was ready; see "
-                + consoleLog() + " and " + logDir());
+            name
+                + " exited with "
+                + process.exitValue()
+                + " before it was ready; see "
+                + consoleLog()
+                + " and "
+                + logDir());
       }
       try {
         HttpResponse<String> r =
             HTTP.send(
-                HttpRequest.newBuilder(URI.create(readyUrl())).timeout(Duration.ofSeconds(5)).build(),
+                HttpRequest.newBuilder(URI.create(readyUrl()))
+                    .timeout(Duration.ofSeconds(5))
+                    .build(),
                 HttpResponse.BodyHandlers.ofString());
         last = r.statusCode() + " " + r.body();
         // The aggregate must be UP and include pgbus's own check, not only the server's.
@@ -179,7 +192,14 @@ abstract class FleetServer {
       Thread.sleep(250);
     }
     throw new AssertionError(
-        name + " not ready after " + timeout + " at " + readyUrl() + ": " + last + "; see "
+        name
+            + " not ready after "
+            + timeout
+            + " at "
+            + readyUrl()
+            + ": "
+            + last
+            + "; see "
             + consoleLog());
   }
 
@@ -193,7 +213,8 @@ abstract class FleetServer {
                 .build(),
             HttpResponse.BodyHandlers.ofString());
     if (r.statusCode() != 200) {
-      throw new AssertionError("POST " + url + " on " + name + ": " + r.statusCode() + " " + r.body());
+      throw new AssertionError(
+          "POST " + url + " on " + name + ": " + r.statusCode() + " " + r.body());
     }
     return r.body().strip();
   }
@@ -282,7 +303,8 @@ abstract class FleetServer {
         try {
           p.get().onExit().get(30, TimeUnit.SECONDS);
         } catch (Exception e) {
-          throw new IllegalStateException("cannot end left-over process " + line + " of " + name, e);
+          throw new IllegalStateException(
+              "cannot end left-over process " + line + " of " + name, e);
         }
       }
     }

@@ -40,7 +40,9 @@ record FleetSettings(
     String v = System.getProperty(key);
     if (v == null || v.isBlank()) {
       throw new IllegalStateException(
-          "system property " + key + " is not set; run the fleet through Maven: "
+          "system property "
+              + key
+              + " is not set; run the fleet through Maven: "
               + "mvn -B -pl fleet/it -am verify -Pfleet (or ./run-tests --fleet)");
     }
     return v;

@@ -113,15 +113,23 @@ final class LibertyServer extends FleetServer {
   void redeploy(Duration timeout) throws Exception {
     long updatedBefore = logLines(APP_UPDATED);
     Path next = serverDir().resolve("pgbus-fleet.ear.next");
-    Files.copy(settings.fleetDir().resolve("apps/pgbus-fleet-ear.ear"), next,
+    Files.copy(
+        settings.fleetDir().resolve("apps/pgbus-fleet-ear.ear"),
+        next,
         StandardCopyOption.REPLACE_EXISTING);
     Files.setLastModifiedTime(next, FileTime.from(Instant.now()));
     Files.move(next, ear(), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     long deadline = System.nanoTime() + timeout.toNanos();
     while (logLines(APP_UPDATED) == updatedBefore) {
       if (System.nanoTime() > deadline) {
-        throw new AssertionError(name + " did not report " + APP_UPDATED + " within " + timeout
-            + " after its EAR was replaced; see " + logDir());
+        throw new AssertionError(
+            name
+                + " did not report "
+                + APP_UPDATED
+                + " within "
+                + timeout
+                + " after its EAR was replaced; see "
+                + logDir());
       }
       Thread.sleep(100);
     }

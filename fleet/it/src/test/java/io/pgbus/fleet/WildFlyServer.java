@@ -17,6 +17,7 @@ import java.util.Map;
 final class WildFlyServer extends FleetServer {
 
   private static final String WAR = "pgbus-fleet-app.war";
+
   /** WildFly's message for a deployment deployed again in place. */
   private static final String REPLACED = "WFLYSRV0016";
 
@@ -59,9 +60,12 @@ final class WildFlyServer extends FleetServer {
   List<String> command() {
     return List.of(
         settings.wildflyHome().resolve("bin/standalone.sh").toString(),
-        "-c", "standalone.xml",
-        "-b", "127.0.0.1",
-        "-bmanagement", "127.0.0.1",
+        "-c",
+        "standalone.xml",
+        "-b",
+        "127.0.0.1",
+        "-bmanagement",
+        "127.0.0.1",
         "-Djboss.socket.binding.port-offset=" + settings.wildflyPortOffset(),
         "-DPGBUS_DB_HOST=" + settings.dbHost(),
         "-DPGBUS_DB_PORT=" + settings.dbPort(),
@@ -79,10 +83,13 @@ final class WildFlyServer extends FleetServer {
     return Map.of(
         // standalone.conf uses JAVA_OPTS as given instead of its defaults (-Xmx512m).
         "JAVA_OPTS",
-        "-Xms64m -Xmx" + settings.heap() + " -XX:MetaspaceSize=96M -XX:MaxMetaspaceSize=256m"
+        "-Xms64m -Xmx"
+            + settings.heap()
+            + " -XX:MetaspaceSize=96M -XX:MaxMetaspaceSize=256m"
             + " -Djava.net.preferIPv4Stack=true",
         // The script then runs java in the background and passes SIGTERM on to it.
-        "LAUNCH_JBOSS_IN_BACKGROUND", "1");
+        "LAUNCH_JBOSS_IN_BACKGROUND",
+        "1");
   }
 
   @Override
@@ -107,8 +114,8 @@ final class WildFlyServer extends FleetServer {
 
   /**
    * Redeploys through the deployment scanner: a {@code .dodeploy} marker beside a deployed WAR
-   * makes it deploy the WAR again. Done when the marker is gone and WildFly has logged
-   * "Replaced deployment" once more (it leaves the {@code .deployed} marker as it was).
+   * makes it deploy the WAR again. Done when the marker is gone and WildFly has logged "Replaced
+   * deployment" once more (it leaves the {@code .deployed} marker as it was).
    */
   @Override
   void redeploy(Duration timeout) throws Exception {
@@ -121,8 +128,17 @@ final class WildFlyServer extends FleetServer {
         throw new AssertionError(name + ": redeploy of " + WAR + " failed; see " + logDir());
       }
       if (System.nanoTime() > deadline) {
-        throw new AssertionError(name + ": " + WAR + " not redeployed within " + timeout
-            + " (no " + REPLACED + " in " + logDir() + ")");
+        throw new AssertionError(
+            name
+                + ": "
+                + WAR
+                + " not redeployed within "
+                + timeout
+                + " (no "
+                + REPLACED
+                + " in "
+                + logDir()
+                + ")");
       }
       Thread.sleep(100);
     }

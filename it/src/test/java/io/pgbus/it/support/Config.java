@@ -10,6 +10,7 @@ public final class Config {
 
   public static WebArchive with(WebArchive war, List<String> lines) {
     return war.addAsResource(
-        new StringAsset(String.join("\n", lines) + "\n"), "META-INF/microprofile-config.properties");
+        new StringAsset(String.join("\n", lines) + "\n"),
+        "META-INF/microprofile-config.properties");
   }
 }

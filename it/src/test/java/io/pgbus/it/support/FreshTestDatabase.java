@@ -10,16 +10,16 @@ import java.util.regex.Pattern;
 import org.postgresql.Driver;
 
 /**
- * Gives every integration-test run an empty database. The build runs it in
- * pre-integration-test (exec:java), before Arquillian starts Liberty, because the server's
- * datasources point at a database that has to exist already.
+ * Gives every integration-test run an empty database. The build runs it in pre-integration-test
+ * (exec:java), before Arquillian starts Liberty, because the server's datasources point at a
+ * database that has to exist already.
  *
  * <p>The database is dropped and created again, so a schema left by an earlier run (say, a
- * migration that was edited since and now fails Flyway's checksum validation) never leaks
- * into this one. {@code -Dpgbus.it.db.keep=true} keeps an existing database instead.
+ * migration that was edited since and now fails Flyway's checksum validation) never leaks into this
+ * one. {@code -Dpgbus.it.db.keep=true} keeps an existing database instead.
  *
- * <p>Settings come from the system properties {@code pgbus.it.db.host}, {@code .port},
- * {@code .name}, {@code .user}, {@code .password} and {@code .keep}; it/pom.xml passes them.
+ * <p>Settings come from the system properties {@code pgbus.it.db.host}, {@code .port}, {@code
+ * .name}, {@code .user}, {@code .password} and {@code .keep}; it/pom.xml passes them.
  */
 public final class FreshTestDatabase {
 

@@ -1,12 +1,12 @@
 package io.pgbus.it.support;
 
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.util.Base64;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Base64;
 
 /** Plain HTTP requests against the test server, as an operator's probe would make them. */
 public final class Http {
@@ -26,7 +26,8 @@ public final class Http {
     String credentials =
         Base64.getEncoder()
             .encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
-    return send(HttpRequest.newBuilder(URI.create(url)).header("Authorization", "Basic " + credentials));
+    return send(
+        HttpRequest.newBuilder(URI.create(url)).header("Authorization", "Basic " + credentials));
   }
 
   /** A POST without a body, as a form that submits an order would make it. */
@@ -51,6 +52,10 @@ public final class Http {
 
   /** The server root (scheme, host, port) of an Arquillian deployment URL. */
   public static String root(java.net.URL deploymentUrl) {
-    return deploymentUrl.getProtocol() + "://" + deploymentUrl.getHost() + ":" + deploymentUrl.getPort();
+    return deploymentUrl.getProtocol()
+        + "://"
+        + deploymentUrl.getHost()
+        + ":"
+        + deploymentUrl.getPort();
   }
 }

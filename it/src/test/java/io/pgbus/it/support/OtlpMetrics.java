@@ -51,7 +51,9 @@ public final class OtlpMetrics {
       byte[] k = first(kv, 1);
       byte[] v = first(kv, 2);
       byte[] s = v == null ? null : first(v, 1);
-      if (k != null && s != null && "queue".equals(new String(k, StandardCharsets.UTF_8))
+      if (k != null
+          && s != null
+          && "queue".equals(new String(k, StandardCharsets.UTF_8))
           && queue.equals(new String(s, StandardCharsets.UTF_8))) {
         return true;
       }

@@ -80,12 +80,17 @@ public final class OtlpReceiver implements AutoCloseable {
             body = readChunked(in);
           } else {
             int i = lower.indexOf("content-length:");
-            int len = i < 0 ? 0 : Integer.parseInt(lower.substring(i + 15, lower.indexOf('\r', i)).trim());
+            int len =
+                i < 0
+                    ? 0
+                    : Integer.parseInt(lower.substring(i + 15, lower.indexOf('\r', i)).trim());
             body = in.readNBytes(len);
           }
           if (lower.contains("content-encoding: gzip")) {
             // WildFly's exporter (SmallRye OpenTelemetry, Vert.x) compresses.
-            body = new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(body)).readAllBytes();
+            body =
+                new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(body))
+                    .readAllBytes();
           }
           if (head.startsWith("POST /v1/metrics")) {
             bodies.add(body);

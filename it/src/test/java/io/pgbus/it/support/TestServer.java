@@ -11,12 +11,14 @@ import org.jboss.shrinkwrap.api.spec.WebArchive;
 
 /**
  * The server the ITs run on, named by the system property {@code pgbus.it.server} that the Maven
- * profile sets: everything a test deployment or an operator's probe does differently per server,
- * so that the test classes stay the same on both. Tests name datasources by their Liberty JNDI
- * names ({@code jdbc/pgbus}); this maps them.
+ * profile sets: everything a test deployment or an operator's probe does differently per server, so
+ * that the test classes stay the same on both. Tests name datasources by their Liberty JNDI names
+ * ({@code jdbc/pgbus}); this maps them.
  */
 public enum TestServer {
-  /** Open Liberty: the datasources are jdbc/..., pgbus's defaults; health beside the application. */
+  /**
+   * Open Liberty: the datasources are jdbc/..., pgbus's defaults; health beside the application.
+   */
   LIBERTY {
     @Override
     Map<String, String> resources() {
@@ -64,10 +66,10 @@ public enum TestServer {
 
     /**
      * Adds the dependency on the pgjdbc module (jboss-deployment-structure.xml) and the web.xml a
-     * user's WAR carries (docs/wildfly.md): WildFly resolves the EE components' {@code
-     * @Resource(lookup = "jdbc/...")} in the module's {@code java:comp/env}, where its resource
-     * references bind the names; CDI beans' and JNDI lookups find wildfly-config/pgbus.cli's
-     * {@code java:/jdbc/...} bindings.
+     * user's WAR carries (docs/wildfly.md): WildFly resolves the EE components'
+     * {@code @Resource(lookup = "jdbc/...")} in the module's {@code java:comp/env}, where its
+     * resource references bind the names; CDI beans' and JNDI lookups find
+     * wildfly-config/pgbus.cli's {@code java:/jdbc/...} bindings.
      */
     @Override
     public WebArchive prepare(WebArchive war) {
@@ -88,7 +90,6 @@ public enum TestServer {
   };
 
   private static final String LIBERTY_PREFIX = "jdbc/";
-
 
   /**
    * The server of this run: {@code pgbus.it.server}, {@code liberty} when it is not set. Inside the

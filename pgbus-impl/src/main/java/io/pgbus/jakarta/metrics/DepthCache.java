@@ -10,8 +10,8 @@ import java.util.Map;
 import javax.sql.DataSource;
 
 /**
- * Queue depth by state, read with one grouped count at most once per {@code maxAge} and only when
- * a scrape asks: an idle server that nobody scrapes pays nothing, and a scrape storm pays once.
+ * Queue depth by state, read with one grouped count at most once per {@code maxAge} and only when a
+ * scrape asks: an idle server that nobody scrapes pays nothing, and a scrape storm pays once.
  * Public for the OpenTelemetry adapter; it refers to no MP Metrics type.
  */
 public final class DepthCache {

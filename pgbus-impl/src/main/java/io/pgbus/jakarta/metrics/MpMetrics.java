@@ -29,7 +29,9 @@ import org.eclipse.microprofile.metrics.Tag;
  */
 public final class MpMetrics implements PgbusMetrics {
 
-  private static final String[] DEPTH_STATES = {"available", "scheduled", "running", "retryable", "dead"};
+  private static final String[] DEPTH_STATES = {
+    "available", "scheduled", "running", "retryable", "dead"
+  };
 
   private volatile MetricRegistry registry;
   private boolean warned;
@@ -40,8 +42,8 @@ public final class MpMetrics implements PgbusMetrics {
 
   /**
    * The application registry, or null while the server has not made it yet: during a startup
-   * singleton's @PostConstruct, Liberty's producer can still return null. Gauges are registered
-   * the first time it is there.
+   * singleton's @PostConstruct, Liberty's producer can still return null. Gauges are registered the
+   * first time it is there.
    */
   private MetricRegistry registry() {
     MetricRegistry r = registry;
@@ -59,8 +61,11 @@ public final class MpMetrics implements PgbusMetrics {
           if (!warned) {
             warned = true;
             System.getLogger(MpMetrics.class.getName())
-                .log(System.Logger.Level.WARNING, "pgbus: no MetricRegistry yet ({0}); metrics start"
-                    + " when the server provides one", e.toString());
+                .log(
+                    System.Logger.Level.WARNING,
+                    "pgbus: no MetricRegistry yet ({0}); metrics start"
+                        + " when the server provides one",
+                    e.toString());
           }
         }
         if (found == null) {
@@ -96,7 +101,8 @@ public final class MpMetrics implements PgbusMetrics {
         }
         Instant due = job.runAt();
         long lag = Duration.between(due, Instant.now()).toNanos();
-        registry.timer("pgbus.job.wake.latency", new Tag("queue", job.queue()))
+        registry
+            .timer("pgbus.job.wake.latency", new Tag("queue", job.queue()))
             .update(Duration.ofNanos(Math.max(0, lag)));
       }
 
@@ -139,7 +145,8 @@ public final class MpMetrics implements PgbusMetrics {
     registry();
   }
 
-  private static void registerGauges(MetricRegistry registry, Engine engine, DataSource dataSource) {
+  private static void registerGauges(
+      MetricRegistry registry, Engine engine, DataSource dataSource) {
     registry.gauge(
         Metadata.builder()
             .withName("pgbus.listener.delivering")
@@ -150,7 +157,10 @@ public final class MpMetrics implements PgbusMetrics {
     for (Capsule c : engine.capsules()) {
       Tag capsule = new Tag("capsule", c.config().name());
       registry.gauge(
-          Metadata.builder().withName("pgbus.claims").withDescription("claim statements since start").build(),
+          Metadata.builder()
+              .withName("pgbus.claims")
+              .withDescription("claim statements since start")
+              .build(),
           c,
           Capsule::claims,
           capsule);

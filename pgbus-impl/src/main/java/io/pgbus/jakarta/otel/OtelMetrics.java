@@ -26,15 +26,17 @@ import javax.sql.DataSource;
  * names carry no {@code _total} and no unit; its Prometheus export adds them back from the
  * instrument kind and unit, so a scrape shows the same series: counter {@code pgbus.jobs.completed}
  * (unit {@code {job}}) is {@code pgbus_jobs_completed_total}, histogram {@code pgbus.job.duration}
- * (unit {@code s}) is {@code pgbus_job_duration_seconds}. Gauges carry no unit, because unit
- * {@code 1} would make the Prometheus name end in {@code _ratio}.
+ * (unit {@code s}) is {@code pgbus_job_duration_seconds}. Gauges carry no unit, because unit {@code
+ * 1} would make the Prometheus name end in {@code _ratio}.
  */
 public final class OtelMetrics implements PgbusMetrics {
 
   private static final AttributeKey<String> QUEUE = AttributeKey.stringKey("queue");
   private static final AttributeKey<String> STATE = AttributeKey.stringKey("state");
   private static final AttributeKey<String> CAPSULE = AttributeKey.stringKey("capsule");
-  private static final String[] DEPTH_STATES = {"available", "scheduled", "running", "retryable", "dead"};
+  private static final String[] DEPTH_STATES = {
+    "available", "scheduled", "running", "retryable", "dead"
+  };
 
   private final Meter meter;
   private final LongCounter enqueued;
@@ -60,12 +62,14 @@ public final class OtelMetrics implements PgbusMetrics {
     snoozed = counter("pgbus.jobs.snoozed", "attempts that snoozed the job");
     cancelled = counter("pgbus.jobs.cancelled", "attempts that cancelled the job");
     duration =
-        meter.histogramBuilder("pgbus.job.duration")
+        meter
+            .histogramBuilder("pgbus.job.duration")
             .setDescription("handler and settle time")
             .setUnit("s")
             .build();
     wakeLatency =
-        meter.histogramBuilder("pgbus.job.wake.latency")
+        meter
+            .histogramBuilder("pgbus.job.wake.latency")
             .setDescription("from when the job became due to handler start")
             .setUnit("s")
             .build();
@@ -77,13 +81,17 @@ public final class OtelMetrics implements PgbusMetrics {
    */
   private static OpenTelemetry openTelemetry() {
     try {
-      OpenTelemetry injected = new Unmanaged<>(OtelHolder.class).newInstance().produce().inject().get().openTelemetry;
+      OpenTelemetry injected =
+          new Unmanaged<>(OtelHolder.class).newInstance().produce().inject().get().openTelemetry;
       if (injected != null) {
         return injected;
       }
     } catch (RuntimeException e) {
       System.getLogger(OtelMetrics.class.getName())
-          .log(System.Logger.Level.INFO, "pgbus: no OpenTelemetry bean ({0}); using GlobalOpenTelemetry", e.toString());
+          .log(
+              System.Logger.Level.INFO,
+              "pgbus: no OpenTelemetry bean ({0}); using GlobalOpenTelemetry",
+              e.toString());
     }
     return GlobalOpenTelemetry.get();
   }
@@ -133,40 +141,48 @@ public final class OtelMetrics implements PgbusMetrics {
 
   @Override
   public void bind(Engine engine, DataSource dataSource) {
-    gauges.add(meter.gaugeBuilder("pgbus.listener.delivering")
-        .setDescription("1 while the LISTEN connection delivers (self-probe OK), else 0")
-        .ofLongs()
-        .buildWithCallback(m -> m.record(engine.listenerState().delivering() ? 1 : 0)));
-    gauges.add(meter.gaugeBuilder("pgbus.claims")
-        .setDescription("claim statements since start")
-        .ofLongs()
-        .buildWithCallback(
-            m -> {
-              for (Capsule c : engine.capsules()) {
-                m.record(c.claims(), Attributes.of(CAPSULE, c.config().name()));
-              }
-            }));
-    gauges.add(meter.gaugeBuilder("pgbus.claims.empty")
-        .setDescription("claim statements that found nothing, since start: polling waste")
-        .ofLongs()
-        .buildWithCallback(
-            m -> {
-              for (Capsule c : engine.capsules()) {
-                m.record(c.emptyClaims(), Attributes.of(CAPSULE, c.config().name()));
-              }
-            }));
+    gauges.add(
+        meter
+            .gaugeBuilder("pgbus.listener.delivering")
+            .setDescription("1 while the LISTEN connection delivers (self-probe OK), else 0")
+            .ofLongs()
+            .buildWithCallback(m -> m.record(engine.listenerState().delivering() ? 1 : 0)));
+    gauges.add(
+        meter
+            .gaugeBuilder("pgbus.claims")
+            .setDescription("claim statements since start")
+            .ofLongs()
+            .buildWithCallback(
+                m -> {
+                  for (Capsule c : engine.capsules()) {
+                    m.record(c.claims(), Attributes.of(CAPSULE, c.config().name()));
+                  }
+                }));
+    gauges.add(
+        meter
+            .gaugeBuilder("pgbus.claims.empty")
+            .setDescription("claim statements that found nothing, since start: polling waste")
+            .ofLongs()
+            .buildWithCallback(
+                m -> {
+                  for (Capsule c : engine.capsules()) {
+                    m.record(c.emptyClaims(), Attributes.of(CAPSULE, c.config().name()));
+                  }
+                }));
     DepthCache depth = new DepthCache(dataSource, engine.config().queues(), Duration.ofSeconds(30));
-    gauges.add(meter.gaugeBuilder("pgbus.queue.depth")
-        .setDescription("jobs per queue and state, refreshed at most every 30 s")
-        .ofLongs()
-        .buildWithCallback(
-            m -> {
-              for (String q : engine.config().queues()) {
-                for (String state : DEPTH_STATES) {
-                  m.record(depth.depth(q, state), Attributes.of(QUEUE, q, STATE, state));
-                }
-              }
-            }));
+    gauges.add(
+        meter
+            .gaugeBuilder("pgbus.queue.depth")
+            .setDescription("jobs per queue and state, refreshed at most every 30 s")
+            .ofLongs()
+            .buildWithCallback(
+                m -> {
+                  for (String q : engine.config().queues()) {
+                    for (String state : DEPTH_STATES) {
+                      m.record(depth.depth(q, state), Attributes.of(QUEUE, q, STATE, state));
+                    }
+                  }
+                }));
   }
 
   @Override

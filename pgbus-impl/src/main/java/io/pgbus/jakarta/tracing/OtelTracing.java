@@ -66,8 +66,8 @@ public final class OtelTracing implements JobTracing {
   }
 
   /**
-   * The adapter on the server's OpenTelemetry, or {@link JobTracing#NONE} when it is the no-op
-   * (no SDK, or {@code otel.sdk.disabled=true}): then nothing is captured and no span is made.
+   * The adapter on the server's OpenTelemetry, or {@link JobTracing#NONE} when it is the no-op (no
+   * SDK, or {@code otel.sdk.disabled=true}): then nothing is captured and no span is made.
    */
   public static JobTracing create() {
     return on(serverOpenTelemetry());

@@ -64,7 +64,10 @@ public final class ChildJvm implements AutoCloseable {
       String line = left > 0 ? lines.poll(left, TimeUnit.NANOSECONDS) : null;
       if (line == null) {
         throw new AssertionError(
-            "the child JVM did not print a line starting with '" + prefix + "' within " + timeout
+            "the child JVM did not print a line starting with '"
+                + prefix
+                + "' within "
+                + timeout
                 + (process.isAlive() ? "" : " (it exited with " + process.exitValue() + ")"));
       }
       if (line.startsWith(prefix)) {

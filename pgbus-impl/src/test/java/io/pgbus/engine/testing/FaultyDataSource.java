@@ -6,8 +6,8 @@ import javax.sql.DataSource;
 
 /**
  * A datasource that runs a fault before each {@code getConnection} made from one engine class's
- * code (a capsule's claim, the leader election), and leaves every other caller alone: a fake at
- * the engine's database port, for loops that must survive what it throws or how long it blocks.
+ * code (a capsule's claim, the leader election), and leaves every other caller alone: a fake at the
+ * engine's database port, for loops that must survive what it throws or how long it blocks.
  */
 public final class FaultyDataSource {
 
@@ -19,7 +19,9 @@ public final class FaultyDataSource {
 
   private FaultyDataSource() {}
 
-  /** {@code real}, except that a getConnection called from {@code caller} runs {@code fault} first. */
+  /**
+   * {@code real}, except that a getConnection called from {@code caller} runs {@code fault} first.
+   */
   public static DataSource from(DataSource real, Class<?> caller, Fault fault) {
     return (DataSource)
         Proxy.newProxyInstance(

@@ -17,9 +17,9 @@ import org.postgresql.PGNotification;
  * faults switched on and off by the test, and a count of the statements the listener sends.
  *
  * <ul>
- *   <li>{@link #swallowListen}: the LISTEN statement runs as a harmless SELECT, so the
- *       connection never hears anything, self-probes included. This is what a transaction-mode
- *       pooler does: it accepts LISTEN on some server connection and forgets it.
+ *   <li>{@link #swallowListen}: the LISTEN statement runs as a harmless SELECT, so the connection
+ *       never hears anything, self-probes included. This is what a transaction-mode pooler does: it
+ *       accepts LISTEN on some server connection and forgets it.
  *   <li>{@link #dropNotifications}: notifications are read from the socket and thrown away while
  *       set: a connection that is up but deaf, which can heal.
  * </ul>

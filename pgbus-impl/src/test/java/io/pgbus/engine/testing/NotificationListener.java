@@ -16,12 +16,12 @@ import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
 /**
- * A dedicated LISTEN connection on the channels of some queues ({@code pgbus_<queue>}), read by
- * the test's own thread.
+ * A dedicated LISTEN connection on the channels of some queues ({@code pgbus_<queue>}), read by the
+ * test's own thread.
  *
  * <p>{@link #untilBarrier()} makes "nothing arrived" deterministic: PostgreSQL delivers the
- * notifications of different transactions in commit order, so once a barrier NOTIFY committed
- * after some transaction comes back, every notification that transaction sent has come back too.
+ * notifications of different transactions in commit order, so once a barrier NOTIFY committed after
+ * some transaction comes back, every notification that transaction sent has come back too.
  */
 public final class NotificationListener implements AutoCloseable {
 
@@ -68,8 +68,8 @@ public final class NotificationListener implements AutoCloseable {
   }
 
   /**
-   * The next notification on the queue's channel within {@code timeout}, or {@code null} when
-   * none came. Notifications on other channels that arrive meanwhile are kept for later calls.
+   * The next notification on the queue's channel within {@code timeout}, or {@code null} when none
+   * came. Notifications on other channels that arrive meanwhile are kept for later calls.
    */
   public Received next(String queue, Duration timeout) throws SQLException {
     String channel = channel(queue);

@@ -15,14 +15,14 @@ import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * A PostgreSQL server of one test's own, for fault tests that the shared server must not suffer:
- * it can start after the engine (a database that is down at deploy), stop under load, and start
- * again on the same port with the same data. Every test sees the database {@code postgres} as
- * user {@code postgres} on {@code 127.0.0.1}.
+ * A PostgreSQL server of one test's own, for fault tests that the shared server must not suffer: it
+ * can start after the engine (a database that is down at deploy), stop under load, and start again
+ * on the same port with the same data. Every test sees the database {@code postgres} as user {@code
+ * postgres} on {@code 127.0.0.1}.
  *
- * <p>{@link #close()} stops the server and deletes its data directory, whatever state it is in;
- * use it in try-with-resources or an {@code @AfterAll}. The server is also stopped when the JVM
- * exits (zonky's shutdown hook), so a failed test never leaves one running.
+ * <p>{@link #close()} stops the server and deletes its data directory, whatever state it is in; use
+ * it in try-with-resources or an {@code @AfterAll}. The server is also stopped when the JVM exits
+ * (zonky's shutdown hook), so a failed test never leaves one running.
  *
  * <pre>{@code
  * try (PrivateCluster pg = PrivateCluster.onFreePort()) {

@@ -8,9 +8,9 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * {@link JobEvents} that remembers every attempt, so a test can wait for "job 7 finished" or
- * "2,000 attempts completed" instead of sleeping. {@code finished} is called after the job's
- * transaction ended, so what it reports is committed.
+ * {@link JobEvents} that remembers every attempt, so a test can wait for "job 7 finished" or "2,000
+ * attempts completed" instead of sleeping. {@code finished} is called after the job's transaction
+ * ended, so what it reports is committed.
  */
 public final class RecordingEvents implements JobEvents {
 

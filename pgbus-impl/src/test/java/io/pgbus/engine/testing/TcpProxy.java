@@ -14,8 +14,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * A TCP proxy on 127.0.0.1 that can cut the network silently, as a partition or a dead host does:
  * while {@link #partition partitioned}, bytes in both directions are swallowed without a FIN or a
- * RST, and new connections are dropped at once. {@link #heal} closes what the partition left
- * behind and lets new connections through again.
+ * RST, and new connections are dropped at once. {@link #heal} closes what the partition left behind
+ * and lets new connections through again.
  */
 public final class TcpProxy implements AutoCloseable {
 

@@ -19,10 +19,10 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * A fresh database of its own for one test class, on the {@link TestPostgres} server: created
- * with a random name before the class, migrated with {@link Schema#migrate} (unless {@link
- * #empty()}), and dropped with {@code WITH (FORCE)} after it. Notifications are per database, so
- * classes that run in parallel never hear each other.
+ * A fresh database of its own for one test class, on the {@link TestPostgres} server: created with
+ * a random name before the class, migrated with {@link Schema#migrate} (unless {@link #empty()}),
+ * and dropped with {@code WITH (FORCE)} after it. Notifications are per database, so classes that
+ * run in parallel never hear each other.
  *
  * <pre>{@code
  * @RegisterExtension static final TestDatabase db = TestDatabase.migrated();

@@ -7,15 +7,15 @@ import java.io.UncheckedIOException;
  * The one PostgreSQL server the tests of this JVM use, found once, in this order:
  *
  * <ol>
- *   <li>the environment variable {@value #URL_ENV}: a JDBC URL to a database on a server where
- *       that user may create and drop databases, for example {@code
+ *   <li>the environment variable {@value #URL_ENV}: a JDBC URL to a database on a server where that
+ *       user may create and drop databases, for example {@code
  *       jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres};
  *   <li>Testcontainers, when a Docker engine is reachable;
  *   <li>an embedded PostgreSQL (zonky), started once per JVM and stopped when the JVM ends.
  * </ol>
  *
- * Testcontainers and zonky are touched only on the branch that uses them, so a module that sets
- * the environment variable needs neither on its class path.
+ * Testcontainers and zonky are touched only on the branch that uses them, so a module that sets the
+ * environment variable needs neither on its class path.
  */
 public final class TestPostgres {
 

@@ -132,7 +132,8 @@ class OtelTracingTest {
               assertThat(s.getName()).isEqualTo("traced process");
               assertThat(s.getAttributes().get(OtelTracing.SYSTEM)).isEqualTo("pgbus");
               assertThat(s.getAttributes().get(OtelTracing.DESTINATION)).isEqualTo("traced");
-              assertThat(s.getAttributes().get(OtelTracing.MESSAGE_ID)).isEqualTo(Long.toString(id));
+              assertThat(s.getAttributes().get(OtelTracing.MESSAGE_ID))
+                  .isEqualTo(Long.toString(id));
             });
     assertThat(attempts.get(0).getSpanId()).isNotEqualTo(attempts.get(1).getSpanId());
 
@@ -160,8 +161,12 @@ class OtelTracingTest {
       TraceContext captured = OtelTracing.on(otel).capture();
       assertThat(captured.traceParent())
           .isEqualTo(
-              "00-" + span.getSpanContext().getTraceId() + "-" + span.getSpanContext().getSpanId()
-                  + "-" + span.getSpanContext().getTraceFlags().asHex());
+              "00-"
+                  + span.getSpanContext().getTraceId()
+                  + "-"
+                  + span.getSpanContext().getSpanId()
+                  + "-"
+                  + span.getSpanContext().getTraceFlags().asHex());
     } finally {
       span.end();
     }

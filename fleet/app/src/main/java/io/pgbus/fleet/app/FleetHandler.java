@@ -16,14 +16,14 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
  * Runs the fleet's jobs. It writes its business row first and then works (sleeps), so a server
- * killed mid-job always leaves an uncommitted row behind: the row commits with the job's
- * completion or not at all. The row names the attempt, the server and its process, so FleetIT can
- * tell which attempt of which job ran where. The table has no unique key on purpose: a job that
- * committed twice shows up as two rows rather than as a failed attempt.
+ * killed mid-job always leaves an uncommitted row behind: the row commits with the job's completion
+ * or not at all. The row names the attempt, the server and its process, so FleetIT can tell which
+ * attempt of which job ran where. The table has no unique key on purpose: a job that committed
+ * twice shows up as two rows rather than as a failed attempt.
  *
  * <p>It writes through pgbus's own JTA datasource, named by {@code pgbus.datasource} ({@code
- * jdbc/pgbus} on Liberty; WildFly's name comes from a system property), so that one WAR serves
- * both servers. Its writes must go to that datasource: a second one-phase resource in the job's
+ * jdbc/pgbus} on Liberty; WildFly's name comes from a system property), so that one WAR serves both
+ * servers. Its writes must go to that datasource: a second one-phase resource in the job's
  * transaction cannot commit atomically with the completion. (A resource reference bound in
  * jboss-web.xml by {@code jndi-name} was not applied by WildFly 39 in our try: the handler got its
  * default datasource, ExampleDS, and every job failed with ARJUNA016154, "Unable to add multiple

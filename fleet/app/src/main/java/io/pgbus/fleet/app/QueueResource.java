@@ -1,7 +1,7 @@
 package io.pgbus.fleet.app;
 
-import jakarta.annotation.security.PermitAll;
 import io.pgbus.JobQueue;
+import jakarta.annotation.security.PermitAll;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.POST;
@@ -11,9 +11,9 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 
 /**
- * Pauses and resumes a queue through the injected {@link JobQueue}, as an operator's console
- * would. Unauthenticated: the fleet's servers listen on 127.0.0.1 only; an application of yours
- * puts such endpoints behind a role.
+ * Pauses and resumes a queue through the injected {@link JobQueue}, as an operator's console would.
+ * Unauthenticated: the fleet's servers listen on 127.0.0.1 only; an application of yours puts such
+ * endpoints behind a role.
  */
 // Open on purpose: the fleet test's own servers, on localhost, driven by FleetIT without a login.
 @PermitAll

@@ -17,7 +17,8 @@ public final class LogRecordContext {
 
   public static void addExtension(String name, String value) {
     if (name == null || value == null) {
-      throw new IllegalArgumentException("Neither 'extensionName' nor 'extensionValue' can be null");
+      throw new IllegalArgumentException(
+          "Neither 'extensionName' nor 'extensionValue' can be null");
     }
     EXTENSIONS.get().put(name, value);
   }
