@@ -10,14 +10,20 @@ import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.output.MigrateResult;
 
 /**
- * The {@code pgbus} schema and its versioned migrations, applied by Flyway. Flyway serialises
+ * The {@code pgbus} schema and its migrations, applied by Flyway: versioned ones ({@code
+ * V<n>__*.sql}: types, tables, indexes, and the drops a new signature needs) and repeatable ones
+ * ({@code R__*.sql}: each function's one current definition, applied after the versioned ones and
+ * again whenever the file changes). See docs/schema.md, "Where the schema lives". Flyway serialises
  * concurrent migrators on PostgreSQL with an advisory lock, so ten JVMs starting at once apply each
  * migration once; we add our own session advisory lock around the whole run so that even the first
  * {@code CREATE SCHEMA} cannot race.
  */
 public final class Schema {
 
-  /** The migration version this build of the engine expects. */
+  /**
+   * The versioned migration this build of the engine expects. Repeatable migrations have no
+   * version: they change no number here.
+   */
   public static final String EXPECTED_VERSION = "7";
 
   /** The schema history table, inside the {@code pgbus} schema. */
@@ -26,15 +32,17 @@ public final class Schema {
   // An arbitrary, fixed key: "pgbus" in ASCII. Held only for the duration of a migration.
   private static final long MIGRATION_LOCK = 0x7067627573L;
 
+  // Repeatable migrations are recorded with a NULL version, after the versioned ones: skipped here.
   private static final String VERSION =
-      "SELECT version FROM pgbus.schema_history WHERE success ORDER BY installed_rank DESC LIMIT 1";
+      "SELECT version FROM pgbus.schema_history WHERE success AND version IS NOT NULL"
+          + " ORDER BY installed_rank DESC LIMIT 1";
 
   private static final String HISTORY_EXISTS =
       "SELECT pg_catalog.to_regclass('pgbus.schema_history') IS NOT NULL";
 
   private Schema() {}
 
-  /** Applies pending migrations and returns the version now installed. */
+  /** Applies pending migrations and returns the (versioned) version now installed. */
   public static String migrate(DataSource dataSource) {
     try (Connection lockHolder = dataSource.getConnection()) {
       lockHolder.setAutoCommit(true);
@@ -57,6 +65,10 @@ public final class Schema {
                 .locations("classpath:io/pgbus/db/migration")
                 .callbackLocations("classpath:io/pgbus/db/migration")
                 .failOnMissingLocations(true)
+                // A later build may merge or rename a repeatable migration: the old one's row
+                // then has no file, which is no error. A newer versioned one (a newer build ran
+                // first) is not an error either; the version check after migrating reports it.
+                .ignoreMigrationPatterns("*:future", "repeatable:missing")
                 .load()
                 .migrate();
         return result.targetSchemaVersion != null

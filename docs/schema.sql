@@ -1,0 +1,636 @@
+-- The pgbus schema as a fresh install has it: every type, table, index and function, current.
+-- Generated from the migrations by tools/dump-schema (pg_dump --schema-only); do not edit.
+-- SchemaDumpTest fails when this file and the migrations disagree. See docs/schema.md.
+
+--
+-- Name: pgbus; Type: SCHEMA; Schema: -; Owner: -
+--
+
+CREATE SCHEMA pgbus;
+
+--
+-- Name: job_state; Type: TYPE; Schema: pgbus; Owner: -
+--
+
+CREATE TYPE pgbus.job_state AS ENUM (
+    'scheduled',
+    'available',
+    'running',
+    'retryable',
+    'completed',
+    'dead',
+    'cancelled'
+);
+
+--
+-- Name: queue_name; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.queue_name AS text
+	CONSTRAINT queue_name_check CHECK (((VALUE ~ '^[a-z][a-z0-9_]*$'::text) AND (length(VALUE) <= 48)));
+
+--
+-- Name: actor(); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.actor() RETURNS text
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$ SELECT coalesce(nullif(current_setting('pgbus.principal', true), ''), session_user::text) $$;
+
+--
+-- Name: channel(pgbus.queue_name); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.channel(queue pgbus.queue_name) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT
+    AS $$ SELECT 'pgbus_' || queue::text $$;
+
+--
+-- Name: check_payload(text, jsonb); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.check_payload(queue text, payload jsonb) RETURNS void
+    LANGUAGE plpgsql STABLE
+    AS $$
+  DECLARE
+    -- The row is there from V5 on; the default stands in should someone delete it.
+    v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
+    v_bytes integer;
+  BEGIN
+    IF pg_catalog.pg_column_size(check_payload.payload) > v_limit / 6 THEN
+      v_bytes := pg_catalog.octet_length(check_payload.payload::text);
+      IF v_bytes > v_limit THEN
+        RAISE EXCEPTION 'payload for queue ''%'' is % bytes, over the limit of % bytes: store large data in your own table and enqueue its key, or raise pgbus.max-payload-bytes',
+          check_payload.queue, v_bytes, v_limit
+          USING ERRCODE = 'invalid_parameter_value';
+      END IF;
+    END IF;
+  END $$;
+
+--
+-- Name: check_run_at(text, timestamp with time zone); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.check_run_at(queue text, run_at timestamp with time zone) RETURNS void
+    LANGUAGE plpgsql STABLE
+    AS $$
+  BEGIN
+    IF NOT pg_catalog.isfinite(check_run_at.run_at) THEN
+      RAISE EXCEPTION 'pgbus: run_at must be a finite time, not % (queue %): pass NULL for now, or a time at most 100 years ahead',
+        check_run_at.run_at, check_run_at.queue
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF check_run_at.run_at > now() + interval '36500 days' THEN
+      RAISE EXCEPTION 'pgbus: run_at % is more than 100 years (interval ''36500 days'') ahead (queue %): schedule it nearer, or keep the date in your own table and enqueue the job later',
+        check_run_at.run_at, check_run_at.queue
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+  END $$;
+
+--
+-- Name: check_trace(pgbus.queue_name, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.check_trace(queue pgbus.queue_name, trace_parent text, trace_state text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    AS $_$
+  BEGIN
+    IF check_trace.trace_parent IS NULL THEN
+      IF check_trace.trace_state IS NOT NULL THEN
+        RAISE EXCEPTION 'pgbus: trace_state without trace_parent (queue %): pass the traceparent too, or no tracestate',
+          check_trace.queue::text
+          USING ERRCODE = 'invalid_parameter_value';
+      END IF;
+      RETURN;
+    END IF;
+    IF pg_catalog.length(check_trace.trace_parent) <> 55
+       OR check_trace.trace_parent !~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
+       OR pg_catalog.substr(check_trace.trace_parent, 4, 32) = '00000000000000000000000000000000'
+       OR pg_catalog.substr(check_trace.trace_parent, 37, 16) = '0000000000000000' THEN
+      RAISE EXCEPTION 'pgbus: invalid trace_parent % (queue %): pass a W3C traceparent of version 00 (00-<32 hex>-<16 hex>-<2 hex>, lower case, ids not all zero), or NULL for no trace',
+        pg_catalog.quote_literal(pg_catalog.left(check_trace.trace_parent, 80)), check_trace.queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF check_trace.trace_state IS NOT NULL
+       AND (pg_catalog.length(check_trace.trace_state) > 512
+            OR check_trace.trace_state !~ '^[\x20-\x7e]*$') THEN
+      RAISE EXCEPTION 'pgbus: invalid trace_state % (queue %): pass a W3C tracestate of at most 512 printable ASCII characters, or NULL',
+        pg_catalog.quote_literal(pg_catalog.left(check_trace.trace_state, 80)), check_trace.queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+  END $_$;
+
+--
+-- Name: job; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.job (
+    id bigint NOT NULL,
+    queue pgbus.queue_name NOT NULL,
+    state pgbus.job_state DEFAULT 'available'::pgbus.job_state NOT NULL,
+    priority smallint DEFAULT 0 NOT NULL,
+    payload jsonb NOT NULL,
+    attempt integer DEFAULT 0 NOT NULL,
+    max_attempts integer DEFAULT 25 NOT NULL,
+    run_at timestamp with time zone DEFAULT now() NOT NULL,
+    attempted_at timestamp with time zone,
+    attempted_by text,
+    lease_expires_at timestamp with time zone,
+    errors jsonb DEFAULT '[]'::jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    finalized_at timestamp with time zone,
+    unique_key text,
+    trace_parent text,
+    trace_state text,
+    enqueued_by text DEFAULT COALESCE(NULLIF(current_setting('pgbus.principal'::text, true), ''::text), (SESSION_USER)::text),
+    correlation_id text DEFAULT NULLIF(current_setting('pgbus.correlation_id'::text, true), ''::text),
+    CONSTRAINT job_correlation_id_check CHECK (((length(correlation_id) >= 1) AND (length(correlation_id) <= 128))),
+    CONSTRAINT job_enqueued_by_check CHECK (((length(enqueued_by) >= 1) AND (length(enqueued_by) <= 256))),
+    CONSTRAINT job_max_attempts_check CHECK ((max_attempts >= 1)),
+    CONSTRAINT job_priority_check CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
+    CONSTRAINT job_trace_parent_check CHECK (((trace_parent ~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'::text) AND (substr(trace_parent, 4, 32) <> '00000000000000000000000000000000'::text) AND (substr(trace_parent, 37, 16) <> '0000000000000000'::text))),
+    CONSTRAINT job_trace_state_check CHECK (((trace_state IS NULL) OR ((trace_parent IS NOT NULL) AND (length(trace_state) <= 512) AND (trace_state ~ '^[\x20-\x7e]*$'::text)))),
+    CONSTRAINT job_unique_key_check CHECK (((length(unique_key) >= 1) AND (length(unique_key) <= 255)))
+);
+
+--
+-- Name: claim(text[], integer, text, interval); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease interval) RETURNS SETOF pgbus.job
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $_$
+  DECLARE
+    q text;
+    remaining integer := max_jobs;
+    v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
+    buried integer;
+    r record;
+  BEGIN
+    FOREACH q IN ARRAY queues LOOP
+      EXIT WHEN remaining <= 0;
+      CONTINUE WHEN EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = q);
+      LOOP
+        buried := 0;
+        FOR r IN
+          WITH picked AS (
+            SELECT c.id,
+                   CASE WHEN pg_column_size(c.payload) > v_limit / 1536
+                        THEN octet_length(c.payload::text) END AS bytes
+              FROM pgbus.job c
+             WHERE c.queue = q
+               AND c.state IN ('available', 'scheduled', 'retryable')
+               AND c.run_at <= now()
+             ORDER BY c.priority, c.run_at, c.id
+             LIMIT remaining
+             FOR UPDATE SKIP LOCKED
+          ), claimed AS (
+            UPDATE pgbus.job j
+               SET state = CASE WHEN p.bytes > v_limit THEN 'dead' ELSE 'running' END::job_state,
+                   attempt = j.attempt + 1,
+                   attempted_at = now(),
+                   attempted_by = worker,
+                   lease_expires_at = CASE WHEN p.bytes > v_limit THEN NULL ELSE now() + lease END,
+                   finalized_at = CASE WHEN p.bytes > v_limit THEN now() END,
+                   errors = CASE WHEN p.bytes > v_limit
+                     THEN jsonb_path_query_array(
+                            jsonb_build_array(jsonb_build_object(
+                              'attempt', j.attempt + 1, 'at', now(),
+                              'error', format('payload for queue ''%s'' is %s bytes, over the limit of %s bytes:'
+                                              ' not claimed; store large data in your own table and enqueue'
+                                              ' its key, or raise pgbus.max-payload-bytes and replay the job',
+                                              j.queue, p.bytes, v_limit)))
+                              || j.errors,
+                            '$[0 to 9]')
+                     ELSE j.errors END
+              FROM picked p
+             WHERE j.id = p.id
+            RETURNING j, p.bytes > v_limit AS oversized)
+          SELECT c.j AS job, coalesce(c.oversized, false) AS oversized
+            FROM claimed c
+           ORDER BY (c.j).priority, (c.j).run_at, (c.j).id
+        LOOP
+          IF r.oversized THEN
+            buried := buried + 1;
+          ELSE
+            remaining := remaining - 1;
+            RETURN NEXT r.job;
+          END IF;
+        END LOOP;
+        EXIT WHEN buried = 0 OR remaining <= 0;
+      END LOOP;
+    END LOOP;
+  END $_$;
+
+--
+-- Name: enqueue(text, jsonb, timestamp with time zone, integer, integer, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.enqueue(queue text, payload jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+  DECLARE
+    v_id bigint;
+  BEGIN
+    SELECT e.id INTO v_id
+      FROM pgbus.enqueue_job(enqueue.queue, enqueue.payload, enqueue.run_at, enqueue.priority,
+                             enqueue.max_attempts, enqueue.unique_key,
+                             enqueue.trace_parent, enqueue.trace_state) e;
+    RETURN v_id;
+  END $$;
+
+--
+-- Name: enqueue_job(text, jsonb, timestamp with time zone, integer, integer, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text, OUT id bigint, OUT duplicate boolean) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+  -- Columns win over the parameters of the same name (queue, unique_key in ON CONFLICT);
+  -- parameters are always written enqueue_job.<name>.
+  #variable_conflict use_column
+  DECLARE
+    v_queue  pgbus.queue_name := pgbus.queue(enqueue_job.queue);
+    v_run_at timestamptz := coalesce(enqueue_job.run_at, now());
+    v_state  pgbus.job_state :=
+      CASE WHEN coalesce(enqueue_job.run_at, now()) <= now() THEN 'available' ELSE 'scheduled' END;
+  BEGIN
+    IF enqueue_job.payload IS NULL OR pg_catalog.jsonb_typeof(enqueue_job.payload) = 'null' THEN
+      RAISE EXCEPTION 'pgbus: payload must not be null (queue %); use ''{}'' for an empty payload', enqueue_job.queue
+        USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
+    PERFORM pgbus.check_run_at(v_queue, v_run_at);
+    IF enqueue_job.trace_parent IS NOT NULL OR enqueue_job.trace_state IS NOT NULL THEN
+      PERFORM pgbus.check_trace(v_queue, enqueue_job.trace_parent, enqueue_job.trace_state);
+    END IF;
+    IF enqueue_job.unique_key IS NOT NULL
+       AND (pg_catalog.btrim(enqueue_job.unique_key) = ''
+            OR pg_catalog.length(enqueue_job.unique_key) > 255) THEN
+      RAISE EXCEPTION 'pgbus: invalid unique key % (queue %): use 1 to 255 characters, not only blanks, or NULL for no key',
+        pg_catalog.quote_literal(pg_catalog.left(enqueue_job.unique_key, 80)), enqueue_job.queue
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    LOOP
+      -- The inference predicate is job_unique_idx's, word for word but for the operator, which
+      -- is the one the index was built with (enum_eq), named so that no look-alike can stand in.
+      INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at, unique_key,
+                                  trace_parent, trace_state)
+      VALUES (v_queue, v_state, enqueue_job.priority, enqueue_job.payload,
+              enqueue_job.max_attempts, v_run_at, enqueue_job.unique_key,
+              enqueue_job.trace_parent, enqueue_job.trace_state)
+      ON CONFLICT (queue, unique_key)
+        WHERE unique_key IS NOT NULL
+          AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
+        DO NOTHING
+      RETURNING j.id INTO id;
+      IF FOUND THEN
+        duplicate := false;
+        PERFORM pgbus.notify(v_queue, v_run_at);
+        RETURN;
+      END IF;
+      -- Only a keyed job can conflict, so here unique_key is set.
+      SELECT j.id INTO id
+        FROM pgbus.job j
+       WHERE j.queue::text = v_queue::text AND j.unique_key = enqueue_job.unique_key
+         AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}');
+      IF FOUND THEN
+        duplicate := true;
+        RETURN;
+      END IF;
+    END LOOP;
+  END $$;
+
+--
+-- Name: enqueue_many(text[], jsonb[], timestamp with time zone[], integer[], integer[], text[], text[], text[]); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats timestamp with time zone[], priorities integer[], max_attempts integer[], unique_keys text[] DEFAULT NULL::text[], trace_parents text[] DEFAULT NULL::text[], trace_states text[] DEFAULT NULL::text[]) RETURNS SETOF bigint
+    LANGUAGE plpgsql
+    AS $$
+  DECLARE
+    v_null integer := coalesce(pg_catalog.array_position(payloads, NULL),
+                               pg_catalog.array_position(payloads, 'null'::jsonb));
+    v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
+    v_n integer := coalesce(pg_catalog.array_length(queues, 1), 0);
+  BEGIN
+    IF v_null IS NOT NULL THEN
+      RAISE EXCEPTION 'pgbus: payload % of the batch is null; use ''{}'' for an empty payload', v_null
+        USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- Checked for the whole batch before anything is written. The filters only spare the call
+    -- (and its read of pgbus.setting) for the jobs that cannot fail it; the checks raise. The
+    -- unique-key path below checks each job again in pgbus.enqueue_job.
+    PERFORM pgbus.check_payload(t.q, t.p)
+       FROM unnest(queues, payloads) AS t(q, p)
+      WHERE pg_catalog.pg_column_size(t.p) > v_limit / 6;
+    PERFORM pgbus.check_run_at(t.q, t.r)
+       FROM unnest(queues, run_ats) AS t(q, r)
+      WHERE NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days';
+    IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
+      PERFORM pgbus.check_trace(pgbus.queue(queues[i]), trace_parents[i], trace_states[i])
+         FROM pg_catalog.generate_series(1, v_n) AS g(i);
+    END IF;
+    IF unique_keys IS NOT NULL
+       AND EXISTS (SELECT 1 FROM pg_catalog.unnest(unique_keys) k WHERE k IS NOT NULL) THEN
+      FOR i IN 1 .. v_n LOOP
+        RETURN NEXT (SELECT e.id
+                       FROM pgbus.enqueue_job(queues[i], payloads[i], run_ats[i], priorities[i],
+                                              max_attempts[i], unique_keys[i],
+                                              trace_parents[i], trace_states[i]) e);
+      END LOOP;
+      RETURN;
+    END IF;
+    RETURN QUERY
+      WITH input AS (
+        SELECT pgbus.queue(t.q) AS queue, t.p AS payload, coalesce(t.r, now()) AS run_at,
+               t.pr AS priority, t.m AS max_attempts, t.ord,
+               trace_parents[t.ord] AS trace_parent, trace_states[t.ord] AS trace_state
+          FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
+               WITH ORDINALITY AS t(q, p, r, pr, m, ord)
+      ), inserted AS (
+        INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, run_at,
+                               trace_parent, trace_state)
+        SELECT i.queue,
+               CASE WHEN i.run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
+               i.priority, i.payload, i.max_attempts, i.run_at, i.trace_parent, i.trace_state
+          FROM input i
+         ORDER BY i.ord
+        RETURNING id
+      ), notified AS (
+        SELECT pgbus.notify(n.queue, min(n.run_at))
+          FROM input n
+         GROUP BY n.queue, n.run_at <= now()
+      )
+      -- Identity values are assigned in insert order, which follows ORDER BY i.ord above.
+      SELECT id FROM inserted, (SELECT count(*) FROM notified) force_notify ORDER BY id;
+  END $$;
+
+--
+-- Name: listen(text[]); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.listen(channels text[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE c text;
+  BEGIN
+    FOREACH c IN ARRAY channels LOOP
+      EXECUTE pg_catalog.format('LISTEN %I', c);
+    END LOOP;
+  END $$;
+
+--
+-- Name: notify(pgbus.queue_name, timestamp with time zone); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.notify(queue pgbus.queue_name, due timestamp with time zone) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+  BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = notify.queue::text) THEN
+      PERFORM pg_catalog.pg_notify(
+                pgbus.channel(notify.queue),
+                CASE WHEN notify.due <= now() THEN ''
+                     ELSE (pg_catalog.ceil(extract(epoch FROM notify.due)::numeric * 1000.0))::bigint::text END);
+    END IF;
+  END $$;
+
+--
+-- Name: pause(text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.pause(queue text, paused_by text DEFAULT NULL::text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  BEGIN
+    INSERT INTO pgbus.queue_pause (queue, paused_by)
+    VALUES (pgbus.queue(pause.queue), coalesce(pause.paused_by, current_user::text))
+    ON CONFLICT DO NOTHING;
+    IF NOT FOUND THEN
+      RETURN false;
+    END IF;
+    INSERT INTO pgbus.audit (actor, action, queue) VALUES (pgbus.actor(), 'pause', pause.queue);
+    RETURN true;
+  END $$;
+
+--
+-- Name: queue(text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.queue(name text) RETURNS pgbus.queue_name
+    LANGUAGE plpgsql IMMUTABLE
+    AS $_$
+  BEGIN
+    IF name IS NULL OR name !~ '^[a-z][a-z0-9_]*$' OR pg_catalog.length(name) > 48 THEN
+      RAISE EXCEPTION 'pgbus: invalid queue name %: use a lower-case letter followed by lower-case letters, digits or _, at most 48 characters', pg_catalog.quote_nullable(name)
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN name::pgbus.queue_name;
+  END $_$;
+
+--
+-- Name: resume(text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.resume(queue text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(resume.queue);
+    v_due   timestamptz;
+  BEGIN
+    DELETE FROM pgbus.queue_pause p WHERE p.queue = v_queue;
+    IF NOT FOUND THEN
+      RETURN false;
+    END IF;
+    INSERT INTO pgbus.audit (actor, action, queue) VALUES (pgbus.actor(), 'resume', resume.queue);
+    SELECT min(j.run_at) INTO v_due
+      FROM pgbus.job j
+     WHERE j.queue = v_queue AND j.state IN ('available', 'scheduled', 'retryable');
+    IF v_due IS NOT NULL THEN
+      PERFORM pgbus.notify(v_queue, v_due);
+    END IF;
+    RETURN true;
+  END $$;
+
+--
+-- Name: audit; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.audit (
+    id bigint NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    actor text NOT NULL,
+    action text NOT NULL,
+    queue text NOT NULL,
+    job_id bigint,
+    detail jsonb,
+    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text]))),
+    CONSTRAINT audit_actor_check CHECK (((length(actor) >= 1) AND (length(actor) <= 256)))
+);
+
+--
+-- Name: audit_id_seq; Type: SEQUENCE; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.audit ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME pgbus.audit_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: cron; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.cron (
+    name text NOT NULL,
+    last_run_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: job_id_seq; Type: SEQUENCE; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.job ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME pgbus.job_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: leader; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.leader (
+    name text NOT NULL,
+    holder text NOT NULL,
+    elected_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL
+);
+
+--
+-- Name: queue_pause; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.queue_pause (
+    queue pgbus.queue_name NOT NULL,
+    paused_at timestamp with time zone DEFAULT now() NOT NULL,
+    paused_by text
+);
+
+--
+-- Name: setting; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.setting (
+    id boolean DEFAULT true NOT NULL,
+    max_payload_bytes integer DEFAULT 1048576 NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_by text,
+    CONSTRAINT setting_id_check CHECK (id),
+    CONSTRAINT setting_max_payload_bytes_check CHECK ((max_payload_bytes > 0))
+);
+
+--
+-- Name: audit audit_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.audit
+    ADD CONSTRAINT audit_pkey PRIMARY KEY (id);
+
+--
+-- Name: cron cron_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.cron
+    ADD CONSTRAINT cron_pkey PRIMARY KEY (name);
+
+--
+-- Name: job job_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.job
+    ADD CONSTRAINT job_pkey PRIMARY KEY (id);
+
+--
+-- Name: leader leader_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.leader
+    ADD CONSTRAINT leader_pkey PRIMARY KEY (name);
+
+--
+-- Name: queue_pause queue_pause_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.queue_pause
+    ADD CONSTRAINT queue_pause_pkey PRIMARY KEY (queue);
+
+--
+-- Name: setting setting_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.setting
+    ADD CONSTRAINT setting_pkey PRIMARY KEY (id);
+
+--
+-- Name: audit_job_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX audit_job_idx ON pgbus.audit USING btree (job_id) WHERE (job_id IS NOT NULL);
+
+--
+-- Name: audit_queue_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX audit_queue_idx ON pgbus.audit USING btree (queue, id);
+
+--
+-- Name: job_claim_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_claim_idx ON pgbus.job USING btree (queue, priority, run_at, id) WHERE (state = ANY (ARRAY['available'::pgbus.job_state, 'scheduled'::pgbus.job_state, 'retryable'::pgbus.job_state]));
+
+--
+-- Name: job_due_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_due_idx ON pgbus.job USING btree (queue, run_at) WHERE (state = ANY (ARRAY['available'::pgbus.job_state, 'scheduled'::pgbus.job_state, 'retryable'::pgbus.job_state]));
+
+--
+-- Name: job_finalized_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_finalized_idx ON pgbus.job USING btree (state, finalized_at) WHERE (state = ANY (ARRAY['completed'::pgbus.job_state, 'dead'::pgbus.job_state, 'cancelled'::pgbus.job_state]));
+
+--
+-- Name: job_lease_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_lease_idx ON pgbus.job USING btree (lease_expires_at) WHERE (state = 'running'::pgbus.job_state);
+
+--
+-- Name: job_unique_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE UNIQUE INDEX job_unique_idx ON pgbus.job USING btree (queue, unique_key) WHERE ((unique_key IS NOT NULL) AND (state = ANY (ARRAY['scheduled'::pgbus.job_state, 'available'::pgbus.job_state, 'running'::pgbus.job_state, 'retryable'::pgbus.job_state])));
+
+--
+-- Name: TABLE setting; Type: ACL; Schema: pgbus; Owner: -
+--
+
+GRANT SELECT ON TABLE pgbus.setting TO PUBLIC;

@@ -1,0 +1,86 @@
+-- Repeatable migration: the current definition of the checks every enqueue makes before it writes
+-- anything: pgbus.check_run_at, pgbus.check_payload, pgbus.check_trace. Flyway applies it after
+-- the versioned migrations and again whenever this file changes. See docs/schema.md.
+--
+-- Each refuses with SQLSTATE 22023 (invalid_parameter_value) and a message that names the value,
+-- the queue and the fix. On the enqueue path, so path-independent rather than pinned (see
+-- R__enqueue.sql).
+
+-- run_at may be at most 100 years (interval '36500 days') after now(), and must be finite. Beyond
+-- that, epoch milliseconds overflow in the engine's alarms, and 'infinity' used to fail with
+-- "cannot convert infinity to bigint" deep inside pgbus.notify. Java bounds delays with the same
+-- constant (EnqueueOptions.MAX_SCHEDULE_AHEAD). Existing rows are left as they are: no CHECK on
+-- the table, whose bound would move with now() anyway.
+CREATE OR REPLACE FUNCTION pgbus.check_run_at(queue text, run_at timestamptz) RETURNS void
+  LANGUAGE plpgsql STABLE
+  AS $$
+  BEGIN
+    IF NOT pg_catalog.isfinite(check_run_at.run_at) THEN
+      RAISE EXCEPTION 'pgbus: run_at must be a finite time, not % (queue %): pass NULL for now, or a time at most 100 years ahead',
+        check_run_at.run_at, check_run_at.queue
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF check_run_at.run_at > now() + interval '36500 days' THEN
+      RAISE EXCEPTION 'pgbus: run_at % is more than 100 years (interval ''36500 days'') ahead (queue %): schedule it nearer, or keep the date in your own table and enqueue the job later',
+        check_run_at.run_at, check_run_at.queue
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+  END $$;
+
+-- Refuses a payload over pgbus.setting.max_payload_bytes, counted in bytes of its JSON text (the
+-- text a claim hands to Java), with the message of the Java API. The common case never renders
+-- the text: a jsonb value's JSON text is at most 6 times its binary size (a control character,
+-- 1 byte, is written \u0001), so a payload of a sixth of the limit or less cannot be over it.
+CREATE OR REPLACE FUNCTION pgbus.check_payload(queue text, payload jsonb) RETURNS void
+  LANGUAGE plpgsql STABLE
+  AS $$
+  DECLARE
+    -- The row is there from V5 on; the default stands in should someone delete it.
+    v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
+    v_bytes integer;
+  BEGIN
+    IF pg_catalog.pg_column_size(check_payload.payload) > v_limit / 6 THEN
+      v_bytes := pg_catalog.octet_length(check_payload.payload::text);
+      IF v_bytes > v_limit THEN
+        RAISE EXCEPTION 'payload for queue ''%'' is % bytes, over the limit of % bytes: store large data in your own table and enqueue its key, or raise pgbus.max-payload-bytes',
+          check_payload.queue, v_bytes, v_limit
+          USING ERRCODE = 'invalid_parameter_value';
+      END IF;
+    END IF;
+  END $$;
+
+-- The W3C trace context of the enqueuer: traceparent version 00 (00-<32 hex trace id>-<16 hex
+-- parent id>-<2 hex flags>, 55 characters, lower case, ids not all zero) and a tracestate of at
+-- most 512 printable ASCII characters (the length propagators must keep, W3C Trace Context
+-- 3.3.1.5). The values are untrusted input, so an invalid one is refused, not dropped: the caller
+-- passed it on purpose. The table's CHECKs hold the same rules against a plain INSERT. Called
+-- only when a trace context is passed, so an enqueue without one pays nothing.
+CREATE OR REPLACE FUNCTION pgbus.check_trace(queue pgbus.queue_name, trace_parent text, trace_state text)
+  RETURNS void
+  LANGUAGE plpgsql IMMUTABLE
+  AS $$
+  BEGIN
+    IF check_trace.trace_parent IS NULL THEN
+      IF check_trace.trace_state IS NOT NULL THEN
+        RAISE EXCEPTION 'pgbus: trace_state without trace_parent (queue %): pass the traceparent too, or no tracestate',
+          check_trace.queue::text
+          USING ERRCODE = 'invalid_parameter_value';
+      END IF;
+      RETURN;
+    END IF;
+    IF pg_catalog.length(check_trace.trace_parent) <> 55
+       OR check_trace.trace_parent !~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
+       OR pg_catalog.substr(check_trace.trace_parent, 4, 32) = '00000000000000000000000000000000'
+       OR pg_catalog.substr(check_trace.trace_parent, 37, 16) = '0000000000000000' THEN
+      RAISE EXCEPTION 'pgbus: invalid trace_parent % (queue %): pass a W3C traceparent of version 00 (00-<32 hex>-<16 hex>-<2 hex>, lower case, ids not all zero), or NULL for no trace',
+        pg_catalog.quote_literal(pg_catalog.left(check_trace.trace_parent, 80)), check_trace.queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF check_trace.trace_state IS NOT NULL
+       AND (pg_catalog.length(check_trace.trace_state) > 512
+            OR check_trace.trace_state !~ '^[\x20-\x7e]*$') THEN
+      RAISE EXCEPTION 'pgbus: invalid trace_state % (queue %): pass a W3C tracestate of at most 512 printable ASCII characters, or NULL',
+        pg_catalog.quote_literal(pg_catalog.left(check_trace.trace_state, 80)), check_trace.queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+  END $$;

@@ -1,0 +1,205 @@
+-- Repeatable migration: the current definition of the enqueue functions, pgbus.enqueue_job,
+-- pgbus.enqueue and pgbus.enqueue_many. Flyway applies it after the versioned migrations and again
+-- whenever this file changes. See docs/schema.md, "Functions" and "Unique jobs".
+--
+-- A new parameter changes a signature, which CREATE OR REPLACE cannot do: the versioned migration
+-- that adds one drops the old function first (as V3 and V6 did), and the new definition goes here.
+--
+-- search_path: a function without its own search_path resolves names with the caller's, and
+-- applications connect with "$user", public. pg_catalog is searched first, but only an exact
+-- match of argument types there wins: a polymorphic (array_position, unnest, array_length),
+-- VARIADIC "any" (format, jsonb_build_object) or implicitly cast call is resolved among all
+-- candidates, and a look-alike in public with the exact argument types wins. Off the hot path a
+-- function pins its path (SET search_path = pg_catalog, pgbus, pg_temp). The enqueue path
+-- (these functions, queue, channel, notify and the checks) is instead written so that nothing in
+-- it depends on the path, because a pinned path costs every call a save and restore of the
+-- setting, and replanning where pinned and unpinned functions call each other (measured: see
+-- docs/schema.md, V5): every call that pg_catalog may not match exactly is qualified with
+-- pg_catalog. (now(), min(timestamptz), count(*) and the keyword coalesce need not be), every
+-- operator has operands of exactly the types of a pg_catalog operator, comparisons on the
+-- job_state enum are written OPERATOR(pg_catalog.=), and a queue_name is compared as ::text.
+-- SearchPathHijackTest plants look-alikes for every call and fails on any hit.
+
+-- Enqueues one job and says whether it was new. With a unique_key, a job with the same key that
+-- is still waiting or running wins: nothing is inserted, no notification is sent, and its id
+-- comes back with duplicate = true. No error is raised, so the caller's transaction goes on.
+--
+-- Why INSERT ... ON CONFLICT DO NOTHING and not a check first: a SELECT-then-INSERT lets two
+-- transactions both see no job and both insert. With ON CONFLICT, the second waits on the
+-- first's uncommitted row: if the first commits, the second does nothing and then reads the
+-- committed id (READ COMMITTED: each statement here takes a fresh snapshot); if it rolls back,
+-- the second inserts. The loop covers the holder finishing between those two statements.
+CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
+    queue        text,
+    payload      jsonb,
+    run_at       timestamptz DEFAULT NULL,
+    priority     integer     DEFAULT 0,
+    max_attempts integer     DEFAULT 25,
+    unique_key   text        DEFAULT NULL,
+    trace_parent text        DEFAULT NULL,
+    trace_state  text        DEFAULT NULL,
+    OUT id        bigint,
+    OUT duplicate boolean)
+  LANGUAGE plpgsql VOLATILE
+  AS $$
+  -- Columns win over the parameters of the same name (queue, unique_key in ON CONFLICT);
+  -- parameters are always written enqueue_job.<name>.
+  #variable_conflict use_column
+  DECLARE
+    v_queue  pgbus.queue_name := pgbus.queue(enqueue_job.queue);
+    v_run_at timestamptz := coalesce(enqueue_job.run_at, now());
+    v_state  pgbus.job_state :=
+      CASE WHEN coalesce(enqueue_job.run_at, now()) <= now() THEN 'available' ELSE 'scheduled' END;
+  BEGIN
+    IF enqueue_job.payload IS NULL OR pg_catalog.jsonb_typeof(enqueue_job.payload) = 'null' THEN
+      RAISE EXCEPTION 'pgbus: payload must not be null (queue %); use ''{}'' for an empty payload', enqueue_job.queue
+        USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
+    PERFORM pgbus.check_run_at(v_queue, v_run_at);
+    IF enqueue_job.trace_parent IS NOT NULL OR enqueue_job.trace_state IS NOT NULL THEN
+      PERFORM pgbus.check_trace(v_queue, enqueue_job.trace_parent, enqueue_job.trace_state);
+    END IF;
+    IF enqueue_job.unique_key IS NOT NULL
+       AND (pg_catalog.btrim(enqueue_job.unique_key) = ''
+            OR pg_catalog.length(enqueue_job.unique_key) > 255) THEN
+      RAISE EXCEPTION 'pgbus: invalid unique key % (queue %): use 1 to 255 characters, not only blanks, or NULL for no key',
+        pg_catalog.quote_literal(pg_catalog.left(enqueue_job.unique_key, 80)), enqueue_job.queue
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    LOOP
+      -- The inference predicate is job_unique_idx's, word for word but for the operator, which
+      -- is the one the index was built with (enum_eq), named so that no look-alike can stand in.
+      INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at, unique_key,
+                                  trace_parent, trace_state)
+      VALUES (v_queue, v_state, enqueue_job.priority, enqueue_job.payload,
+              enqueue_job.max_attempts, v_run_at, enqueue_job.unique_key,
+              enqueue_job.trace_parent, enqueue_job.trace_state)
+      ON CONFLICT (queue, unique_key)
+        WHERE unique_key IS NOT NULL
+          AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
+        DO NOTHING
+      RETURNING j.id INTO id;
+      IF FOUND THEN
+        duplicate := false;
+        PERFORM pgbus.notify(v_queue, v_run_at);
+        RETURN;
+      END IF;
+      -- Only a keyed job can conflict, so here unique_key is set.
+      SELECT j.id INTO id
+        FROM pgbus.job j
+       WHERE j.queue::text = v_queue::text AND j.unique_key = enqueue_job.unique_key
+         AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}');
+      IF FOUND THEN
+        duplicate := true;
+        RETURN;
+      END IF;
+    END LOOP;
+  END $$;
+
+-- Enqueues one job in the caller's transaction and returns its id, or the id of the waiting or
+-- running job that holds its unique key. Usable from any SQL client:
+--   SELECT pgbus.enqueue('emails', '{"to":"a@example.com"}');
+--   SELECT pgbus.enqueue('emails', '{}', run_at => now() + interval '5 minutes', priority => -1);
+--   SELECT pgbus.enqueue('reports', '{"order":42}', unique_key => 'order-42');
+-- PL/pgSQL, not SQL: a SQL function whose body selects FROM another function cannot be inlined,
+-- and would be parsed and planned on every call. It only calls pgbus.enqueue_job by its
+-- qualified name with its own typed parameters, so nothing in it depends on the path.
+CREATE OR REPLACE FUNCTION pgbus.enqueue(
+    queue        text,
+    payload      jsonb,
+    run_at       timestamptz DEFAULT NULL,
+    priority     integer     DEFAULT 0,
+    max_attempts integer     DEFAULT 25,
+    unique_key   text        DEFAULT NULL,
+    trace_parent text        DEFAULT NULL,
+    trace_state  text        DEFAULT NULL)
+  RETURNS bigint
+  LANGUAGE plpgsql VOLATILE
+  AS $$
+  DECLARE
+    v_id bigint;
+  BEGIN
+    SELECT e.id INTO v_id
+      FROM pgbus.enqueue_job(enqueue.queue, enqueue.payload, enqueue.run_at, enqueue.priority,
+                             enqueue.max_attempts, enqueue.unique_key,
+                             enqueue.trace_parent, enqueue.trace_state) e;
+    RETURN v_id;
+  END $$;
+
+-- Enqueues many jobs (arrays of equal length, NULL run_at = now) and returns their ids in input
+-- order. Without unique keys: one INSERT and one notification per queue and due time, not one per
+-- job. With unique keys: one pgbus.enqueue_job per element, in input order, so a key repeated
+-- inside the batch or already waiting yields the existing id; ids may then repeat. One trace
+-- context per job (NULL arrays: no trace). A multi-argument unnest in FROM is expanded by the
+-- parser into pg_catalog.unnest calls, one per array, so it needs no qualifying (and cannot take
+-- one).
+CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
+    queues        text[],
+    payloads      jsonb[],
+    run_ats       timestamptz[],
+    priorities    integer[],
+    max_attempts  integer[],
+    unique_keys   text[] DEFAULT NULL,
+    trace_parents text[] DEFAULT NULL,
+    trace_states  text[] DEFAULT NULL)
+  RETURNS SETOF bigint
+  LANGUAGE plpgsql VOLATILE
+  AS $$
+  DECLARE
+    v_null integer := coalesce(pg_catalog.array_position(payloads, NULL),
+                               pg_catalog.array_position(payloads, 'null'::jsonb));
+    v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
+    v_n integer := coalesce(pg_catalog.array_length(queues, 1), 0);
+  BEGIN
+    IF v_null IS NOT NULL THEN
+      RAISE EXCEPTION 'pgbus: payload % of the batch is null; use ''{}'' for an empty payload', v_null
+        USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- Checked for the whole batch before anything is written. The filters only spare the call
+    -- (and its read of pgbus.setting) for the jobs that cannot fail it; the checks raise. The
+    -- unique-key path below checks each job again in pgbus.enqueue_job.
+    PERFORM pgbus.check_payload(t.q, t.p)
+       FROM unnest(queues, payloads) AS t(q, p)
+      WHERE pg_catalog.pg_column_size(t.p) > v_limit / 6;
+    PERFORM pgbus.check_run_at(t.q, t.r)
+       FROM unnest(queues, run_ats) AS t(q, r)
+      WHERE NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days';
+    IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
+      PERFORM pgbus.check_trace(pgbus.queue(queues[i]), trace_parents[i], trace_states[i])
+         FROM pg_catalog.generate_series(1, v_n) AS g(i);
+    END IF;
+    IF unique_keys IS NOT NULL
+       AND EXISTS (SELECT 1 FROM pg_catalog.unnest(unique_keys) k WHERE k IS NOT NULL) THEN
+      FOR i IN 1 .. v_n LOOP
+        RETURN NEXT (SELECT e.id
+                       FROM pgbus.enqueue_job(queues[i], payloads[i], run_ats[i], priorities[i],
+                                              max_attempts[i], unique_keys[i],
+                                              trace_parents[i], trace_states[i]) e);
+      END LOOP;
+      RETURN;
+    END IF;
+    RETURN QUERY
+      WITH input AS (
+        SELECT pgbus.queue(t.q) AS queue, t.p AS payload, coalesce(t.r, now()) AS run_at,
+               t.pr AS priority, t.m AS max_attempts, t.ord,
+               trace_parents[t.ord] AS trace_parent, trace_states[t.ord] AS trace_state
+          FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
+               WITH ORDINALITY AS t(q, p, r, pr, m, ord)
+      ), inserted AS (
+        INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, run_at,
+                               trace_parent, trace_state)
+        SELECT i.queue,
+               CASE WHEN i.run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
+               i.priority, i.payload, i.max_attempts, i.run_at, i.trace_parent, i.trace_state
+          FROM input i
+         ORDER BY i.ord
+        RETURNING id
+      ), notified AS (
+        SELECT pgbus.notify(n.queue, min(n.run_at))
+          FROM input n
+         GROUP BY n.queue, n.run_at <= now()
+      )
+      -- Identity values are assigned in insert order, which follows ORDER BY i.ord above.
+      SELECT id FROM inserted, (SELECT count(*) FROM notified) force_notify ORDER BY id;
+  END $$;

@@ -1,0 +1,152 @@
+package io.pgbus.engine.testing;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.postgresql.Driver;
+
+/**
+ * The {@code pgbus} schema of a database as text: {@code pg_dump --schema-only} of schema {@code
+ * pgbus} without Flyway's history table and without owners, normalised so that the text depends on
+ * the schema alone, not on the pg_dump or server build: no {@code SET} lines, no version lines, no
+ * {@code \restrict} keys, at most one blank line in a row. Grants are kept ({@code GRANT SELECT ON
+ * pgbus.setting TO PUBLIC} is part of the schema). docs/schema.sql is this text of a freshly
+ * migrated database.
+ *
+ * <p>pg_dump is found as {@value #PG_DUMP_ENV}, else the newest {@code
+ * /usr/lib/postgresql/<major>/bin/pg_dump}, else {@code pg_dump} on the {@code PATH}. It must be of
+ * the server's major version or newer.
+ */
+public final class SchemaDump {
+
+  /** An environment variable naming the pg_dump to use. */
+  public static final String PG_DUMP_ENV = "PGBUS_PG_DUMP";
+
+  /** The one command that rewrites docs/schema.sql, run from the repository's root. */
+  public static final String REGENERATE = "tools/dump-schema";
+
+  private static final String HEADER =
+      """
+      -- The pgbus schema as a fresh install has it: every type, table, index and function, current.
+      -- Generated from the migrations by tools/dump-schema (pg_dump --schema-only); do not edit.
+      -- SchemaDumpTest fails when this file and the migrations disagree. See docs/schema.md.
+      """;
+
+  private static final Pattern NOISE =
+      Pattern.compile(
+          "(?m)^(?:SET .*|SELECT pg_catalog\\.set_config\\('search_path'.*"
+              + "|\\\\(?:un)?restrict .*|-- Dumped (?:from|by) .*)\\n");
+  private static final Pattern BANNER =
+      Pattern.compile("(?m)^--\\n-- PostgreSQL database dump(?: complete)?\\n--\\n");
+  private static final Pattern BLANK_RUNS = Pattern.compile("\\n{3,}");
+
+  private SchemaDump() {}
+
+  /** docs/schema.sql, from the module's directory (where Maven runs the tests). */
+  public static Path docsFile() {
+    return Path.of("..", "docs", "schema.sql").toAbsolutePath().normalize();
+  }
+
+  /** The normalised schema of the test database. */
+  public static String of(TestDatabase db) throws IOException, InterruptedException {
+    Properties url = Driver.parseURL(db.jdbcUrl(), null);
+    if (url == null) {
+      throw new IllegalStateException("not a pgjdbc URL: " + db.name());
+    }
+    var command =
+        new ArrayList<>(
+            List.of(
+                pgDump(),
+                "--schema-only",
+                "--schema=pgbus",
+                "--exclude-table=pgbus.schema_history",
+                "--no-owner",
+                "--no-tablespaces",
+                "--host=" + url.getProperty("PGHOST"),
+                "--port=" + url.getProperty("PGPORT"),
+                "--dbname=" + url.getProperty("PGDBNAME")));
+    if (url.getProperty("user") != null) {
+      command.add("--username=" + url.getProperty("user"));
+    }
+    var pb = new ProcessBuilder(command).redirectErrorStream(false);
+    pb.environment().put("PGCONNECT_TIMEOUT", "10");
+    if (url.getProperty("password") != null) {
+      pb.environment().put("PGPASSWORD", url.getProperty("password"));
+    }
+    Process p;
+    try {
+      p = pb.start();
+    } catch (IOException e) {
+      throw new IllegalStateException(
+          "could not run "
+              + command.get(0)
+              + ": install the PostgreSQL client (pg_dump, of the server's major version or newer),"
+              + " or set "
+              + PG_DUMP_ENV
+              + " to its path",
+          e);
+    }
+    // The schema is some 30 KB: reading stdout to its end before stderr cannot block on stderr.
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+      p.destroyForcibly();
+      throw new IllegalStateException(
+          String.join(" ", command)
+              + " failed: "
+              + err.strip()
+              + " (a pg_dump older than the server refuses it; set "
+              + PG_DUMP_ENV
+              + " to a newer one)");
+    }
+    return normalise(out);
+  }
+
+  /** The dump without what varies with the pg_dump and server build; with the file's header. */
+  static String normalise(String dump) {
+    String s = dump.replace("\r\n", "\n");
+    s = NOISE.matcher(s).replaceAll("");
+    s = BANNER.matcher(s).replaceAll("");
+    s = BLANK_RUNS.matcher(s).replaceAll("\n\n");
+    return HEADER + "\n" + s.strip() + "\n";
+  }
+
+  private static String pgDump() {
+    String fromEnv = System.getenv(PG_DUMP_ENV);
+    if (fromEnv != null && !fromEnv.isBlank()) {
+      return fromEnv.strip();
+    }
+    Path debian = Path.of("/usr/lib/postgresql");
+    if (Files.isDirectory(debian)) {
+      try (Stream<Path> majors = Files.list(debian)) {
+        var newest =
+            majors
+                .map(m -> m.resolve("bin/pg_dump"))
+                .filter(Files::isExecutable)
+                .max(Comparator.comparingInt(SchemaDump::major));
+        if (newest.isPresent()) {
+          return newest.get().toString();
+        }
+      } catch (IOException e) {
+        // Fall back to the PATH.
+      }
+    }
+    return "pg_dump";
+  }
+
+  private static int major(Path pgDump) {
+    try {
+      return Integer.parseInt(pgDump.getParent().getParent().getFileName().toString());
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+}
