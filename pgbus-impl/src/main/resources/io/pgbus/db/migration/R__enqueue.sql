@@ -104,16 +104,12 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
 --   SELECT pgbus.enqueue('reports', '{"order":42}', unique_key => 'order-42');
 -- PL/pgSQL, not SQL: a SQL function whose body selects FROM another function cannot be inlined,
 -- and would be parsed and planned on every call. It only calls pgbus.enqueue_job by its
--- qualified name with its own typed parameters, so nothing in it depends on the path.
+-- qualified name with its own typed parameters, so nothing in it depends on the path. Its
+-- parameters are pgbus.enqueue_job's.
 CREATE OR REPLACE FUNCTION pgbus.enqueue(
-    queue        text,
-    payload      jsonb,
-    run_at       timestamptz DEFAULT NULL,
-    priority     integer     DEFAULT 0,
-    max_attempts integer     DEFAULT 25,
-    unique_key   text        DEFAULT NULL,
-    trace_parent text        DEFAULT NULL,
-    trace_state  text        DEFAULT NULL)
+    queue text, payload jsonb, run_at timestamptz DEFAULT NULL, priority integer DEFAULT 0,
+    max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL,
+    trace_parent text DEFAULT NULL, trace_state text DEFAULT NULL)
   RETURNS bigint
   LANGUAGE plpgsql VOLATILE
   AS $$
