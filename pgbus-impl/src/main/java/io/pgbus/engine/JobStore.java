@@ -37,7 +37,7 @@ import java.util.Objects;
  * partial indexes use, so they still match), and queue names as {@code ::text} (a pgbus.queue_name
  * has no operator of its own; the indexes on it still serve). A multi-argument {@code unnest} in
  * FROM is expanded by the parser into {@code pg_catalog.unnest} calls and needs nothing. The SQL
- * functions called here are pinned or path-independent (V5__hardening.sql); SearchPathHijackTest
+ * functions called here are pinned or path-independent (R__enqueue.sql); SearchPathHijackTest
  * plants look-alikes for all of it.
  */
 public final class JobStore {
@@ -102,8 +102,7 @@ public final class JobStore {
         SELECT coalesce(nullif(?::text, ''), session_user::text), ?, queue::text, id FROM acted)
       """;
 
-  // See pgbus.claim in V3__lifecycle.sql (V1's, skipping paused queues) for the strict-priority
-  // shape and its index.
+  // See pgbus.claim in R__claim.sql for the strict-priority shape and its index.
   private static final String CLAIM =
       """
       SELECT id, queue, priority, payload::text, attempt, max_attempts, created_at, run_at,

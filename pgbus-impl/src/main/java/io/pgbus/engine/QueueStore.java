@@ -9,8 +9,8 @@ import java.util.List;
 
 /**
  * All SQL on {@code pgbus.queue_pause}: pausing and resuming queues. Pause and resume are the SQL
- * functions of V3__lifecycle.sql, so an operator can do the same from psql; resume sends the
- * queue's wake-up at commit. Each method runs in the caller's transaction.
+ * functions of R__pause.sql, so an operator can do the same from psql; resume sends the queue's
+ * wake-up at commit. Each method runs in the caller's transaction.
  */
 final class QueueStore {
 

@@ -326,7 +326,7 @@ class SearchPathHijackTest {
     assertThat(unpinned)
         .as(
             "functions without SET search_path = pg_catalog, pgbus, pg_temp (and not on the"
-                + " path-independent enqueue path, see V5__hardening.sql)")
+                + " path-independent enqueue path, see R__enqueue.sql)")
         .isEmpty();
   }
 
