@@ -240,30 +240,11 @@ public final class Capsule extends Loop {
   @Override
   protected void loop() throws InterruptedException {
     try {
-      while (true) {
-        try {
-          if (!claimWhenThereIsReason()) {
-            return;
-          }
-          errors.succeeded();
-        } catch (InterruptedException e) {
-          throw e;
-        } catch (Exception e) {
-          // Nothing a round throws ends the loop: a claim that failed (the database is away), or
-          // a bug. Back off, then claim again and re-read the due times from the database.
-          lock.lock();
-          try {
-            woken = true;
-            resync = true;
-          } finally {
-            lock.unlock();
-          }
-          backOff(errors, e);
-          // A loop that backs off is alive: liveness must not ask for a restart that cannot
-          // bring the database back. Readiness reports it as "claims failing".
-          beatNanos = System.nanoTime();
-        }
-      }
+      // Nothing a round throws ends the loop: a claim that failed (the database is away), or a
+      // bug. Back off, then claim again and re-read the due times from the database. A loop that
+      // backs off is alive (each round renews its beat): liveness must not ask for a restart that
+      // cannot bring the database back. Readiness reports it as "claims failing".
+      runRounds(this::claimWhenThereIsReason, errors, this::claimAgainAndResync);
     } catch (Error e) {
       died = true;
       LOG.log(
@@ -271,6 +252,16 @@ public final class Capsule extends Loop {
           "pgbus capsule '" + config.name() + "' stopped claiming: its loop died",
           e);
       throw e;
+    }
+  }
+
+  private void claimAgainAndResync() {
+    lock.lock();
+    try {
+      woken = true;
+      resync = true;
+    } finally {
+      lock.unlock();
     }
   }
 

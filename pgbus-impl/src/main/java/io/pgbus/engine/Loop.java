@@ -99,6 +99,34 @@ public abstract class Loop implements Runnable {
     return signal;
   }
 
+  /** One round of a loop that {@link #runRounds runs rounds}; false ends the loop. */
+  @FunctionalInterface
+  protected interface Round {
+    boolean run() throws Exception;
+  }
+
+  /**
+   * Runs rounds until one returns false, or a stop: the loop's edge, where it meets every failure.
+   * A round that throws is logged by {@code errors}, then {@code afterFailure} runs, and the loop
+   * {@link #backOff backs off}. A round that returns resets the backoff.
+   */
+  protected final void runRounds(Round round, ErrorBackoff errors, Runnable afterFailure)
+      throws InterruptedException {
+    while (!stopping()) {
+      try {
+        if (!round.run()) {
+          return;
+        }
+        errors.succeeded();
+      } catch (InterruptedException e) {
+        throw e;
+      } catch (Exception e) {
+        afterFailure.run();
+        backOff(errors, e);
+      }
+    }
+  }
+
   /**
    * A round failed: logs it through {@code errors} and waits out the backoff, which only a stop
    * cuts short. Returns false when stopping.

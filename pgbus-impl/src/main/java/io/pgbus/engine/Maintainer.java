@@ -172,14 +172,14 @@ final class Maintainer extends Loop {
 
   @Override
   protected void loop() throws InterruptedException {
-    while (!stopping()) {
-      try {
-        round();
-      } catch (RuntimeException e) {
-        // runTask keeps a task's failure to itself; this is a bug in the loop: log, go on.
-        backOff(errors, e);
-      }
-    }
+    // runTask keeps a task's failure to itself; one that reaches here is a bug: log, go on.
+    runRounds(
+        () -> {
+          round();
+          return true;
+        },
+        errors,
+        () -> {});
   }
 
   private void round() throws InterruptedException {

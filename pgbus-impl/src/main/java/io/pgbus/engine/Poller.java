@@ -36,6 +36,7 @@ final class Poller extends Loop {
   private final ErrorBackoff errors;
 
   private boolean pollNow = true; // guarded by lock
+  private long lastPoll = System.nanoTime(); // only the loop's thread
 
   Poller(
       JobStore store,
@@ -82,42 +83,31 @@ final class Poller extends Loop {
 
   @Override
   protected void loop() throws InterruptedException {
-    long last = System.nanoTime();
-    while (true) {
-      try {
-        lock.lock();
-        try {
-          while (true) {
-            if (stopping()) {
-              return;
-            }
-            Duration every =
-                listener.get().delivering() ? config.pollCeiling() : config.pollInterval();
-            long left = last + every.toNanos() - System.nanoTime();
-            if (pollNow || left <= 0) {
-              break;
-            }
-            signal().await(left);
-          }
-          pollNow = false;
-        } finally {
-          lock.unlock();
+    runRounds(this::pollWhenDue, errors, this::pollNow);
+  }
+
+  /** Waits until a poll is due or asked for, then polls; false when the poller stops. */
+  private boolean pollWhenDue() throws Exception {
+    lock.lock();
+    try {
+      while (true) {
+        if (stopping()) {
+          return false;
         }
-        last = System.nanoTime();
-        poll();
-        errors.succeeded();
-      } catch (InterruptedException e) {
-        throw e;
-      } catch (Exception e) {
-        lock.lock();
-        try {
-          pollNow = true;
-        } finally {
-          lock.unlock();
+        Duration every = listener.get().delivering() ? config.pollCeiling() : config.pollInterval();
+        long left = lastPoll + every.toNanos() - System.nanoTime();
+        if (pollNow || left <= 0) {
+          break;
         }
-        backOff(errors, e);
+        signal().await(left);
       }
+      pollNow = false;
+    } finally {
+      lock.unlock();
     }
+    lastPoll = System.nanoTime();
+    poll();
+    return true;
   }
 
   private void poll() throws Exception {

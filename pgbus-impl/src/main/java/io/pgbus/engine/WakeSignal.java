@@ -28,20 +28,22 @@ public final class WakeSignal {
 
   /** Ends the current wait, or else the next one. */
   public void signal() {
-    lock.lock();
-    try {
-      signalled = true;
-      changed.signalAll();
-    } finally {
-      lock.unlock();
-    }
+    ring(false);
   }
 
   /** Ends every wait for good. Idempotent. */
   public void stop() {
+    ring(true);
+  }
+
+  private void ring(boolean stop) {
     lock.lock();
     try {
-      stopped = true;
+      if (stop) {
+        stopped = true;
+      } else {
+        signalled = true;
+      }
       changed.signalAll();
     } finally {
       lock.unlock();

@@ -129,9 +129,9 @@ class LoopStopTest {
   }
 
   /**
-   * A loop of {@code kind}, as the engine builds it, with long backoffs and waits; in an {@code
-   * outage}, every connection it asks for fails. The maintainer, which maintains only on the
-   * leader, is made to lead.
+   * A loop of {@code kind}, as the engine builds it, with long backoffs and waits (the defaults,
+   * and a listener that waits 10 s to reconnect); in an {@code outage}, every connection it asks
+   * for fails. The maintainer, which maintains only on the leader, is made to lead.
    */
   private Loop loop(Kind kind, boolean outage) {
     DataSource dataSource =
@@ -142,8 +142,6 @@ class LoopStopTest {
             .capsule("main", 1, "loopstop")
             .reconnectMin(Duration.ofSeconds(10))
             .reconnectMax(Duration.ofSeconds(10))
-            .rescueInterval(Duration.ofSeconds(10))
-            .pruneInterval(Duration.ofSeconds(10))
             .build();
     Loop loop;
     if (kind == Kind.MAINTAINER) {
