@@ -13,8 +13,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * (twice, or before start, is fine), and sleep only on the loop's {@link WakeSignal}, which a stop
  * rings: no wait outlasts a stop, an error backoff ({@link #backOff}) included.
  *
- * <p>A subclass writes one {@link #loop} that runs while not {@link #stopping()}. An interrupt ends
- * it with the flag restored; nothing else may (see {@link ErrorBackoff}).
+ * <p>A subclass writes one {@link #loop} that runs while not {@link #stopping()}, most often as
+ * {@link #runRounds}. A stop, an interrupt (its flag restored) or the end of the loop's work ends
+ * it; no exception does (see {@link ErrorBackoff}).
  */
 public abstract class Loop implements Runnable {
 
