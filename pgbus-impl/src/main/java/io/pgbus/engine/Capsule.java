@@ -11,7 +11,6 @@ import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import javax.sql.DataSource;
 
@@ -25,7 +24,7 @@ import javax.sql.DataSource;
  * is likely waiting), or a known due time reached. It has no timer of its own: an idle capsule
  * issues no statement at all.
  */
-public final class Capsule implements Runnable {
+public final class Capsule extends Loop {
 
   private static final System.Logger LOG = System.getLogger(Capsule.class.getName());
 
@@ -46,8 +45,7 @@ public final class Capsule implements Runnable {
   private final boolean loopsOnExecutor; // only for the starvation warning's advice
   private final BatchRunner runner;
 
-  private final ReentrantLock lock = new ReentrantLock();
-  private final Condition changed = lock.newCondition();
+  private final ReentrantLock lock = signal().lock();
   private final AtomicLong claims = new AtomicLong();
   private final AtomicLong emptyClaims = new AtomicLong();
   private final AtomicLong claimed = new AtomicLong();
@@ -58,7 +56,6 @@ public final class Capsule implements Runnable {
   private boolean backlog;
   private Instant alarm;
   private int inFlight;
-  private boolean stopping;
   // One entry per busy slot: the id of the first job it runs -> System.nanoTime() at its start.
   private final Map<Long, Long> runningSince = new HashMap<>();
   // One entry per slot handed to the executor and not started yet: first job id ->
@@ -67,8 +64,6 @@ public final class Capsule implements Runnable {
   private boolean executorWaitWarned;
 
   private volatile long beatNanos = System.nanoTime();
-  private volatile boolean started;
-  private volatile boolean finished;
   private volatile boolean died; // an Error ended the loop
   private final ErrorBackoff errors;
 
@@ -152,7 +147,7 @@ public final class Capsule implements Runnable {
     long stuckFor = 0;
     lock.lock();
     try {
-      if (finished && stopping) {
+      if (hasEnded() && stopping()) {
         return Duration.ZERO;
       }
       if (runningSince.size() >= config.concurrency()) {
@@ -202,7 +197,7 @@ public final class Capsule implements Runnable {
           alarm = earliest(alarm, due);
         }
       }
-      changed.signalAll();
+      signal().signal();
     } finally {
       lock.unlock();
     }
@@ -213,18 +208,7 @@ public final class Capsule implements Runnable {
     lock.lock();
     try {
       alarm = earliest(alarm, due);
-      changed.signalAll();
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /** Stops claiming; running jobs go on. Returns at once. */
-  void stopClaiming() {
-    lock.lock();
-    try {
-      stopping = true;
-      changed.signalAll();
+      signal().signal();
     } finally {
       lock.unlock();
     }
@@ -237,12 +221,12 @@ public final class Capsule implements Runnable {
     try {
       // A claim in progress when claiming stopped adds to inFlight only when it returns, so wait
       // for the loop to finish too, or jobs could start after the engine reported it drained.
-      while (inFlight > 0 || (started && !finished)) {
+      while (inFlight > 0 || (hasStarted() && !hasEnded())) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           break;
         }
-        changed.awaitNanos(left);
+        signal().await(left);
       }
       return inFlight;
     } catch (InterruptedException e) {
@@ -254,36 +238,13 @@ public final class Capsule implements Runnable {
   }
 
   @Override
-  public void run() {
-    started = true;
+  protected void loop() throws InterruptedException {
     try {
-      while (true) {
-        try {
-          if (!claimWhenThereIsReason()) {
-            return;
-          }
-          errors.succeeded();
-        } catch (InterruptedException e) {
-          throw e;
-        } catch (Exception e) {
-          // Nothing a round throws ends the loop: a claim that failed (the database is away), or
-          // a bug. Back off, then claim again and re-read the due times from the database.
-          long waitMs = errors.failed(e);
-          lock.lock();
-          try {
-            woken = true;
-            resync = true;
-            ErrorBackoff.await(changed, waitMs, () -> stopping);
-            // A loop that backs off is alive: liveness must not ask for a restart that cannot
-            // bring the database back. Readiness reports it as "claims failing".
-            beatNanos = System.nanoTime();
-          } finally {
-            lock.unlock();
-          }
-        }
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      // Nothing a round throws ends the loop: a claim that failed (the database is away), or a
+      // bug. Back off, then claim again and re-read the due times from the database. A loop that
+      // backs off is alive (each round renews its beat): liveness must not ask for a restart that
+      // cannot bring the database back. Readiness reports it as "claims failing".
+      runRounds(this::claimWhenThereIsReason, errors, this::claimAgainAndResync);
     } catch (Error e) {
       died = true;
       LOG.log(
@@ -291,14 +252,16 @@ public final class Capsule implements Runnable {
           "pgbus capsule '" + config.name() + "' stopped claiming: its loop died",
           e);
       throw e;
+    }
+  }
+
+  private void claimAgainAndResync() {
+    lock.lock();
+    try {
+      woken = true;
+      resync = true;
     } finally {
-      lock.lock();
-      try {
-        finished = true;
-        changed.signalAll();
-      } finally {
-        lock.unlock();
-      }
+      lock.unlock();
     }
   }
 
@@ -313,7 +276,7 @@ public final class Capsule implements Runnable {
     try {
       Instant now;
       while (true) {
-        if (stopping) {
+        if (stopping()) {
           return false;
         }
         beatNanos = System.nanoTime();
@@ -329,7 +292,7 @@ public final class Capsule implements Runnable {
         }
         warnIfExecutorStarves();
         long sleep = free > 0 ? nanosUntil(now, alarm, MAX_SLEEP_NANOS) : MAX_SLEEP_NANOS;
-        changed.awaitNanos(Math.max(1, sleep));
+        signal().await(Math.max(1, sleep));
       }
       woken = false;
       resync = false;
@@ -450,7 +413,7 @@ public final class Capsule implements Runnable {
       waitingSince.remove(jobs.get(0).id());
       runningSince.remove(jobs.get(0).id());
       inFlight--;
-      changed.signalAll();
+      signal().signal();
     } finally {
       lock.unlock();
     }

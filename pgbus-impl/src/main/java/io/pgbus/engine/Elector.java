@@ -4,9 +4,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
@@ -28,7 +26,7 @@ import javax.sql.DataSource;
  * drift allows. Maintenance is idempotent (SKIP LOCKED rescue, bounded deletes), so a brief overlap
  * is harmless.
  */
-final class Elector implements Runnable {
+final class Elector extends Loop {
 
   static final String MAINTENANCE = "maintenance";
 
@@ -39,8 +37,6 @@ final class Elector implements Runnable {
   private final String holder;
   private final Duration ttl;
   private final Runnable onChange;
-  private final CountDownLatch stop = new CountDownLatch(1);
-  private final CountDownLatch finished = new CountDownLatch(1);
   private final AtomicLong statements = new AtomicLong();
   private final ErrorBackoff errors;
 
@@ -97,16 +93,11 @@ final class Elector implements Runnable {
     return statements.get();
   }
 
-  boolean stop(Duration timeout) {
-    stop.countDown();
-    return Latches.await(finished, timeout);
-  }
-
   @Override
-  public void run() {
+  protected void loop() throws InterruptedException {
     long periodMs = periodMillis(ttl);
     try {
-      while (stop.getCount() > 0) {
+      while (!stopping()) {
         long seenLeaseMs;
         long failedWaitMs = -1;
         try {
@@ -128,15 +119,10 @@ final class Elector implements Runnable {
                 : seenLeaseMs >= 0
                     ? candidateWaitMillis(ttl, seenLeaseMs)
                     : periodMs * (80 + ThreadLocalRandom.current().nextInt(21)) / 100;
-        if (stop.await(Math.max(1, sleep), TimeUnit.MILLISECONDS)) {
-          break;
-        }
+        signal().sleep(Math.max(1, sleep));
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     } finally {
       resign();
-      finished.countDown();
     }
   }
 

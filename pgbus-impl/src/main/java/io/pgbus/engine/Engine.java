@@ -168,17 +168,17 @@ public final class Engine {
     started = true;
     publishPayloadLimit();
     if (notifier != null) {
-      loops.execute(notifier);
+      notifier.start(loops);
     }
     for (Capsule c : capsules) {
-      loops.execute(c);
+      c.start(loops);
     }
     if (poller != null) {
-      loops.execute(poller);
+      poller.start(loops);
     }
     if (maintenance) {
-      loops.execute(elector);
-      loops.execute(maintainer);
+      elector.start(loops);
+      maintainer.start(loops);
     }
     LOG.log(
         System.Logger.Level.INFO,
@@ -199,18 +199,15 @@ public final class Engine {
       return 0;
     }
     started = false;
-    capsules.forEach(Capsule::stopClaiming);
+    capsules.forEach(Capsule::stop); // stops claiming at once; running jobs go on
     if (poller != null) {
       poller.stop();
     }
     if (notifier != null && !notifier.stop(Duration.ofSeconds(5))) {
       LOG.log(System.Logger.Level.WARNING, "pgbus listener did not stop within 5 s");
     }
-    if (maintenance) {
-      // Only a started maintainer ever finishes: stopping one that never ran waited the full 5 s.
-      maintainer.stop(Duration.ofSeconds(5));
-      elector.stop(Duration.ofSeconds(5));
-    }
+    maintainer.stop(Duration.ofSeconds(5)); // at once when it never started (no maintenance)
+    elector.stop(Duration.ofSeconds(5));
     long deadline = System.nanoTime() + config.drainTimeout().toNanos();
     int left = 0;
     for (Capsule c : capsules) {
@@ -419,6 +416,20 @@ public final class Engine {
 
   public List<Capsule> capsules() {
     return List.copyOf(capsules);
+  }
+
+  /** Every long-running loop of this engine, started or not (for the shared stop test). */
+  List<Loop> allLoops() {
+    var all = new ArrayList<Loop>(capsules);
+    if (notifier != null) {
+      all.add(notifier);
+    }
+    if (poller != null) {
+      all.add(poller);
+    }
+    all.add(elector);
+    all.add(maintainer);
+    return all;
   }
 
   public boolean running() {

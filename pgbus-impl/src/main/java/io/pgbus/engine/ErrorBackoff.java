@@ -3,14 +3,12 @@ package io.pgbus.engine;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.function.BooleanSupplier;
 
 /**
  * How an engine loop meets a failed round, the same in every loop: the loop catches {@code
- * Exception} at its edge (never inside a round), asks this how long to wait, waits in its own
- * stop-aware way, and carries on. No exception ends a loop; only a stop or an interrupt does.
+ * Exception} at its edge (never inside a round), asks this how long to wait, sleeps on its {@link
+ * WakeSignal}, which only a stop cuts short (see {@link Loop#backOff}), and carries on. No
+ * exception ends a loop; only a stop or an interrupt does.
  *
  * <p>A database failure is expected (a restart, an outage) and logged as a warning with its
  * message. Anything else is a bug or a broken port, and is logged at ERROR with its stack trace,
@@ -112,19 +110,6 @@ final class ErrorBackoff {
       }
     }
     return false;
-  }
-
-  /**
-   * Waits out a backoff of {@code millis} on {@code changed}, whose lock the caller holds: other
-   * signals (a wake, a freed slot) do not cut it short, only {@code stopping} does.
-   */
-  static void await(Condition changed, long millis, BooleanSupplier stopping)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-    long left;
-    while (!stopping.getAsBoolean() && (left = deadline - System.nanoTime()) > 0) {
-      changed.awaitNanos(left);
-    }
   }
 
   /** {@code millis} spread over 50-150%, at least 1. */

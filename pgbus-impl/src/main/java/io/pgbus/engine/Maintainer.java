@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
@@ -16,7 +15,7 @@ import javax.sql.DataSource;
  * and snap back as soon as they do something, so an idle deployment pays almost nothing for them.
  * Cron runs at the next due run of any cron (at least once a minute), see {@link CronEnqueuer}.
  */
-final class Maintainer implements Runnable {
+final class Maintainer extends Loop {
 
   private static final System.Logger LOG = System.getLogger(Maintainer.class.getName());
   private static final int RESCUE_BATCH = 1000;
@@ -50,9 +49,6 @@ final class Maintainer implements Runnable {
   private final DataSource dataSource;
   private final java.util.function.BooleanSupplier leader;
   private final List<Task> tasks;
-  private final CountDownLatch stop = new CountDownLatch(1);
-  private final java.util.concurrent.Semaphore wakeUp = new java.util.concurrent.Semaphore(0);
-  private final CountDownLatch finished = new CountDownLatch(1);
   private final AtomicLong rescued = new AtomicLong();
   private final AtomicLong pruned = new AtomicLong();
   private final AuditStore audit = new AuditStore();
@@ -137,12 +133,6 @@ final class Maintainer implements Runnable {
     return rounds.get();
   }
 
-  boolean stop(Duration timeout) {
-    stop.countDown();
-    wakeUp.release();
-    return Latches.await(finished, timeout);
-  }
-
   /**
    * Some loop lost the database, or the listener reconnects: jobs that were running may be left
    * stranded, so rescue goes back to its base interval rather than waiting out an idle backoff of
@@ -158,7 +148,7 @@ final class Maintainer implements Runnable {
         }
       }
     }
-    wakeUp.release();
+    signal().signal();
   }
 
   /** The rescue task's idle backoff factor (1 to {@link IdleBackoff#MAX_FACTOR}), for tests. */
@@ -177,31 +167,25 @@ final class Maintainer implements Runnable {
       t.backoff.reset();
       t.nextAt = System.nanoTime();
     }
-    wakeUp.release();
+    signal().signal();
   }
 
   @Override
-  public void run() {
-    try {
-      while (stop.getCount() > 0) {
-        try {
+  protected void loop() throws InterruptedException {
+    // runTask keeps a task's failure to itself; one that reaches here is a bug: log, go on.
+    runRounds(
+        () -> {
           round();
-        } catch (RuntimeException e) {
-          // runTask keeps a task's failure to itself; this is a bug in the loop: log, go on.
-          wakeUp.tryAcquire(errors.failed(e), TimeUnit.MILLISECONDS);
-        }
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } finally {
-      finished.countDown();
-    }
+          return true;
+        },
+        errors,
+        () -> {});
   }
 
   private void round() throws InterruptedException {
     if (!leader.getAsBoolean()) {
       // Only the elected leader maintains; the others wait, issuing nothing.
-      wakeUp.tryAcquire(1, TimeUnit.SECONDS);
+      signal().await(TimeUnit.SECONDS.toNanos(1));
       return;
     }
     long now = System.nanoTime();
@@ -212,10 +196,7 @@ final class Maintainer implements Runnable {
       }
       next = Math.min(next, t.nextAt - System.nanoTime());
     }
-    if (wakeUp.tryAcquire(
-        Math.min(Math.max(1, next), TimeUnit.SECONDS.toNanos(1)), TimeUnit.NANOSECONDS)) {
-      wakeUp.drainPermits();
-    }
+    signal().await(Math.min(Math.max(1, next), TimeUnit.SECONDS.toNanos(1)));
   }
 
   /**

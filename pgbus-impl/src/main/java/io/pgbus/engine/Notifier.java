@@ -11,7 +11,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -43,7 +42,7 @@ import org.postgresql.PGNotification;
  *       synthetic wake so the database is re-read.
  * </ul>
  */
-public final class Notifier implements Runnable {
+public final class Notifier extends Loop {
 
   /** The {@code application_name} of the listener's backend, so operators can find it. */
   public static final String APPLICATION_NAME = "pgbus-listener";
@@ -51,7 +50,7 @@ public final class Notifier implements Runnable {
   private static final System.Logger LOG = System.getLogger(Notifier.class.getName());
 
   /** The getNotifications timeout: bounds stop latency and dead-socket detection. */
-  private static final int RECEIVE_TIMEOUT_MS = 250;
+  static final int RECEIVE_TIMEOUT_MS = 250;
 
   /** While degraded, probe this often so recovery is noticed quickly. */
   private static final Duration DEGRADED_PROBE_INTERVAL = Duration.ofSeconds(5);
@@ -76,13 +75,11 @@ public final class Notifier implements Runnable {
   private final Consumer<ListenerState> states;
   private final EngineConfig config;
   private final String probeChannel;
-  private final CountDownLatch finished = new CountDownLatch(1);
   private final AtomicLong attempts = new AtomicLong();
   private final AtomicLong connects = new AtomicLong();
   private final AtomicLong notifications = new AtomicLong();
 
   private volatile ListenerState state = ListenerState.STARTING;
-  private volatile boolean stopping;
   private volatile String lastError;
   private boolean networkTimeoutWarned; // only the notifier's thread
 
@@ -126,21 +123,17 @@ public final class Notifier implements Runnable {
   }
 
   /**
-   * Asks the loop to stop and waits up to {@code timeout} for it; the loop closes the connection.
+   * The loop; a stop ends it within {@link #RECEIVE_TIMEOUT_MS} while connected (only the loop's
+   * thread may touch the connection), at once otherwise. The loop closes the connection.
    */
-  public boolean stop(Duration timeout) {
-    stopping = true;
-    return Latches.await(finished, timeout);
-  }
-
   @Override
-  public void run() {
+  protected void loop() throws InterruptedException {
     var errors =
         new ErrorBackoff("pgbus listener", config.reconnectMin(), config.reconnectMax(), () -> {});
     int failures = 0;
     long failingSince = 0;
     try {
-      while (!stopping) {
+      while (!stopping()) {
         attempts.incrementAndGet();
         Exception failure = null;
         LinkageError missing = null;
@@ -186,7 +179,7 @@ public final class Notifier implements Runnable {
           missingClass(missing);
           return;
         }
-        if (failure == null || stopping) {
+        if (failure == null || stopping()) {
           continue;
         }
         if (failures++ == 0) {
@@ -197,7 +190,7 @@ public final class Notifier implements Runnable {
         // Jitter spreads the reconnects of many JVMs after a restart; the cap keeps its promise.
         // A failure that is not the database's (a bug, a wake that could not be delivered) is
         // logged at ERROR; either way the listener reconnects: no failure ends its loop.
-        if (!pause(errors.failed(failure))) {
+        if (!backOff(errors, failure)) {
           break;
         }
       }
@@ -205,7 +198,6 @@ public final class Notifier implements Runnable {
       if (state != ListenerState.FAILED) {
         setState(ListenerState.STOPPED);
       }
-      finished.countDown();
     }
   }
 
@@ -286,7 +278,7 @@ public final class Notifier implements Runnable {
     long probeSeq = 0;
     long probeSentAt = -1;
     long nextProbeAt = System.nanoTime();
-    while (!stopping) {
+    while (!stopping()) {
       long now = System.nanoTime();
       if (probeSentAt < 0 && now - nextProbeAt >= 0) {
         probe(c, ++probeSeq);
@@ -413,22 +405,5 @@ public final class Notifier implements Runnable {
     } catch (RuntimeException e) {
       LOG.log(System.Logger.Level.ERROR, "pgbus listener: reporting state " + next + " failed", e);
     }
-  }
-
-  /** Sleeps in short slices so a stop is noticed; false when stopping or interrupted. */
-  private boolean pause(long millis) {
-    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-    try {
-      while (!stopping) {
-        long left = end - System.nanoTime();
-        if (left <= 0) {
-          return true;
-        }
-        TimeUnit.NANOSECONDS.sleep(Math.min(left, TimeUnit.MILLISECONDS.toNanos(100)));
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    return false;
   }
 }

@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -24,7 +23,7 @@ import javax.sql.DataSource;
  * pollInterval} while it does not, and switches at once when the listener changes state. It also
  * polls on demand: after every listener (re)connect, since LISTEN never replays.
  */
-final class Poller implements Runnable {
+final class Poller extends Loop {
 
   private final JobStore store;
   private final DataSource dataSource;
@@ -32,14 +31,12 @@ final class Poller implements Runnable {
   private final Supplier<ListenerState> listener;
   private final EngineConfig config;
   private final Consumer<Wake> route;
-  private final ReentrantLock lock = new ReentrantLock();
-  private final Condition changed = lock.newCondition();
+  private final ReentrantLock lock = signal().lock();
   private final AtomicLong polls = new AtomicLong();
   private final ErrorBackoff errors;
 
-  // Guarded by lock.
-  private boolean pollNow = true;
-  private boolean stopping;
+  private boolean pollNow = true; // guarded by lock
+  private long lastPoll = System.nanoTime(); // only the loop's thread
 
   Poller(
       JobStore store,
@@ -73,7 +70,7 @@ final class Poller implements Runnable {
     lock.lock();
     try {
       pollNow = true;
-      changed.signalAll();
+      signal().signal();
     } finally {
       lock.unlock();
     }
@@ -81,67 +78,36 @@ final class Poller implements Runnable {
 
   /** Re-reads the interval, for example after the listener changed state. */
   void nudge() {
-    lock.lock();
-    try {
-      changed.signalAll();
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  void stop() {
-    lock.lock();
-    try {
-      stopping = true;
-      changed.signalAll();
-    } finally {
-      lock.unlock();
-    }
+    signal().signal();
   }
 
   @Override
-  public void run() {
-    long last = System.nanoTime();
+  protected void loop() throws InterruptedException {
+    runRounds(this::pollWhenDue, errors, this::pollNow);
+  }
+
+  /** Waits until a poll is due or asked for, then polls; false when the poller stops. */
+  private boolean pollWhenDue() throws Exception {
+    lock.lock();
     try {
       while (true) {
-        try {
-          lock.lock();
-          try {
-            while (true) {
-              if (stopping) {
-                return;
-              }
-              Duration every =
-                  listener.get().delivering() ? config.pollCeiling() : config.pollInterval();
-              long left = last + every.toNanos() - System.nanoTime();
-              if (pollNow || left <= 0) {
-                break;
-              }
-              changed.awaitNanos(left);
-            }
-            pollNow = false;
-          } finally {
-            lock.unlock();
-          }
-          last = System.nanoTime();
-          poll();
-          errors.succeeded();
-        } catch (InterruptedException e) {
-          throw e;
-        } catch (Exception e) {
-          long waitMs = errors.failed(e);
-          lock.lock();
-          try {
-            pollNow = true;
-            ErrorBackoff.await(changed, waitMs, () -> stopping);
-          } finally {
-            lock.unlock();
-          }
+        if (stopping()) {
+          return false;
         }
+        Duration every = listener.get().delivering() ? config.pollCeiling() : config.pollInterval();
+        long left = lastPoll + every.toNanos() - System.nanoTime();
+        if (pollNow || left <= 0) {
+          break;
+        }
+        signal().await(left);
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      pollNow = false;
+    } finally {
+      lock.unlock();
     }
+    lastPoll = System.nanoTime();
+    poll();
+    return true;
   }
 
   private void poll() throws Exception {

@@ -17,7 +17,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Its loop runs on the engine's executor (in a container, the ManagedExecutorService), and only
  * while some job runs: it starts with the first watched attempt and ends a second after the last
  * one ended, so nothing lingers after an undeploy and no thread exists outside the container's
- * management.
+ * management. It is no {@link Loop}: it has nothing to stop, since it ends by itself once no job
+ * runs.
  */
 final class Watchdog {
 

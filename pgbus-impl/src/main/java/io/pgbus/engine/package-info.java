@@ -8,8 +8,10 @@
  * old jobs and enqueues due cron runs ({@link io.pgbus.engine.CronJob}) on the leader the {@link
  * io.pgbus.engine.Elector} chose; the {@link io.pgbus.engine.Poller} is the one safety-net poll per
  * JVM, and the {@link io.pgbus.engine.Watchdog} interrupts handlers past their timeout. All SQL for
- * the job table lives in {@link io.pgbus.engine.JobStore}. The container adapters plug in through
- * three ports: {@link io.pgbus.engine.Transactions}, {@link io.pgbus.engine.ListenerConnections}
- * and {@link io.pgbus.engine.JobFunction}.
+ * the job table lives in {@link io.pgbus.engine.JobStore}. Every long-running loop is a {@link
+ * io.pgbus.engine.Loop}: started once, stopped at any time, sleeping on a {@link
+ * io.pgbus.engine.WakeSignal} that a stop rings. The container adapters plug in through three
+ * ports: {@link io.pgbus.engine.Transactions}, {@link io.pgbus.engine.ListenerConnections} and
+ * {@link io.pgbus.engine.JobFunction}.
  */
 package io.pgbus.engine;

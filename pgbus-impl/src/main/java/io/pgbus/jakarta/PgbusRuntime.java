@@ -5,8 +5,10 @@ import io.pgbus.engine.DatabaseProblem;
 import io.pgbus.engine.Doctor;
 import io.pgbus.engine.Engine;
 import io.pgbus.engine.ListenerState;
+import io.pgbus.engine.Loop;
 import io.pgbus.engine.Schema;
 import io.pgbus.engine.Wake;
+import io.pgbus.engine.WakeSignal;
 import io.pgbus.health.PgbusHealth;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
@@ -21,8 +23,6 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The one pgbus runtime of this application: a startup singleton that owns the engine, and with it
@@ -58,7 +58,7 @@ public class PgbusRuntime {
 
   private Engine engine;
   private PgbusMetrics metrics = PgbusMetrics.NONE;
-  private final CountDownLatch stopping = new CountDownLatch(1);
+  private final Bootstrap bootstrap = new Bootstrap();
   private volatile String problem = "starting";
   private volatile String schemaVersion;
   private volatile Status cachedStatus;
@@ -110,7 +110,7 @@ public class PgbusRuntime {
     healthWithdrawal =
         PgbusHealth.publish(
             () -> HealthResponses.readiness(this), () -> HealthResponses.liveness(this));
-    resources.executor().execute(this::bootstrap);
+    bootstrap.start(resources.executor());
   }
 
   /**
@@ -121,11 +121,21 @@ public class PgbusRuntime {
     return metrics;
   }
 
-  /** Reaches the database, migrates and checks the schema, then starts the engine; retries. */
-  private void bootstrap() {
+  /**
+   * Reaches the database, migrates and checks the schema, then starts the engine and ends; retries
+   * until then, or until the application stops.
+   */
+  private final class Bootstrap extends Loop {
+    @Override
+    protected void loop() throws InterruptedException {
+      bootstrap(signal());
+    }
+  }
+
+  private void bootstrap(WakeSignal signal) throws InterruptedException {
     long backoffMs = 500;
     boolean traced = false;
-    while (stopping.getCount() > 0) {
+    while (!signal.stopped()) {
       try {
         if (resources.settings().migrate()) {
           try {
@@ -143,15 +153,17 @@ public class PgbusRuntime {
           throw StartFailure.schemaMismatch(version);
         }
         synchronized (this) {
-          if (stopping.getCount() > 0) {
+          if (!signal.stopped()) {
             engine.start();
           }
         }
         problem = null;
         cachedStatus = null;
         problems.solved();
-        afterStart();
+        afterStart(signal);
         return;
+      } catch (InterruptedException e) {
+        throw e;
       } catch (Exception e) {
         // No failure ends the bootstrap: it retries until the database answers or the
         // application stops. Health shows only a category; the details go to the log. A failure
@@ -170,12 +182,7 @@ public class PgbusRuntime {
           }
         }
       }
-      try {
-        if (stopping.await(backoffMs, TimeUnit.MILLISECONDS)) {
-          return;
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+      if (!signal.sleep(backoffMs)) {
         return;
       }
       backoffMs = Math.min(BOOTSTRAP_BACKOFF_MAX_MS, backoffMs * 2);
@@ -186,13 +193,13 @@ public class PgbusRuntime {
    * Metrics and the start-up doctor report, once the engine runs: neither may send the bootstrap
    * back to retrying (which would report the database as not ready while the engine runs).
    */
-  private void afterStart() {
+  private void afterStart(WakeSignal signal) throws InterruptedException {
     try {
       metrics.bind(engine, resources.dataSource());
     } catch (RuntimeException e) {
       LOG.log(System.Logger.Level.ERROR, "pgbus could not bind its metrics; it runs without", e);
     }
-    logDoctor();
+    logDoctor(signal);
   }
 
   private static boolean causedBySql(Throwable t) {
@@ -207,7 +214,7 @@ public class PgbusRuntime {
   @PreDestroy
   void stop() {
     healthWithdrawal.run();
-    stopping.countDown();
+    bootstrap.stop();
     synchronized (this) {
       engine.stop();
     }
@@ -239,12 +246,12 @@ public class PgbusRuntime {
   }
 
   // Once at start-up, after the listener had a moment to prove itself.
-  private void logDoctor() {
+  private void logDoctor(WakeSignal signal) throws InterruptedException {
     try {
       if (engine.notifier() != null) {
         long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
         while (engine.listenerState() == ListenerState.STARTING && System.nanoTime() < deadline) {
-          if (stopping.await(50, TimeUnit.MILLISECONDS)) {
+          if (!signal.sleep(50)) {
             return;
           }
         }
@@ -255,6 +262,8 @@ public class PgbusRuntime {
               ? System.Logger.Level.INFO
               : System.Logger.Level.WARNING,
           report.toText());
+    } catch (InterruptedException e) {
+      throw e;
     } catch (Exception e) {
       LOG.log(System.Logger.Level.WARNING, "pgbus doctor failed: {0}", e.getMessage());
     }
