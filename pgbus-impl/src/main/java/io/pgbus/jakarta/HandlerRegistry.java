@@ -77,8 +77,11 @@ public class HandlerRegistry {
     return Collections.unmodifiableSet(byQueue.keySet());
   }
 
-  /** Runs the job's handler in the caller's (the job's) transaction. */
-  Outcome invoke(ClaimedJob job) throws Exception {
+  /**
+   * Runs the job's handler in the caller's (the job's) transaction. Public for pgbus-test, whose
+   * in-container worker resolves handlers exactly as the runtime does.
+   */
+  public Outcome invoke(ClaimedJob job) throws Exception {
     Binding b = byQueue.get(job.queue());
     if (b == null) {
       throw new PgbusException(
