@@ -196,6 +196,7 @@ public final class TestWorker {
     private final DataSource dataSource;
     private final Container container;
     private final Handlers handlers = new Handlers();
+    private final JoiningDataSource joining;
     private final List<CronJob> crons = new ArrayList<>();
     private RetryPolicy retry = RetryPolicy.DEFAULT;
     private Duration jobTimeout;
@@ -204,6 +205,20 @@ public final class TestWorker {
     private Builder(DataSource dataSource, Container container) {
       this.dataSource = dataSource;
       this.container = container;
+      this.joining = new JoiningDataSource(dataSource);
+    }
+
+    /**
+     * The DataSource to build handlers with, before the worker exists: {@link
+     * TestWorker#dataSource()}.
+     *
+     * <pre>{@code
+     * var b = TestWorker.builder(dataSource);
+     * TestWorker worker = b.handler(new OrderHandler(b.dataSource())).build();
+     * }</pre>
+     */
+    public DataSource dataSource() {
+      return container != null ? dataSource : joining;
     }
 
     /**
@@ -279,7 +294,6 @@ public final class TestWorker {
       if (jobTimeout != null) {
         config.jobTimeout(jobTimeout);
       }
-      var joining = new JoiningDataSource(dataSource);
       JobFunction jobs = (job, tx) -> joining.joining(tx, () -> handlers.invoke(job));
       var runner =
           new SyncRunner(dataSource, config.build(), new JdbcTransactions(dataSource), jobs);
