@@ -6,9 +6,11 @@ import io.pgbus.Outcome;
 import io.pgbus.PgbusException;
 import io.pgbus.QueueNames;
 import io.pgbus.engine.ClaimedJob;
-import java.lang.reflect.ParameterizedType;
+import io.pgbus.jakarta.HandlerRegistry;
 import java.lang.reflect.Type;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -70,34 +72,16 @@ final class Handlers {
       throw new PgbusException(
           job.queue(), job.id(), "pgbus-test: no handler for queue '" + job.queue() + "'", null);
     }
-    Object payload;
-    try {
-      payload = Json.from(job.payload(), b.payloadType());
-    } catch (RuntimeException e) {
-      throw new PgbusException(
-          job.queue(),
-          job.id(),
-          "pgbus: payload of job "
-              + job.id()
-              + " does not map to "
-              + b.payloadType().getTypeName()
-              + ": "
-              + e.getMessage(),
-          e);
-    }
+    Object payload = HandlerRegistry.payload(Json.jsonb(), job, b.payloadType());
     return b.handler().handle(payload, job);
   }
 
   /** The {@code T} of the {@code JobHandler<T>} a class implements, or Object. */
   private static Type payloadType(Class<?> type) {
+    var types = new HashSet<Type>();
     for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
-      for (Type t : c.getGenericInterfaces()) {
-        if (t instanceof ParameterizedType p && p.getRawType() == JobHandler.class) {
-          Type arg = p.getActualTypeArguments()[0];
-          return arg instanceof Class<?> || arg instanceof ParameterizedType ? arg : Object.class;
-        }
-      }
+      types.addAll(List.of(c.getGenericInterfaces()));
     }
-    return Object.class;
+    return HandlerRegistry.payloadType(types);
   }
 }

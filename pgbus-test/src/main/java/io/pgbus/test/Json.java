@@ -41,7 +41,7 @@ final class Json {
     return jsonb().fromJson(json, type);
   }
 
-  private static Jsonb jsonb() {
+  static Jsonb jsonb() {
     Jsonb j = jsonb;
     if (j == null) {
       synchronized (Json.class) {

@@ -15,7 +15,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.sql.DataSource;
+import java.util.function.Function;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -61,10 +61,10 @@ class TestWorkerTest {
   @Test
   void aFailedAttemptIsRetryableWithItsErrorAndItsWritesRolledBack() {
     TestWorker worker =
-        TestWorker.builder(db.dataSource())
-            .handler("orders", Order.class, (order, job) -> failAfterWriting(order))
-            .build();
-    handlerDataSource = worker.dataSource();
+        shipping(
+            order -> {
+              throw new IllegalStateException("no stock for order " + order.id());
+            });
     long id = jobs.enqueue("orders", new Order(1, "ada"));
 
     RunReport report = worker.drain("orders");
@@ -83,35 +83,10 @@ class TestWorkerTest {
     assertThat(job(db.dataSource(), id).attempt()).isEqualTo(1);
   }
 
-  private DataSource handlerDataSource;
-
-  private Outcome failAfterWriting(Order order) throws Exception {
-    try (Connection c = handlerDataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement("INSERT INTO shipped VALUES (?)")) {
-      ps.setLong(1, order.id());
-      ps.executeUpdate();
-    }
-    throw new IllegalStateException("no stock for order " + order.id());
-  }
-
   @Test
   void handlerWritesThroughTheWorkersDataSourceCommitWithTheJob() {
-    var box = new TestWorker[1];
     TestWorker worker =
-        TestWorker.builder(db.dataSource())
-            .handler(
-                "orders",
-                Order.class,
-                (order, job) -> {
-                  try (Connection c = box[0].dataSource().getConnection();
-                      PreparedStatement ps = c.prepareStatement("INSERT INTO shipped VALUES (?)")) {
-                    ps.setLong(1, order.id());
-                    ps.executeUpdate();
-                  }
-                  return order.id() == 2 ? Outcome.cancel("order 2 was withdrawn") : null;
-                })
-            .build();
-    box[0] = worker;
+        shipping(order -> order.id() == 2 ? Outcome.cancel("order 2 was withdrawn") : null);
     jobs.enqueue("orders", new Order(1, "ada"));
     jobs.enqueue("orders", new Order(2, "grace"));
 
@@ -120,6 +95,29 @@ class TestWorkerTest {
     assertThat(report.runs()).extracting(JobRun::state).containsExactly("completed", "cancelled");
     assertThat(report.runs().get(1).error()).contains("order 2 was withdrawn");
     assertThat(db.queryLongs("SELECT order_id FROM shipped ORDER BY 1")).containsExactly(1L, 2L);
+  }
+
+  /**
+   * A worker whose handler writes a "shipped" row through the builder's DataSource (jdbc/pgbus to a
+   * handler), then ends the attempt as {@code then} says.
+   */
+  private static TestWorker shipping(Function<Order, Outcome> then) {
+    TestWorker.Builder b = TestWorker.builder(db.dataSource());
+    TestWorker worker =
+        b.handler(
+                "orders",
+                Order.class,
+                (order, job) -> {
+                  try (Connection c = b.dataSource().getConnection();
+                      PreparedStatement ps = c.prepareStatement("INSERT INTO shipped VALUES (?)")) {
+                    ps.setLong(1, order.id());
+                    ps.executeUpdate();
+                  }
+                  return then.apply(order);
+                })
+            .build();
+    assertThat(worker.dataSource()).isSameAs(b.dataSource());
+    return worker;
   }
 
   @Test
@@ -162,21 +160,19 @@ class TestWorkerTest {
 
   @Test
   void aJobAHandlerEnqueuesRunsInTheSameDrain() {
-    var box = new TestWorker[1];
+    TestWorker.Builder b = TestWorker.builder(db.dataSource());
+    JobQueue inJob = PgbusTest.jobQueue(b.dataSource());
     TestWorker worker =
-        TestWorker.builder(db.dataSource())
-            .handler(
+        b.handler(
                 "orders",
                 Order.class,
                 (order, job) -> {
                   if (order.id() < 3) {
-                    PgbusTest.jobQueue(box[0].dataSource())
-                        .enqueue("orders", new Order(order.id() + 1, order.customer()));
+                    inJob.enqueue("orders", new Order(order.id() + 1, order.customer()));
                   }
                   return Outcome.complete();
                 })
             .build();
-    box[0] = worker;
     jobs.enqueue("orders", new Order(1, "ada"));
 
     assertThat(worker.drain("orders").completed()).isEqualTo(3);
