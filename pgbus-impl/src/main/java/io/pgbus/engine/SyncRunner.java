@@ -1,6 +1,5 @@
 package io.pgbus.engine;
 
-import io.pgbus.Outcome;
 import io.pgbus.PgbusException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -28,12 +27,6 @@ import javax.sql.DataSource;
  * comparing with the database's {@code now()}, so nothing runs on a second clock.
  */
 public final class SyncRunner {
-
-  /**
-   * One attempt that ran: the job as claimed, and what it became ({@code null}: dead, or its lease
-   * was lost).
-   */
-  public record Ran(ClaimedJob job, Outcome.Kind kind) {}
 
   // The waiting jobs (not available ones, which are due already) move back by the time that
   // passed, and each queue that had some hears of its new earliest one: a running capsule in the
@@ -64,7 +57,6 @@ public final class SyncRunner {
   private final Transactions transactions;
   private final JobStore store = new JobStore();
   private final JobRunner runner;
-  private Outcome.Kind lastKind; // guarded by this
 
   /**
    * @param config supplies the worker id, the lease, the job timeout and the retry policy
@@ -77,13 +69,6 @@ public final class SyncRunner {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     this.config = Objects.requireNonNull(config, "config");
     this.transactions = Objects.requireNonNull(transactions, "transactions");
-    JobEvents events =
-        new JobEvents() {
-          @Override
-          public void finished(ClaimedJob job, Outcome.Kind kind, long nanos) {
-            lastKind = kind;
-          }
-        };
     this.runner =
         new JobRunner(
             store,
@@ -91,7 +76,7 @@ public final class SyncRunner {
             transactions,
             Objects.requireNonNull(jobs, "jobs"),
             config.retry(),
-            events,
+            JobEvents.NONE,
             SyncRunner::watchdogThread,
             false,
             ErrorDetail.STACK);
@@ -99,9 +84,10 @@ public final class SyncRunner {
 
   /**
    * Claims the next due job of {@code queue} (by priority, then run_at) and runs it to its end on
-   * this thread; {@code null} when none is due or the queue is paused.
+   * this thread; returns it as claimed (read its row for what it became), or {@code null} when none
+   * is due or the queue is paused.
    */
-  public synchronized Ran runNext(String queue) {
+  public synchronized ClaimedJob runNext(String queue) {
     List<ClaimedJob> claimed;
     try (Connection c = dataSource.getConnection()) {
       claimed = store.jobClaim(c, List.of(queue), 1, config.workerId(), config.lease());
@@ -112,9 +98,8 @@ public final class SyncRunner {
       return null;
     }
     ClaimedJob job = claimed.get(0);
-    lastKind = null;
     runner.run(job, config.jobTimeout());
-    return new Ran(job, lastKind);
+    return job;
   }
 
   /**

@@ -2,6 +2,7 @@ package io.pgbus.test;
 
 import io.pgbus.JobHandler;
 import io.pgbus.QueueNames;
+import io.pgbus.engine.ClaimedJob;
 import io.pgbus.engine.CronJob;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.JdbcTransactions;
@@ -95,26 +96,22 @@ public final class TestWorker {
   /** Runs the next due job of {@code queue}, if there is one, to its end. */
   public Optional<JobRun> runNext(String queue) {
     requireHandled(queue);
-    SyncRunner.Ran ran = runner.runNext(queue);
+    ClaimedJob ran = runner.runNext(queue);
     if (ran == null) {
       return Optional.empty();
     }
     EnqueuedJob row;
     try (Connection c = reads.getConnection()) {
-      row = JobRows.byId(c, ran.job().id());
+      row = JobRows.byId(c, ran.id());
     } catch (SQLException e) {
       throw new IllegalStateException(
-          "pgbus-test could not read job " + ran.job().id() + " after its run: " + e, e);
+          "pgbus-test could not read job " + ran.id() + " after its run: " + e, e);
     }
     String state = row == null ? "deleted" : row.state();
     boolean failed = Set.of("retryable", "dead", "cancelled").contains(state);
     return Optional.of(
         new JobRun(
-            ran.job().id(),
-            queue,
-            ran.job().attempt(),
-            state,
-            failed && row != null ? row.lastError() : null));
+            ran.id(), queue, ran.attempt(), state, failed && row != null ? row.lastError() : null));
   }
 
   /**
