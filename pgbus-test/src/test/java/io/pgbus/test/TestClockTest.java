@@ -73,6 +73,29 @@ class TestClockTest {
   }
 
   @Test
+  void anAdvanceMovesOnlyWaitingJobsAndLeavesFinishedOnesAsTheyWere() {
+    TestClock clock = TestClock.of(db.dataSource());
+    TestWorker worker = TestWorker.builder(db.dataSource()).handler(new OrderHandler()).build();
+    long done = jobs.enqueue("orders", new Order(1, "ada"));
+    worker.drain("orders");
+    long waiting =
+        jobs.enqueue(
+            "orders",
+            new Order(2, "grace"),
+            EnqueueOptions.defaults().withDelay(Duration.ofDays(2)));
+    EnqueuedJob doneBefore = PgbusAssertions.job(db.dataSource(), done);
+    EnqueuedJob waitingBefore = PgbusAssertions.job(db.dataSource(), waiting);
+
+    assertThat(clock.advance(Duration.ofDays(1))).isEqualTo(1);
+
+    assertThat(PgbusAssertions.job(db.dataSource(), done)).isEqualTo(doneBefore);
+    EnqueuedJob waitingAfter = PgbusAssertions.job(db.dataSource(), waiting);
+    assertThat(waitingAfter.runAt()).isEqualTo(waitingBefore.runAt().minus(Duration.ofDays(1)));
+    assertThat(waitingAfter.createdAt()).isEqualTo(waitingBefore.createdAt());
+    assertThat(waitingAfter.state()).isEqualTo("scheduled");
+  }
+
+  @Test
   void cronRunsAreEnqueuedAtTheClocksInstantAndAreDueAtOnce() {
     TestClock clock = TestClock.of(db.dataSource());
     var handler = new OrderHandler();
