@@ -10,6 +10,7 @@
  * JVM, and the {@link io.pgbus.engine.Watchdog} interrupts handlers past their timeout. All SQL for
  * the job table lives in {@link io.pgbus.engine.JobStore}. The container adapters plug in through
  * three ports: {@link io.pgbus.engine.Transactions}, {@link io.pgbus.engine.ListenerConnections}
- * and {@link io.pgbus.engine.JobFunction}.
+ * and {@link io.pgbus.engine.JobFunction}. {@link io.pgbus.engine.SyncRunner} runs jobs and cron
+ * ticks on the caller's thread for the test kit (pgbus-test), through the same claim and runner.
  */
 package io.pgbus.engine;
