@@ -38,12 +38,28 @@ public final class Deployments {
     return war(name).addAsLibraries(pgbusLibraries());
   }
 
+  /**
+   * The pgbus-test jar, for a WAR that tests with the kit inside the container (the build copies it
+   * alone into {@code pgbus.it.kit}: the server has JSON-B).
+   */
+  public static File testKitLibrary() {
+    File[] jars = jarsIn("pgbus.it.kit");
+    if (jars.length != 1) {
+      throw new IllegalStateException("expected the pgbus-test jar alone in pgbus.it.kit");
+    }
+    return jars[0];
+  }
+
   /** The jars a pgbus application bundles: pgbus-api, pgbus-impl, pgbus-health, Flyway. */
   public static File[] pgbusLibraries() {
-    String dir = System.getProperty("pgbus.it.libs");
+    return jarsIn("pgbus.it.libs");
+  }
+
+  private static File[] jarsIn(String property) {
+    String dir = System.getProperty(property);
     if (dir == null) {
       throw new IllegalStateException(
-          "system property pgbus.it.libs is not set; run the ITs through Maven (mvn verify)");
+          "system property " + property + " is not set; run the ITs through Maven (mvn verify)");
     }
     Path libs = Paths.get(dir);
     try (Stream<Path> files = Files.list(libs)) {
@@ -54,11 +70,11 @@ public final class Deployments {
               .map(Path::toFile)
               .toArray(File[]::new);
       if (jars.length == 0) {
-        throw new IllegalStateException("no jars in pgbus.it.libs=" + libs);
+        throw new IllegalStateException("no jars in " + property + "=" + libs);
       }
       return jars;
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot list pgbus.it.libs=" + libs, e);
+      throw new UncheckedIOException("cannot list " + property + "=" + libs, e);
     }
   }
 }

@@ -36,7 +36,8 @@ import javax.sql.DataSource;
   "it_paused",
   "it_unique",
   "it_cron",
-  "it_otel"
+  "it_otel",
+  "it_kit"
 })
 public class RecordingHandler implements JobHandler<Marker> {
 

@@ -12,6 +12,7 @@
  * io.pgbus.engine.Loop}: started once, stopped at any time, sleeping on a {@link
  * io.pgbus.engine.WakeSignal} that a stop rings. The container adapters plug in through three
  * ports: {@link io.pgbus.engine.Transactions}, {@link io.pgbus.engine.ListenerConnections} and
- * {@link io.pgbus.engine.JobFunction}.
+ * {@link io.pgbus.engine.JobFunction}. {@link io.pgbus.engine.SyncRunner} runs jobs and cron ticks
+ * on the caller's thread for the test kit (pgbus-test), through the same claim and runner.
  */
 package io.pgbus.engine;

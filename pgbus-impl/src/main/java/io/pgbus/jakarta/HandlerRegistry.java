@@ -77,8 +77,11 @@ public class HandlerRegistry {
     return Collections.unmodifiableSet(byQueue.keySet());
   }
 
-  /** Runs the job's handler in the caller's (the job's) transaction. */
-  Outcome invoke(ClaimedJob job) throws Exception {
+  /**
+   * Runs the job's handler in the caller's (the job's) transaction. Public for pgbus-test, whose
+   * in-container worker resolves handlers exactly as the runtime does.
+   */
+  public Outcome invoke(ClaimedJob job) throws Exception {
     Binding b = byQueue.get(job.queue());
     if (b == null) {
       throw new PgbusException(
@@ -92,9 +95,20 @@ public class HandlerRegistry {
               + "\")",
           null);
     }
-    Object payload;
+    Object payload = payload(jsonb, job, b.payloadType());
+    @SuppressWarnings("unchecked")
+    JobHandler<Object> handler = (JobHandler<Object>) b.handle().get();
+    return handler.handle(payload, job);
+  }
+
+  /**
+   * The job's payload mapped to {@code type}; a payload that does not map fails the attempt with a
+   * message naming the job and the type. Shared with pgbus-test, whose handlers get their payloads
+   * as the runtime's do.
+   */
+  public static Object payload(Jsonb jsonb, ClaimedJob job, Type type) {
     try {
-      payload = jsonb.fromJson(job.payload(), b.payloadType());
+      return jsonb.fromJson(job.payload(), type);
     } catch (RuntimeException e) {
       throw new PgbusException(
           job.queue(),
@@ -102,17 +116,18 @@ public class HandlerRegistry {
           "pgbus: payload of job "
               + job.id()
               + " does not map to "
-              + b.payloadType().getTypeName()
+              + type.getTypeName()
               + ": "
               + e.getMessage(),
           e);
     }
-    @SuppressWarnings("unchecked")
-    JobHandler<Object> handler = (JobHandler<Object>) b.handle().get();
-    return handler.handle(payload, job);
   }
 
-  private static Type payloadType(Set<Type> beanTypes) {
+  /**
+   * The payload type of a handler with these types: the {@code T} of its {@code JobHandler<T>}, or
+   * Object. Shared with pgbus-test.
+   */
+  public static Type payloadType(Set<Type> beanTypes) {
     for (Type t : beanTypes) {
       if (t instanceof ParameterizedType p && p.getRawType() == JobHandler.class) {
         Type arg = p.getActualTypeArguments()[0];

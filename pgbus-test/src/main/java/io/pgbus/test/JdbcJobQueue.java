@@ -1,0 +1,107 @@
+package io.pgbus.test;
+
+import io.pgbus.AuditEntry;
+import io.pgbus.EnqueueOptions;
+import io.pgbus.Enqueued;
+import io.pgbus.InvalidJobException;
+import io.pgbus.JobQueue;
+import io.pgbus.engine.Engine;
+import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.NewJob;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import javax.sql.DataSource;
+
+/**
+ * {@link JobQueue} on plain JDBC for code under test outside a container: each call takes a
+ * connection from the DataSource, so a connection that is in a transaction (see {@link
+ * PgbusTest#jobQueue(Connection)}) enqueues in it. The job operations are the engine's own, on an
+ * engine that is never started; payloads map with JSON-B as in {@code JtaJobQueue}.
+ */
+final class JdbcJobQueue implements JobQueue {
+
+  private final DataSource dataSource;
+  private final Engine engine;
+
+  JdbcJobQueue(DataSource dataSource) {
+    this.dataSource = dataSource;
+    this.engine =
+        Engine.builder(EngineConfig.builder().workerId("pgbus-test").build(), dataSource)
+            .maintenance(false)
+            .build();
+  }
+
+  @Override
+  public long enqueue(String queue, Object payload, EnqueueOptions options) {
+    return on(c -> engine.enqueueIfAbsent(c, new NewJob(queue, Json.of(queue, payload), options)))
+        .id();
+  }
+
+  @Override
+  public Enqueued enqueueIfAbsent(String queue, Object payload, EnqueueOptions options) {
+    if (options.uniqueKey() == null) {
+      throw new InvalidJobException(
+          queue, "enqueueIfAbsent to queue '" + queue + "' needs a unique key, as in production");
+    }
+    return on(c -> engine.enqueueIfAbsent(c, new NewJob(queue, Json.of(queue, payload), options)));
+  }
+
+  @Override
+  public List<Long> enqueueAll(String queue, List<?> payloads, EnqueueOptions options) {
+    if (options.uniqueKey() != null) {
+      throw new InvalidJobException(
+          queue, "enqueueAll to queue '" + queue + "' refuses a unique key, as in production");
+    }
+    var jobs = new ArrayList<NewJob>(payloads.size());
+    for (Object p : payloads) {
+      jobs.add(new NewJob(queue, Json.of(queue, p), options));
+    }
+    return on(c -> engine.enqueueAll(c, jobs));
+  }
+
+  @Override
+  public boolean cancel(long jobId) {
+    return on(c -> engine.cancel(c, jobId));
+  }
+
+  @Override
+  public boolean replay(long jobId) {
+    return on(c -> engine.replay(c, jobId));
+  }
+
+  @Override
+  public boolean pause(String queue) {
+    return on(c -> engine.pause(c, queue));
+  }
+
+  @Override
+  public boolean resume(String queue) {
+    return on(c -> engine.resume(c, queue));
+  }
+
+  @Override
+  public boolean isPaused(String queue) {
+    return on(c -> engine.isPaused(c, queue));
+  }
+
+  @Override
+  public List<AuditEntry> history(long jobId) {
+    return on(c -> engine.history(c, jobId));
+  }
+
+  @Override
+  public List<AuditEntry> history(String queue, int limit) {
+    return on(c -> engine.history(c, queue, limit));
+  }
+
+  private <T> T on(Function<Connection, T> work) {
+    try (Connection c = dataSource.getConnection()) {
+      return work.apply(c);
+    } catch (SQLException e) {
+      throw new IllegalStateException("pgbus-test could not get a connection: " + e, e);
+    }
+  }
+}
