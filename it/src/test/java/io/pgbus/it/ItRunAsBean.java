@@ -1,6 +1,7 @@
 package io.pgbus.it;
 
 import jakarta.annotation.security.DeclareRoles;
+import jakarta.annotation.security.PermitAll;
 import jakarta.annotation.security.RunAs;
 import jakarta.ejb.EJB;
 import jakarta.ejb.Stateless;
@@ -14,6 +15,7 @@ import jakarta.ejb.Stateless;
 @Stateless
 @RunAs("pgbus-admin")
 @DeclareRoles("pgbus-admin")
+@PermitAll
 public class ItRunAsBean {
 
   @EJB ItEnqueuingBean enqueuer;
