@@ -7,6 +7,7 @@ import io.pgbus.JobQueue;
 import io.pgbus.it.support.Await;
 import io.pgbus.it.support.OtlpMetrics;
 import io.pgbus.it.support.OtlpReceiver;
+import io.pgbus.it.support.Protobuf;
 import jakarta.inject.Inject;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -41,7 +42,7 @@ class OtelMetricsIT {
                 "pgbus.capsule.otel.concurrency=2"));
     config.addAll(OtlpReceiver.config(port));
     return PgbusWars.of("otel-metrics", config.toArray(String[]::new))
-        .addClasses(OtlpReceiver.class, OtlpMetrics.class)
+        .addClasses(OtlpReceiver.class, OtlpMetrics.class, Protobuf.class)
         // The port chosen here, on the client, for the receiver the test starts in the server.
         .addAsResource(new StringAsset(Integer.toString(port)), "otlp-port");
   }

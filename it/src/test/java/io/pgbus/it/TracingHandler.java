@@ -11,11 +11,11 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * Notes the span each attempt runs in (TracingIT); fails the first attempt so that the retry is
- * traced too.
+ * Notes the span each attempt runs in (TracingIT; TraceExportIT reads the exported spans instead);
+ * fails the first attempt so that the retry is traced too.
  */
 @ApplicationScoped
-@Handles("it_trace")
+@Handles({"it_trace", "it_trace_export"})
 public class TracingHandler implements JobHandler<Marker> {
 
   /** The span context of every attempt, in order. */

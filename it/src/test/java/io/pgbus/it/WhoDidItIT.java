@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.pgbus.AuditEntry;
 import io.pgbus.JobQueue;
 import io.pgbus.it.support.Http;
+import io.pgbus.it.support.TestServer;
 import jakarta.annotation.Resource;
 import jakarta.inject.Inject;
 import java.net.URL;
@@ -30,12 +31,14 @@ class WhoDidItIT {
 
   @Deployment
   static WebArchive deployment() {
-    return PgbusWars.of(
-            "who-did-it",
-            "pgbus.capsules=who",
-            "pgbus.capsule.who.queues=it_who_elsewhere",
-            "pgbus.capsule.who.concurrency=1")
-        .addClasses(ItRestApplication.class, ItWho.class, ItEnqueuingBean.class, Http.class);
+    WebArchive war =
+        PgbusWars.of(
+                "who-did-it",
+                "pgbus.capsules=who",
+                "pgbus.capsule.who.queues=it_who_elsewhere",
+                "pgbus.capsule.who.concurrency=1")
+            .addClasses(ItRestApplication.class, ItWho.class, ItEnqueuingBean.class, Http.class);
+    return TestServer.current().withBasicAuth(war);
   }
 
   @Inject JobQueue jobs;

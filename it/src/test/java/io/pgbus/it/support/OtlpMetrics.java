@@ -1,7 +1,8 @@
 package io.pgbus.it.support;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
+import static io.pgbus.it.support.Protobuf.fields;
+import static io.pgbus.it.support.Protobuf.first;
+
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -62,7 +63,7 @@ public final class OtlpMetrics {
   }
 
   private static long value(byte[] dp) {
-    Walk w = new Walk(dp);
+    Protobuf.Walk w = new Protobuf.Walk(dp);
     long v = 0;
     while (w.next()) {
       if (w.field == 6 && w.wire == 1) {
@@ -72,70 +73,5 @@ public final class OtlpMetrics {
       }
     }
     return v;
-  }
-
-  private static java.util.List<byte[]> fields(byte[] msg, int field) {
-    var out = new java.util.ArrayList<byte[]>();
-    Walk w = new Walk(msg);
-    while (w.next()) {
-      if (w.field == field && w.wire == 2) {
-        out.add(w.bytes);
-      }
-    }
-    return out;
-  }
-
-  private static byte[] first(byte[] msg, int field) {
-    var all = fields(msg, field);
-    return all.isEmpty() ? null : all.get(0);
-  }
-
-  /** One protobuf field at a time. */
-  private static final class Walk {
-    private final byte[] b;
-    private int pos;
-    int field;
-    int wire;
-    long fixed;
-    byte[] bytes;
-
-    Walk(byte[] b) {
-      this.b = b;
-    }
-
-    boolean next() {
-      if (pos >= b.length) {
-        return false;
-      }
-      long tag = varint();
-      field = (int) (tag >>> 3);
-      wire = (int) (tag & 7);
-      switch (wire) {
-        case 0 -> fixed = varint();
-        case 1 -> {
-          fixed = ByteBuffer.wrap(b, pos, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
-          pos += 8;
-        }
-        case 2 -> {
-          int len = (int) varint();
-          bytes = java.util.Arrays.copyOfRange(b, pos, pos + len);
-          pos += len;
-        }
-        case 5 -> pos += 4;
-        default -> throw new IllegalStateException("wire type " + wire + " at " + pos);
-      }
-      return true;
-    }
-
-    private long varint() {
-      long v = 0;
-      for (int shift = 0; ; shift += 7) {
-        byte x = b[pos++];
-        v |= (long) (x & 0x7f) << shift;
-        if (x >= 0) {
-          return v;
-        }
-      }
-    }
   }
 }

@@ -13,14 +13,16 @@ import java.util.Locale;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A stand-in OTLP/HTTP collector: accepts POST /v1/metrics (protobuf) and keeps the bodies. Plain
- * sockets, no JDK HTTP server, so it runs inside any application server's class loader; the
- * exporter's HTTP/1.1 POST with Content-Length or chunked body, plain or gzip, is all it speaks.
+ * A stand-in OTLP/HTTP collector: accepts POST /v1/metrics and /v1/traces (protobuf) and keeps the
+ * bodies of each. Plain sockets, no JDK HTTP server, so it runs inside any application server's
+ * class loader; the exporter's HTTP/1.1 POST with Content-Length or chunked body, plain or gzip, is
+ * all it speaks.
  */
 public final class OtlpReceiver implements AutoCloseable {
 
   private final ServerSocket server;
   private final List<byte[]> bodies = new CopyOnWriteArrayList<>();
+  private final List<byte[]> traces = new CopyOnWriteArrayList<>();
   private final Thread thread;
 
   public OtlpReceiver(int port) throws IOException {
@@ -58,8 +60,34 @@ public final class OtlpReceiver implements AutoCloseable {
         "otel.metric.export.interval=1000");
   }
 
+  /**
+   * MP Config lines that turn the server's OpenTelemetry SDK on for one application and send its
+   * spans to this receiver, each batch a tenth of a second after it starts (the default is 5 s);
+   * metrics and logs are not exported.
+   */
+  public static List<String> tracesConfig(int port) {
+    return List.of(
+        "otel.sdk.disabled=false",
+        "otel.service.name=pgbus-it-traces",
+        "otel.traces.exporter=otlp",
+        "otel.metrics.exporter=none",
+        "otel.logs.exporter=none",
+        "otel.exporter.otlp.protocol=http/protobuf",
+        "otel.exporter.otlp.endpoint=http://127.0.0.1:" + port,
+        "otel.exporter.otlp.traces.protocol=http/protobuf",
+        "otel.exporter.otlp.traces.endpoint=http://127.0.0.1:" + port + "/v1/traces",
+        "otel.traces.sampler=always_on",
+        "otel.bsp.schedule.delay=100");
+  }
+
+  /** The bodies of POST /v1/metrics, in arrival order. */
   public List<byte[]> bodies() {
     return List.copyOf(bodies);
+  }
+
+  /** The bodies of POST /v1/traces, in arrival order. */
+  public List<byte[]> traces() {
+    return List.copyOf(traces);
   }
 
   private void serve() {
@@ -94,6 +122,8 @@ public final class OtlpReceiver implements AutoCloseable {
           }
           if (head.startsWith("POST /v1/metrics")) {
             bodies.add(body);
+          } else if (head.startsWith("POST /v1/traces")) {
+            traces.add(body);
           }
           out.write(
               "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n"

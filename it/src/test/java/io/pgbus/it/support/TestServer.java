@@ -35,6 +35,12 @@ public enum TestServer {
       return war;
     }
 
+    /** The basicRegistry of server.xml authenticates a request's BASIC credentials as it is. */
+    @Override
+    public WebArchive withBasicAuth(WebArchive war) {
+      return war;
+    }
+
     @Override
     public String health(URL deploymentUrl) {
       return Http.root(deploymentUrl) + "/health";
@@ -78,6 +84,18 @@ public enum TestServer {
           .setWebXML("wildfly/web.xml");
     }
 
+    /**
+     * What docs/wildfly.md ("The doctor") tells a user to add: BASIC login against the application
+     * realm (jboss-web.xml: security domain other), where the pom's add-user.sh put the test users,
+     * and RESTEasy enforcing {@code @RolesAllowed}.
+     */
+    @Override
+    public WebArchive withBasicAuth(WebArchive war) {
+      war.delete("WEB-INF/web.xml");
+      return war.setWebXML("wildfly/web-basic-auth.xml")
+          .addAsWebInfResource("wildfly/jboss-web.xml", "jboss-web.xml");
+    }
+
     @Override
     public String health(URL deploymentUrl) {
       String url = System.getProperty("pgbus.it.health.url");
@@ -118,6 +136,12 @@ public enum TestServer {
 
   /** Adds what this server needs to a test WAR. */
   public abstract WebArchive prepare(WebArchive war);
+
+  /**
+   * Lets the WAR's callers log in with BASIC credentials as the test users (admin/admin-secret in
+   * the group pgbus-admin); call after {@link #prepare}.
+   */
+  public abstract WebArchive withBasicAuth(WebArchive war);
 
   /** The MicroProfile Health root ({@code .../health}) of this server. */
   public abstract String health(URL deploymentUrl);
