@@ -39,11 +39,13 @@ public final class Capsule implements Runnable {
   private static final long EXECUTOR_WAIT_WARNING_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   private final CapsuleConfig config;
-  private final EngineConfig engine;
+  private final String workerId;
+  private final ExecutionConfig execution;
   private final JobStore store;
   private final DataSource dataSource;
   private final Executor executor;
   private final boolean loopsOnExecutor; // only for the starvation warning's advice
+  private final int threadsNeeded; // only for the starvation warning's advice
   private final BatchRunner runner;
 
   private final ReentrantLock lock = new ReentrantLock();
@@ -74,22 +76,27 @@ public final class Capsule implements Runnable {
 
   Capsule(
       CapsuleConfig config,
-      EngineConfig engine,
+      String workerId,
+      ExecutionConfig execution,
+      Duration maxErrorBackoff,
       JobStore store,
       DataSource dataSource,
       Executor executor,
       boolean loopsOnExecutor,
+      int threadsNeeded,
       BatchRunner runner,
       Runnable onConnectionError) {
     this.errors =
         new ErrorBackoff(
             "pgbus capsule '" + config.name() + "' (queues " + config.queues() + ")",
             Duration.ofMillis(100),
-            engine.pollInterval().multipliedBy(10),
+            maxErrorBackoff,
             onConnectionError);
     this.loopsOnExecutor = loopsOnExecutor;
+    this.threadsNeeded = threadsNeeded;
     this.config = Objects.requireNonNull(config);
-    this.engine = Objects.requireNonNull(engine);
+    this.workerId = Objects.requireNonNull(workerId);
+    this.execution = Objects.requireNonNull(execution);
     this.store = Objects.requireNonNull(store);
     this.dataSource = Objects.requireNonNull(dataSource);
     this.executor = Objects.requireNonNull(executor);
@@ -157,7 +164,7 @@ public final class Capsule implements Runnable {
       }
       if (runningSince.size() >= config.concurrency()) {
         long youngest = runningSince.values().stream().mapToLong(Long::longValue).max().orElse(now);
-        stuckFor = now - (youngest + engine.jobTimeout().toNanos());
+        stuckFor = now - (youngest + execution.jobTimeout().toNanos());
       }
     } finally {
       lock.unlock();
@@ -365,7 +372,7 @@ public final class Capsule implements Runnable {
     List<ClaimedJob> jobs;
     Instant nextDue = null;
     try (Connection c = dataSource.getConnection()) {
-      jobs = store.jobClaim(c, config.queues(), want, engine.workerId(), engine.lease());
+      jobs = store.jobClaim(c, config.queues(), want, workerId, execution.lease());
       if (jobs.size() < want && refreshAlarm) {
         nextDue = store.jobNextDue(c, config.queues());
       }
@@ -435,7 +442,7 @@ public final class Capsule implements Runnable {
       lock.unlock();
     }
     try {
-      Instant due = runner.run(jobs, engine.jobTimeout());
+      Instant due = runner.run(jobs, execution.jobTimeout());
       if (due != null) {
         dueAt(due);
       }
@@ -480,7 +487,7 @@ public final class Capsule implements Runnable {
           config.name(),
           TimeUnit.NANOSECONDS.toSeconds(waited),
           loopsOnExecutor ? ", since pgbus''s loops hold theirs for good" : "",
-          threadsNeeded(engine, loopsOnExecutor));
+          threadsNeeded);
     }
   }
 

@@ -50,9 +50,10 @@ final class Elector implements Runnable {
   Elector(
       DataSource dataSource,
       String holder,
-      Duration ttl,
+      ElectorConfig config,
       Runnable onChange,
       Runnable onConnectionError) {
+    Duration ttl = config.ttl();
     this.errors =
         new ErrorBackoff(
             "pgbus leader election",

@@ -70,7 +70,8 @@ final class Maintainer implements Runnable {
   Maintainer(
       DataSource dataSource,
       JobStore store,
-      EngineConfig config,
+      MaintainerConfig config,
+      RetentionConfig retention,
       java.util.function.BooleanSupplier leader,
       CronEnqueuer cron) {
     this.dataSource = Objects.requireNonNull(dataSource);
@@ -112,11 +113,10 @@ final class Maintainer implements Runnable {
               @Override
               long runOnce(Connection c) throws Exception {
                 long n =
-                    store.jobPrune(c, "completed", config.completedRetention(), config.pruneBatch())
-                        + store.jobPrune(
-                            c, "cancelled", config.completedRetention(), config.pruneBatch())
-                        + store.jobPrune(c, "dead", config.deadRetention(), config.pruneBatch())
-                        + audit.auditPrune(c, config.auditRetention(), config.pruneBatch());
+                    store.jobPrune(c, "completed", retention.completed(), retention.batch())
+                        + store.jobPrune(c, "cancelled", retention.completed(), retention.batch())
+                        + store.jobPrune(c, "dead", retention.dead(), retention.batch())
+                        + audit.auditPrune(c, retention.audit(), retention.batch());
                 pruned.addAndGet(n);
                 return n;
               }

@@ -30,7 +30,7 @@ final class Poller implements Runnable {
   private final DataSource dataSource;
   private final List<String> queues;
   private final Supplier<ListenerState> listener;
-  private final EngineConfig config;
+  private final PollerConfig config;
   private final Consumer<Wake> route;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
@@ -46,14 +46,14 @@ final class Poller implements Runnable {
       DataSource dataSource,
       List<String> queues,
       Supplier<ListenerState> listener,
-      EngineConfig config,
+      PollerConfig config,
       Consumer<Wake> route,
       Runnable onConnectionError) {
     this.errors =
         new ErrorBackoff(
             "pgbus poll of " + queues,
             Duration.ofMillis(100),
-            config.pollInterval().multipliedBy(10),
+            config.interval().multipliedBy(10),
             onConnectionError);
     this.store = Objects.requireNonNull(store);
     this.dataSource = Objects.requireNonNull(dataSource);
@@ -111,8 +111,7 @@ final class Poller implements Runnable {
               if (stopping) {
                 return;
               }
-              Duration every =
-                  listener.get().delivering() ? config.pollCeiling() : config.pollInterval();
+              Duration every = listener.get().delivering() ? config.ceiling() : config.interval();
               long left = last + every.toNanos() - System.nanoTime();
               if (pollNow || left <= 0) {
                 break;
