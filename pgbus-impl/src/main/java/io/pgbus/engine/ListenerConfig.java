@@ -33,10 +33,18 @@ public record ListenerConfig(
   public ListenerConfig {
     PROBE_INTERVAL.positive(probeInterval);
     PROBE_TIMEOUT.positive(probeTimeout);
-    Setting.notLonger(PROBE_TIMEOUT, probeTimeout, PROBE_INTERVAL, probeInterval);
     RECONNECT_MIN.positive(reconnectMin);
     RECONNECT_MAX.positive(reconnectMax);
     Setting.notLonger(RECONNECT_MIN, reconnectMin, RECONNECT_MAX, reconnectMax);
+  }
+
+  /**
+   * Refuses a probe timeout longer than the probe interval. The listener works either way (it sends
+   * no probe while one is out), so the engine allows it, for tests that probe fast; a deployment is
+   * held to it, since such a listener notices lost notifications later than it probes.
+   */
+  public void requireProbeTimeoutWithinInterval() {
+    Setting.notLonger(PROBE_TIMEOUT, probeTimeout, PROBE_INTERVAL, probeInterval);
   }
 
   public static ListenerConfig from(SettingSource s) {

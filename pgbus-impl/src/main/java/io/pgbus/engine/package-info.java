@@ -11,5 +11,11 @@
  * the job table lives in {@link io.pgbus.engine.JobStore}. The container adapters plug in through
  * three ports: {@link io.pgbus.engine.Transactions}, {@link io.pgbus.engine.ListenerConnections}
  * and {@link io.pgbus.engine.JobFunction}.
+ *
+ * <p>{@link io.pgbus.engine.Jobs} holds the job operations (enqueue, pause, cancel, replay, the
+ * audit trail) on the caller's connection; it needs no running engine. Each role reads its own
+ * small config record ({@link io.pgbus.engine.PollerConfig}, {@link
+ * io.pgbus.engine.ListenerConfig}, ...), gathered in {@link io.pgbus.engine.EngineConfig}; each
+ * record declares its keys as {@link io.pgbus.engine.Setting}s and names them in its errors.
  */
 package io.pgbus.engine;

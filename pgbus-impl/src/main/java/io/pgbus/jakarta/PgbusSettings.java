@@ -137,6 +137,7 @@ record PgbusSettings(
     EngineConfig engine;
     try {
       engine = b.build();
+      engine.listener().requireProbeTimeoutWithinInterval();
     } catch (InvalidConfigException e) {
       throw new InvalidSettingException("pgbus: " + e.keyedMessage());
     } catch (IllegalArgumentException e) {
