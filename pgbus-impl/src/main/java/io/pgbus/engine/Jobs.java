@@ -60,11 +60,8 @@ public final class Jobs {
   public Enqueued enqueueIfAbsent(Connection c, NewJob job) {
     checkPayload(job);
     checkRunAt(job, Instant.now());
-    try {
-      return store.jobInsertIfAbsent(c, job, tracing.capture());
-    } catch (SQLException e) {
-      throw Failures.of(job.queue(), "enqueue a job", e);
-    }
+    return sql(
+        job.queue(), "enqueue a job", () -> store.jobInsertIfAbsent(c, job, tracing.capture()));
   }
 
   /**
@@ -80,11 +77,10 @@ public final class Jobs {
       checkPayload(job);
       checkRunAt(job, now);
     }
-    try {
-      return store.jobInsertMany(c, jobs, tracing.capture());
-    } catch (SQLException e) {
-      throw Failures.of(jobs.get(0).queue(), "enqueue " + jobs.size() + " jobs", e);
-    }
+    return sql(
+        jobs.get(0).queue(),
+        "enqueue " + jobs.size() + " jobs",
+        () -> store.jobInsertMany(c, jobs, tracing.capture()));
   }
 
   /**
@@ -102,11 +98,10 @@ public final class Jobs {
    */
   public boolean pause(Connection c, String queue, String actor) {
     QueueNames.require(queue);
-    try {
-      return queueStore.queuePause(c, queue, workerId, actor);
-    } catch (SQLException e) {
-      throw Failures.of(queue, "pause queue '" + queue + "'", e);
-    }
+    return sql(
+        queue,
+        "pause queue '" + queue + "'",
+        () -> queueStore.queuePause(c, queue, workerId, actor));
   }
 
   /**
@@ -120,29 +115,19 @@ public final class Jobs {
   /** {@link #resume(Connection, String)}, audited as {@code actor} ({@code null}: the role). */
   public boolean resume(Connection c, String queue, String actor) {
     QueueNames.require(queue);
-    try {
-      return queueStore.queueResume(c, queue, actor);
-    } catch (SQLException e) {
-      throw Failures.of(queue, "resume queue '" + queue + "'", e);
-    }
+    return sql(
+        queue, "resume queue '" + queue + "'", () -> queueStore.queueResume(c, queue, actor));
   }
 
   public boolean isPaused(Connection c, String queue) {
     QueueNames.require(queue);
-    try {
-      return queueStore.queueIsPaused(c, queue);
-    } catch (SQLException e) {
-      throw Failures.of(queue, "read the pause of queue '" + queue + "'", e);
-    }
+    return sql(
+        queue, "read the pause of queue '" + queue + "'", () -> queueStore.queueIsPaused(c, queue));
   }
 
   /** Every paused queue of the database, by name. */
   public List<String> pausedQueues(Connection c) {
-    try {
-      return queueStore.queuesPaused(c);
-    } catch (SQLException e) {
-      throw Failures.of(null, "read the paused queues", e);
-    }
+    return sql(null, "read the paused queues", () -> queueStore.queuesPaused(c));
   }
 
   public boolean cancel(Connection c, long jobId) {
@@ -151,11 +136,7 @@ public final class Jobs {
 
   /** Cancels a waiting job, audited as {@code actor} ({@code null}: the database role). */
   public boolean cancel(Connection c, long jobId, String actor) {
-    try {
-      return store.jobCancel(c, jobId, actor);
-    } catch (SQLException e) {
-      throw Failures.of(null, "cancel job " + jobId, e);
-    }
+    return sql(null, "cancel job " + jobId, () -> store.jobCancel(c, jobId, actor));
   }
 
   public boolean replay(Connection c, long jobId) {
@@ -164,20 +145,12 @@ public final class Jobs {
 
   /** Replays a dead job, audited as {@code actor} ({@code null}: the database role). */
   public boolean replay(Connection c, long jobId, String actor) {
-    try {
-      return store.jobReplayDead(c, jobId, actor);
-    } catch (SQLException e) {
-      throw Failures.of(null, "replay job " + jobId, e);
-    }
+    return sql(null, "replay job " + jobId, () -> store.jobReplayDead(c, jobId, actor));
   }
 
   /** The audit trail of a job, oldest first. */
   public List<AuditEntry> history(Connection c, long jobId) {
-    try {
-      return auditStore.auditOfJob(c, jobId);
-    } catch (SQLException e) {
-      throw Failures.of(null, "read the audit trail of job " + jobId, e);
-    }
+    return sql(null, "read the audit trail of job " + jobId, () -> auditStore.auditOfJob(c, jobId));
   }
 
   /** The latest {@code limit} audit entries of a queue, newest first. */
@@ -187,10 +160,24 @@ public final class Jobs {
       throw new IllegalArgumentException(
           "audit history limit " + limit + " is out of range: use 1 to 1000");
     }
+    return sql(
+        queue,
+        "read the audit trail of queue '" + queue + "'",
+        () -> auditStore.auditOfQueue(c, queue, limit));
+  }
+
+  /** One statement of the stores. */
+  @FunctionalInterface
+  private interface Statement<T> {
+    T run() throws SQLException;
+  }
+
+  /** Runs a statement; a failure names the queue (null: none) and what was being done. */
+  private static <T> T sql(String queue, String action, Statement<T> statement) {
     try {
-      return auditStore.auditOfQueue(c, queue, limit);
+      return statement.run();
     } catch (SQLException e) {
-      throw Failures.of(queue, "read the audit trail of queue '" + queue + "'", e);
+      throw Failures.of(queue, action, e);
     }
   }
 
