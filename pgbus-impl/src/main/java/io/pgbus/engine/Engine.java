@@ -17,7 +17,8 @@ import javax.sql.DataSource;
 /**
  * The engine: one notifier, the capsules, and the maintainer, wired to the ports. It runs the same
  * in Java SE and inside a container; the container adapter supplies the executor, the transaction
- * runner and the handler function.
+ * runner and the handler function. The job operations (enqueue, pause, cancel, ...) are {@link
+ * Jobs}, which need no running engine; {@link #jobs()} is this engine's, with its tracing.
  *
  * <pre>{@code
  * Engine engine = Engine.builder(config, dataSource)

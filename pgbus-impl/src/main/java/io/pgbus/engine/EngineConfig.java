@@ -64,7 +64,8 @@ public record EngineConfig(
     var names = new HashMap<String, CapsuleConfig>();
     for (CapsuleConfig c : capsules) {
       if (names.put(c.name(), c) != null) {
-        throw new IllegalArgumentException("two capsules are named '" + c.name() + "'");
+        String problem = "two capsules are named '" + c.name() + "'";
+        throw new InvalidConfigException("pgbus.capsules", "pgbus.capsules: " + problem, problem);
       }
     }
     Objects.requireNonNull(execution, "execution");
@@ -78,7 +79,9 @@ public record EngineConfig(
     var cronNames = new HashMap<String, CronJob>();
     for (CronJob c : crons) {
       if (cronNames.put(c.name(), c) != null) {
-        throw new IllegalArgumentException("two crons are named '" + c.name() + "'");
+        String problem = "two crons are named '" + c.name() + "'";
+        throw new InvalidConfigException(
+            CronJob.NAMES_KEY, CronJob.NAMES_KEY + ": " + problem, problem);
       }
     }
   }

@@ -92,6 +92,19 @@ class PgbusSettingsValidationTest {
   }
 
   @Test
+  void aCapsuleOrCronListedTwiceFailsNamingTheListKey() {
+    assertThatThrownBy(() -> read("pgbus.capsules", "mail,mail"))
+        .hasMessage("pgbus: pgbus.capsules: two capsules are named 'mail'");
+    assertThatThrownBy(
+            () ->
+                read(
+                    "pgbus.crons", "nightly,nightly",
+                    "pgbus.cron.nightly.schedule", "0 3 * * *",
+                    "pgbus.cron.nightly.queue", "reports"))
+        .hasMessage("pgbus: pgbus.crons: two crons are named 'nightly'");
+  }
+
+  @Test
   void aLeaseOfZeroOrAHundredYearsFailsWithItsRange() {
     assertThatThrownBy(() -> read("pgbus.lease", "0s"))
         .hasMessage(
