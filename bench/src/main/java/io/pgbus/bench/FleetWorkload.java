@@ -1,6 +1,6 @@
 package io.pgbus.bench;
 
-import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.MaintainerConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -142,8 +142,8 @@ final class FleetWorkload {
                 .toArray());
     double backedOff =
         renew
-            + 1.0 / (MAX_BACKOFF * EngineConfig.Builder.DEFAULT_RESCUE_INTERVAL.toSeconds())
-            + 3.0 / (MAX_BACKOFF * EngineConfig.Builder.DEFAULT_PRUNE_INTERVAL.toSeconds());
+            + 1.0 / (MAX_BACKOFF * MaintainerConfig.RESCUE_INTERVAL.fallback().toSeconds())
+            + 3.0 / (MAX_BACKOFF * MaintainerConfig.PRUNE_INTERVAL.fallback().toSeconds());
     String text =
         String.format(
                 Locale.ROOT,

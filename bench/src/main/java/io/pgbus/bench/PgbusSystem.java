@@ -7,6 +7,7 @@ import io.pgbus.engine.ClaimedJob;
 import io.pgbus.engine.Engine;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.JobEvents;
+import io.pgbus.engine.Jobs;
 import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.NewJob;
 import io.pgbus.engine.Schema;
@@ -65,14 +66,11 @@ final class PgbusSystem implements QueueSystem {
   }
 
   /**
-   * An engine with no capsules, as an application that only enqueues holds one. {@link
-   * Engine#enqueue} only uses the connection it is handed, so its datasource is never asked.
+   * The job operations alone, as an application that only enqueues holds them: no engine, no
+   * thread, no datasource; each call uses the connection it is handed.
    */
-  private static final Engine PRODUCER =
-      Engine.builder(
-              EngineConfig.builder().workerId("bench-producer").build(), new UnusedDataSource())
-          .maintenance(false)
-          .build();
+  private static final Jobs PRODUCER =
+      new Jobs(EngineConfig.builder().workerId("bench-producer").build());
 
   @Override
   public long[] enqueueBatch(Connection c, String queue, int count) {

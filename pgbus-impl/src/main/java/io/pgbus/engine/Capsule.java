@@ -38,11 +38,13 @@ public final class Capsule extends Loop {
   private static final long EXECUTOR_WAIT_WARNING_NANOS = TimeUnit.SECONDS.toNanos(10);
 
   private final CapsuleConfig config;
-  private final EngineConfig engine;
+  private final String workerId;
+  private final ExecutionConfig execution;
   private final JobStore store;
   private final DataSource dataSource;
   private final Executor executor;
   private final boolean loopsOnExecutor; // only for the starvation warning's advice
+  private final int threadsNeeded; // only for the starvation warning's advice
   private final BatchRunner runner;
 
   private final ReentrantLock lock = signal().lock();
@@ -69,22 +71,27 @@ public final class Capsule extends Loop {
 
   Capsule(
       CapsuleConfig config,
-      EngineConfig engine,
+      String workerId,
+      ExecutionConfig execution,
+      Duration maxErrorBackoff,
       JobStore store,
       DataSource dataSource,
       Executor executor,
       boolean loopsOnExecutor,
+      int threadsNeeded,
       BatchRunner runner,
       Runnable onConnectionError) {
     this.errors =
         new ErrorBackoff(
             "pgbus capsule '" + config.name() + "' (queues " + config.queues() + ")",
             Duration.ofMillis(100),
-            engine.pollInterval().multipliedBy(10),
+            maxErrorBackoff,
             onConnectionError);
     this.loopsOnExecutor = loopsOnExecutor;
+    this.threadsNeeded = threadsNeeded;
     this.config = Objects.requireNonNull(config);
-    this.engine = Objects.requireNonNull(engine);
+    this.workerId = Objects.requireNonNull(workerId);
+    this.execution = Objects.requireNonNull(execution);
     this.store = Objects.requireNonNull(store);
     this.dataSource = Objects.requireNonNull(dataSource);
     this.executor = Objects.requireNonNull(executor);
@@ -152,7 +159,7 @@ public final class Capsule extends Loop {
       }
       if (runningSince.size() >= config.concurrency()) {
         long youngest = runningSince.values().stream().mapToLong(Long::longValue).max().orElse(now);
-        stuckFor = now - (youngest + engine.jobTimeout().toNanos());
+        stuckFor = now - (youngest + execution.jobTimeout().toNanos());
       }
     } finally {
       lock.unlock();
@@ -328,7 +335,7 @@ public final class Capsule extends Loop {
     List<ClaimedJob> jobs;
     Instant nextDue = null;
     try (Connection c = dataSource.getConnection()) {
-      jobs = store.jobClaim(c, config.queues(), want, engine.workerId(), engine.lease());
+      jobs = store.jobClaim(c, config.queues(), want, workerId, execution.lease());
       if (jobs.size() < want && refreshAlarm) {
         nextDue = store.jobNextDue(c, config.queues());
       }
@@ -398,7 +405,7 @@ public final class Capsule extends Loop {
       lock.unlock();
     }
     try {
-      Instant due = runner.run(jobs, engine.jobTimeout());
+      Instant due = runner.run(jobs, execution.jobTimeout());
       if (due != null) {
         dueAt(due);
       }
@@ -443,7 +450,7 @@ public final class Capsule extends Loop {
           config.name(),
           TimeUnit.NANOSECONDS.toSeconds(waited),
           loopsOnExecutor ? ", since pgbus''s loops hold theirs for good" : "",
-          threadsNeeded(engine, loopsOnExecutor));
+          threadsNeeded);
     }
   }
 

@@ -21,14 +21,25 @@ public record CronJob(String name, String schedule, ZoneId zone, String queue, S
 
   private static final Pattern NAME = Pattern.compile("[A-Za-z][A-Za-z0-9_-]{0,62}");
 
+  /** Where a cron's keys start: {@code pgbus.cron.<name>.schedule} and so on. */
+  public static final String KEY_PREFIX = "pgbus.cron.";
+
+  /** The key that lists the crons by name. */
+  public static final String NAMES_KEY = "pgbus.crons";
+
+  /**
+   * Refuses a bad name or schedule with an {@link InvalidConfigException} whose key is {@link
+   * #NAMES_KEY} or the cron's {@code schedule} key.
+   */
   public CronJob {
     Objects.requireNonNull(name, "cron name");
     if (!NAME.matcher(name).matches()) {
-      throw new IllegalArgumentException(
+      String problem =
           "invalid cron name '"
               + name
               + "': use a letter followed by letters, digits, '_' or '-',"
-              + " at most 63 characters");
+              + " at most 63 characters";
+      throw new InvalidConfigException(NAMES_KEY, NAMES_KEY + ": " + problem, problem);
     }
     Objects.requireNonNull(zone, "zone");
     QueueNames.require(queue);
@@ -39,7 +50,14 @@ public record CronJob(String name, String schedule, ZoneId zone, String queue, S
     try {
       CronSchedule.parse(schedule, zone);
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("cron '" + name + "': " + e.getMessage(), e);
+      String key = KEY_PREFIX + name + ".schedule";
+      InvalidConfigException refused =
+          new InvalidConfigException(
+              key,
+              key + "=" + schedule + " is invalid: " + e.getMessage(),
+              "cron '" + name + "': " + e.getMessage());
+      refused.initCause(e);
+      throw refused;
     }
   }
 

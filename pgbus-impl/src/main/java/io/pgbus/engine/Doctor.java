@@ -98,9 +98,9 @@ public final class Doctor {
                 config.capsules().size(),
                 config.queues(),
                 threads,
-                config.pollCeiling(),
-                config.pollInterval(),
-                config.lease(),
+                config.poller().ceiling(),
+                config.poller().interval(),
+                config.execution().lease(),
                 config.crons().size(),
                 config.crons().isEmpty()
                     ? ""
@@ -173,7 +173,7 @@ public final class Doctor {
   }
 
   private static Check paused(Engine engine, Connection c) {
-    List<String> paused = engine.pausedQueues(c);
+    List<String> paused = engine.jobs().pausedQueues(c);
     if (paused.isEmpty()) {
       return new Check("paused queues", Status.OK, "none", null);
     }
@@ -247,20 +247,23 @@ public final class Doctor {
               "degraded: a self-probe did not come back, notifications are being lost"
                   + error
                   + "; capsules poll every "
-                  + engine.config().pollInterval(),
+                  + engine.config().poller().interval(),
               "point the listener at the database directly (pgbus.listener.url), not through a"
                   + " transaction-mode pooler");
       case RECONNECTING ->
           new Check(
               "listener",
               Status.WARN,
-              "reconnecting" + error + "; capsules poll every " + engine.config().pollInterval(),
+              "reconnecting"
+                  + error
+                  + "; capsules poll every "
+                  + engine.config().poller().interval(),
               "check that the database is up and accepts connections from this host");
       case FAILED ->
           new Check(
               "listener",
               Status.FAIL,
-              "failed" + error + "; capsules poll every " + engine.config().pollInterval(),
+              "failed" + error + "; capsules poll every " + engine.config().poller().interval(),
               "the application does not see the PostgreSQL driver; on WildFly put"
                   + " jboss-deployment-structure.xml with the module org.postgresql into the EAR's"
                   + " META-INF, for the deployment and the WAR's sub-deployment (docs/wildfly.md)");

@@ -46,9 +46,10 @@ final class Elector extends Loop {
   Elector(
       DataSource dataSource,
       String holder,
-      Duration ttl,
+      ElectorConfig config,
       Runnable onChange,
       Runnable onConnectionError) {
+    Duration ttl = config.ttl();
     this.errors =
         new ErrorBackoff(
             "pgbus leader election",

@@ -1,15 +1,8 @@
 package io.pgbus.engine;
 
-import io.pgbus.AuditEntry;
-import io.pgbus.EnqueueOptions;
-import io.pgbus.Enqueued;
-import io.pgbus.InvalidJobException;
-import io.pgbus.QueueNames;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -24,7 +17,8 @@ import javax.sql.DataSource;
 /**
  * The engine: one notifier, the capsules, and the maintainer, wired to the ports. It runs the same
  * in Java SE and inside a container; the container adapter supplies the executor, the transaction
- * runner and the handler function.
+ * runner and the handler function. The job operations (enqueue, pause, cancel, ...) are {@link
+ * Jobs}, which need no running engine; {@link #jobs()} is this engine's, with its tracing.
  *
  * <pre>{@code
  * Engine engine = Engine.builder(config, dataSource)
@@ -41,8 +35,7 @@ public final class Engine {
   private final EngineConfig config;
   private final DataSource dataSource;
   private final JobStore store = new JobStore();
-  private final QueueStore queueStore = new QueueStore();
-  private final AuditStore auditStore = new AuditStore();
+  private final Jobs jobs;
   private final ExecutorService ownedExecutor;
   private final java.util.concurrent.Executor executor;
   // Starts the long-running loops: on threads of their own when a thread factory was given, so
@@ -58,7 +51,6 @@ public final class Engine {
   private final JobRunner single;
   private final CronEnqueuer cron;
   private final boolean maintenance;
-  private final JobTracing tracing;
   private volatile boolean started;
 
   private Engine(Builder b) {
@@ -74,14 +66,18 @@ public final class Engine {
     this.loopsOnExecutor = b.loopThreads == null;
     this.loops = loopsOnExecutor ? executor : task -> startThread(b.loopThreads, task);
     Transactions tx = b.transactions != null ? b.transactions : new JdbcTransactions(dataSource);
-    this.tracing = b.tracing;
-    JobFunction jobs = tracing.around(b.jobs != null ? b.jobs : Engine::noHandler);
+    this.jobs = new Jobs(config.workerId(), config.maxPayloadBytes(), b.tracing);
+    JobFunction handlers = b.tracing.around(b.jobs != null ? b.jobs : Engine::noHandler);
     Consumer<Wake> wakes = b.wakes != null ? b.wakes : this::wake;
     this.notifier =
         b.listenerConnections == null || config.capsules().isEmpty()
             ? null
             : new Notifier(
-                b.listenerConnections, config.queues(), wakes, this::listenerChanged, config);
+                b.listenerConnections,
+                config.queues(),
+                wakes,
+                this::listenerChanged,
+                config.listener());
     this.poller =
         config.capsules().isEmpty()
             ? null
@@ -90,30 +86,36 @@ public final class Engine {
                 dataSource,
                 config.queues(),
                 this::listenerState,
-                config,
+                config.poller(),
                 this::route,
                 this::connectionLost);
+    ExecutionConfig execution = config.execution();
     this.single =
         new JobRunner(
             store,
             dataSource,
             tx,
-            jobs,
-            config.retry(),
+            handlers,
+            execution.retry(),
             b.events,
             loops,
-            config.deletesCompleted(),
+            config.retention().deletesCompleted(),
             b.errorDetail);
-    BatchRunner runner = new BatchRunner(single, store, dataSource, tx, b.events, config.lease());
+    BatchRunner runner =
+        new BatchRunner(single, store, dataSource, tx, b.events, execution.lease());
+    int threadsNeeded = executorThreadsNeeded();
     for (CapsuleConfig cc : config.capsules()) {
       Capsule capsule =
           new Capsule(
               cc,
-              config,
+              config.workerId(),
+              execution,
+              config.poller().interval().multipliedBy(10),
               store,
               dataSource,
               executor,
               loopsOnExecutor,
+              threadsNeeded,
               runner,
               this::connectionLost);
       capsules.add(capsule);
@@ -122,17 +124,19 @@ public final class Engine {
       }
     }
     this.maintenance = b.maintenance;
-    Maintainer[] m = new Maintainer[1];
+    this.cron = config.crons().isEmpty() ? null : new CronEnqueuer(config.crons(), store, tx);
+    // The maintainer asks the elector through this engine, and the elector tells the maintainer of
+    // a change: neither needs the other at construction.
+    this.maintainer =
+        new Maintainer(
+            dataSource, store, config.maintainer(), config.retention(), this::leader, cron);
     this.elector =
         new Elector(
             dataSource,
             config.workerId(),
-            config.leaderTtl(),
-            () -> m[0].leadershipChanged(),
+            config.elector(),
+            maintainer::leadershipChanged,
             this::connectionLost);
-    this.cron = config.crons().isEmpty() ? null : new CronEnqueuer(config.crons(), store, tx);
-    this.maintainer = new Maintainer(dataSource, store, config, elector::isLeader, cron);
-    m[0] = maintainer;
   }
 
   private static void startThread(java.util.concurrent.ThreadFactory factory, Runnable task) {
@@ -208,7 +212,7 @@ public final class Engine {
     }
     maintainer.stop(Duration.ofSeconds(5)); // at once when it never started (no maintenance)
     elector.stop(Duration.ofSeconds(5));
-    long deadline = System.nanoTime() + config.drainTimeout().toNanos();
+    long deadline = System.nanoTime() + config.execution().drainTimeout().toNanos();
     int left = 0;
     for (Capsule c : capsules) {
       left += c.awaitIdle(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
@@ -220,7 +224,7 @@ public final class Engine {
           "pgbus stopped with {0} job(s) still running after the {1} drain; lease rescue will"
               + " return them",
           left,
-          config.drainTimeout());
+          config.execution().drainTimeout());
     }
     if (ownedExecutor != null) {
       ownedExecutor.shutdown();
@@ -254,154 +258,9 @@ public final class Engine {
     targets.forEach(c -> c.wake(wake));
   }
 
-  /**
-   * Inserts a job in the connection's current transaction and returns its id; for a job whose
-   * unique key a waiting or running job already has, that job's id (see {@link #enqueueIfAbsent}).
-   */
-  public long enqueue(Connection c, NewJob job) {
-    return enqueueIfAbsent(c, job).id();
-  }
-
-  /**
-   * Inserts a job in the connection's current transaction unless its unique key is taken by a
-   * waiting or running job of its queue; a duplicate inserts and notifies nothing and leaves the
-   * transaction usable.
-   */
-  public Enqueued enqueueIfAbsent(Connection c, NewJob job) {
-    checkPayload(job);
-    checkRunAt(job, Instant.now());
-    try {
-      return store.jobInsertIfAbsent(c, job, tracing.capture());
-    } catch (SQLException e) {
-      throw Failures.of(job.queue(), "enqueue a job", e);
-    }
-  }
-
-  /**
-   * Inserts many jobs in one statement; ids in input order. A job whose unique key is taken gets
-   * the existing job's id.
-   */
-  public List<Long> enqueueAll(Connection c, List<NewJob> jobs) {
-    if (jobs.isEmpty()) {
-      return List.of();
-    }
-    Instant now = Instant.now();
-    for (NewJob job : jobs) {
-      checkPayload(job);
-      checkRunAt(job, now);
-    }
-    try {
-      return store.jobInsertMany(c, jobs, tracing.capture());
-    } catch (SQLException e) {
-      throw Failures.of(jobs.get(0).queue(), "enqueue " + jobs.size() + " jobs", e);
-    }
-  }
-
-  /**
-   * Pauses a queue in the connection's transaction: from its commit on, no engine on the database
-   * claims the queue's jobs; enqueue goes on, and running jobs finish. Returns false when the queue
-   * was paused already.
-   */
-  public boolean pause(Connection c, String queue) {
-    return pause(c, queue, null);
-  }
-
-  /**
-   * {@link #pause(Connection, String)}, audited as {@code actor} (the caller principal's name;
-   * {@code null}: the database role).
-   */
-  public boolean pause(Connection c, String queue, String actor) {
-    QueueNames.require(queue);
-    try {
-      return queueStore.queuePause(c, queue, config.workerId(), actor);
-    } catch (SQLException e) {
-      throw Failures.of(queue, "pause queue '" + queue + "'", e);
-    }
-  }
-
-  /**
-   * Resumes a paused queue in the connection's transaction; at commit, its channel gets a wake-up
-   * so every engine claims the waiting jobs at once. Returns false when it was not paused.
-   */
-  public boolean resume(Connection c, String queue) {
-    return resume(c, queue, null);
-  }
-
-  /** {@link #resume(Connection, String)}, audited as {@code actor} ({@code null}: the role). */
-  public boolean resume(Connection c, String queue, String actor) {
-    QueueNames.require(queue);
-    try {
-      return queueStore.queueResume(c, queue, actor);
-    } catch (SQLException e) {
-      throw Failures.of(queue, "resume queue '" + queue + "'", e);
-    }
-  }
-
-  public boolean isPaused(Connection c, String queue) {
-    QueueNames.require(queue);
-    try {
-      return queueStore.queueIsPaused(c, queue);
-    } catch (SQLException e) {
-      throw Failures.of(queue, "read the pause of queue '" + queue + "'", e);
-    }
-  }
-
-  /** Every paused queue of the database, by name. */
-  public List<String> pausedQueues(Connection c) {
-    try {
-      return queueStore.queuesPaused(c);
-    } catch (SQLException e) {
-      throw Failures.of(null, "read the paused queues", e);
-    }
-  }
-
-  public boolean cancel(Connection c, long jobId) {
-    return cancel(c, jobId, null);
-  }
-
-  /** Cancels a waiting job, audited as {@code actor} ({@code null}: the database role). */
-  public boolean cancel(Connection c, long jobId, String actor) {
-    try {
-      return store.jobCancel(c, jobId, actor);
-    } catch (SQLException e) {
-      throw Failures.of(null, "cancel job " + jobId, e);
-    }
-  }
-
-  public boolean replay(Connection c, long jobId) {
-    return replay(c, jobId, null);
-  }
-
-  /** Replays a dead job, audited as {@code actor} ({@code null}: the database role). */
-  public boolean replay(Connection c, long jobId, String actor) {
-    try {
-      return store.jobReplayDead(c, jobId, actor);
-    } catch (SQLException e) {
-      throw Failures.of(null, "replay job " + jobId, e);
-    }
-  }
-
-  /** The audit trail of a job, oldest first. */
-  public List<AuditEntry> history(Connection c, long jobId) {
-    try {
-      return auditStore.auditOfJob(c, jobId);
-    } catch (SQLException e) {
-      throw Failures.of(null, "read the audit trail of job " + jobId, e);
-    }
-  }
-
-  /** The latest {@code limit} audit entries of a queue, newest first. */
-  public List<AuditEntry> history(Connection c, String queue, int limit) {
-    QueueNames.require(queue);
-    if (limit < 1 || limit > 1000) {
-      throw new IllegalArgumentException(
-          "audit history limit " + limit + " is out of range: use 1 to 1000");
-    }
-    try {
-      return auditStore.auditOfQueue(c, queue, limit);
-    } catch (SQLException e) {
-      throw Failures.of(queue, "read the audit trail of queue '" + queue + "'", e);
-    }
+  /** The job operations (enqueue, pause, cancel, ...), with this engine's settings and tracing. */
+  public Jobs jobs() {
+    return jobs;
   }
 
   /** The listener's state; DEGRADED-equivalent polling applies when there is no listener. */
@@ -434,10 +293,6 @@ public final class Engine {
 
   public boolean running() {
     return started;
-  }
-
-  public JobStore store() {
-    return store;
   }
 
   /** Jobs the maintainer has rescued from expired leases. */
@@ -515,45 +370,6 @@ public final class Engine {
           config.workerId(),
           limit,
           e.getMessage());
-    }
-  }
-
-  private void checkPayload(NewJob job) {
-    String p = job.payloadJson();
-    int limit = config.maxPayloadBytes();
-    if (p.length() > limit / 3 && p.getBytes(StandardCharsets.UTF_8).length > limit) {
-      throw new InvalidJobException(
-          job.queue(),
-          "payload for queue '"
-              + job.queue()
-              + "' is "
-              + p.getBytes(StandardCharsets.UTF_8).length
-              + " bytes, over the limit of "
-              + limit
-              + " bytes: store large data in your own table and enqueue its key, or raise"
-              + " pgbus.max-payload-bytes");
-    }
-  }
-
-  /**
-   * A runAt is absolute, so only here, against the clock, can it be held to the schedule horizon
-   * (the delay is checked where it is set, in EnqueueOptions).
-   */
-  static void checkRunAt(NewJob job, Instant now) {
-    Instant runAt = job.options().runAt();
-    if (runAt != null
-        && Duration.between(now, runAt).compareTo(EnqueueOptions.MAX_SCHEDULE_AHEAD) > 0) {
-      throw new InvalidJobException(
-          job.queue(),
-          "runAt "
-              + runAt
-              + " for queue '"
-              + job.queue()
-              + "' is too far ahead: at most "
-              + EnqueueOptions.MAX_SCHEDULE_AHEAD.toDays()
-              + " days (100 years, EnqueueOptions.MAX_SCHEDULE_AHEAD) after now; to park a job"
-              + " for good, cancel it, or keep the date in your own table and enqueue nearer the"
-              + " time");
     }
   }
 

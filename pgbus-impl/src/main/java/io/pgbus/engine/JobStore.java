@@ -42,8 +42,26 @@ import java.util.Objects;
  */
 public final class JobStore {
 
-  /** How many error entries a job keeps, newest first. */
+  /**
+   * How many error entries a job keeps, newest first, unless a store is made with another bound.
+   * pgbus.claim (SQL) keeps the same number when it buries an oversized job.
+   */
   static final int ERRORS_KEPT = 10;
+
+  private final int errorsKept;
+
+  /** A store whose jobs keep their {@link #ERRORS_KEPT} newest errors. */
+  public JobStore() {
+    this(ERRORS_KEPT);
+  }
+
+  /** A store whose jobs keep their {@code errorsKept} newest errors. */
+  JobStore(int errorsKept) {
+    if (errorsKept < 1) {
+      throw new IllegalArgumentException("errorsKept must be at least 1, was " + errorsKept);
+    }
+    this.errorsKept = errorsKept;
+  }
 
   /** The longest error text stored per attempt. */
   static final int ERROR_TEXT_LIMIT = 4000;
@@ -151,8 +169,21 @@ public final class JobStore {
        WHERE j.id = held.id AND j.attempt = held.attempt AND j.state OPERATOR(pg_catalog.=) 'running'
       """;
 
-  // A failed attempt: retryable with backoff, or dead once the attempts are spent. The newest
-  // error goes first and the list is cut to ERRORS_KEPT, so a job that fails forever stays small.
+  // The one definition of how an attempt's error is recorded (a failure, a cancel from the handler,
+  // a rescue): the newest error goes first and the list is cut to the newest errorsKept (its last
+  // index is bound to the jsonpath variable $last), so a job that fails forever stays small. The
+  // statement supplies the error text as e.error: a bound one-row FROM, or per row in RESCUE.
+  // pgbus.claim (SQL) records an oversized payload the same way; ErrorsKeptTest holds its bound.
+  private static final String ERRORS_PREPENDED =
+      """
+             errors = pg_catalog.jsonb_path_query_array(
+                        pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
+                          'attempt', attempt, 'at', now(), 'error', e.error))
+                          || errors,
+                        '$[0 to $last]', pg_catalog.jsonb_build_object('last', ?::int))
+      """;
+
+  // A failed attempt: retryable with backoff, or dead once the attempts are spent.
   // The backoff is clamped to run_at's bound (V5): 36,500 days = 3,153,600,000,000 ms.
   private static final String FAIL =
       """
@@ -162,11 +193,10 @@ public final class JobStore {
                            ELSE now() + LEAST(?::float8, 3153600000000) * interval '1 millisecond' END,
              finalized_at = CASE WHEN attempt >= max_attempts THEN now() END,
              lease_expires_at = NULL,
-             errors = pg_catalog.jsonb_path_query_array(
-                        pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
-                          'attempt', attempt, 'at', now(), 'error', ?::text))
-                          || errors,
-                        '$[0 to 9]')
+      """
+          + ERRORS_PREPENDED
+          + """
+        FROM (SELECT ?::text AS error) e
        WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
       RETURNING state::text, run_at
       """;
@@ -186,11 +216,10 @@ public final class JobStore {
       """
       UPDATE pgbus.job
          SET state = 'cancelled', finalized_at = now(), lease_expires_at = NULL,
-             errors = pg_catalog.jsonb_path_query_array(
-                        pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
-                          'attempt', attempt, 'at', now(), 'error', ?::text))
-                          || errors,
-                        '$[0 to 9]')
+      """
+          + ERRORS_PREPENDED
+          + """
+        FROM (SELECT ?::text AS error) e
        WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
       """;
 
@@ -245,7 +274,9 @@ public final class JobStore {
   private static final String RESCUE =
       """
       WITH expired AS (
-        SELECT id FROM pgbus.job
+        SELECT id, 'lease expired: worker ' || coalesce(attempted_by, '?')
+                   || ' did not finish the job in time' AS error
+          FROM pgbus.job
          WHERE state OPERATOR(pg_catalog.=) 'running' AND lease_expires_at < now()
          ORDER BY lease_expires_at
          LIMIT ?
@@ -256,13 +287,9 @@ public final class JobStore {
                run_at = now(),
                finalized_at = CASE WHEN j.attempt >= j.max_attempts THEN now() END,
                lease_expires_at = NULL,
-               errors = pg_catalog.jsonb_path_query_array(
-                          pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
-                            'attempt', j.attempt, 'at', now(),
-                            'error', 'lease expired: worker ' || coalesce(j.attempted_by, '?')
-                                     || ' did not finish the job in time'))
-                            || j.errors,
-                          '$[0 to 9]')
+      """
+          + ERRORS_PREPENDED
+          + """
           FROM expired e
          WHERE j.id = e.id
         RETURNING j.queue)
@@ -529,9 +556,10 @@ public final class JobStore {
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(FAIL)) {
       ps.setLong(1, backoff.toMillis());
-      ps.setString(2, truncate(error));
-      ps.setLong(3, job.id());
-      ps.setInt(4, job.attempt());
+      ps.setInt(2, errorsKept - 1);
+      ps.setString(3, truncate(error));
+      ps.setLong(4, job.id());
+      ps.setInt(5, job.attempt());
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return null;
@@ -557,9 +585,10 @@ public final class JobStore {
   /** Cancels a held job for good; false when the lease was lost. */
   public boolean jobCancelRunning(Connection c, ClaimedJob job, String reason) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(CANCEL_RUNNING)) {
-      ps.setString(1, "cancelled: " + truncate(reason));
-      ps.setLong(2, job.id());
-      ps.setInt(3, job.attempt());
+      ps.setInt(1, errorsKept - 1);
+      ps.setString(2, "cancelled: " + truncate(reason));
+      ps.setLong(3, job.id());
+      ps.setInt(4, job.attempt());
       return ps.executeUpdate() == 1;
     }
   }
@@ -611,6 +640,7 @@ public final class JobStore {
   public Map<String, Long> jobRescueExpired(Connection c, int limit) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(RESCUE)) {
       ps.setInt(1, limit);
+      ps.setInt(2, errorsKept - 1);
       var perQueue = new LinkedHashMap<String, Long>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

@@ -66,7 +66,8 @@ final class Maintainer extends Loop {
   Maintainer(
       DataSource dataSource,
       JobStore store,
-      EngineConfig config,
+      MaintainerConfig config,
+      RetentionConfig retention,
       java.util.function.BooleanSupplier leader,
       CronEnqueuer cron) {
     this.dataSource = Objects.requireNonNull(dataSource);
@@ -108,11 +109,10 @@ final class Maintainer extends Loop {
               @Override
               long runOnce(Connection c) throws Exception {
                 long n =
-                    store.jobPrune(c, "completed", config.completedRetention(), config.pruneBatch())
-                        + store.jobPrune(
-                            c, "cancelled", config.completedRetention(), config.pruneBatch())
-                        + store.jobPrune(c, "dead", config.deadRetention(), config.pruneBatch())
-                        + audit.auditPrune(c, config.auditRetention(), config.pruneBatch());
+                    store.jobPrune(c, "completed", retention.completed(), retention.batch())
+                        + store.jobPrune(c, "cancelled", retention.completed(), retention.batch())
+                        + store.jobPrune(c, "dead", retention.dead(), retention.batch())
+                        + audit.auditPrune(c, retention.audit(), retention.batch());
                 pruned.addAndGet(n);
                 return n;
               }

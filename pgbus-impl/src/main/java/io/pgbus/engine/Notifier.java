@@ -73,7 +73,7 @@ public final class Notifier extends Loop {
   private final List<String> queues;
   private final Consumer<Wake> wakes;
   private final Consumer<ListenerState> states;
-  private final EngineConfig config;
+  private final ListenerConfig config;
   private final String probeChannel;
   private final AtomicLong attempts = new AtomicLong();
   private final AtomicLong connects = new AtomicLong();
@@ -88,7 +88,7 @@ public final class Notifier extends Loop {
       List<String> queues,
       Consumer<Wake> wakes,
       Consumer<ListenerState> states,
-      EngineConfig config) {
+      ListenerConfig config) {
     this.connections = Objects.requireNonNull(connections, "connections");
     this.queues = List.copyOf(queues);
     this.wakes = Objects.requireNonNull(wakes, "wakes");
@@ -310,7 +310,7 @@ public final class Notifier extends Loop {
    * so a probe on a silently dead socket fails (and the listener reconnects) about when it would
    * have been declared lost anyway, instead of leaving the state DELIVERING meanwhile.
    */
-  static int networkTimeoutMs(EngineConfig config) {
+  static int networkTimeoutMs(ListenerConfig config) {
     long ms = Math.min(Integer.MAX_VALUE, config.probeTimeout().toMillis());
     return (int) Math.max(MIN_NETWORK_TIMEOUT_MS, ms);
   }

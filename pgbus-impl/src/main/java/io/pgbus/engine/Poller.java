@@ -29,7 +29,7 @@ final class Poller extends Loop {
   private final DataSource dataSource;
   private final List<String> queues;
   private final Supplier<ListenerState> listener;
-  private final EngineConfig config;
+  private final PollerConfig config;
   private final Consumer<Wake> route;
   private final ReentrantLock lock = signal().lock();
   private final AtomicLong polls = new AtomicLong();
@@ -43,14 +43,14 @@ final class Poller extends Loop {
       DataSource dataSource,
       List<String> queues,
       Supplier<ListenerState> listener,
-      EngineConfig config,
+      PollerConfig config,
       Consumer<Wake> route,
       Runnable onConnectionError) {
     this.errors =
         new ErrorBackoff(
             "pgbus poll of " + queues,
             Duration.ofMillis(100),
-            config.pollInterval().multipliedBy(10),
+            config.interval().multipliedBy(10),
             onConnectionError);
     this.store = Objects.requireNonNull(store);
     this.dataSource = Objects.requireNonNull(dataSource);
@@ -94,7 +94,7 @@ final class Poller extends Loop {
         if (stopping()) {
           return false;
         }
-        Duration every = listener.get().delivering() ? config.pollCeiling() : config.pollInterval();
+        Duration every = listener.get().delivering() ? config.ceiling() : config.interval();
         long left = lastPoll + every.toNanos() - System.nanoTime();
         if (pollNow || left <= 0) {
           break;

@@ -2,6 +2,7 @@ package io.pgbus.engine;
 
 import io.pgbus.EnqueueOptions;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -12,22 +13,29 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 public record RetryPolicy(Duration base, Duration cap, double jitter) {
 
-  public static final RetryPolicy DEFAULT =
-      new RetryPolicy(Duration.ofSeconds(1), Duration.ofHours(1), 0.2);
+  public static final Setting<Duration> BASE =
+      Setting.duration(
+          "pgbus.retry.base", Duration.ofSeconds(1), Duration.ofMillis(1), Duration.ofDays(1));
+  public static final Setting<Duration> CAP =
+      Setting.duration(
+          "pgbus.retry.cap", Duration.ofHours(1), Duration.ofMillis(1), Duration.ofDays(365));
+  public static final Setting<Double> JITTER = Setting.decimal("pgbus.retry.jitter", 0.2, 0, 0.99);
+  public static final List<Setting<?>> SETTINGS = List.of(BASE, CAP, JITTER);
+
+  public static final RetryPolicy DEFAULT = from(SettingSource.DEFAULTS);
 
   public RetryPolicy {
-    Objects.requireNonNull(base, "base");
-    Objects.requireNonNull(cap, "cap");
-    if (base.isNegative() || base.isZero()) {
-      throw new IllegalArgumentException("retry base must be positive, was " + base);
-    }
-    if (cap.compareTo(base) < 0) {
-      throw new IllegalArgumentException(
-          "retry cap " + cap + " must not be smaller than retry base " + base);
-    }
+    BASE.positive(base);
+    Objects.requireNonNull(cap, CAP.key());
+    Setting.notLonger(BASE, base, CAP, cap);
     if (!(jitter >= 0 && jitter < 1)) {
-      throw new IllegalArgumentException("retry jitter must be in [0, 1), was " + jitter);
+      throw new InvalidConfigException(
+          JITTER.key(), JITTER.key() + " must be in [0, 1), was " + jitter);
     }
+  }
+
+  public static RetryPolicy from(SettingSource s) {
+    return new RetryPolicy(s.valueOrDefault(BASE), s.valueOrDefault(CAP), s.valueOrDefault(JITTER));
   }
 
   /**

@@ -75,7 +75,7 @@ public final class SyncRunner {
             dataSource,
             transactions,
             Objects.requireNonNull(jobs, "jobs"),
-            config.retry(),
+            config.execution().retry(),
             JobEvents.NONE,
             SyncRunner::watchdogThread,
             false,
@@ -90,7 +90,7 @@ public final class SyncRunner {
   public synchronized ClaimedJob runNext(String queue) {
     List<ClaimedJob> claimed;
     try (Connection c = dataSource.getConnection()) {
-      claimed = store.jobClaim(c, List.of(queue), 1, config.workerId(), config.lease());
+      claimed = store.jobClaim(c, List.of(queue), 1, config.workerId(), config.execution().lease());
     } catch (SQLException e) {
       throw Failures.of(queue, "claim a job of queue '" + queue + "'", e);
     }
@@ -98,7 +98,7 @@ public final class SyncRunner {
       return null;
     }
     ClaimedJob job = claimed.get(0);
-    runner.run(job, config.jobTimeout());
+    runner.run(job, config.execution().jobTimeout());
     return job;
   }
 

@@ -14,5 +14,11 @@
  * ports: {@link io.pgbus.engine.Transactions}, {@link io.pgbus.engine.ListenerConnections} and
  * {@link io.pgbus.engine.JobFunction}. {@link io.pgbus.engine.SyncRunner} runs jobs and cron ticks
  * on the caller's thread for the test kit (pgbus-test), through the same claim and runner.
+ *
+ * <p>{@link io.pgbus.engine.Jobs} holds the job operations (enqueue, pause, cancel, replay, the
+ * audit trail) on the caller's connection; it needs no running engine. Each role reads its own
+ * small config record ({@link io.pgbus.engine.PollerConfig}, {@link
+ * io.pgbus.engine.ListenerConfig}, ...), gathered in {@link io.pgbus.engine.EngineConfig}; each
+ * record declares its keys as {@link io.pgbus.engine.Setting}s and names them in its errors.
  */
 package io.pgbus.engine;

@@ -76,7 +76,7 @@ public class JtaJobQueue implements JobQueue {
     NewJob job = new NewJob(queue, toJson(queue, payload), options, caller());
     Enqueued result =
         withConnection(
-            "enqueue to queue '" + queue + "'", c -> runtime.engine().enqueueIfAbsent(c, job));
+            "enqueue to queue '" + queue + "'", c -> runtime.jobs().enqueueIfAbsent(c, job));
     if (result.inserted()) {
       runtime.metrics().enqueued(queue, 1);
     }
@@ -104,46 +104,46 @@ public class JtaJobQueue implements JobQueue {
     List<Long> ids =
         withConnection(
             "enqueue " + jobs.size() + " jobs to queue '" + queue + "'",
-            c -> runtime.engine().enqueueAll(c, jobs));
+            c -> runtime.jobs().enqueueAll(c, jobs));
     runtime.metrics().enqueued(queue, ids.size());
     return ids;
   }
 
   @Override
   public boolean cancel(long jobId) {
-    return withConnection("cancel job " + jobId, c -> runtime.engine().cancel(c, jobId, caller()));
+    return withConnection("cancel job " + jobId, c -> runtime.jobs().cancel(c, jobId, caller()));
   }
 
   @Override
   public boolean replay(long jobId) {
-    return withConnection("replay job " + jobId, c -> runtime.engine().replay(c, jobId, caller()));
+    return withConnection("replay job " + jobId, c -> runtime.jobs().replay(c, jobId, caller()));
   }
 
   @Override
   public boolean pause(String queue) {
     QueueNames.require(queue);
     return withConnection(
-        "pause queue '" + queue + "'", c -> runtime.engine().pause(c, queue, caller()));
+        "pause queue '" + queue + "'", c -> runtime.jobs().pause(c, queue, caller()));
   }
 
   @Override
   public boolean resume(String queue) {
     QueueNames.require(queue);
     return withConnection(
-        "resume queue '" + queue + "'", c -> runtime.engine().resume(c, queue, caller()));
+        "resume queue '" + queue + "'", c -> runtime.jobs().resume(c, queue, caller()));
   }
 
   @Override
   public boolean isPaused(String queue) {
     QueueNames.require(queue);
     return withConnection(
-        "read the pause of queue '" + queue + "'", c -> runtime.engine().isPaused(c, queue));
+        "read the pause of queue '" + queue + "'", c -> runtime.jobs().isPaused(c, queue));
   }
 
   @Override
   public List<AuditEntry> history(long jobId) {
     return withConnection(
-        "read the audit trail of job " + jobId, c -> runtime.engine().history(c, jobId));
+        "read the audit trail of job " + jobId, c -> runtime.jobs().history(c, jobId));
   }
 
   @Override
@@ -151,7 +151,7 @@ public class JtaJobQueue implements JobQueue {
     QueueNames.require(queue);
     return withConnection(
         "read the audit trail of queue '" + queue + "'",
-        c -> runtime.engine().history(c, queue, limit));
+        c -> runtime.jobs().history(c, queue, limit));
   }
 
   /**

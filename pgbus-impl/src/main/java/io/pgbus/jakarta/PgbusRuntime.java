@@ -4,6 +4,7 @@ import io.pgbus.engine.Capsule;
 import io.pgbus.engine.DatabaseProblem;
 import io.pgbus.engine.Doctor;
 import io.pgbus.engine.Engine;
+import io.pgbus.engine.Jobs;
 import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.Loop;
 import io.pgbus.engine.Schema;
@@ -226,6 +227,11 @@ public class PgbusRuntime {
     return engine;
   }
 
+  /** The job operations; they work from deployment on, whether the engine runs or not. */
+  public Jobs jobs() {
+    return engine.jobs();
+  }
+
   /**
    * The doctor's report on this runtime and its database, at most {@link #DOCTOR_CACHE} old: it
    * costs several statements, and callers that ask at once share one run.
@@ -331,7 +337,7 @@ public class PgbusRuntime {
                   : DatabaseProblem.SCHEMA_OUTDATED;
         } else {
           // Paused queues are intended, so they never make readiness DOWN; they are shown.
-          data.put("paused", String.join(",", engine.pausedQueues(c)));
+          data.put("paused", String.join(",", engine.jobs().pausedQueues(c)));
         }
         problems.solved();
       } catch (Exception e) {

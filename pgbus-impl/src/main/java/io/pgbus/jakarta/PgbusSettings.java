@@ -4,9 +4,12 @@ import io.pgbus.InvalidJobException;
 import io.pgbus.QueueNames;
 import io.pgbus.engine.CapsuleConfig;
 import io.pgbus.engine.CronJob;
+import io.pgbus.engine.Durations;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.ErrorDetail;
-import io.pgbus.engine.RetryPolicy;
+import io.pgbus.engine.InvalidConfigException;
+import io.pgbus.engine.Setting;
+import io.pgbus.engine.SettingSource;
 import jakarta.json.Json;
 import jakarta.json.JsonException;
 import jakarta.json.stream.JsonParser;
@@ -49,6 +52,16 @@ record PgbusSettings(
   static final String DEFAULT_CRON_ZONE = "UTC";
   static final String DEFAULT_CRON_PAYLOAD = "{}";
 
+  /**
+   * The only duration key of the adapter's own; the engine's are in {@link EngineConfig#SETTINGS}.
+   */
+  static final Setting<Duration> STALL_THRESHOLD =
+      Setting.duration(
+          "pgbus.liveness.stall-threshold",
+          Duration.ofSeconds(60),
+          Duration.ofSeconds(1),
+          Duration.ofDays(1));
+
   /** Thrown for a bad configuration value; fails the deployment. */
   static final class InvalidSettingException extends RuntimeException {
     private static final long serialVersionUID = 1L;
@@ -74,7 +87,7 @@ record PgbusSettings(
       throw new InvalidSettingException("pgbus: " + unknown);
     }
     var r = new Reader(source);
-    EngineConfig.Builder b = EngineConfig.builder();
+    EngineConfig.Builder b = EngineConfig.builder().settings(r);
     r.string("pgbus.worker-id").ifPresent(b::workerId);
     var capsuleOfQueue = new HashMap<String, String>();
     for (String name : r.list("pgbus.capsules", List.of())) {
@@ -105,75 +118,28 @@ record PgbusSettings(
                   + "queues; a queue belongs to one capsule: remove it from one of them");
         }
       }
-      int concurrency = r.integer(prefix + "concurrency", 4, 1, 1000);
+      int concurrency = r.valueOrDefault(Setting.integer(prefix + "concurrency", 4, 1, 1000));
       int perTransaction =
-          r.integer(prefix + "jobs-per-transaction", 1, 1, CapsuleConfig.MAX_JOBS_PER_TRANSACTION);
+          r.valueOrDefault(
+              Setting.integer(
+                  prefix + "jobs-per-transaction", 1, 1, CapsuleConfig.MAX_JOBS_PER_TRANSACTION));
       try {
         b.capsule(new CapsuleConfig(name, queues, concurrency, perTransaction));
       } catch (RuntimeException e) {
         throw new InvalidSettingException("pgbus: " + prefix + "*: " + e.getMessage());
       }
     }
-    List<String> cronNames = r.list("pgbus.crons", List.of());
+    List<String> cronNames = r.list(CronJob.NAMES_KEY, List.of());
     for (String name : cronNames) {
       b.cron(cron(r, name));
     }
     unlistedCrons(keys, cronNames);
-    Duration pollInterval = r.duration(Limits.POLL_INTERVAL);
-    Duration pollCeiling = r.duration(Limits.POLL_CEILING);
-    r.notLonger(Limits.POLL_INTERVAL, pollInterval, Limits.POLL_CEILING, pollCeiling);
-    Duration lease = r.duration(Limits.LEASE);
-    Duration jobTimeout = r.durationOrNull(Limits.JOB_TIMEOUT, "90% of pgbus.lease");
-    if (jobTimeout != null && jobTimeout.compareTo(lease) >= 0) {
-      // Rescue may hand the job to another worker once the lease expires: the handler has to be
-      // told to stop before that, or two attempts of one job could run at once.
-      throw new InvalidSettingException(
-          "pgbus: pgbus.job-timeout="
-              + Durations.format(jobTimeout)
-              + " is invalid: it must be"
-              + " shorter than pgbus.lease="
-              + Durations.format(lease)
-              + ", so a handler is"
-              + " interrupted before rescue may run its job elsewhere; shorten pgbus.job-timeout"
-              + " or lengthen pgbus.lease");
-    }
-    Duration probeInterval = r.duration(Limits.PROBE_INTERVAL);
-    Duration probeTimeout = r.duration(Limits.PROBE_TIMEOUT);
-    r.notLonger(Limits.PROBE_TIMEOUT, probeTimeout, Limits.PROBE_INTERVAL, probeInterval);
-    Duration reconnectMin = r.duration(Limits.RECONNECT_MIN);
-    Duration reconnectMax = r.duration(Limits.RECONNECT_MAX);
-    r.notLonger(Limits.RECONNECT_MIN, reconnectMin, Limits.RECONNECT_MAX, reconnectMax);
-    b.pollInterval(pollInterval)
-        .pollCeiling(pollCeiling)
-        .lease(lease)
-        .probeInterval(probeInterval)
-        .probeTimeout(probeTimeout)
-        .reconnectMin(reconnectMin)
-        .reconnectMax(reconnectMax)
-        .rescueInterval(r.duration(Limits.RESCUE_INTERVAL))
-        .pruneInterval(r.duration(Limits.PRUNE_INTERVAL))
-        .completedRetention(r.duration(Limits.COMPLETED_RETENTION))
-        .deadRetention(r.duration(Limits.DEAD_RETENTION))
-        .auditRetention(r.duration(Limits.AUDIT_RETENTION))
-        .pruneBatch(
-            r.integer("pgbus.prune-batch", EngineConfig.Builder.DEFAULT_PRUNE_BATCH, 1, 100_000))
-        .drainTimeout(r.duration(Limits.DRAIN_TIMEOUT))
-        .leaderTtl(r.duration(Limits.LEADER_TTL))
-        .jobTimeout(jobTimeout)
-        .maxPayloadBytes(
-            r.integer(
-                "pgbus.max-payload-bytes",
-                EngineConfig.Builder.DEFAULT_MAX_PAYLOAD_BYTES,
-                2,
-                256 * 1024 * 1024));
-    Duration retryBase = r.duration(Limits.RETRY_BASE);
-    Duration retryCap = r.duration(Limits.RETRY_CAP);
-    r.notLonger(Limits.RETRY_BASE, retryBase, Limits.RETRY_CAP, retryCap);
-    double jitter = r.decimal("pgbus.retry.jitter", RetryPolicy.DEFAULT.jitter(), 0, 0.99);
     EngineConfig engine;
     try {
-      b.retry(new RetryPolicy(retryBase, retryCap, jitter));
       engine = b.build();
+      engine.listener().requireProbeTimeoutWithinInterval();
+    } catch (InvalidConfigException e) {
+      throw new InvalidSettingException("pgbus: " + e.keyedMessage());
     } catch (IllegalArgumentException e) {
       throw new InvalidSettingException("pgbus: invalid configuration: " + e.getMessage());
     }
@@ -187,7 +153,7 @@ record PgbusSettings(
         r.string("pgbus.executor").orElse(DEFAULT_EXECUTOR),
         r.string("pgbus.thread-factory").orElse(DEFAULT_THREAD_FACTORY),
         r.bool("pgbus.migrate", true),
-        r.duration(Limits.STALL_THRESHOLD),
+        r.valueOrDefault(STALL_THRESHOLD),
         r.errorDetail("pgbus.errors.detail", ErrorDetail.STACK),
         metrics(r.string("pgbus.metrics").orElse("auto")));
   }
@@ -207,7 +173,7 @@ record PgbusSettings(
 
   /** One cron from pgbus.cron.<name>.*, every value checked with its key named. */
   private static CronJob cron(Reader r, String name) {
-    String prefix = SettingKeys.CRON_PREFIX + name + ".";
+    String prefix = CronJob.KEY_PREFIX + name + ".";
     String schedule =
         r.string(prefix + "schedule")
             .orElseThrow(
@@ -272,18 +238,8 @@ record PgbusSettings(
     }
     try {
       return new CronJob(name, schedule, zone, queue, payload);
-    } catch (IllegalArgumentException e) {
-      String message = e.getMessage();
-      if (message.contains("invalid cron name")) {
-        throw new InvalidSettingException("pgbus: pgbus.crons: " + message);
-      }
-      throw new InvalidSettingException(
-          "pgbus: "
-              + prefix
-              + "schedule="
-              + schedule
-              + " is invalid: "
-              + message.replaceFirst("^cron '[^']*': ", ""));
+    } catch (InvalidConfigException e) {
+      throw new InvalidSettingException("pgbus: " + e.keyedMessage());
     }
   }
 
@@ -347,8 +303,11 @@ record PgbusSettings(
     return all;
   }
 
-  /** Typed lookups that name the key and the value when they fail. */
-  private static final class Reader {
+  /**
+   * Typed lookups that name the key and the value when they fail. As the engine's {@link
+   * SettingSource}, it refuses a value outside its setting's range.
+   */
+  private static final class Reader implements SettingSource {
     private final Function<String, Optional<String>> source;
 
     Reader(Function<String, Optional<String>> source) {
@@ -372,119 +331,52 @@ record PgbusSettings(
       return items;
     }
 
-    int integer(String key, int fallback, int min, int max) {
-      Optional<String> v = string(key);
-      if (v.isEmpty()) {
-        return fallback;
-      }
-      try {
-        int n = Integer.parseInt(v.get());
-        if (n >= min && n <= max) {
-          return n;
-        }
-      } catch (NumberFormatException ignored) {
-        // reported below
-      }
-      throw new InvalidSettingException(
-          "pgbus: "
-              + key
-              + "="
-              + v.get()
-              + " is invalid: use a whole number from "
-              + min
-              + " to "
-              + max
-              + " (default "
-              + fallback
-              + ")");
-    }
-
-    double decimal(String key, double fallback, double min, double max) {
-      Optional<String> v = string(key);
-      if (v.isEmpty()) {
-        return fallback;
-      }
-      try {
-        double d = Double.parseDouble(v.get());
-        if (d >= min && d <= max) {
-          return d;
-        }
-      } catch (NumberFormatException ignored) {
-        // reported below
-      }
-      throw new InvalidSettingException(
-          "pgbus: "
-              + key
-              + "="
-              + v.get()
-              + " is invalid: use a number from "
-              + min
-              + " to "
-              + max
-              + " (default "
-              + fallback
-              + ")");
-    }
-
-    /** The key's duration within its limits, or its default when unset. */
-    Duration duration(Limits.Range range) {
-      Duration d = parsedDuration(range, Durations.format(range.fallback()));
-      return d == null ? range.fallback() : d;
-    }
-
-    /** A duration, or null when the key is unset (the engine then derives a default). */
-    Duration durationOrNull(Limits.Range range, String defaultText) {
-      return parsedDuration(range, defaultText);
-    }
-
-    /** Refuses {@code shorter} when it is longer than {@code longer}, naming both keys. */
-    void notLonger(Limits.Range shorter, Duration s, Limits.Range longer, Duration l) {
-      if (s.compareTo(l) > 0) {
-        throw new InvalidSettingException(
-            "pgbus: "
-                + shorter.key()
-                + "="
-                + Durations.format(s)
-                + " is longer than "
-                + longer.key()
-                + "="
-                + Durations.format(l)
-                + "; "
-                + shorter.key()
-                + " must not exceed "
-                + longer.key()
-                + ": shorten the one or lengthen the other");
-      }
-    }
-
-    /** The key's duration, null when unset; refused outside its range. */
-    private Duration parsedDuration(Limits.Range range, String defaultText) {
-      String key = range.key();
-      Optional<String> v = string(key);
+    @Override
+    public <T extends Comparable<? super T>> T value(Setting<T> setting) {
+      Optional<String> v = string(setting.key());
       if (v.isEmpty()) {
         return null;
       }
-      boolean zeroAllowed = range.min().isZero();
-      Duration d =
-          zeroAllowed && v.get().strip().equals("0") ? Duration.ZERO : Durations.parse(v.get());
-      if (d == null || d.compareTo(range.min()) < 0 || d.compareTo(range.max()) > 0) {
+      Object parsed;
+      String allowed;
+      if (setting.type() == Duration.class) {
+        boolean zeroAllowed = ((Duration) setting.min()).isZero();
+        parsed = zeroAllowed && v.get().equals("0") ? Duration.ZERO : Durations.parse(v.get());
+        allowed =
+            (zeroAllowed ? "0 (delete at once) or a duration" : "a duration")
+                + " from "
+                + Durations.format((Duration) setting.min())
+                + " to "
+                + Durations.format((Duration) setting.max())
+                + ", written as 500ms, 30s, 5m, 2h, 14d or PT30S";
+      } else if (setting.type() == Integer.class) {
+        parsed = parseOrNull(v.get(), Integer::valueOf);
+        allowed = "a whole number from " + setting.min() + " to " + setting.max();
+      } else {
+        parsed = parseOrNull(v.get(), Double::valueOf);
+        allowed = "a number from " + setting.min() + " to " + setting.max();
+      }
+      if (parsed == null || !setting.allows(setting.type().cast(parsed))) {
         throw new InvalidSettingException(
             "pgbus: "
-                + key
+                + setting.key()
                 + "="
                 + v.get()
                 + " is invalid: use "
-                + (zeroAllowed ? "0 (delete at once) or a duration" : "a duration")
-                + " from "
-                + Durations.format(range.min())
-                + " to "
-                + Durations.format(range.max())
-                + ", written as 500ms, 30s, 5m, 2h, 14d or PT30S"
+                + allowed
                 + " (default "
-                + defaultText
+                + setting.fallbackText()
                 + ")");
       }
-      return d;
+      return setting.type().cast(parsed);
+    }
+
+    private static Object parseOrNull(String text, Function<String, Object> parse) {
+      try {
+        return parse.apply(text);
+      } catch (NumberFormatException e) {
+        return null; // reported by the caller
+      }
     }
 
     ErrorDetail errorDetail(String key, ErrorDetail fallback) {

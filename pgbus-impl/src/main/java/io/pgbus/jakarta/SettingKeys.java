@@ -1,9 +1,14 @@
 package io.pgbus.jakarta;
 
+import io.pgbus.engine.CronJob;
+import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.Setting;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * Every {@code pgbus.*} key pgbus reads, so that a misspelled one fails deployment instead of being
@@ -15,47 +20,34 @@ import java.util.Set;
  */
 final class SettingKeys {
 
-  /** Every fixed key. A key added to PgbusSettings or PgbusResources belongs here too. */
-  static final Set<String> FIXED =
-      Set.of(
+  /**
+   * Every fixed key: the engine's settings ({@link EngineConfig#SETTINGS}) and the adapter's own. A
+   * key the adapter adds to PgbusSettings or PgbusResources belongs in {@link #ADAPTER}.
+   */
+  static final List<String> ADAPTER =
+      List.of(
           "pgbus.worker-id",
           "pgbus.capsules",
-          "pgbus.crons",
-          "pgbus.poll-interval",
-          "pgbus.poll-ceiling",
-          "pgbus.lease",
-          "pgbus.job-timeout",
-          "pgbus.drain-timeout",
-          "pgbus.max-payload-bytes",
-          "pgbus.rescue-interval",
-          "pgbus.prune-interval",
-          "pgbus.prune-batch",
-          "pgbus.retention.completed",
-          "pgbus.retention.dead",
-          "pgbus.retention.audit",
-          "pgbus.retry.base",
-          "pgbus.retry.cap",
-          "pgbus.retry.jitter",
-          "pgbus.leader.ttl",
-          "pgbus.listener.probe-interval",
-          "pgbus.listener.probe-timeout",
-          "pgbus.listener.reconnect-min",
-          "pgbus.listener.reconnect-max",
+          CronJob.NAMES_KEY,
           "pgbus.listener.datasource",
           "pgbus.listener.url",
           "pgbus.listener.user",
           "pgbus.listener.password",
           "pgbus.datasource",
-          "pgbus.datasource.max-pool-size",
+          PgbusResources.POOL_SIZE_KEY,
           "pgbus.executor",
           "pgbus.thread-factory",
           "pgbus.migrate",
-          "pgbus.liveness.stall-threshold",
+          PgbusSettings.STALL_THRESHOLD.key(),
           "pgbus.errors.detail",
           "pgbus.metrics");
 
+  static final Set<String> FIXED =
+      Stream.concat(ADAPTER.stream(), EngineConfig.SETTINGS.stream().map(Setting::key))
+          .collect(Collectors.toUnmodifiableSet());
+
   static final String CAPSULE_PREFIX = "pgbus.capsule.";
-  static final String CRON_PREFIX = "pgbus.cron.";
+  static final String CRON_PREFIX = CronJob.KEY_PREFIX;
   static final List<String> CAPSULE_KEYS = List.of("queues", "concurrency", "jobs-per-transaction");
   static final List<String> CRON_KEYS = List.of("schedule", "queue", "zone", "payload");
 

@@ -132,7 +132,7 @@ class BadInputTest {
     assertThatThrownBy(
             () -> {
               try (Connection c = db.connect()) {
-                engine.enqueueAll(c, batch);
+                engine.jobs().enqueueAll(c, batch);
               }
             })
         .isInstanceOf(InvalidJobException.class);
@@ -208,7 +208,7 @@ class BadInputTest {
 
   private long enqueue(NewJob job) throws SQLException {
     try (Connection c = db.connect()) {
-      return engine.enqueue(c, job);
+      return engine.jobs().enqueue(c, job);
     }
   }
 

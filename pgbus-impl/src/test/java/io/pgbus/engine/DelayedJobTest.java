@@ -72,8 +72,11 @@ class DelayedJobTest {
       // A pool's init SQL, or a DBA's ALTER ROLE, may give the session another zone than the JVM's.
       c.createStatement().execute("SET TIME ZONE 'Asia/Tokyo'");
       var options = EnqueueOptions.defaults().withRunAt(runAt);
-      ids = engine.enqueueAll(c, List.of(new NewJob("tz", "{}", options), NewJob.of("tz", "{}")));
-      single = engine.enqueue(c, new NewJob("tz", "{}", options));
+      ids =
+          engine
+              .jobs()
+              .enqueueAll(c, List.of(new NewJob("tz", "{}", options), NewJob.of("tz", "{}")));
+      single = engine.jobs().enqueue(c, new NewJob("tz", "{}", options));
     }
 
     assertThat(db.job(single).runAt()).isEqualTo(runAt);

@@ -89,14 +89,19 @@ class DeleteOnCompleteTest {
 
   @Test
   void zeroIsAllowedOnlyForCompletedJobs() {
-    assertThat(EngineConfig.builder().completedRetention(Duration.ZERO).build().deletesCompleted())
+    assertThat(
+            EngineConfig.builder()
+                .completedRetention(Duration.ZERO)
+                .build()
+                .retention()
+                .deletesCompleted())
         .isTrue();
-    assertThat(EngineConfig.builder().build().deletesCompleted()).isFalse();
+    assertThat(EngineConfig.builder().build().retention().deletesCompleted()).isFalse();
     assertThatThrownBy(
             () -> EngineConfig.builder().completedRetention(Duration.ofSeconds(-1)).build())
-        .hasMessageContaining("completedRetention must not be negative");
+        .hasMessageContaining("pgbus.retention.completed must not be negative");
     assertThatThrownBy(() -> EngineConfig.builder().deadRetention(Duration.ZERO).build())
-        .hasMessageContaining("deadRetention must be positive");
+        .hasMessageContaining("pgbus.retention.dead must be positive");
   }
 
   private void run(CapsuleConfig capsule, RecordingEvents events, long failing) {

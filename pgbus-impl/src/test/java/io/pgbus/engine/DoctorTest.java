@@ -56,7 +56,7 @@ class DoctorTest {
         engines.start(
             engines.config().capsule("main", 1, "doctor_paused").build(), (job, tx) -> null);
     try (java.sql.Connection c = db.connect()) {
-      engine.pause(c, "doctor_paused");
+      engine.jobs().pause(c, "doctor_paused");
       try {
         Doctor.Check paused =
             check(Doctor.examine(engine, db.dataSource(), 20, "k"), "paused queues");
@@ -65,7 +65,7 @@ class DoctorTest {
         assertThat(paused.detail()).contains("paused: [doctor_paused]").contains("capsules read");
         assertThat(paused.fix()).contains("pgbus.resume('<queue>')");
       } finally {
-        engine.resume(c, "doctor_paused");
+        engine.jobs().resume(c, "doctor_paused");
       }
     }
   }

@@ -68,10 +68,8 @@ class IdleBackoffTest {
         new Maintainer(
             db.dataSource(),
             new JobStore(),
-            EngineConfig.builder()
-                .rescueInterval(Duration.ofMillis(50))
-                .pruneInterval(Duration.ofHours(1))
-                .build(),
+            new MaintainerConfig(Duration.ofMillis(50), Duration.ofHours(1)),
+            RetentionConfig.from(SettingSource.DEFAULTS),
             () -> true,
             null);
     Thread loop = new Thread(maintainer, "maintainer");

@@ -11,14 +11,21 @@ class JobTimeoutConfigTest {
 
   @Test
   void defaultsToNinetyPercentOfTheLease() {
-    assertThat(EngineConfig.builder().build().jobTimeout()).isEqualTo(Duration.ofSeconds(270));
-    assertThat(EngineConfig.builder().lease(Duration.ofSeconds(10)).build().jobTimeout())
+    assertThat(EngineConfig.builder().build().execution().jobTimeout())
+        .isEqualTo(Duration.ofSeconds(270));
+    assertThat(
+            EngineConfig.builder().lease(Duration.ofSeconds(10)).build().execution().jobTimeout())
         .isEqualTo(Duration.ofSeconds(9));
   }
 
   @Test
   void anExplicitTimeoutWins() {
-    assertThat(EngineConfig.builder().jobTimeout(Duration.ofSeconds(5)).build().jobTimeout())
+    assertThat(
+            EngineConfig.builder()
+                .jobTimeout(Duration.ofSeconds(5))
+                .build()
+                .execution()
+                .jobTimeout())
         .isEqualTo(Duration.ofSeconds(5));
   }
 
@@ -31,8 +38,9 @@ class JobTimeoutConfigTest {
                     .jobTimeout(Duration.ofMinutes(1))
                     .build())
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("jobTimeout PT1M must be shorter than lease PT1M");
+        .hasMessageContaining(
+            "pgbus.job-timeout=1m is invalid: it must be shorter than pgbus.lease=1m");
     assertThatThrownBy(() -> EngineConfig.builder().jobTimeout(Duration.ZERO).build())
-        .hasMessageContaining("jobTimeout must be positive");
+        .hasMessageContaining("pgbus.job-timeout must be positive");
   }
 }

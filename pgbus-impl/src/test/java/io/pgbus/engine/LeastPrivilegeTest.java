@@ -117,9 +117,9 @@ class LeastPrivilegeTest {
     // A job whose worker died: claimed with a lease that has run out, rescued by the leader.
     long stranded = jobs.enqueue("lp_stranded");
     try (Connection c = app.getConnection()) {
-      assertThat(engine.pause(c, "lp_ok")).isTrue();
-      assertThat(engine.pausedQueues(c)).containsExactly("lp_ok");
-      assertThat(engine.resume(c, "lp_ok")).isTrue();
+      assertThat(engine.jobs().pause(c, "lp_ok")).isTrue();
+      assertThat(engine.jobs().pausedQueues(c)).containsExactly("lp_ok");
+      assertThat(engine.jobs().resume(c, "lp_ok")).isTrue();
       new JobStore().jobClaim(c, List.of("lp_stranded"), 1, "dead-jvm", Duration.ofMillis(1));
     }
     Await.until("the leader to rescue the stranded job", WAIT, () -> engine.rescued() >= 1);

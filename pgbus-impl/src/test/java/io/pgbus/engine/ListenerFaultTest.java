@@ -228,12 +228,12 @@ class ListenerFaultTest {
         "idle listener: statements in 3 s at probe-interval 500 ms", listenerStatements);
     Measurements.record(
         "idle listener at the default probe-interval ("
-            + EngineConfig.Builder.DEFAULT_PROBE_INTERVAL.toSeconds()
+            + ListenerConfig.PROBE_INTERVAL.fallback().toSeconds()
             + " s): statements/s",
         String.format(
             java.util.Locale.ROOT,
             "%.4f",
-            1.0 / EngineConfig.Builder.DEFAULT_PROBE_INTERVAL.toSeconds()));
+            1.0 / ListenerConfig.PROBE_INTERVAL.fallback().toSeconds()));
   }
 
   @Test
@@ -290,7 +290,9 @@ class ListenerFaultTest {
       // The next probe goes out within one probe interval and its statement times out after the
       // network timeout (the probe timeout, at least 1 s).
       Duration bound =
-          probeInterval.plusMillis(Notifier.networkTimeoutMs(engine.config())).plusSeconds(2);
+          probeInterval
+              .plusMillis(Notifier.networkTimeoutMs(engine.config().listener()))
+              .plusSeconds(2);
       assertThat(toNotice).as("partition -> not delivering").isLessThan(bound);
       assertThat(db.job(lost).state()).isEqualTo("completed");
       Measurements.record(

@@ -145,7 +145,14 @@ class LoopStopTest {
             .build();
     Loop loop;
     if (kind == Kind.MAINTAINER) {
-      loop = new Maintainer(dataSource, new JobStore(), config, () -> true, null);
+      loop =
+          new Maintainer(
+              dataSource,
+              new JobStore(),
+              config.maintainer(),
+              config.retention(),
+              () -> true,
+              null);
     } else {
       ListenerConnections listener =
           outage

@@ -77,7 +77,7 @@ class PauseTest {
 
     long resumedAt = System.nanoTime();
     try (Connection c = db.connect()) {
-      assertThat(engine.resume(c, "resumed")).isTrue();
+      assertThat(engine.jobs().resume(c, "resumed")).isTrue();
     } catch (Exception e) {
       throw new AssertionError(e);
     }
@@ -104,8 +104,8 @@ class PauseTest {
 
     assertThat(db.job(waiting).state()).isEqualTo("available");
     try (Connection c = db.connect()) {
-      assertThat(b.isPaused(c, "fleet")).isTrue();
-      assertThat(b.resume(c, "fleet")).isTrue();
+      assertThat(b.jobs().isPaused(c, "fleet")).isTrue();
+      assertThat(b.jobs().resume(c, "fleet")).isTrue();
     } catch (Exception e) {
       throw new AssertionError(e);
     }
@@ -176,20 +176,20 @@ class PauseTest {
     Engine engine =
         Engine.builder(EngineConfig.builder().workerId("ops:1").build(), db.dataSource()).build();
     try (Connection c = db.connect()) {
-      assertThat(engine.isPaused(c, "reports")).isFalse();
-      assertThat(engine.pause(c, "reports")).isTrue();
-      assertThat(engine.pause(c, "reports")).isFalse();
-      assertThat(engine.isPaused(c, "reports")).isTrue();
+      assertThat(engine.jobs().isPaused(c, "reports")).isFalse();
+      assertThat(engine.jobs().pause(c, "reports")).isTrue();
+      assertThat(engine.jobs().pause(c, "reports")).isFalse();
+      assertThat(engine.jobs().isPaused(c, "reports")).isTrue();
       assertThat(db.queryLong("SELECT count(*) FROM pgbus.queue_pause WHERE paused_by = 'ops:1'"))
           .isEqualTo(1);
       assertThat(db.queryLong("SELECT count(*) FROM pgbus.queue_pause WHERE pgbus.pause('emails')"))
           .isEqualTo(1);
-      assertThat(engine.pausedQueues(c)).containsExactly("emails", "reports");
+      assertThat(engine.jobs().pausedQueues(c)).containsExactly("emails", "reports");
 
-      assertThat(engine.resume(c, "reports")).isTrue();
-      assertThat(engine.resume(c, "reports")).isFalse();
+      assertThat(engine.jobs().resume(c, "reports")).isTrue();
+      assertThat(engine.jobs().resume(c, "reports")).isFalse();
       assertThat(db.queryLong("SELECT count(*) WHERE pgbus.resume('emails')")).isEqualTo(1);
-      assertThat(engine.pausedQueues(c)).isEmpty();
+      assertThat(engine.jobs().pausedQueues(c)).isEmpty();
     }
   }
 
@@ -197,7 +197,7 @@ class PauseTest {
   void aBadQueueNameIsRefused() throws Exception {
     Engine engine = Engine.builder(EngineConfig.builder().build(), db.dataSource()).build();
     try (Connection c = db.connect()) {
-      assertThatThrownBy(() -> engine.pause(c, "Bad Name"))
+      assertThatThrownBy(() -> engine.jobs().pause(c, "Bad Name"))
           .isInstanceOf(InvalidJobException.class)
           .hasMessageContaining("invalid queue name 'Bad Name'");
     }
@@ -222,7 +222,7 @@ class PauseTest {
 
   private static void pause(Engine engine, String queue) {
     try (Connection c = db.connect()) {
-      assertThat(engine.pause(c, queue)).isTrue();
+      assertThat(engine.jobs().pause(c, queue)).isTrue();
     } catch (Exception e) {
       throw new AssertionError(e);
     }

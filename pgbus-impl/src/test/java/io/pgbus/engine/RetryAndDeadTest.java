@@ -208,7 +208,7 @@ class RetryAndDeadTest {
       assertThat(store.jobFail(c, job, "gave up", Duration.ofSeconds(1)).dead()).isTrue();
       listener.untilBarrier(); // forget the enqueue's wake
 
-      assertThat(engine.replay(c, id)).isTrue();
+      assertThat(engine.jobs().replay(c, id)).isTrue();
 
       JobRow row = db.job(id);
       assertThat(row.state()).isEqualTo("available");
@@ -217,7 +217,7 @@ class RetryAndDeadTest {
       assertThat(row.finalizedAt()).isNull();
       assertThat(row.errors()).extracting(JobError::error).containsExactly("gave up");
       assertThat(listener.next("replayed", Duration.ofSeconds(5))).isNotNull();
-      assertThat(engine.replay(c, id)).as("replaying a job that is not dead").isFalse();
+      assertThat(engine.jobs().replay(c, id)).as("replaying a job that is not dead").isFalse();
       ClaimedJob revived = store.jobClaim(c, List.of("replayed"), 1, "w", LEASE).get(0);
       assertThat(revived.attempt()).isEqualTo(2);
       assertThat(revived.maxAttempts()).isEqualTo(2);
@@ -237,9 +237,9 @@ class RetryAndDeadTest {
     try (Connection c = db.connect()) {
       store.jobClaim(c, List.of("cancel_api"), 1, "w", LEASE);
 
-      assertThat(engine.cancel(c, waiting)).isTrue();
-      assertThat(engine.cancel(c, running)).isFalse();
-      assertThat(engine.cancel(c, waiting)).as("cancelling twice").isFalse();
+      assertThat(engine.jobs().cancel(c, waiting)).isTrue();
+      assertThat(engine.jobs().cancel(c, running)).isFalse();
+      assertThat(engine.jobs().cancel(c, waiting)).as("cancelling twice").isFalse();
     }
     assertThat(db.job(waiting).state()).isEqualTo("cancelled");
     assertThat(db.job(running).state()).isEqualTo("running");

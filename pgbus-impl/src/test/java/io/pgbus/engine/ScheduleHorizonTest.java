@@ -60,12 +60,12 @@ class ScheduleHorizonTest {
     NewJob job = new NewJob("later", "{}", EnqueueOptions.defaults().withRunAt(tooLate));
 
     try (Connection c = db.connect()) {
-      assertThatThrownBy(() -> engine.enqueue(c, job))
+      assertThatThrownBy(() -> engine.jobs().enqueue(c, job))
           .isInstanceOf(InvalidJobException.class)
           .hasMessageContaining("runAt " + tooLate)
           .hasMessageContaining("queue 'later'")
           .hasMessageContaining("at most 36500 days");
-      assertThatThrownBy(() -> engine.enqueueAll(c, List.of(job)))
+      assertThatThrownBy(() -> engine.jobs().enqueueAll(c, List.of(job)))
           .isInstanceOf(InvalidJobException.class);
     }
     assertThat(db.jobCount()).isZero();
@@ -75,8 +75,9 @@ class ScheduleHorizonTest {
   void aRunAtWithinTheHorizonIsEnqueued() throws Exception {
     Instant ninetyYears = Instant.now().plus(Duration.ofDays(365 * 90));
     try (Connection c = db.connect()) {
-      engine.enqueue(
-          c, new NewJob("later", "{}", EnqueueOptions.defaults().withRunAt(ninetyYears)));
+      engine
+          .jobs()
+          .enqueue(c, new NewJob("later", "{}", EnqueueOptions.defaults().withRunAt(ninetyYears)));
     }
     assertThat(db.jobCount("later", "scheduled")).isEqualTo(1);
   }

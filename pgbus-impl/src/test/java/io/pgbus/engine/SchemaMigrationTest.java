@@ -30,7 +30,7 @@ class SchemaMigrationTest {
   void enqueueingBeforeTheSchemaExistsSaysHowToInstallIt() throws Exception {
     Engine engine = Engine.builder(EngineConfig.builder().build(), db.dataSource()).build();
     try (Connection c = db.connect()) {
-      assertThatThrownBy(() -> engine.enqueue(c, NewJob.of("emails", "{}")))
+      assertThatThrownBy(() -> engine.jobs().enqueue(c, NewJob.of("emails", "{}")))
           .isInstanceOf(PgbusException.class)
           .hasMessageContaining("schema is missing or older")
           .hasMessageContaining("pgbus.migrate=true")

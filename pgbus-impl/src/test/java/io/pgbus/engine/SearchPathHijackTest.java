@@ -179,24 +179,36 @@ class SearchPathHijackTest {
     long cancels;
     long waiting;
     try (Connection c = db.connect()) {
-      ok = engine.enqueue(c, NewJob.of("ok", "{\"n\":1}"));
-      engine.enqueueIfAbsent(
-          c, new NewJob("ok", "{}", EnqueueOptions.defaults().withUniqueKey("once")));
-      engine.enqueueIfAbsent(
-          c, new NewJob("ok", "{}", EnqueueOptions.defaults().withUniqueKey("once")));
-      engine.enqueueAll(c, List.of(NewJob.of("ok", "{}"), NewJob.of("ok", "[1]")));
-      engine.enqueueAll(
-          c,
-          List.of(
-              new NewJob("ok", "{}", EnqueueOptions.defaults().withUniqueKey("batch")),
-              new NewJob("ok", "{}", EnqueueOptions.defaults().withDelay(Duration.ofMillis(5)))));
+      ok = engine.jobs().enqueue(c, NewJob.of("ok", "{\"n\":1}"));
+      engine
+          .jobs()
+          .enqueueIfAbsent(
+              c, new NewJob("ok", "{}", EnqueueOptions.defaults().withUniqueKey("once")));
+      engine
+          .jobs()
+          .enqueueIfAbsent(
+              c, new NewJob("ok", "{}", EnqueueOptions.defaults().withUniqueKey("once")));
+      engine.jobs().enqueueAll(c, List.of(NewJob.of("ok", "{}"), NewJob.of("ok", "[1]")));
+      engine
+          .jobs()
+          .enqueueAll(
+              c,
+              List.of(
+                  new NewJob("ok", "{}", EnqueueOptions.defaults().withUniqueKey("batch")),
+                  new NewJob(
+                      "ok", "{}", EnqueueOptions.defaults().withDelay(Duration.ofMillis(5)))));
       dies =
-          engine.enqueue(c, new NewJob("dies", "{}", EnqueueOptions.defaults().withMaxAttempts(1)));
-      snoozes = engine.enqueue(c, NewJob.of("snoozes", "{}"));
-      cancels = engine.enqueue(c, NewJob.of("cancels", "{}"));
+          engine
+              .jobs()
+              .enqueue(c, new NewJob("dies", "{}", EnqueueOptions.defaults().withMaxAttempts(1)));
+      snoozes = engine.jobs().enqueue(c, NewJob.of("snoozes", "{}"));
+      cancels = engine.jobs().enqueue(c, NewJob.of("cancels", "{}"));
       waiting =
-          engine.enqueue(
-              c, new NewJob("ok", "{}", EnqueueOptions.defaults().withDelay(Duration.ofHours(1))));
+          engine
+              .jobs()
+              .enqueue(
+                  c,
+                  new NewJob("ok", "{}", EnqueueOptions.defaults().withDelay(Duration.ofHours(1))));
     }
     awaitState(ok, "completed");
     awaitState(dies, "dead");
@@ -204,14 +216,14 @@ class SearchPathHijackTest {
     awaitState(cancels, "cancelled");
 
     try (Connection c = db.connect()) {
-      assertThat(engine.cancel(c, waiting)).isTrue();
-      assertThat(engine.replay(c, dies)).isTrue();
-      assertThat(engine.pause(c, "ok")).isTrue();
-      assertThat(engine.isPaused(c, "ok")).isTrue();
-      assertThat(engine.pausedQueues(c)).containsExactly("ok");
+      assertThat(engine.jobs().cancel(c, waiting)).isTrue();
+      assertThat(engine.jobs().replay(c, dies)).isTrue();
+      assertThat(engine.jobs().pause(c, "ok")).isTrue();
+      assertThat(engine.jobs().isPaused(c, "ok")).isTrue();
+      assertThat(engine.jobs().pausedQueues(c)).containsExactly("ok");
       store.jobQueueHeads(c, List.of("ok", "dies"));
       store.jobNextDue(c, List.of("ok", "dies"));
-      assertThat(engine.resume(c, "ok")).isTrue();
+      assertThat(engine.jobs().resume(c, "ok")).isTrue();
     }
     awaitState(dies, "completed");
 
@@ -224,9 +236,9 @@ class SearchPathHijackTest {
       assertThat(store.jobClaim(c, List.of("traced"), 2, "me", Duration.ofMinutes(1)))
           .extracting(ClaimedJob::trace)
           .containsExactly(trace, trace);
-      long a = engine.enqueue(c, NewJob.of("manual", "{}"));
-      engine.enqueue(c, NewJob.of("manual", "{}"));
-      engine.enqueue(c, NewJob.of("manual", "{}"));
+      long a = engine.jobs().enqueue(c, NewJob.of("manual", "{}"));
+      engine.jobs().enqueue(c, NewJob.of("manual", "{}"));
+      engine.jobs().enqueue(c, NewJob.of("manual", "{}"));
       List<ClaimedJob> held = store.jobClaim(c, List.of("manual"), 3, "me", Duration.ofMinutes(1));
       assertThat(held).hasSize(3);
       store.jobExtendLeases(c, held, Duration.ofMinutes(2));
@@ -237,10 +249,10 @@ class SearchPathHijackTest {
       store.jobCompleteMany(c, held.subList(0, 1));
       store.jobCompleteMany(c, held.subList(1, 2), true);
       store.jobComplete(c, held.get(2), true);
-      long b = engine.enqueue(c, NewJob.of("manual", "{}"));
+      long b = engine.jobs().enqueue(c, NewJob.of("manual", "{}"));
       held = store.jobClaim(c, List.of("manual"), 1, "me", Duration.ofMinutes(1));
       store.jobCancelRunning(c, held.get(0), "no");
-      engine.enqueue(c, NewJob.of("manual", "{}"));
+      engine.jobs().enqueue(c, NewJob.of("manual", "{}"));
       store.jobClaim(c, List.of("manual"), 1, "me", Duration.ofMillis(1));
       db.update(
           "UPDATE pgbus.job SET lease_expires_at = now() - interval '1 minute' WHERE state OPERATOR(pg_catalog.=) 'running'");

@@ -65,8 +65,8 @@ class TraceContextTest {
             .tracing(new FixedTrace(new TraceContext(PARENT, STATE)))
             .build();
     try (Connection c = db.connect()) {
-      engine.enqueue(c, NewJob.of("traced", "{}"));
-      engine.enqueueAll(c, List.of(NewJob.of("traced", "{}"), NewJob.of("traced", "{}")));
+      engine.jobs().enqueue(c, NewJob.of("traced", "{}"));
+      engine.jobs().enqueueAll(c, List.of(NewJob.of("traced", "{}"), NewJob.of("traced", "{}")));
     }
 
     List<ClaimedJob> jobs = claim("traced");
@@ -80,8 +80,8 @@ class TraceContextTest {
   void aJobEnqueuedOutsideATraceStoresNothing() throws Exception {
     Engine engine = Engine.builder(EngineConfig.builder().build(), db.dataSource()).build();
     try (Connection c = db.connect()) {
-      engine.enqueue(c, NewJob.of("plain", "{}"));
-      engine.enqueueAll(c, List.of(NewJob.of("plain", "{}")));
+      engine.jobs().enqueue(c, NewJob.of("plain", "{}"));
+      engine.jobs().enqueueAll(c, List.of(NewJob.of("plain", "{}")));
     }
 
     assertThat(claim("plain")).extracting(ClaimedJob::trace).containsExactly(null, null);

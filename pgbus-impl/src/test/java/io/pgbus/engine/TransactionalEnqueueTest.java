@@ -48,7 +48,7 @@ class TransactionalEnqueueTest {
     try (NotificationListener listener = db.listen("tx_java");
         Connection c = db.connect()) {
       c.setAutoCommit(false);
-      long id = engine.enqueue(c, NewJob.of("tx_java", "{\"a\":1}"));
+      long id = engine.jobs().enqueue(c, NewJob.of("tx_java", "{\"a\":1}"));
       assertThat(id).isPositive();
       c.rollback();
 
@@ -56,7 +56,7 @@ class TransactionalEnqueueTest {
       assertThat(listener.untilBarrier()).isEmpty();
       assertThat(db.jobCount()).isZero();
 
-      long committed = engine.enqueue(c, NewJob.of("tx_java", "{\"a\":2}"));
+      long committed = engine.jobs().enqueue(c, NewJob.of("tx_java", "{\"a\":2}"));
       c.commit();
 
       assertThat(listener.next("tx_java", ARRIVAL)).isEqualTo(nowWake("tx_java"));
@@ -89,7 +89,7 @@ class TransactionalEnqueueTest {
     try (NotificationListener listener = db.listen("tx_commit");
         Connection c = db.connect()) {
       c.setAutoCommit(false);
-      engine.enqueue(c, NewJob.of("tx_commit", "{}"));
+      engine.jobs().enqueue(c, NewJob.of("tx_commit", "{}"));
 
       // A barrier committed by another transaction overtakes the open one.
       assertThat(listener.untilBarrier()).isEmpty();
@@ -132,7 +132,7 @@ class TransactionalEnqueueTest {
         String queue = i % 2 == 0 ? "batch_a" : "batch_b";
         batch.add(JobFixtures.job(queue, i, EnqueueOptions.defaults()));
       }
-      List<Long> ids = engine.enqueueAll(c, batch);
+      List<Long> ids = engine.jobs().enqueueAll(c, batch);
       c.commit();
 
       assertThat(ids).hasSize(50).isSorted().doesNotHaveDuplicates();
@@ -149,10 +149,10 @@ class TransactionalEnqueueTest {
         Connection c = db.connect()) {
       c.setAutoCommit(false);
       for (int i = 0; i < 10; i++) {
-        engine.enqueue(c, NewJob.of("many_a", "{}"));
+        engine.jobs().enqueue(c, NewJob.of("many_a", "{}"));
         sqlEnqueue(c, "many_b");
       }
-      engine.enqueueAll(c, List.of(NewJob.of("many_a", "{}"), NewJob.of("many_b", "{}")));
+      engine.jobs().enqueueAll(c, List.of(NewJob.of("many_a", "{}"), NewJob.of("many_b", "{}")));
       c.commit();
 
       assertThat(listener.untilBarrier())
@@ -168,7 +168,7 @@ class TransactionalEnqueueTest {
     }
     List<Long> ids;
     try (Connection c = db.connect()) {
-      ids = engine.enqueueAll(c, batch);
+      ids = engine.jobs().enqueueAll(c, batch);
     }
 
     for (int i = 0; i < ids.size(); i++) {

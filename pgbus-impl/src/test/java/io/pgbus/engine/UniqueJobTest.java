@@ -56,12 +56,12 @@ class UniqueJobTest {
   @Test
   void aDuplicateReturnsTheExistingIdAndInsertsNoSecondRow() throws Exception {
     try (Connection c = db.connect()) {
-      Enqueued first = engine.enqueueIfAbsent(c, keyed("invoices", "order-42"));
-      Enqueued second = engine.enqueueIfAbsent(c, keyed("invoices", "order-42"));
+      Enqueued first = engine.jobs().enqueueIfAbsent(c, keyed("invoices", "order-42"));
+      Enqueued second = engine.jobs().enqueueIfAbsent(c, keyed("invoices", "order-42"));
 
       assertThat(first.duplicate()).isFalse();
       assertThat(second).isEqualTo(new Enqueued(first.id(), true));
-      assertThat(engine.enqueue(c, keyed("invoices", "order-42"))).isEqualTo(first.id());
+      assertThat(engine.jobs().enqueue(c, keyed("invoices", "order-42"))).isEqualTo(first.id());
     }
     assertThat(db.jobCount()).isEqualTo(1);
   }
@@ -69,9 +69,9 @@ class UniqueJobTest {
   @Test
   void aDuplicateSendsNoNotification() throws Exception {
     try (Connection c = db.connect()) {
-      engine.enqueueIfAbsent(c, keyed("quiet", "k"));
+      engine.jobs().enqueueIfAbsent(c, keyed("quiet", "k"));
       try (NotificationListener listener = db.listen("quiet")) {
-        assertThat(engine.enqueueIfAbsent(c, keyed("quiet", "k")).duplicate()).isTrue();
+        assertThat(engine.jobs().enqueueIfAbsent(c, keyed("quiet", "k")).duplicate()).isTrue();
 
         assertThat(listener.untilBarrier()).isEmpty();
       }
@@ -81,8 +81,8 @@ class UniqueJobTest {
   @Test
   void theSameKeyInAnotherQueueIsNotADuplicate() throws Exception {
     try (Connection c = db.connect()) {
-      Enqueued a = engine.enqueueIfAbsent(c, keyed("queue_a", "shared"));
-      Enqueued b = engine.enqueueIfAbsent(c, keyed("queue_b", "shared"));
+      Enqueued a = engine.jobs().enqueueIfAbsent(c, keyed("queue_a", "shared"));
+      Enqueued b = engine.jobs().enqueueIfAbsent(c, keyed("queue_b", "shared"));
 
       assertThat(a.inserted()).isTrue();
       assertThat(b.inserted()).isTrue();
@@ -94,23 +94,28 @@ class UniqueJobTest {
   void aDelayedRunningOrRetryableJobHoldsItsKey() throws Exception {
     try (Connection c = db.connect()) {
       Enqueued delayed =
-          engine.enqueueIfAbsent(
-              c,
-              new NewJob(
-                  "held",
-                  "{}",
-                  EnqueueOptions.defaults().withDelay(Duration.ofHours(1)).withUniqueKey("later")));
+          engine
+              .jobs()
+              .enqueueIfAbsent(
+                  c,
+                  new NewJob(
+                      "held",
+                      "{}",
+                      EnqueueOptions.defaults()
+                          .withDelay(Duration.ofHours(1))
+                          .withUniqueKey("later")));
       assertThat(db.job(delayed.id()).state()).isEqualTo("scheduled");
-      assertThat(engine.enqueueIfAbsent(c, keyed("held", "later")).id()).isEqualTo(delayed.id());
+      assertThat(engine.jobs().enqueueIfAbsent(c, keyed("held", "later")).id())
+          .isEqualTo(delayed.id());
 
-      long running = engine.enqueue(c, keyed("held", "now"));
+      long running = engine.jobs().enqueue(c, keyed("held", "now"));
       ClaimedJob job = store.jobClaim(c, List.of("held"), 1, "w", LEASE).get(0);
       assertThat(job.id()).isEqualTo(running);
-      assertThat(engine.enqueueIfAbsent(c, keyed("held", "now")).id()).isEqualTo(running);
+      assertThat(engine.jobs().enqueueIfAbsent(c, keyed("held", "now")).id()).isEqualTo(running);
 
       store.jobFail(c, job, "boom", Duration.ofHours(1));
       assertThat(db.job(running).state()).isEqualTo("retryable");
-      assertThat(engine.enqueueIfAbsent(c, keyed("held", "now")).id()).isEqualTo(running);
+      assertThat(engine.jobs().enqueueIfAbsent(c, keyed("held", "now")).id()).isEqualTo(running);
     }
     assertThat(db.jobCount()).isEqualTo(2);
   }
@@ -118,11 +123,11 @@ class UniqueJobTest {
   @Test
   void afterCompletionANewJobWithTheKeyIsAccepted() throws Exception {
     try (Connection c = db.connect()) {
-      long first = engine.enqueue(c, keyed("again", "daily"));
+      long first = engine.jobs().enqueue(c, keyed("again", "daily"));
       ClaimedJob job = store.jobClaim(c, List.of("again"), 1, "w", LEASE).get(0);
       assertThat(store.jobComplete(c, job)).isTrue();
 
-      Enqueued second = engine.enqueueIfAbsent(c, keyed("again", "daily"));
+      Enqueued second = engine.jobs().enqueueIfAbsent(c, keyed("again", "daily"));
 
       assertThat(second.inserted()).isTrue();
       assertThat(second.id()).isNotEqualTo(first);
@@ -133,18 +138,22 @@ class UniqueJobTest {
   void aDeadOrCancelledJobFreesItsKey() throws Exception {
     try (Connection c = db.connect()) {
       long dead =
-          engine.enqueue(
-              c,
-              new NewJob(
-                  "freed", "{}", EnqueueOptions.defaults().withMaxAttempts(1).withUniqueKey("d")));
+          engine
+              .jobs()
+              .enqueue(
+                  c,
+                  new NewJob(
+                      "freed",
+                      "{}",
+                      EnqueueOptions.defaults().withMaxAttempts(1).withUniqueKey("d")));
       ClaimedJob job = store.jobClaim(c, List.of("freed"), 1, "w", LEASE).get(0);
       assertThat(store.jobFail(c, job, "gave up", Duration.ofSeconds(1)).dead()).isTrue();
-      long cancelled = engine.enqueue(c, keyed("freed", "c"));
-      assertThat(engine.cancel(c, cancelled)).isTrue();
+      long cancelled = engine.jobs().enqueue(c, keyed("freed", "c"));
+      assertThat(engine.jobs().cancel(c, cancelled)).isTrue();
 
-      assertThat(engine.enqueueIfAbsent(c, keyed("freed", "d")).inserted()).isTrue();
-      assertThat(engine.enqueueIfAbsent(c, keyed("freed", "c")).inserted()).isTrue();
-      assertThat(engine.replay(c, dead))
+      assertThat(engine.jobs().enqueueIfAbsent(c, keyed("freed", "d")).inserted()).isTrue();
+      assertThat(engine.jobs().enqueueIfAbsent(c, keyed("freed", "c")).inserted()).isTrue();
+      assertThat(engine.jobs().replay(c, dead))
           .as("a dead job is not replayed while another job holds its key")
           .isFalse();
       assertThat(db.job(dead).state()).isEqualTo("dead");
@@ -154,10 +163,10 @@ class UniqueJobTest {
   @Test
   void aDuplicateLeavesTheCallersTransactionUsable() throws Exception {
     try (Connection c = db.connect()) {
-      engine.enqueue(c, keyed("tx_dup", "k"));
+      engine.jobs().enqueue(c, keyed("tx_dup", "k"));
       c.setAutoCommit(false);
-      assertThat(engine.enqueueIfAbsent(c, keyed("tx_dup", "k")).duplicate()).isTrue();
-      long other = engine.enqueue(c, NewJob.of("tx_dup", "{}"));
+      assertThat(engine.jobs().enqueueIfAbsent(c, keyed("tx_dup", "k")).duplicate()).isTrue();
+      long other = engine.jobs().enqueue(c, NewJob.of("tx_dup", "{}"));
       c.commit();
 
       assertThat(db.job(other).state()).isEqualTo("available");
@@ -171,11 +180,11 @@ class UniqueJobTest {
         Connection second = db.connect()) {
       first.setAutoCommit(false);
       second.setAutoCommit(false);
-      Enqueued mine = engine.enqueueIfAbsent(first, keyed("race", "k"));
+      Enqueued mine = engine.jobs().enqueueIfAbsent(first, keyed("race", "k"));
 
       // The second waits on the first's uncommitted row, neither inserting nor failing.
       Future<Enqueued> theirs =
-          threads.submit(() -> engine.enqueueIfAbsent(second, keyed("race", "k")));
+          threads.submit(() -> engine.jobs().enqueueIfAbsent(second, keyed("race", "k")));
       awaitBlockedOnALock();
       assertThat(theirs).isNotDone();
       first.commit();
@@ -193,9 +202,9 @@ class UniqueJobTest {
         Connection second = db.connect()) {
       first.setAutoCommit(false);
       second.setAutoCommit(false);
-      Enqueued mine = engine.enqueueIfAbsent(first, keyed("rollback", "k"));
+      Enqueued mine = engine.jobs().enqueueIfAbsent(first, keyed("rollback", "k"));
       Future<Enqueued> theirs =
-          threads.submit(() -> engine.enqueueIfAbsent(second, keyed("rollback", "k")));
+          threads.submit(() -> engine.jobs().enqueueIfAbsent(second, keyed("rollback", "k")));
       awaitBlockedOnALock();
       first.rollback();
 
@@ -218,7 +227,7 @@ class UniqueJobTest {
               () -> {
                 gate.await();
                 try (Connection c = db.connect()) {
-                  return engine.enqueueIfAbsent(c, keyed("crowd", "k"));
+                  return engine.jobs().enqueueIfAbsent(c, keyed("crowd", "k"));
                 }
               }));
     }
@@ -252,16 +261,18 @@ class UniqueJobTest {
   @Test
   void aBatchWithKeysReturnsTheHoldersIdForEachDuplicate() throws Exception {
     try (Connection c = db.connect()) {
-      long waiting = engine.enqueue(c, keyed("batch_unique", "a"));
+      long waiting = engine.jobs().enqueue(c, keyed("batch_unique", "a"));
 
       List<Long> ids =
-          engine.enqueueAll(
-              c,
-              List.of(
-                  keyed("batch_unique", "a"),
-                  keyed("batch_unique", "b"),
-                  NewJob.of("batch_unique", "{}"),
-                  keyed("batch_unique", "b")));
+          engine
+              .jobs()
+              .enqueueAll(
+                  c,
+                  List.of(
+                      keyed("batch_unique", "a"),
+                      keyed("batch_unique", "b"),
+                      NewJob.of("batch_unique", "{}"),
+                      keyed("batch_unique", "b")));
 
       assertThat(ids).hasSize(4);
       assertThat(ids.get(0)).isEqualTo(waiting);

@@ -45,10 +45,15 @@ class WhoDidItTest {
     long id;
     try (Connection c = db.connect()) {
       id =
-          engine.enqueue(
-              c,
-              new NewJob(
-                  "orders", "{}", EnqueueOptions.defaults().withCorrelationId("req-7"), "alice"));
+          engine
+              .jobs()
+              .enqueue(
+                  c,
+                  new NewJob(
+                      "orders",
+                      "{}",
+                      EnqueueOptions.defaults().withCorrelationId("req-7"),
+                      "alice"));
     }
     assertThat(text("SELECT enqueued_by FROM pgbus.job WHERE id = ?", id)).isEqualTo("alice");
     assertThat(text("SELECT correlation_id FROM pgbus.job WHERE id = ?", id)).isEqualTo("req-7");
@@ -60,9 +65,12 @@ class WhoDidItTest {
     try (Connection c = db.connect()) {
       c.setAutoCommit(false);
       // An earlier enqueue of the same transaction set both; the next one must not inherit them.
-      engine.enqueue(
-          c, new NewJob("orders", "{}", EnqueueOptions.defaults().withCorrelationId("x"), "bob"));
-      id = engine.enqueue(c, NewJob.of("orders", "{}"));
+      engine
+          .jobs()
+          .enqueue(
+              c,
+              new NewJob("orders", "{}", EnqueueOptions.defaults().withCorrelationId("x"), "bob"));
+      id = engine.jobs().enqueue(c, NewJob.of("orders", "{}"));
       c.commit();
     }
     assertThat(text("SELECT enqueued_by FROM pgbus.job WHERE id = ?", id))
@@ -76,11 +84,13 @@ class WhoDidItTest {
     try (Connection c = db.connect()) {
       var options = EnqueueOptions.defaults().withCorrelationId("batch-1");
       ids =
-          engine.enqueueAll(
-              c,
-              List.of(
-                  new NewJob("orders", "{}", options, "carol"),
-                  new NewJob("orders", "{}", options, "carol")));
+          engine
+              .jobs()
+              .enqueueAll(
+                  c,
+                  List.of(
+                      new NewJob("orders", "{}", options, "carol"),
+                      new NewJob("orders", "{}", options, "carol")));
     }
     for (long id : ids) {
       assertThat(
@@ -119,16 +129,18 @@ class WhoDidItTest {
         engines.start(
             engines.config().capsule("main", 1, "parent").build(),
             (job, tx) -> {
-              child.set(running.get().enqueue(tx, NewJob.of("child", "{}")));
+              child.set(running.get().jobs().enqueue(tx, NewJob.of("child", "{}")));
               return null;
             });
     running.set(e);
     long parent;
     try (Connection c = db.connect()) {
       parent =
-          e.enqueue(
-              c,
-              new NewJob("parent", "{}", EnqueueOptions.defaults().withCorrelationId("order-42")));
+          e.jobs()
+              .enqueue(
+                  c,
+                  new NewJob(
+                      "parent", "{}", EnqueueOptions.defaults().withCorrelationId("order-42")));
     }
     // The child commits with the parent's completion.
     Await.until(
@@ -147,15 +159,15 @@ class WhoDidItTest {
     db.update("UPDATE pgbus.job SET state = 'dead', finalized_at = now() WHERE id = ?", dead);
     Instant before = Instant.now().minusSeconds(5);
     try (Connection c = db.connect()) {
-      assertThat(engine.cancel(c, cancelled, "alice")).isTrue();
-      assertThat(engine.replay(c, dead, "bob")).isTrue();
-      assertThat(engine.pause(c, "audited", "carol")).isTrue();
-      assertThat(engine.pause(c, "audited", "carol")).as("already paused").isFalse();
-      assertThat(engine.resume(c, "audited", null)).isTrue();
-      assertThat(engine.cancel(c, cancelled, "dave")).as("already cancelled").isFalse();
+      assertThat(engine.jobs().cancel(c, cancelled, "alice")).isTrue();
+      assertThat(engine.jobs().replay(c, dead, "bob")).isTrue();
+      assertThat(engine.jobs().pause(c, "audited", "carol")).isTrue();
+      assertThat(engine.jobs().pause(c, "audited", "carol")).as("already paused").isFalse();
+      assertThat(engine.jobs().resume(c, "audited", null)).isTrue();
+      assertThat(engine.jobs().cancel(c, cancelled, "dave")).as("already cancelled").isFalse();
 
       String role = text("SELECT session_user::text");
-      List<AuditEntry> trail = engine.history(c, "audited", 10);
+      List<AuditEntry> trail = engine.jobs().history(c, "audited", 10);
       assertThat(trail)
           .extracting(a -> a.action() + ":" + a.actor() + ":" + a.jobId())
           .containsExactly(
@@ -164,7 +176,7 @@ class WhoDidItTest {
               "replay:bob:" + dead,
               "cancel:alice:" + cancelled);
       assertThat(trail).allSatisfy(a -> assertThat(a.at()).isAfter(before));
-      assertThat(engine.history(c, cancelled))
+      assertThat(engine.jobs().history(c, cancelled))
           .extracting(AuditEntry::action, AuditEntry::actor)
           .containsExactly(org.assertj.core.groups.Tuple.tuple("cancel", "alice"));
     }
@@ -175,8 +187,8 @@ class WhoDidItTest {
     long id = db.queryLong("SELECT pgbus.enqueue('rolledback', '{}')");
     try (Connection c = db.connect()) {
       c.setAutoCommit(false);
-      assertThat(engine.cancel(c, id, "alice")).isTrue();
-      assertThat(engine.pause(c, "rolledback", "alice")).isTrue();
+      assertThat(engine.jobs().cancel(c, id, "alice")).isTrue();
+      assertThat(engine.jobs().pause(c, "rolledback", "alice")).isTrue();
       c.rollback();
     }
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.audit")).isZero();
@@ -188,7 +200,7 @@ class WhoDidItTest {
     db.queryLong("SELECT pgbus.pause('manual')::int");
     db.queryLong("SELECT pgbus.resume('manual')::int");
     try (Connection c = db.connect()) {
-      assertThat(engine.history(c, "manual", 5))
+      assertThat(engine.jobs().history(c, "manual", 5))
           .extracting(AuditEntry::actor)
           .containsOnly(text("SELECT session_user::text"));
     }

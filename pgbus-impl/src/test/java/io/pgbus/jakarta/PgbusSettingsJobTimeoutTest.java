@@ -17,14 +17,14 @@ class PgbusSettingsJobTimeoutTest {
 
   @Test
   void readsTheKey() {
-    assertThat(read(Map.of("pgbus.job-timeout", "45s")).engine().jobTimeout())
+    assertThat(read(Map.of("pgbus.job-timeout", "45s")).engine().execution().jobTimeout())
         .isEqualTo(Duration.ofSeconds(45));
   }
 
   @Test
   void withoutTheKeyTheTimeoutIsABitBelowTheLease() {
-    assertThat(read(Map.of()).engine().jobTimeout()).isEqualTo(Duration.ofSeconds(270));
-    assertThat(read(Map.of("pgbus.lease", "2m")).engine().jobTimeout())
+    assertThat(read(Map.of()).engine().execution().jobTimeout()).isEqualTo(Duration.ofSeconds(270));
+    assertThat(read(Map.of("pgbus.lease", "2m")).engine().execution().jobTimeout())
         .isEqualTo(Duration.ofSeconds(108));
   }
 

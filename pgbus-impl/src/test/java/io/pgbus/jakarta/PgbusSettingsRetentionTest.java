@@ -17,11 +17,14 @@ class PgbusSettingsRetentionTest {
 
   @Test
   void zeroDeletesCompletedJobs() {
-    assertThat(read(Map.of("pgbus.retention.completed", "0")).engine().deletesCompleted()).isTrue();
-    assertThat(read(Map.of("pgbus.retention.completed", "0s")).engine().deletesCompleted())
+    assertThat(
+            read(Map.of("pgbus.retention.completed", "0")).engine().retention().deletesCompleted())
         .isTrue();
-    assertThat(read(Map.of()).engine().completedRetention()).isEqualTo(Duration.ofDays(1));
-    assertThat(read(Map.of("pgbus.retention.completed", "2h")).engine().completedRetention())
+    assertThat(
+            read(Map.of("pgbus.retention.completed", "0s")).engine().retention().deletesCompleted())
+        .isTrue();
+    assertThat(read(Map.of()).engine().retention().completed()).isEqualTo(Duration.ofDays(1));
+    assertThat(read(Map.of("pgbus.retention.completed", "2h")).engine().retention().completed())
         .isEqualTo(Duration.ofHours(2));
   }
 

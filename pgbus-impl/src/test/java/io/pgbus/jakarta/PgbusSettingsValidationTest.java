@@ -3,9 +3,18 @@ package io.pgbus.jakarta;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pgbus.engine.ElectorConfig;
 import io.pgbus.engine.ErrorDetail;
+import io.pgbus.engine.ExecutionConfig;
+import io.pgbus.engine.ListenerConfig;
+import io.pgbus.engine.MaintainerConfig;
+import io.pgbus.engine.PollerConfig;
+import io.pgbus.engine.RetentionConfig;
+import io.pgbus.engine.RetryPolicy;
+import io.pgbus.engine.Setting;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -83,6 +92,19 @@ class PgbusSettingsValidationTest {
   }
 
   @Test
+  void aCapsuleOrCronListedTwiceFailsNamingTheListKey() {
+    assertThatThrownBy(() -> read("pgbus.capsules", "mail,mail"))
+        .hasMessage("pgbus: pgbus.capsules: two capsules are named 'mail'");
+    assertThatThrownBy(
+            () ->
+                read(
+                    "pgbus.crons", "nightly,nightly",
+                    "pgbus.cron.nightly.schedule", "0 3 * * *",
+                    "pgbus.cron.nightly.queue", "reports"))
+        .hasMessage("pgbus: pgbus.crons: two crons are named 'nightly'");
+  }
+
+  @Test
   void aLeaseOfZeroOrAHundredYearsFailsWithItsRange() {
     assertThatThrownBy(() -> read("pgbus.lease", "0s"))
         .hasMessage(
@@ -125,26 +147,36 @@ class PgbusSettingsValidationTest {
 
   @Test
   void everyDurationKeyRefusesZeroAndNegativeExceptTheCompletedRetention() {
-    for (Limits.Range range :
-        new Limits.Range[] {
-          Limits.POLL_INTERVAL, Limits.POLL_CEILING, Limits.LEASE, Limits.JOB_TIMEOUT,
-          Limits.PROBE_INTERVAL, Limits.PROBE_TIMEOUT, Limits.RECONNECT_MIN, Limits.RECONNECT_MAX,
-          Limits.RESCUE_INTERVAL, Limits.PRUNE_INTERVAL, Limits.DEAD_RETENTION,
-              Limits.DRAIN_TIMEOUT,
-          Limits.LEADER_TTL, Limits.RETRY_BASE, Limits.RETRY_CAP, Limits.STALL_THRESHOLD
-        }) {
+    for (Setting<Duration> range :
+        List.of(
+            PollerConfig.INTERVAL,
+            PollerConfig.CEILING,
+            ExecutionConfig.LEASE,
+            ExecutionConfig.JOB_TIMEOUT,
+            ListenerConfig.PROBE_INTERVAL,
+            ListenerConfig.PROBE_TIMEOUT,
+            ListenerConfig.RECONNECT_MIN,
+            ListenerConfig.RECONNECT_MAX,
+            MaintainerConfig.RESCUE_INTERVAL,
+            MaintainerConfig.PRUNE_INTERVAL,
+            RetentionConfig.DEAD,
+            ExecutionConfig.DRAIN_TIMEOUT,
+            ElectorConfig.TTL,
+            RetryPolicy.BASE,
+            RetryPolicy.CAP,
+            PgbusSettings.STALL_THRESHOLD)) {
       assertThatThrownBy(() -> read(range.key(), "0s"))
           .hasMessageContaining(range.key() + "=0s is invalid");
       assertThatThrownBy(() -> read(range.key(), "-PT1S"))
           .hasMessageContaining(range.key() + "=-PT1S is invalid");
     }
-    assertThat(read("pgbus.retention.completed", "0").engine().completedRetention()).isZero();
+    assertThat(read("pgbus.retention.completed", "0").engine().retention().completed()).isZero();
   }
 
   @Test
   void theDefaultsAreInsideTheirRanges() {
     PgbusSettings s = read();
-    assertThat(s.engine().lease()).isEqualTo(Duration.ofMinutes(5));
+    assertThat(s.engine().execution().lease()).isEqualTo(Duration.ofMinutes(5));
     assertThat(s.errorDetail()).isEqualTo(ErrorDetail.STACK);
   }
 

@@ -2,9 +2,15 @@ package io.pgbus.jakarta;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.pgbus.engine.Durations;
+import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.Setting;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -42,5 +48,44 @@ class SettingKeysTest {
         .startsWith("pgbus.poll-intervall is not a pgbus key; did you mean pgbus.poll-interval?");
     assertThat(SettingKeys.unknown(Set.of("pgbus.lease", "other.key", "pgbus.it.http.port")))
         .isNull();
+  }
+
+  @Test
+  void theDocumentedDurationRangesAreTheSettingsRanges() throws Exception {
+    var documented = new TreeMap<String, String>();
+    for (String line : Files.readAllLines(Path.of("../docs/configuration.md"))) {
+      String[] cells = line.split("\\|");
+      if (line.startsWith("| `pgbus.") && cells.length == 5 && cells[3].contains("..")) {
+        String[] range = cells[3].split("\\.\\.");
+        documented.put(
+            cells[1].strip().replace("`", ""),
+            normal(cells[2].strip().replace("`", ""))
+                + " | "
+                + normal(range[0].strip())
+                + " .. "
+                + normal(range[1].strip()));
+      }
+    }
+    var declared = new TreeMap<String, String>();
+    var settings = new ArrayList<Setting<?>>(EngineConfig.SETTINGS);
+    settings.add(PgbusSettings.STALL_THRESHOLD);
+    for (Setting<?> s : settings) {
+      if (s.type() == Duration.class) {
+        declared.put(
+            s.key(),
+            (s.fallback() == null ? "90% of the lease" : Durations.format((Duration) s.fallback()))
+                + " | "
+                + Durations.format((Duration) s.min())
+                + " .. "
+                + Durations.format((Duration) s.max()));
+      }
+    }
+    assertThat(documented).isEqualTo(declared);
+  }
+
+  /** A documented duration in the form Durations.format writes it ({@code 60s} is {@code 1m}). */
+  private static String normal(String text) {
+    Duration d = text.equals("0") ? Duration.ZERO : Durations.parse(text);
+    return d == null ? text : Durations.format(d);
   }
 }

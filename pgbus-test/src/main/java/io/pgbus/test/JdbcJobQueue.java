@@ -5,8 +5,8 @@ import io.pgbus.EnqueueOptions;
 import io.pgbus.Enqueued;
 import io.pgbus.InvalidJobException;
 import io.pgbus.JobQueue;
-import io.pgbus.engine.Engine;
 import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.Jobs;
 import io.pgbus.engine.NewJob;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -18,25 +18,22 @@ import javax.sql.DataSource;
 /**
  * {@link JobQueue} on plain JDBC for code under test outside a container: each call takes a
  * connection from the DataSource, so a connection that is in a transaction (see {@link
- * PgbusTest#jobQueue(Connection)}) enqueues in it. The job operations are the engine's own, on an
- * engine that is never started; payloads map with JSON-B as in {@code JtaJobQueue}.
+ * PgbusTest#jobQueue(Connection)}) enqueues in it. The job operations are the engine's own ({@link
+ * Jobs}), which need no running engine; payloads map with JSON-B as in {@code JtaJobQueue}.
  */
 final class JdbcJobQueue implements JobQueue {
 
   private final DataSource dataSource;
-  private final Engine engine;
+  private final Jobs jobs;
 
   JdbcJobQueue(DataSource dataSource) {
     this.dataSource = dataSource;
-    this.engine =
-        Engine.builder(EngineConfig.builder().workerId("pgbus-test").build(), dataSource)
-            .maintenance(false)
-            .build();
+    this.jobs = new Jobs(EngineConfig.builder().workerId("pgbus-test").build());
   }
 
   @Override
   public long enqueue(String queue, Object payload, EnqueueOptions options) {
-    return on(c -> engine.enqueueIfAbsent(c, new NewJob(queue, Json.of(queue, payload), options)))
+    return on(c -> jobs.enqueueIfAbsent(c, new NewJob(queue, Json.of(queue, payload), options)))
         .id();
   }
 
@@ -46,7 +43,7 @@ final class JdbcJobQueue implements JobQueue {
       throw new InvalidJobException(
           queue, "enqueueIfAbsent to queue '" + queue + "' needs a unique key, as in production");
     }
-    return on(c -> engine.enqueueIfAbsent(c, new NewJob(queue, Json.of(queue, payload), options)));
+    return on(c -> jobs.enqueueIfAbsent(c, new NewJob(queue, Json.of(queue, payload), options)));
   }
 
   @Override
@@ -55,46 +52,46 @@ final class JdbcJobQueue implements JobQueue {
       throw new InvalidJobException(
           queue, "enqueueAll to queue '" + queue + "' refuses a unique key, as in production");
     }
-    var jobs = new ArrayList<NewJob>(payloads.size());
+    var batch = new ArrayList<NewJob>(payloads.size());
     for (Object p : payloads) {
-      jobs.add(new NewJob(queue, Json.of(queue, p), options));
+      batch.add(new NewJob(queue, Json.of(queue, p), options));
     }
-    return on(c -> engine.enqueueAll(c, jobs));
+    return on(c -> jobs.enqueueAll(c, batch));
   }
 
   @Override
   public boolean cancel(long jobId) {
-    return on(c -> engine.cancel(c, jobId));
+    return on(c -> jobs.cancel(c, jobId));
   }
 
   @Override
   public boolean replay(long jobId) {
-    return on(c -> engine.replay(c, jobId));
+    return on(c -> jobs.replay(c, jobId));
   }
 
   @Override
   public boolean pause(String queue) {
-    return on(c -> engine.pause(c, queue));
+    return on(c -> jobs.pause(c, queue));
   }
 
   @Override
   public boolean resume(String queue) {
-    return on(c -> engine.resume(c, queue));
+    return on(c -> jobs.resume(c, queue));
   }
 
   @Override
   public boolean isPaused(String queue) {
-    return on(c -> engine.isPaused(c, queue));
+    return on(c -> jobs.isPaused(c, queue));
   }
 
   @Override
   public List<AuditEntry> history(long jobId) {
-    return on(c -> engine.history(c, jobId));
+    return on(c -> jobs.history(c, jobId));
   }
 
   @Override
   public List<AuditEntry> history(String queue, int limit) {
-    return on(c -> engine.history(c, queue, limit));
+    return on(c -> jobs.history(c, queue, limit));
   }
 
   private <T> T on(Function<Connection, T> work) {

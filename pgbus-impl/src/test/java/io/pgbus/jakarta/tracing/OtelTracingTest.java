@@ -112,7 +112,7 @@ class OtelTracingTest {
     long id;
     try (Scope ignored = enqueuer.makeCurrent();
         Connection c = db.connect()) {
-      id = engine.enqueue(c, new NewJob("traced", "{}", EnqueueOptions.defaults()));
+      id = engine.jobs().enqueue(c, new NewJob("traced", "{}", EnqueueOptions.defaults()));
     } finally {
       enqueuer.end();
     }

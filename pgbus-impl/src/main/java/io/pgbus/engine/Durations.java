@@ -1,4 +1,4 @@
-package io.pgbus.jakarta;
+package io.pgbus.engine;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
@@ -9,13 +9,13 @@ import java.util.regex.Pattern;
  * Parses durations written as {@code 500ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code 14d} or
  * ISO-8601.
  */
-final class Durations {
+public final class Durations {
   private static final Pattern SHORT = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
 
   private Durations() {}
 
   /** Returns the duration, or null when the text is not one. */
-  static Duration parse(String text) {
+  public static Duration parse(String text) {
     String t = text.strip().toLowerCase(java.util.Locale.ROOT);
     Matcher m = SHORT.matcher(t);
     try {
@@ -36,7 +36,7 @@ final class Durations {
   }
 
   /** The duration in the shortest form {@link #parse} reads back: 500ms, 30s, 5m, 2h, 14d. */
-  static String format(Duration d) {
+  public static String format(Duration d) {
     long ms = d.toMillis();
     if (ms == 0) {
       return "0";

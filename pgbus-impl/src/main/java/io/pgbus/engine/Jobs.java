@@ -1,0 +1,222 @@
+package io.pgbus.engine;
+
+import io.pgbus.AuditEntry;
+import io.pgbus.EnqueueOptions;
+import io.pgbus.Enqueued;
+import io.pgbus.InvalidJobException;
+import io.pgbus.QueueNames;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The job operations: enqueue, pause and resume, cancel and replay, and the audit trail, each in
+ * the caller's connection and transaction. It needs no running engine, no thread and no listener:
+ * only the settings that shape an enqueue. An {@link Engine} hands out its own ({@link
+ * Engine#jobs()}), with its tracing.
+ */
+public final class Jobs {
+
+  private final JobStore store = new JobStore();
+  private final QueueStore queueStore = new QueueStore();
+  private final AuditStore auditStore = new AuditStore();
+  private final String workerId;
+  private final int maxPayloadBytes;
+  private final JobTracing tracing;
+
+  /**
+   * @param workerId recorded as who paused a queue
+   * @param maxPayloadBytes the largest JSON payload accepted at enqueue
+   * @param tracing captures the enqueuer's trace for the handler's span
+   */
+  public Jobs(String workerId, int maxPayloadBytes, JobTracing tracing) {
+    this.workerId = Objects.requireNonNull(workerId, "workerId");
+    this.maxPayloadBytes = maxPayloadBytes;
+    this.tracing = Objects.requireNonNull(tracing, "tracing");
+  }
+
+  /** The operations for an engine configured so, without tracing. */
+  public Jobs(EngineConfig config) {
+    this(config.workerId(), config.maxPayloadBytes(), JobTracing.NONE);
+  }
+
+  /**
+   * Inserts a job in the connection's current transaction and returns its id; for a job whose
+   * unique key a waiting or running job already has, that job's id (see {@link #enqueueIfAbsent}).
+   */
+  public long enqueue(Connection c, NewJob job) {
+    return enqueueIfAbsent(c, job).id();
+  }
+
+  /**
+   * Inserts a job in the connection's current transaction unless its unique key is taken by a
+   * waiting or running job of its queue; a duplicate inserts and notifies nothing and leaves the
+   * transaction usable.
+   */
+  public Enqueued enqueueIfAbsent(Connection c, NewJob job) {
+    checkPayload(job);
+    checkRunAt(job, Instant.now());
+    return sql(
+        job.queue(), "enqueue a job", () -> store.jobInsertIfAbsent(c, job, tracing.capture()));
+  }
+
+  /**
+   * Inserts many jobs in one statement; ids in input order. A job whose unique key is taken gets
+   * the existing job's id.
+   */
+  public List<Long> enqueueAll(Connection c, List<NewJob> jobs) {
+    if (jobs.isEmpty()) {
+      return List.of();
+    }
+    Instant now = Instant.now();
+    for (NewJob job : jobs) {
+      checkPayload(job);
+      checkRunAt(job, now);
+    }
+    return sql(
+        jobs.get(0).queue(),
+        "enqueue " + jobs.size() + " jobs",
+        () -> store.jobInsertMany(c, jobs, tracing.capture()));
+  }
+
+  /**
+   * Pauses a queue in the connection's transaction: from its commit on, no engine on the database
+   * claims the queue's jobs; enqueue goes on, and running jobs finish. Returns false when the queue
+   * was paused already.
+   */
+  public boolean pause(Connection c, String queue) {
+    return pause(c, queue, null);
+  }
+
+  /**
+   * {@link #pause(Connection, String)}, audited as {@code actor} (the caller principal's name;
+   * {@code null}: the database role).
+   */
+  public boolean pause(Connection c, String queue, String actor) {
+    QueueNames.require(queue);
+    return sql(
+        queue,
+        "pause queue '" + queue + "'",
+        () -> queueStore.queuePause(c, queue, workerId, actor));
+  }
+
+  /**
+   * Resumes a paused queue in the connection's transaction; at commit, its channel gets a wake-up
+   * so every engine claims the waiting jobs at once. Returns false when it was not paused.
+   */
+  public boolean resume(Connection c, String queue) {
+    return resume(c, queue, null);
+  }
+
+  /** {@link #resume(Connection, String)}, audited as {@code actor} ({@code null}: the role). */
+  public boolean resume(Connection c, String queue, String actor) {
+    QueueNames.require(queue);
+    return sql(
+        queue, "resume queue '" + queue + "'", () -> queueStore.queueResume(c, queue, actor));
+  }
+
+  public boolean isPaused(Connection c, String queue) {
+    QueueNames.require(queue);
+    return sql(
+        queue, "read the pause of queue '" + queue + "'", () -> queueStore.queueIsPaused(c, queue));
+  }
+
+  /** Every paused queue of the database, by name. */
+  public List<String> pausedQueues(Connection c) {
+    return sql(null, "read the paused queues", () -> queueStore.queuesPaused(c));
+  }
+
+  public boolean cancel(Connection c, long jobId) {
+    return cancel(c, jobId, null);
+  }
+
+  /** Cancels a waiting job, audited as {@code actor} ({@code null}: the database role). */
+  public boolean cancel(Connection c, long jobId, String actor) {
+    return sql(null, "cancel job " + jobId, () -> store.jobCancel(c, jobId, actor));
+  }
+
+  public boolean replay(Connection c, long jobId) {
+    return replay(c, jobId, null);
+  }
+
+  /** Replays a dead job, audited as {@code actor} ({@code null}: the database role). */
+  public boolean replay(Connection c, long jobId, String actor) {
+    return sql(null, "replay job " + jobId, () -> store.jobReplayDead(c, jobId, actor));
+  }
+
+  /** The audit trail of a job, oldest first. */
+  public List<AuditEntry> history(Connection c, long jobId) {
+    return sql(null, "read the audit trail of job " + jobId, () -> auditStore.auditOfJob(c, jobId));
+  }
+
+  /** The latest {@code limit} audit entries of a queue, newest first. */
+  public List<AuditEntry> history(Connection c, String queue, int limit) {
+    QueueNames.require(queue);
+    if (limit < 1 || limit > 1000) {
+      throw new IllegalArgumentException(
+          "audit history limit " + limit + " is out of range: use 1 to 1000");
+    }
+    return sql(
+        queue,
+        "read the audit trail of queue '" + queue + "'",
+        () -> auditStore.auditOfQueue(c, queue, limit));
+  }
+
+  /** One statement of the stores. */
+  @FunctionalInterface
+  private interface Statement<T> {
+    T run() throws SQLException;
+  }
+
+  /** Runs a statement; a failure names the queue (null: none) and what was being done. */
+  private static <T> T sql(String queue, String action, Statement<T> statement) {
+    try {
+      return statement.run();
+    } catch (SQLException e) {
+      throw Failures.of(queue, action, e);
+    }
+  }
+
+  private void checkPayload(NewJob job) {
+    String p = job.payloadJson();
+    int limit = maxPayloadBytes;
+    if (p.length() > limit / 3 && p.getBytes(StandardCharsets.UTF_8).length > limit) {
+      throw new InvalidJobException(
+          job.queue(),
+          "payload for queue '"
+              + job.queue()
+              + "' is "
+              + p.getBytes(StandardCharsets.UTF_8).length
+              + " bytes, over the limit of "
+              + limit
+              + " bytes: store large data in your own table and enqueue its key, or raise"
+              + " pgbus.max-payload-bytes");
+    }
+  }
+
+  /**
+   * A runAt is absolute, so only here, against the clock, can it be held to the schedule horizon
+   * (the delay is checked where it is set, in EnqueueOptions).
+   */
+  static void checkRunAt(NewJob job, Instant now) {
+    Instant runAt = job.options().runAt();
+    if (runAt != null
+        && Duration.between(now, runAt).compareTo(EnqueueOptions.MAX_SCHEDULE_AHEAD) > 0) {
+      throw new InvalidJobException(
+          job.queue(),
+          "runAt "
+              + runAt
+              + " for queue '"
+              + job.queue()
+              + "' is too far ahead: at most "
+              + EnqueueOptions.MAX_SCHEDULE_AHEAD.toDays()
+              + " days (100 years, EnqueueOptions.MAX_SCHEDULE_AHEAD) after now; to park a job"
+              + " for good, cancel it, or keep the date in your own table and enqueue nearer the"
+              + " time");
+    }
+  }
+}

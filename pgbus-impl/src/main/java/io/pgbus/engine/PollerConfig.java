@@ -1,0 +1,33 @@
+package io.pgbus.engine;
+
+import static java.time.Duration.ofHours;
+import static java.time.Duration.ofMillis;
+import static java.time.Duration.ofSeconds;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * What the {@link Poller} reads.
+ *
+ * @param interval how often capsules poll while the listener is not delivering
+ * @param ceiling how often capsules poll while the listener delivers (a safety net)
+ */
+public record PollerConfig(Duration interval, Duration ceiling) {
+
+  public static final Setting<Duration> INTERVAL =
+      Setting.duration("pgbus.poll-interval", ofSeconds(1), ofMillis(10), ofHours(1));
+  public static final Setting<Duration> CEILING =
+      Setting.duration("pgbus.poll-ceiling", ofSeconds(60), ofMillis(10), ofHours(24));
+  public static final List<Setting<?>> SETTINGS = List.of(INTERVAL, CEILING);
+
+  public PollerConfig {
+    INTERVAL.positive(interval);
+    CEILING.positive(ceiling);
+    Setting.notLonger(INTERVAL, interval, CEILING, ceiling);
+  }
+
+  public static PollerConfig from(SettingSource s) {
+    return new PollerConfig(s.valueOrDefault(INTERVAL), s.valueOrDefault(CEILING));
+  }
+}
