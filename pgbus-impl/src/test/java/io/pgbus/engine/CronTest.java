@@ -19,7 +19,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -31,19 +30,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class CronTest {
 
-  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension
+  static final TestDatabase db =
+      TestDatabase.migrated().emptiedBeforeEach("pgbus.job", "pgbus.cron");
+
   @RegisterExtension final TestEngines engines = new TestEngines(db);
 
   private static final Instant DAY1_0300 = Instant.parse("2026-01-05T03:00:00Z");
   private static final Duration DAY = Duration.ofDays(1);
 
   private final JobStore store = new JobStore();
-
-  @BeforeEach
-  void clean() {
-    db.update("DELETE FROM pgbus.job");
-    db.update("DELETE FROM pgbus.cron");
-  }
 
   @Test
   void aCronSeenForTheFirstTimeStartsWithItsNextRun() throws Exception {

@@ -17,7 +17,6 @@ import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -27,7 +26,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class DelayedJobTest {
 
-  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension
+  static final TestDatabase db = TestDatabase.migrated().emptiedBeforeEach("pgbus.job");
+
   @RegisterExtension final TestEngines engines = new TestEngines(db);
 
   /** Far longer than any test here: a job that runs at all was not found by a poll. */
@@ -35,11 +36,6 @@ class DelayedJobTest {
 
   private final JobStore store = new JobStore();
   private final JobFixtures jobs = JobFixtures.in(db);
-
-  @BeforeEach
-  void emptyTheTable() {
-    db.update("DELETE FROM pgbus.job");
-  }
 
   @Test
   void aDelayedJobIsNotClaimableBeforeItsRunAtAndIsAfter() throws Exception {

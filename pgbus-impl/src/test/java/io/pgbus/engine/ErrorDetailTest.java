@@ -8,7 +8,6 @@ import io.pgbus.engine.testing.RecordingEvents;
 import io.pgbus.engine.testing.TestDatabase;
 import io.pgbus.engine.testing.TestEngines;
 import java.time.Duration;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -18,7 +17,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class ErrorDetailTest {
 
-  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension
+  static final TestDatabase db = TestDatabase.migrated().emptiedBeforeEach("pgbus.job");
+
   @RegisterExtension final TestEngines engines = new TestEngines(db);
 
   private static final Duration WAIT = Duration.ofSeconds(20);
@@ -26,11 +27,6 @@ class ErrorDetailTest {
 
   private final JobFixtures jobs = JobFixtures.in(db);
   private final RecordingEvents events = new RecordingEvents();
-
-  @BeforeEach
-  void freshTables() {
-    db.update("DELETE FROM pgbus.job");
-  }
 
   @Test
   void byDefaultTheStackTraceIsRecorded() {

@@ -12,7 +12,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -22,15 +21,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class ErrorsKeptTest {
 
-  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension
+  static final TestDatabase db = TestDatabase.migrated().emptiedBeforeEach("pgbus.job");
 
   private static final String QUEUE = "errors_kept";
   private final JobFixtures jobs = JobFixtures.in(db);
-
-  @BeforeEach
-  void freshTables() {
-    db.update("DELETE FROM pgbus.job");
-  }
 
   @Test
   void aStoreKeepsOnlyItsBoundOfNewestErrorsOnFailCancelAndRescue() throws SQLException {

@@ -15,7 +15,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -27,15 +26,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class FarFutureWakeTest {
 
-  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension
+  static final TestDatabase db = TestDatabase.migrated().emptiedBeforeEach("pgbus.job");
+
   @RegisterExtension final TestEngines engines = new TestEngines(db);
 
   private static final String QUEUE = "farfuture";
-
-  @BeforeEach
-  void noJobs() {
-    db.update("DELETE FROM pgbus.job");
-  }
 
   @Test
   void farFutureNotifyDoesNotStopTheCapsule() {

@@ -16,7 +16,6 @@ import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -26,18 +25,15 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class LeaseRescueTest {
 
-  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension
+  static final TestDatabase db = TestDatabase.migrated().emptiedBeforeEach("pgbus.job");
+
   @RegisterExtension final TestEngines engines = new TestEngines(db);
 
   private static final Duration EXPIRED = Duration.ofMillis(1);
 
   private final JobStore store = new JobStore();
   private final JobFixtures jobs = JobFixtures.in(db);
-
-  @BeforeEach
-  void emptyTheTable() {
-    db.update("DELETE FROM pgbus.job");
-  }
 
   @Test
   void anExpiredLeaseBecomesRetryableNowAndWakesItsQueue() throws Exception {

@@ -16,7 +16,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -27,19 +26,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class PauseTest {
 
-  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension
+  static final TestDatabase db =
+      TestDatabase.migrated().emptiedBeforeEach("pgbus.job", "pgbus.queue_pause");
+
   @RegisterExtension final TestEngines engines = new TestEngines(db);
 
   private static final Duration CEILING = Duration.ofSeconds(60);
   private static final Duration WAIT = Duration.ofSeconds(10);
 
   private final JobFixtures jobs = JobFixtures.in(db);
-
-  @BeforeEach
-  void clean() {
-    db.update("DELETE FROM pgbus.job");
-    db.update("DELETE FROM pgbus.queue_pause");
-  }
 
   @Test
   void aPausedQueuesJobsAreNotClaimedWhileAnotherQueuesAre() {

@@ -13,7 +13,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -23,16 +22,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class RetentionRaceTest {
 
-  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension
+  static final TestDatabase db = TestDatabase.migrated().emptiedBeforeEach("pgbus.job");
 
   private static final Duration DEAD_RETENTION = Duration.ofHours(1);
 
   private final JobStore store = new JobStore();
-
-  @BeforeEach
-  void clean() {
-    db.update("DELETE FROM pgbus.job");
-  }
 
   @Test
   void aPruneDuringAReplayLeavesTheRevivedJobAvailable() throws Exception {

@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -25,7 +24,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class SqlLimitsTest {
 
-  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension
+  static final TestDatabase db = TestDatabase.migrated().emptiedBeforeEach("pgbus.job");
+
   @RegisterExtension final TestEngines engines = new TestEngines(db);
 
   private static final int LIMIT = 1000;
@@ -33,11 +34,6 @@ class SqlLimitsTest {
   private static final int OVER_BYTES = LIMIT + 12; // as PostgreSQL prints it: {"text": "..."}
 
   private final JobStore store = new JobStore();
-
-  @BeforeEach
-  void clean() {
-    db.update("DELETE FROM pgbus.job");
-  }
 
   private static void limit(int bytes) {
     db.update("UPDATE pgbus.setting SET max_payload_bytes = ?", bytes);

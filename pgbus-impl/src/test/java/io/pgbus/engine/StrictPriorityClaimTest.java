@@ -18,7 +18,6 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -29,7 +28,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class StrictPriorityClaimTest {
 
-  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension
+  static final TestDatabase db = TestDatabase.migrated().emptiedBeforeEach("pgbus.job");
+
   @RegisterExtension final TestEngines engines = new TestEngines(db);
 
   private static final List<String> QUEUES = List.of("first", "second", "third");
@@ -37,11 +38,6 @@ class StrictPriorityClaimTest {
 
   private final JobStore store = new JobStore();
   private final JobFixtures jobs = JobFixtures.in(db);
-
-  @BeforeEach
-  void emptyTheTable() {
-    db.update("DELETE FROM pgbus.job");
-  }
 
   @Test
   void claimsEarlierQueuesFirstWhateverThePriorityOrAgeOfLaterOnes() throws Exception {

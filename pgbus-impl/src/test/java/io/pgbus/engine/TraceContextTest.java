@@ -10,7 +10,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -21,17 +20,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class TraceContextTest {
 
-  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension
+  static final TestDatabase db = TestDatabase.migrated().emptiedBeforeEach("pgbus.job");
 
   static final String PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
   static final String STATE = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7";
 
   private final JobStore store = new JobStore();
-
-  @BeforeEach
-  void empty() {
-    db.update("DELETE FROM pgbus.job");
-  }
 
   /** A tracing port that always reports the same context, as an enqueue inside a span would. */
   private static final class FixedTrace implements JobTracing {

@@ -17,7 +17,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -27,18 +26,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class WhoDidItTest {
 
-  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension
+  static final TestDatabase db =
+      TestDatabase.migrated().emptiedBeforeEach("pgbus.job", "pgbus.queue_pause", "pgbus.audit");
+
   @RegisterExtension final TestEngines engines = new TestEngines(db);
 
   private final Engine engine =
       Engine.builder(EngineConfig.builder().build(), db.dataSource()).build();
-
-  @BeforeEach
-  void clean() {
-    db.update("DELETE FROM pgbus.job");
-    db.update("DELETE FROM pgbus.queue_pause");
-    db.update("DELETE FROM pgbus.audit");
-  }
 
   @Test
   void aJavaEnqueueRecordsThePrincipalAndTheCorrelationId() throws SQLException {

@@ -15,6 +15,7 @@ import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.postgresql.ds.PGSimpleDataSource;
 
@@ -30,28 +31,52 @@ import org.postgresql.ds.PGSimpleDataSource;
  *
  * Outside JUnit, {@link #create()} and {@link #close()} do the same by hand.
  */
-public final class TestDatabase implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
+public final class TestDatabase
+    implements BeforeAllCallback, BeforeEachCallback, AfterAllCallback, AutoCloseable {
 
   private static final Pattern URL =
       Pattern.compile("(jdbc:postgresql://[^/?]*)(?:/[^?]*)?(\\?.*)?");
 
   private final boolean migrate;
+  private final java.util.List<String> emptiedBeforeEach;
   private volatile String name;
   private volatile PGSimpleDataSource dataSource;
   private volatile String url;
 
-  private TestDatabase(boolean migrate) {
+  private TestDatabase(boolean migrate, java.util.List<String> emptiedBeforeEach) {
     this.migrate = migrate;
+    this.emptiedBeforeEach = emptiedBeforeEach;
   }
 
   /** A database with the pgbus schema installed. */
   public static TestDatabase migrated() {
-    return new TestDatabase(true);
+    return new TestDatabase(true, java.util.List.of());
   }
 
   /** A database without the pgbus schema, for migration tests. */
   public static TestDatabase empty() {
-    return new TestDatabase(false);
+    return new TestDatabase(false, java.util.List.of());
+  }
+
+  /**
+   * This database, with {@code tables} emptied before each test (in the order given; the test
+   * class's own {@code @BeforeEach} methods run after), so that no test class repeats the header.
+   * Table names are the test's own constants, never input.
+   */
+  public TestDatabase emptiedBeforeEach(String... tables) {
+    for (String t : tables) {
+      if (!t.matches("[a-z_]+(\\.[a-z_]+)?")) {
+        throw new IllegalArgumentException("not a table name: " + t);
+      }
+    }
+    return new TestDatabase(migrate, java.util.List.of(tables));
+  }
+
+  @Override
+  public void beforeEach(ExtensionContext context) {
+    for (String table : emptiedBeforeEach) {
+      update("DELETE FROM " + table);
+    }
   }
 
   @Override
