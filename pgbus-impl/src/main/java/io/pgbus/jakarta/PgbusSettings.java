@@ -172,32 +172,29 @@ record PgbusSettings(
   }
 
   /** One cron from pgbus.cron.<name>.*, every value checked with its key named. */
+  /** The cron's key {@code prefix + suffix}, or an error that says what to set it to. */
+  private static String required(
+      Reader r, String name, String prefix, String suffix, String whatToSet) {
+    return r.string(prefix + suffix)
+        .orElseThrow(
+            () ->
+                new InvalidSettingException(
+                    "pgbus: cron '%s' is listed in pgbus.crons but %s%s is not set; set it to %s"
+                        .formatted(name, prefix, suffix, whatToSet)));
+  }
+
   private static CronJob cron(Reader r, String name) {
     String prefix = CronJob.KEY_PREFIX + name + ".";
     String schedule =
-        r.string(prefix + "schedule")
-            .orElseThrow(
-                () ->
-                    new InvalidSettingException(
-                        "pgbus: cron '"
-                            + name
-                            + "' is listed in pgbus.crons but "
-                            + prefix
-                            + "schedule is not set; set it to a cron expression, e.g. "
-                            + prefix
-                            + "schedule=0 3 * * * (03:00 every day)"));
+        required(
+            r,
+            name,
+            prefix,
+            "schedule",
+            "a cron expression, e.g. " + prefix + "schedule=0 3 * * * (03:00 every day)");
     String queue =
-        r.string(prefix + "queue")
-            .orElseThrow(
-                () ->
-                    new InvalidSettingException(
-                        "pgbus: cron '"
-                            + name
-                            + "' is listed in pgbus.crons but "
-                            + prefix
-                            + "queue is not set; set it to the queue its jobs go to, e.g. "
-                            + prefix
-                            + "queue=reports"));
+        required(
+            r, name, prefix, "queue", "the queue its jobs go to, e.g. " + prefix + "queue=reports");
     try {
       QueueNames.require(queue);
     } catch (InvalidJobException e) {
