@@ -28,7 +28,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * the test runs its jobs.
  */
 @ExtendWith(ArquillianExtension.class)
-class TestKitIT {
+class UsersTestKitIT {
 
   @Deployment
   static WebArchive deployment() {
