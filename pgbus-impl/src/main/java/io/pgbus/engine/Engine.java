@@ -43,6 +43,7 @@ public final class Engine {
   private final JobStore store = new JobStore();
   private final QueueStore queueStore = new QueueStore();
   private final AuditStore auditStore = new AuditStore();
+  private final JobAdminStore adminStore = new JobAdminStore();
   private final ExecutorService ownedExecutor;
   private final java.util.concurrent.Executor executor;
   // Starts the long-running loops: on threads of their own when a thread factory was given, so
@@ -427,6 +428,30 @@ public final class Engine {
 
   public JobStore store() {
     return store;
+  }
+
+  /** The operator's SQL: search, bulk actions, queue counts (JobAdmin). */
+  public JobAdminStore adminStore() {
+    return adminStore;
+  }
+
+  /** The holder of the maintenance lease now, or null when it is free. */
+  public String leaderHolder(Connection c) {
+    try {
+      LeaderStore.Lease lease = new LeaderStore().leaderLease(c, Elector.MAINTENANCE);
+      return lease == null ? null : lease.holder();
+    } catch (SQLException e) {
+      throw Failures.of(null, "read the maintenance leader", e);
+    }
+  }
+
+  /** The last run each cron has enqueued, by name (none for a cron never seen). */
+  public java.util.Map<String, java.time.Instant> cronLastRuns(Connection c, List<String> names) {
+    try {
+      return new CronStore().cronState(c, names).lastRuns();
+    } catch (SQLException e) {
+      throw Failures.of(null, "read the crons", e);
+    }
   }
 
   /** Jobs the maintainer has rescued from expired leases. */

@@ -18,7 +18,7 @@ import org.flywaydb.core.api.output.MigrateResult;
 public final class Schema {
 
   /** The migration version this build of the engine expects. */
-  public static final String EXPECTED_VERSION = "7";
+  public static final String EXPECTED_VERSION = "8";
 
   /** The schema history table, inside the {@code pgbus} schema. */
   static final String HISTORY_TABLE = "schema_history";

@@ -40,7 +40,8 @@ record PgbusSettings(
     boolean migrate,
     Duration stallThreshold,
     ErrorDetail errorDetail,
-    String metrics) {
+    String metrics,
+    boolean adminMaskPayloads) {
 
   static final String DEFAULT_DATASOURCE = "jdbc/pgbus";
   static final String DEFAULT_LISTENER_DATASOURCE = "jdbc/pgbusListener";
@@ -189,7 +190,8 @@ record PgbusSettings(
         r.bool("pgbus.migrate", true),
         r.duration(Limits.STALL_THRESHOLD),
         r.errorDetail("pgbus.errors.detail", ErrorDetail.STACK),
-        metrics(r.string("pgbus.metrics").orElse("auto")));
+        metrics(r.string("pgbus.metrics").orElse("auto")),
+        r.bool("pgbus.admin.mask-payloads", true));
   }
 
   /** Which metrics adapter: see {@link PgbusMetrics#load}. */

@@ -52,7 +52,8 @@ final class SettingKeys {
           "pgbus.migrate",
           "pgbus.liveness.stall-threshold",
           "pgbus.errors.detail",
-          "pgbus.metrics");
+          "pgbus.metrics",
+          "pgbus.admin.mask-payloads");
 
   static final String CAPSULE_PREFIX = "pgbus.capsule.";
   static final String CRON_PREFIX = "pgbus.cron.";
