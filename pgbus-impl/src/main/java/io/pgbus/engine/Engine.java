@@ -445,14 +445,45 @@ public final class Engine {
     }
   }
 
-  /** The last run each cron has enqueued, by name (none for a cron never seen). */
-  public java.util.Map<String, java.time.Instant> cronLastRuns(Connection c, List<String> names) {
+  /**
+   * Each configured cron with its last enqueued run (null before the leader first saw it) and its
+   * next run after that (or after now), by the database's record.
+   */
+  public List<CronStatus> crons(Connection c) {
+    List<CronJob> crons = config.crons();
+    if (crons.isEmpty()) {
+      return List.of();
+    }
     try {
-      return new CronStore().cronState(c, names).lastRuns();
+      CronStore.State state =
+          new CronStore().cronState(c, crons.stream().map(CronJob::name).toList());
+      var out = new ArrayList<CronStatus>(crons.size());
+      for (CronJob j : crons) {
+        java.time.Instant last = state.lastRuns().get(j.name());
+        java.time.Instant from = last == null ? state.now() : last;
+        out.add(
+            new CronStatus(
+                j.name(),
+                j.schedule(),
+                j.zone().getId(),
+                j.queue(),
+                last,
+                CronSchedule.parse(j.schedule(), j.zone()).nextAfter(from)));
+      }
+      return out;
     } catch (SQLException e) {
       throw Failures.of(null, "read the crons", e);
     }
   }
+
+  /** A cron as an operator sees it: see {@link #crons(Connection)}. */
+  public record CronStatus(
+      String name,
+      String schedule,
+      String zone,
+      String queue,
+      java.time.Instant lastRun,
+      java.time.Instant nextRun) {}
 
   /** Jobs the maintainer has rescued from expired leases. */
   public long rescued() {
