@@ -27,7 +27,7 @@ public interface JobAdmin {
   int MAX_BULK = 10_000;
 
   /** Where the per-state counts of {@link #queues()} stop counting. */
-  long COUNT_CAP = 10_000;
+  long COUNT_CAP = 1_000;
 
   /** One job with its payload and errors, or empty when there is no such job. */
   Optional<JobView> job(long id);

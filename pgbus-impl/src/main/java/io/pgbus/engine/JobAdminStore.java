@@ -58,7 +58,7 @@ public final class JobAdminStore {
       """
           (?::bigint IS NULL OR j.id = ?::bigint)
       AND (?::text IS NULL OR j.queue::text = ?::text)
-      AND (?::text[] IS NULL OR j.state OPERATOR(pg_catalog.=) ANY (?::text[]::pgbus.job_state[]))
+      AND (?::pgbus.job_state[] IS NULL OR j.state OPERATOR(pg_catalog.=) ANY (?::pgbus.job_state[]))
       AND (?::text IS NULL OR j.unique_key = ?::text)
       AND (?::jsonb IS NULL OR j.payload OPERATOR(pg_catalog.@>) ?::jsonb)
       AND (?::timestamptz IS NULL OR j.created_at >= ?::timestamptz)
@@ -69,7 +69,7 @@ public final class JobAdminStore {
   // walk's state is an index condition (state = s.state) of job_queue_state_idx or job_state_idx.
   private static final String SEARCH =
       """
-      SELECT w.* FROM pg_catalog.unnest(?::text[]::pgbus.job_state[]) AS s(state)
+      SELECT w.* FROM pg_catalog.unnest(?::pgbus.job_state[]) AS s(state)
        CROSS JOIN LATERAL (
          SELECT
       """
@@ -86,6 +86,24 @@ public final class JobAdminStore {
        LIMIT ?
       """;
 
+  // With a payload or a time filter: one plain query over all wanted states, so that PostgreSQL
+  // may answer it from job_dead_payload_idx (GIN, dead jobs only: the state list must be exactly
+  // {dead} for the partial index to apply) or job_created_brin and sort the few matches, rather
+  // than walk every job of the states and test each one. Without such an index (a payload filter
+  // on other states) it walks the states newest first like SEARCH.
+  private static final String SEARCH_MATCHING =
+      "SELECT "
+          + COLUMNS
+          + """
+           FROM pgbus.job j
+          WHERE j.state OPERATOR(pg_catalog.=) ANY (?::pgbus.job_state[]) AND j.id < ?::bigint AND
+      """
+          + FILTER
+          + """
+          ORDER BY j.id DESC
+          LIMIT ?
+      """;
+
   private static final String ONE =
       "SELECT "
           + COLUMNS
@@ -100,7 +118,7 @@ public final class JobAdminStore {
       """
       WITH picked AS (
         SELECT j.id, j.queue::text AS queue, j.unique_key FROM pgbus.job j
-         WHERE j.state OPERATOR(pg_catalog.=) ANY (?::text[]::pgbus.job_state[]) AND
+         WHERE j.state OPERATOR(pg_catalog.=) ANY (?::pgbus.job_state[]) AND
       """
           + FILTER
           + """
@@ -256,12 +274,18 @@ public final class JobAdminStore {
     }
     Set<JobState> states =
         filter.states() == null ? EnumSet.allOf(JobState.class) : filter.states();
-    try (PreparedStatement ps = c.prepareStatement(SEARCH)) {
-      ps.setArray(1, c.createArrayOf("text", names(states)));
+    boolean matching =
+        filter.payloadContains() != null
+            || filter.createdFrom() != null
+            || filter.createdTo() != null;
+    try (PreparedStatement ps = c.prepareStatement(matching ? SEARCH_MATCHING : SEARCH)) {
+      ps.setObject(1, states(states), Types.OTHER);
       ps.setLong(2, before == null ? Long.MAX_VALUE : before);
       int i = bindFilter(c, ps, 3, filter);
       ps.setInt(i, limit + 1);
-      ps.setInt(i + 1, limit + 1);
+      if (!matching) {
+        ps.setInt(i + 1, limit + 1);
+      }
       var jobs = new ArrayList<JobView>(limit + 1);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -310,7 +334,7 @@ public final class JobAdminStore {
       throws SQLException {
     requireRange("limit", limit, 1, JobAdmin.MAX_BULK);
     try (PreparedStatement ps = c.prepareStatement(action.sql)) {
-      ps.setArray(1, c.createArrayOf("text", names(action.states)));
+      ps.setObject(1, states(action.states), Types.OTHER);
       int i = bindFilter(c, ps, 2, filter);
       ps.setInt(i, limit);
       ps.setString(i + 1, actor);
@@ -402,9 +426,9 @@ public final class JobAdminStore {
     int i = at;
     i = bindTwice(ps, i, f.id(), Types.BIGINT);
     i = bindTwice(ps, i, f.queue(), Types.VARCHAR);
-    var states = f.states() == null ? null : c.createArrayOf("text", names(f.states()));
-    ps.setArray(i++, states);
-    ps.setArray(i++, states);
+    String states = f.states() == null ? null : states(f.states());
+    ps.setObject(i++, states, Types.OTHER);
+    ps.setObject(i++, states, Types.OTHER);
     i = bindTwice(ps, i, f.uniqueKey(), Types.VARCHAR);
     i = bindTwice(ps, i, f.payloadContains(), Types.VARCHAR);
     i = bindTwice(ps, i, timestamp(f.createdFrom()), Types.TIMESTAMP_WITH_TIMEZONE);
@@ -421,6 +445,16 @@ public final class JobAdminStore {
 
   private static OffsetDateTime timestamp(Instant at) {
     return at == null ? null : at.atOffset(java.time.ZoneOffset.UTC);
+  }
+
+  /**
+   * The states as an array literal, bound untyped ({@code Types.OTHER}) so that the server parses
+   * it as {@code pgbus.job_state[]} at bind time: a constant the planner can prove a partial
+   * index's predicate with. A text[] cast to job_state[] in the query is not folded (enum_in is
+   * stable), so {@code state = 'dead'} indexes would never match.
+   */
+  private static String states(Collection<JobState> states) {
+    return String.join(",", List.of(names(states))).transform(t -> "{" + t + "}");
   }
 
   private static String[] names(Collection<JobState> states) {

@@ -18,3 +18,12 @@ CREATE INDEX job_unique_key_idx ON pgbus.job (unique_key) WHERE unique_key IS NO
 ALTER TABLE pgbus.audit DROP CONSTRAINT audit_action_check;
 ALTER TABLE pgbus.audit ADD CONSTRAINT audit_action_check
   CHECK (action IN ('cancel', 'replay', 'pause', 'resume', 'retry', 'delete'));
+
+-- Search of dead jobs by payload containment ("find the failed order 42"): jsonb_path_ops serves
+-- @>. Partial on dead jobs, so an enqueue never touches it; a job enters it when it dies.
+CREATE INDEX job_dead_payload_idx ON pgbus.job USING gin (payload jsonb_path_ops)
+  WHERE state = 'dead';
+
+-- Search by creation time: ids ascend with created_at, so a BRIN index (a few pages for a million
+-- rows, next to nothing per insert) narrows a time range to the blocks that hold it.
+CREATE INDEX job_created_brin ON pgbus.job USING brin (created_at);
