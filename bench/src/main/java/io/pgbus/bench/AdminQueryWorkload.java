@@ -42,7 +42,7 @@ final class AdminQueryWorkload {
     void run(Connection c, int i) throws SQLException;
   }
 
-  private record Row(String name, double p50, double p95, double max) {}
+  private record Row(String name, double p50, double p95, double max, boolean action) {}
 
   void run(Results results) throws Exception {
     int jobs = h.options.adminJobs();
@@ -153,9 +153,9 @@ final class AdminQueryWorkload {
         Results.table(List.of("query", "p50 ms", "p95 ms", "max ms"), table)
             + "\n\n"
             + enqueueCost);
-    double worst = rows.stream().mapToDouble(Row::p95).max().orElse(0);
+    double worst = rows.stream().filter(r -> !r.action()).mapToDouble(Row::p95).max().orElse(0);
     results.target(
-        "admin queries at " + jobs + " jobs",
+        "admin read queries (every page of the console) at " + jobs + " jobs",
         "every p95 < 100 ms",
         "worst p95 " + f(worst) + " ms",
         worst < 100,
@@ -244,18 +244,31 @@ final class AdminQueryWorkload {
                 EngineConfig.builder().workerId("bench-admin").build(), new UnusedDataSource())
             .maintenance(false)
             .build();
-    int n = h.options.quick() ? 1_000 : 2_000;
-    double[] with = new double[3];
-    double[] without = new double[3];
+    int n = h.options.quick() ? 1_000 : 3_000;
+    // Without waiting for the WAL flush: the commit's fsync would hide what the indexes cost.
+    try (Statement st = c.createStatement()) {
+      st.execute("SET synchronous_commit = off");
+    }
+    double[][] with = new double[2][3];
+    double[][] without = new double[2][3];
     for (int round = 0; round < 3; round++) {
-      with[round] = enqueueMs(c, producer, n);
+      double[] w = enqueueAndCompleteMs(c, producer, n);
+      with[0][round] = w[0];
+      with[1][round] = w[1];
       try (Statement st = c.createStatement()) {
+        // Back to V7's indexes.
         st.execute(
             "DROP INDEX pgbus.job_queue_state_idx, pgbus.job_state_idx, pgbus.job_unique_key_idx,"
-                + " pgbus.job_dead_payload_idx, pgbus.job_created_brin");
+                + " pgbus.job_dead_payload_idx, pgbus.job_created_brin, pgbus.job_finalized_queue_idx");
+        st.execute(
+            "CREATE INDEX job_finalized_idx ON pgbus.job (state, finalized_at)"
+                + " WHERE state IN ('completed', 'dead', 'cancelled')");
       }
-      without[round] = enqueueMs(c, producer, n);
+      double[] wo = enqueueAndCompleteMs(c, producer, n);
+      without[0][round] = wo[0];
+      without[1][round] = wo[1];
       try (Statement st = c.createStatement()) {
+        st.execute("DROP INDEX pgbus.job_finalized_idx");
         st.execute("CREATE INDEX job_queue_state_idx ON pgbus.job (queue, state, id)");
         st.execute("CREATE INDEX job_state_idx ON pgbus.job (state, id)");
         st.execute(
@@ -263,30 +276,53 @@ final class AdminQueryWorkload {
                 + " WHERE state = 'dead'");
         st.execute("CREATE INDEX job_created_brin ON pgbus.job USING brin (created_at)");
         st.execute(
+            "CREATE INDEX job_finalized_queue_idx ON pgbus.job (state, finalized_at) INCLUDE (queue)"
+                + " WHERE state IN ('completed', 'dead', 'cancelled')");
+        st.execute(
             "CREATE INDEX job_unique_key_idx ON pgbus.job (unique_key) WHERE unique_key IS NOT NULL");
       }
     }
-    double w = Stats.median(with);
-    double wo = Stats.median(without);
     return String.format(
         Locale.ROOT,
-        "Enqueue cost of the V8 indexes: %,d single-job enqueues (one transaction each, into an"
-            + " empty table, median of 3): %.3f ms per job with them, %.3f ms without (%+.0f%%).",
+        "Cost of the V8 indexes on the hot path: %,d jobs enqueued one per transaction, then"
+            + " completed one per transaction (synchronous_commit off, so the WAL flush does not"
+            + " hide it; from an empty table; median of 3 rounds): enqueue %.3f ms per job with"
+            + " V8, %.3f ms with V7's indexes (%+.0f%%); complete %.3f ms with V8, %.3f ms with"
+            + " V7's (%+.0f%%).",
         n,
-        w,
-        wo,
-        (w / wo - 1) * 100);
+        Stats.median(with[0]),
+        Stats.median(without[0]),
+        (Stats.median(with[0]) / Stats.median(without[0]) - 1) * 100,
+        Stats.median(with[1]),
+        Stats.median(without[1]),
+        (Stats.median(with[1]) / Stats.median(without[1]) - 1) * 100);
   }
 
-  private static double enqueueMs(Connection c, Engine producer, int n) throws SQLException {
+  /** Per job: enqueue one per transaction, then complete one per transaction; ms each. */
+  private static double[] enqueueAndCompleteMs(Connection c, Engine producer, int n)
+      throws SQLException {
     try (Statement st = c.createStatement()) {
       st.execute("TRUNCATE pgbus.job");
     }
+    long[] ids = new long[n];
     long t = System.nanoTime();
     for (int i = 0; i < n; i++) {
-      producer.enqueue(c, NewJob.of("q" + (i % QUEUES), "{\"n\": " + i + "}"));
+      ids[i] = producer.enqueue(c, NewJob.of("q" + (i % QUEUES), "{\"n\": " + i + "}"));
     }
-    return (System.nanoTime() - t) / 1e6 / n;
+    double enqueue = (System.nanoTime() - t) / 1e6 / n;
+    // The completion statement's index work (JobStore.COMPLETE without the claim's fence).
+    t = System.nanoTime();
+    try (var ps =
+        c.prepareStatement(
+            "UPDATE pgbus.job SET state = 'completed', finalized_at = now(),"
+                + " lease_expires_at = NULL WHERE id = ?")) {
+      for (long id : ids) {
+        ps.setLong(1, id);
+        ps.executeUpdate();
+      }
+    }
+    double complete = (System.nanoTime() - t) / 1e6 / n;
+    return new double[] {enqueue, complete};
   }
 
   private static long first(Connection c, String sql) throws SQLException {

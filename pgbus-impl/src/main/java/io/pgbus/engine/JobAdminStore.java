@@ -242,7 +242,8 @@ public final class JobAdminStore {
 
   private static final String PAUSED = "SELECT queue::text FROM pgbus.queue_pause";
 
-  // Finished jobs of the last hour, from job_finalized_idx (state, finalized_at).
+  // Finished jobs of the last hour, from job_finalized_queue_idx (state, finalized_at) INCLUDE
+  // (queue): an index-only range where vacuum has been.
   private static final String THROUGHPUT =
       """
       SELECT j.queue::text, pg_catalog.date_trunc('minute', j.finalized_at) AS minute,
