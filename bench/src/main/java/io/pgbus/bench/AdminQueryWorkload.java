@@ -259,7 +259,7 @@ final class AdminQueryWorkload {
       try (Statement st = c.createStatement()) {
         // Back to V7's indexes.
         st.execute(
-            "DROP INDEX pgbus.job_queue_state_idx, pgbus.job_state_idx, pgbus.job_unique_key_idx,"
+            "DROP INDEX pgbus.job_queue_state_idx, pgbus.job_unique_key_idx,"
                 + " pgbus.job_dead_payload_idx, pgbus.job_created_brin, pgbus.job_finalized_queue_idx");
         st.execute(
             "CREATE INDEX job_finalized_idx ON pgbus.job (state, finalized_at)"
@@ -271,7 +271,6 @@ final class AdminQueryWorkload {
       try (Statement st = c.createStatement()) {
         st.execute("DROP INDEX pgbus.job_finalized_idx");
         st.execute("CREATE INDEX job_queue_state_idx ON pgbus.job (queue, state, id)");
-        st.execute("CREATE INDEX job_state_idx ON pgbus.job (state, id)");
         st.execute(
             "CREATE INDEX job_dead_payload_idx ON pgbus.job USING gin (payload jsonb_path_ops)"
                 + " WHERE state = 'dead'");

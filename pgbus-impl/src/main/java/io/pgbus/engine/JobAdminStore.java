@@ -37,11 +37,11 @@ import java.util.TreeSet;
  *
  * <p>Why the searches are fast on a million jobs (V8__admin.sql, docs/performance.md): a search
  * walks the jobs of each wanted state newest first, on {@code job_queue_state_idx (queue, state,
- * id)} with a queue and {@code job_state_idx (state, id)} without, each walk stopping after a page,
- * and merges the walks; no sort of a whole queue, no OFFSET. The filters are written {@code (? IS
- * NULL OR ...)}: PostgreSQL plans each execution with the values (custom plans: the generic plan of
- * such a query costs far more, so the plan cache keeps the custom one), which folds the unset
- * filters away and lets the index conditions through.
+ * id)} (for each queue that has jobs when none is given), each walk stopping after a page, and
+ * merges the walks; no sort of a whole queue, no OFFSET. The filters are written {@code (? IS NULL
+ * OR ...)}: PostgreSQL plans each execution with the values (custom plans: the generic plan of such
+ * a query costs far more, so the plan cache keeps the custom one), which folds the unset filters
+ * away and lets the index conditions through.
  */
 public final class JobAdminStore {
 
@@ -65,8 +65,20 @@ public final class JobAdminStore {
       AND (?::timestamptz IS NULL OR j.created_at < ?::timestamptz)
       """;
 
+  // Every queue that has jobs, as q(queue): a loose index scan over job_queue_state_idx, one probe
+  // per queue, instead of reading a million rows for a DISTINCT. The last row is NULL.
+  private static final String QUEUE_LIST =
+      """
+      WITH RECURSIVE q(queue) AS (
+        (SELECT j.queue::text FROM pgbus.job j ORDER BY j.queue LIMIT 1)
+        UNION ALL
+        SELECT (SELECT j.queue::text FROM pgbus.job j
+                 WHERE j.queue::text > q.queue ORDER BY j.queue LIMIT 1)
+          FROM q WHERE q.queue IS NOT NULL)
+      """;
+
   // One walk per wanted state (s), each newest first and stopping at the page size, merged. The
-  // walk's state is an index condition (state = s.state) of job_queue_state_idx or job_state_idx.
+  // walk's state is an index condition (state = s.state) of job_queue_state_idx.
   private static final String SEARCH =
       """
       SELECT w.* FROM pg_catalog.unnest(?::pgbus.job_state[]) AS s(state)
@@ -86,8 +98,34 @@ public final class JobAdminStore {
        LIMIT ?
       """;
 
-  // With a payload or a time filter: one plain query over all wanted states, so that PostgreSQL
-  // may answer it from job_dead_payload_idx (GIN, dead jobs only: the state list must be exactly
+  // States without a queue: one walk per queue and state on job_queue_state_idx, merged, so that
+  // no index of its own on (state, id) has to be kept up by every enqueue and completion.
+  private static final String SEARCH_ALL_QUEUES =
+      QUEUE_LIST
+          + """
+      SELECT w.* FROM q
+       CROSS JOIN pg_catalog.unnest(?::pgbus.job_state[]) AS s(state)
+       CROSS JOIN LATERAL (
+         SELECT
+      """
+          + COLUMNS
+          + """
+           FROM pgbus.job j
+          WHERE j.queue::text = q.queue AND j.state OPERATOR(pg_catalog.=) s.state
+            AND j.id < ?::bigint AND
+      """
+          + FILTER
+          + """
+          ORDER BY j.id DESC
+          LIMIT ?) w
+       WHERE q.queue IS NOT NULL
+       ORDER BY 1 DESC
+       LIMIT ?
+      """;
+
+  // With an id, a unique key, a payload or a time filter: one plain query over all wanted states,
+  // so that PostgreSQL may answer it from the primary key, job_unique_key_idx, job_dead_payload_idx
+  // (GIN, dead jobs only: the state list must be exactly
   // {dead} for the partial index to apply) or job_created_brin and sort the few matches, rather
   // than walk every job of the states and test each one. Without such an index (a payload filter
   // on other states) it walks the states newest first like SEARCH.
@@ -204,16 +242,7 @@ public final class JobAdminStore {
 
   // Every queue that has jobs: a loose index scan over job_queue_state_idx, one probe per queue,
   // instead of reading a million rows for a DISTINCT.
-  private static final String QUEUES =
-      """
-      WITH RECURSIVE q(queue) AS (
-        (SELECT j.queue::text FROM pgbus.job j ORDER BY j.queue LIMIT 1)
-        UNION ALL
-        SELECT (SELECT j.queue::text FROM pgbus.job j
-                 WHERE j.queue::text > q.queue ORDER BY j.queue LIMIT 1)
-          FROM q WHERE q.queue IS NOT NULL)
-      SELECT queue FROM q WHERE queue IS NOT NULL
-      """;
+  private static final String QUEUES = QUEUE_LIST + "SELECT queue FROM q WHERE queue IS NOT NULL";
 
   // Counts per queue and state, each stopping at the cap: one index-only range of
   // job_queue_state_idx per pair, at most cap entries long, so a queue of a million completed jobs
@@ -275,11 +304,17 @@ public final class JobAdminStore {
     }
     Set<JobState> states =
         filter.states() == null ? EnumSet.allOf(JobState.class) : filter.states();
+    // Which walk: see SEARCH, SEARCH_ALL_QUEUES and SEARCH_MATCHING. Without any filter the plain
+    // query walks the primary key.
     boolean matching =
-        filter.payloadContains() != null
+        filter.id() != null
+            || filter.uniqueKey() != null
+            || filter.payloadContains() != null
             || filter.createdFrom() != null
-            || filter.createdTo() != null;
-    try (PreparedStatement ps = c.prepareStatement(matching ? SEARCH_MATCHING : SEARCH)) {
+            || filter.createdTo() != null
+            || (filter.queue() == null && filter.states() == null);
+    String sql = matching ? SEARCH_MATCHING : filter.queue() == null ? SEARCH_ALL_QUEUES : SEARCH;
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setObject(1, states(states), Types.OTHER);
       ps.setLong(2, before == null ? Long.MAX_VALUE : before);
       int i = bindFilter(c, ps, 3, filter);

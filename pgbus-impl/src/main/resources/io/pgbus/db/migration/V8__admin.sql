@@ -2,13 +2,11 @@
 -- million jobs, and the audit actions of bulk retry and delete. Tables and indexes only.
 -- See docs/admin-api.md and docs/performance.md ("Admin queries").
 
--- Search by queue (and state), newest first, and the capped counts per queue and state: each
--- wanted state is one range of this index in id order. Also the loose index scan that lists the
--- queues (one probe per queue).
+-- Search by queue and state, newest first, and the capped counts per queue and state: each
+-- wanted (queue, state) is one range of this index in id order. A search without a queue walks
+-- each queue (listed by a loose index scan on this index, one probe per queue). The one full
+-- index V8 adds to every enqueue and completion: docs/performance.md, "Admin queries".
 CREATE INDEX job_queue_state_idx ON pgbus.job (queue, state, id);
-
--- Search by state without a queue, newest first.
-CREATE INDEX job_state_idx ON pgbus.job (state, id);
 
 -- Search by unique key in every state (job_unique_idx covers waiting and running jobs only).
 -- Only keyed jobs pay for it.
