@@ -77,50 +77,55 @@ public final class JobAdminStore {
           FROM q WHERE q.queue IS NOT NULL)
       """;
 
-  // One walk per wanted state (s), each newest first and stopping at the page size, merged. The
-  // walk's state is an index condition (state = s.state) of job_queue_state_idx.
+  // One walk per wanted state (s), each newest first and stopping at the page size, merged; then
+  // the page's rows. The walks read ids only: an index-only range of job_queue_state_idx (queue,
+  // state, id) each. Planner trap: a walk that read whole rows could be planned on the primary key
+  // instead (newest first, filtered by queue and state), cheap for a common state and a read of a
+  // million rows for a rare one, since the plan cannot know which state the walk gets.
   private static final String SEARCH =
-      """
-      SELECT w.* FROM pg_catalog.unnest(?::pgbus.job_state[]) AS s(state)
-       CROSS JOIN LATERAL (
-         SELECT
-      """
+      "SELECT "
           + COLUMNS
           + """
-           FROM pgbus.job j
-          WHERE j.state OPERATOR(pg_catalog.=) s.state AND j.id < ?::bigint AND
+        FROM pgbus.job j
+       WHERE j.id IN (
+         SELECT w.id FROM pg_catalog.unnest(?::pgbus.job_state[]) AS s(state)
+          CROSS JOIN LATERAL (
+            SELECT j.id FROM pgbus.job j
+             WHERE j.state OPERATOR(pg_catalog.=) s.state AND j.id < ?::bigint AND
       """
           + FILTER
           + """
-          ORDER BY j.id DESC
-          LIMIT ?) w
-       ORDER BY 1 DESC
-       LIMIT ?
+             ORDER BY j.id DESC
+             LIMIT ?) w
+          ORDER BY w.id DESC
+          LIMIT ?)
+       ORDER BY j.id DESC
       """;
 
-  // States without a queue: one walk per queue and state on job_queue_state_idx, merged, so that
-  // no index of its own on (state, id) has to be kept up by every enqueue and completion.
+  // States without a queue: the same walks for each queue that has jobs, so that no index of its
+  // own on (state, id) has to be kept up by every enqueue and completion.
   private static final String SEARCH_ALL_QUEUES =
       QUEUE_LIST
-          + """
-      SELECT w.* FROM q
-       CROSS JOIN pg_catalog.unnest(?::pgbus.job_state[]) AS s(state)
-       CROSS JOIN LATERAL (
-         SELECT
-      """
+          + "SELECT "
           + COLUMNS
           + """
-           FROM pgbus.job j
-          WHERE j.queue::text = q.queue AND j.state OPERATOR(pg_catalog.=) s.state
-            AND j.id < ?::bigint AND
+        FROM pgbus.job j
+       WHERE j.id IN (
+         SELECT w.id FROM q
+          CROSS JOIN pg_catalog.unnest(?::pgbus.job_state[]) AS s(state)
+          CROSS JOIN LATERAL (
+            SELECT j.id FROM pgbus.job j
+             WHERE j.queue::text = q.queue AND j.state OPERATOR(pg_catalog.=) s.state
+               AND j.id < ?::bigint AND
       """
           + FILTER
           + """
-          ORDER BY j.id DESC
-          LIMIT ?) w
-       WHERE q.queue IS NOT NULL
-       ORDER BY 1 DESC
-       LIMIT ?
+             ORDER BY j.id DESC
+             LIMIT ?) w
+          WHERE q.queue IS NOT NULL
+          ORDER BY w.id DESC
+          LIMIT ?)
+       ORDER BY j.id DESC
       """;
 
   // With an id, a unique key, a payload or a time filter: one plain query over all wanted states,
