@@ -36,10 +36,8 @@ import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -100,9 +98,9 @@ public class AdminResource {
         security,
         () -> {
           MultivaluedMap<String, String> q = uri.getQueryParameters();
-          JobFilter filter = filter(q);
-          Long before = number("before", q.getFirst("before"));
-          int limit = intParam("limit", q.getFirst("limit"), DEFAULT_PAGE);
+          JobFilter filter = AdminParams.filter(q);
+          Long before = AdminParams.number("before", q.getFirst("before"));
+          int limit = AdminParams.positive("limit", q.getFirst("limit"), DEFAULT_PAGE);
           JobPage page = admin.search(filter, before, limit);
           var jobs = new ArrayList<Map<String, Object>>(page.jobs().size());
           for (JobView j : page.jobs()) {
@@ -122,7 +120,7 @@ public class AdminResource {
     return read(
         security,
         () -> {
-          long jobId = id(id);
+          long jobId = AdminParams.id(id);
           return admin
               .job(jobId)
               .map(j -> Response.ok(job(j, true, masked(security))).build())
@@ -139,7 +137,7 @@ public class AdminResource {
       @Context HttpHeaders headers,
       @PathParam("id") String id,
       @PathParam("action") String action) {
-    return act(security, headers, () -> changed(action, JobFilter.byId(id(id)), 1));
+    return act(security, headers, () -> changed(action, JobFilter.byId(AdminParams.id(id)), 1));
   }
 
   @POST
@@ -156,7 +154,10 @@ public class AdminResource {
         headers,
         () -> {
           MultivaluedMap<String, String> q = uri.getQueryParameters();
-          return changed(action, filter(q), intParam("limit", q.getFirst("limit"), DEFAULT_BULK));
+          return changed(
+              action,
+              AdminParams.filter(q),
+              AdminParams.positive("limit", q.getFirst("limit"), DEFAULT_BULK));
         });
   }
 
@@ -432,81 +433,5 @@ public class AdminResource {
 
   private static String text(Instant at) {
     return at == null ? null : at.toString();
-  }
-
-  /** The filter of a search or bulk action, from its query parameters. */
-  static JobFilter filter(MultivaluedMap<String, String> q) {
-    JobFilter f = JobFilter.all();
-    String v;
-    if ((v = q.getFirst("id")) != null) {
-      f = f.withId(id(v));
-    }
-    if ((v = q.getFirst("queue")) != null) {
-      f = f.withQueue(v);
-    }
-    if ((v = q.getFirst("state")) != null) {
-      var states = EnumSet.noneOf(JobState.class);
-      if (v.length() > 200) {
-        throw new InvalidFilterException("state", v, "use at most the 7 state names");
-      }
-      for (String s : v.split(",", -1)) {
-        states.add(JobState.parse(s.strip()));
-      }
-      f = f.withStates(states);
-    }
-    if ((v = q.getFirst("uniqueKey")) != null) {
-      f = f.withUniqueKey(v);
-    }
-    if ((v = q.getFirst("payload")) != null) {
-      f = f.withPayloadContaining(v);
-    }
-    Instant from = instant("createdFrom", q.getFirst("createdFrom"));
-    Instant to = instant("createdTo", q.getFirst("createdTo"));
-    if (from != null || to != null) {
-      f = f.withCreated(from, to);
-    }
-    return f;
-  }
-
-  private static long id(String v) {
-    Long id = number("id", v);
-    if (id == null || id < 1) {
-      throw new InvalidFilterException("id", v, "use a job id, a positive number");
-    }
-    return id;
-  }
-
-  private static Long number(String field, String v) {
-    if (v == null) {
-      return null;
-    }
-    try {
-      return Long.parseLong(v);
-    } catch (NumberFormatException e) {
-      throw new InvalidFilterException(field, v, "use a positive whole number");
-    }
-  }
-
-  private static int intParam(String field, String v, int fallback) {
-    Long n = number(field, v);
-    if (n == null) {
-      return fallback;
-    }
-    if (n < 1 || n > Integer.MAX_VALUE) {
-      throw new InvalidFilterException(field, v, "use a positive whole number");
-    }
-    return n.intValue();
-  }
-
-  private static Instant instant(String field, String v) {
-    if (v == null) {
-      return null;
-    }
-    try {
-      return Instant.parse(v);
-    } catch (DateTimeParseException e) {
-      throw new InvalidFilterException(
-          field, v, "use an ISO-8601 instant such as 2026-12-01T03:00:00Z");
-    }
   }
 }
