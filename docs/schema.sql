@@ -471,7 +471,7 @@ CREATE TABLE pgbus.audit (
     queue text NOT NULL,
     job_id bigint,
     detail jsonb,
-    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text]))),
+    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text]))),
     CONSTRAINT audit_actor_check CHECK (((length(actor) >= 1) AND (length(actor) <= 256)))
 );
 
@@ -606,16 +606,28 @@ CREATE INDEX audit_queue_idx ON pgbus.audit USING btree (queue, id);
 CREATE INDEX job_claim_idx ON pgbus.job USING btree (queue, priority, run_at, id) WHERE (state = ANY (ARRAY['available'::pgbus.job_state, 'scheduled'::pgbus.job_state, 'retryable'::pgbus.job_state]));
 
 --
+-- Name: job_created_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_created_idx ON pgbus.job USING btree (created_at);
+
+--
+-- Name: job_dead_payload_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_dead_payload_idx ON pgbus.job USING gin (payload jsonb_path_ops) WHERE (state = 'dead'::pgbus.job_state);
+
+--
 -- Name: job_due_idx; Type: INDEX; Schema: pgbus; Owner: -
 --
 
 CREATE INDEX job_due_idx ON pgbus.job USING btree (queue, run_at) WHERE (state = ANY (ARRAY['available'::pgbus.job_state, 'scheduled'::pgbus.job_state, 'retryable'::pgbus.job_state]));
 
 --
--- Name: job_finalized_idx; Type: INDEX; Schema: pgbus; Owner: -
+-- Name: job_finalized_queue_idx; Type: INDEX; Schema: pgbus; Owner: -
 --
 
-CREATE INDEX job_finalized_idx ON pgbus.job USING btree (state, finalized_at) WHERE (state = ANY (ARRAY['completed'::pgbus.job_state, 'dead'::pgbus.job_state, 'cancelled'::pgbus.job_state]));
+CREATE INDEX job_finalized_queue_idx ON pgbus.job USING btree (state, finalized_at) INCLUDE (queue) WHERE (state = ANY (ARRAY['completed'::pgbus.job_state, 'dead'::pgbus.job_state, 'cancelled'::pgbus.job_state]));
 
 --
 -- Name: job_lease_idx; Type: INDEX; Schema: pgbus; Owner: -
@@ -624,10 +636,22 @@ CREATE INDEX job_finalized_idx ON pgbus.job USING btree (state, finalized_at) WH
 CREATE INDEX job_lease_idx ON pgbus.job USING btree (lease_expires_at) WHERE (state = 'running'::pgbus.job_state);
 
 --
+-- Name: job_queue_state_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_queue_state_idx ON pgbus.job USING btree (queue, state, id);
+
+--
 -- Name: job_unique_idx; Type: INDEX; Schema: pgbus; Owner: -
 --
 
 CREATE UNIQUE INDEX job_unique_idx ON pgbus.job USING btree (queue, unique_key) WHERE ((unique_key IS NOT NULL) AND (state = ANY (ARRAY['scheduled'::pgbus.job_state, 'available'::pgbus.job_state, 'running'::pgbus.job_state, 'retryable'::pgbus.job_state])));
+
+--
+-- Name: job_unique_key_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_unique_key_idx ON pgbus.job USING btree (unique_key) WHERE (unique_key IS NOT NULL);
 
 --
 -- Name: TABLE setting; Type: ACL; Schema: pgbus; Owner: -

@@ -54,7 +54,8 @@ public final class Bench {
       var results = new Results();
       CpuMeter.Sample cpu0 = h.cpu.sample();
       // W5's consumers are the demo server's: it warms them up itself.
-      if (!options.workloads().equals(Set.of("w5"))) {
+      if (!options.workloads().equals(Set.of("w5"))
+          && !options.workloads().equals(Set.of("admin"))) {
         h.log("warm-up (unmeasured) ...");
         new ThroughputWorkload(h).warmUp();
       }
@@ -69,6 +70,7 @@ public final class Bench {
           case "fleet" -> new FleetWorkload(h, w3.pgbusRuns()).run(results);
           case "w4" -> new SustainedLoadWorkload(h).run(results);
           case "w5" -> new LibertyWakeLatencyWorkload(h, w2.pgbusRuns()).run(results);
+          case "admin" -> new AdminQueryWorkload(h).run(results);
           default -> throw new IllegalStateException(w);
         }
       }

@@ -53,15 +53,16 @@ record BenchOptions(
     String synchronousCommit,
     String libertyDb,
     String libertyHttp,
-    Path results) {
+    Path results,
+    int adminJobs) {
 
   // W5 comes after W2, so its report can set the Java SE figures of the same run beside it.
-  static final List<String> ALL = List.of("w1", "w2", "w3", "fleet", "w4", "w5");
+  static final List<String> ALL = List.of("w1", "w2", "w3", "fleet", "w4", "w5", "admin");
 
   static final String USAGE =
       """
       usage: ./run-bench [--with-demo] [--quick] [--url=JDBC_URL] [--runs=N]
-                         [--only=w1,w2,w3,fleet,w4,w5]
+                         [--only=w1,w2,w3,fleet,w4,w5,admin] [--admin-jobs=N]
                          [--w1-jobs=N] [--w1-batch=N] [--single-jobs=N] [--w2-jobs=N]
                          [--idle-seconds=N] [--fleet=1,10,100] [--w4-rate=N] [--w4-seconds=N]
                          [--workers=N] [--raw-batch=K] [--jobs-per-transaction=N]
@@ -111,6 +112,7 @@ record BenchOptions(
     String libertyDb = null;
     String libertyHttp = null;
     Path results = Path.of("target", "results.md");
+    int adminJobs = quick ? 100_000 : 1_000_000;
     for (String a : args) {
       String key = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
       String value = a.contains("=") ? a.substring(a.indexOf('=') + 1) : null;
@@ -164,6 +166,7 @@ record BenchOptions(
         case "--liberty-db" -> libertyDb = require(key, value);
         case "--liberty-http" -> libertyHttp = require(key, value).replaceAll("/+$", "");
         case "--results" -> results = Path.of(require(key, value));
+        case "--admin-jobs" -> adminJobs = positive(key, value);
         default -> throw new IllegalArgumentException("unknown option " + a + "\n" + USAGE);
       }
     }
@@ -195,7 +198,8 @@ record BenchOptions(
         syncCommit,
         libertyDb,
         libertyHttp,
-        results);
+        results,
+        adminJobs);
   }
 
   boolean runs(String workload) {

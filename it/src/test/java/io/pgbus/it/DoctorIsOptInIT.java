@@ -14,7 +14,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * An application whose JAX-RS Application scans its classes (pgbus-impl among them) does not get
- * the doctor: it has to opt in with a subclass (see ItDoctor).
+ * the doctor or the admin API: it has to opt in with a subclass (see ItDoctor, ItAdmin).
  */
 @ExtendWith(ArquillianExtension.class)
 @RunAsClient
@@ -30,6 +30,12 @@ class DoctorIsOptInIT {
   @Test
   void aScanningApplicationDoesNotMountTheDoctor() throws Exception {
     Http.Response r = Http.get(Http.root(url) + url.getPath() + "api/pgbus/doctor");
+    assertEquals(404, r.status(), r.body());
+  }
+
+  @Test
+  void aScanningApplicationDoesNotMountTheAdminApi() throws Exception {
+    Http.Response r = Http.get(Http.root(url) + url.getPath() + "api/pgbus/admin/jobs");
     assertEquals(404, r.status(), r.body());
   }
 }

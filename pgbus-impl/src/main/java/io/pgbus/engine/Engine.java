@@ -36,6 +36,7 @@ public final class Engine {
   private final DataSource dataSource;
   private final JobStore store = new JobStore();
   private final Jobs jobs;
+  private final JobAdminStore adminStore = new JobAdminStore();
   private final ExecutorService ownedExecutor;
   private final java.util.concurrent.Executor executor;
   // Starts the long-running loops: on threads of their own when a thread factory was given, so
@@ -294,6 +295,61 @@ public final class Engine {
   public boolean running() {
     return started;
   }
+
+  /** The operator's SQL: search, bulk actions, queue counts (JobAdmin). */
+  public JobAdminStore adminStore() {
+    return adminStore;
+  }
+
+  /** The holder of the maintenance lease now, or null when it is free. */
+  public String leaderHolder(Connection c) {
+    try {
+      LeaderStore.Lease lease = new LeaderStore().leaderLease(c, Elector.MAINTENANCE);
+      return lease == null ? null : lease.holder();
+    } catch (SQLException e) {
+      throw Failures.of(null, "read the maintenance leader", e);
+    }
+  }
+
+  /**
+   * Each configured cron with its last enqueued run (null before the leader first saw it) and its
+   * next run after that (or after now), by the database's record.
+   */
+  public List<CronStatus> crons(Connection c) {
+    List<CronJob> crons = config.crons();
+    if (crons.isEmpty()) {
+      return List.of();
+    }
+    try {
+      CronStore.State state =
+          new CronStore().cronState(c, crons.stream().map(CronJob::name).toList());
+      var out = new ArrayList<CronStatus>(crons.size());
+      for (CronJob j : crons) {
+        java.time.Instant last = state.lastRuns().get(j.name());
+        java.time.Instant from = last == null ? state.now() : last;
+        out.add(
+            new CronStatus(
+                j.name(),
+                j.schedule(),
+                j.zone().getId(),
+                j.queue(),
+                last,
+                CronSchedule.parse(j.schedule(), j.zone()).nextAfter(from)));
+      }
+      return out;
+    } catch (SQLException e) {
+      throw Failures.of(null, "read the crons", e);
+    }
+  }
+
+  /** A cron as an operator sees it: see {@link #crons(Connection)}. */
+  public record CronStatus(
+      String name,
+      String schedule,
+      String zone,
+      String queue,
+      java.time.Instant lastRun,
+      java.time.Instant nextRun) {}
 
   /** Jobs the maintainer has rescued from expired leases. */
   public long rescued() {

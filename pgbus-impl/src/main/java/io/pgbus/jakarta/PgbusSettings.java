@@ -43,7 +43,8 @@ record PgbusSettings(
     boolean migrate,
     Duration stallThreshold,
     ErrorDetail errorDetail,
-    String metrics) {
+    String metrics,
+    boolean adminMaskPayloads) {
 
   static final String DEFAULT_DATASOURCE = "jdbc/pgbus";
   static final String DEFAULT_LISTENER_DATASOURCE = "jdbc/pgbusListener";
@@ -155,7 +156,8 @@ record PgbusSettings(
         r.bool("pgbus.migrate", true),
         r.valueOrDefault(STALL_THRESHOLD),
         r.errorDetail("pgbus.errors.detail", ErrorDetail.STACK),
-        metrics(r.string("pgbus.metrics").orElse("auto")));
+        metrics(r.string("pgbus.metrics").orElse("auto")),
+        r.bool("pgbus.admin.mask-payloads", true));
   }
 
   /** Which metrics adapter: see {@link PgbusMetrics#load}. */

@@ -40,7 +40,8 @@ final class SettingKeys {
           "pgbus.migrate",
           PgbusSettings.STALL_THRESHOLD.key(),
           "pgbus.errors.detail",
-          "pgbus.metrics");
+          "pgbus.metrics",
+          "pgbus.admin.mask-payloads");
 
   static final Set<String> FIXED =
       Stream.concat(ADAPTER.stream(), EngineConfig.SETTINGS.stream().map(Setting::key))

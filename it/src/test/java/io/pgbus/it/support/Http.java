@@ -15,7 +15,19 @@ public final class Http {
 
   private Http() {}
 
-  public record Response(int status, String body) {}
+  public record Response(int status, String body, java.net.http.HttpHeaders headers) {
+
+    /** The value of the cookie {@code name} this response sets, or null. */
+    public String cookie(String name) {
+      for (String c : headers.allValues("Set-Cookie")) {
+        if (c.startsWith(name + "=")) {
+          int end = c.indexOf(';');
+          return c.substring(name.length() + 1, end < 0 ? c.length() : end);
+        }
+      }
+      return null;
+    }
+  }
 
   public static Response get(String url) throws Exception {
     return send(HttpRequest.newBuilder(URI.create(url)));
@@ -43,11 +55,32 @@ public final class Http {
             .POST(HttpRequest.BodyPublishers.noBody()));
   }
 
+  /**
+   * A request with optional HTTP Basic credentials ({@code user} null: anonymous) and headers given
+   * as name, value, name, value...; a POST has no body.
+   */
+  public static Response request(
+      String method, String url, String user, String password, String... headers) throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(url)).method(method, HttpRequest.BodyPublishers.noBody());
+    if (user != null) {
+      b.header(
+          "Authorization",
+          "Basic "
+              + Base64.getEncoder()
+                  .encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8)));
+    }
+    for (int i = 0; i < headers.length; i += 2) {
+      b.header(headers[i], headers[i + 1]);
+    }
+    return send(b);
+  }
+
   private static Response send(HttpRequest.Builder request) throws Exception {
     HttpResponse<String> r =
         CLIENT.send(
             request.timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
-    return new Response(r.statusCode(), r.body());
+    return new Response(r.statusCode(), r.body(), r.headers());
   }
 
   /** The server root (scheme, host, port) of an Arquillian deployment URL. */

@@ -1,0 +1,346 @@
+package io.pgbus.bench;
+
+import io.pgbus.admin.JobAdmin;
+import io.pgbus.admin.JobFilter;
+import io.pgbus.admin.JobPage;
+import io.pgbus.admin.JobState;
+import io.pgbus.engine.Engine;
+import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.FleetStore;
+import io.pgbus.engine.JobAdminStore;
+import io.pgbus.engine.JobAdminStore.Action;
+import io.pgbus.engine.Jobs;
+import io.pgbus.engine.NewJob;
+import io.pgbus.engine.Schema;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * ADMIN: the queries behind the REST admin API (JobAdmin, docs/admin-api.md) on a table of {@code
+ * --admin-jobs} jobs (a million by default) in 8 queues and every state, p50 and p95 of each; and
+ * what the V8 indexes cost a single-job enqueue, with and without them.
+ */
+final class AdminQueryWorkload {
+
+  private static final int QUEUES = 8;
+  private static final int WARM_UP = 10;
+  private static final int SAMPLES = 100;
+
+  private final Harness h;
+  private final JobAdminStore admin = new JobAdminStore();
+
+  AdminQueryWorkload(Harness h) {
+    this.h = h;
+  }
+
+  @FunctionalInterface
+  private interface Query {
+    void run(Connection c, int i) throws SQLException;
+  }
+
+  private record Row(String name, double p50, double p95, double max, boolean action) {}
+
+  void run(Results results) throws Exception {
+    int jobs = h.options.adminJobs();
+    var rows = new ArrayList<Row>();
+    String enqueueCost;
+    try (BenchDatabase db = h.server.createDatabase("admin");
+        var ds = db.pool("bench-admin", 4, 0)) {
+      Schema.migrate(ds);
+      try (Connection c = ds.getConnection()) {
+        enqueueCost = enqueueCost(c);
+        long t0 = System.nanoTime();
+        fill(c, jobs);
+        h.log("ADMIN filled %,d jobs in %.1f s", jobs, (System.nanoTime() - t0) / 1e9);
+        long someDead =
+            first(c, "SELECT id FROM pgbus.job WHERE state = 'dead' ORDER BY id LIMIT 1");
+        long deepCursor =
+            first(c, "SELECT id FROM pgbus.job ORDER BY id LIMIT 1 OFFSET " + jobs / 2);
+        JobFilter q3 = JobFilter.all().withQueue("q3");
+        JobFilter q3dead = q3.withStates(JobState.DEAD);
+        rows.add(
+            measure(
+                c,
+                "search, no filter, first page of 50",
+                (k, i) -> page(k, JobFilter.all(), null)));
+        rows.add(
+            measure(
+                c,
+                "search, no filter, a page in the middle (keyset)",
+                (k, i) -> page(k, JobFilter.all(), deepCursor)));
+        rows.add(measure(c, "search queue", (k, i) -> page(k, q3, null)));
+        rows.add(measure(c, "search queue + state dead", (k, i) -> page(k, q3dead, null)));
+        rows.add(
+            measure(
+                c,
+                "search queue + state dead, a page in the middle",
+                (k, i) -> page(k, q3dead, deepCursor)));
+        rows.add(
+            measure(
+                c,
+                "search state available (all queues)",
+                (k, i) -> page(k, JobFilter.all().withStates(JobState.AVAILABLE), null)));
+        rows.add(
+            measure(
+                c,
+                "search state running, the rarest (all queues)",
+                (k, i) -> page(k, JobFilter.all().withStates(JobState.RUNNING), null)));
+        rows.add(
+            measure(
+                c,
+                "search queue + states running, retryable",
+                (k, i) -> page(k, q3.withStates(JobState.RUNNING, JobState.RETRYABLE), null)));
+        rows.add(
+            measure(
+                c,
+                "search queue + dead + payload @> (one match)",
+                (k, i) ->
+                    page(
+                        k,
+                        q3dead.withPayloadContaining("{\"order\": " + (someDead + 8L * i) + "}"),
+                        null)));
+        rows.add(
+            measure(
+                c,
+                "search unique key",
+                (k, i) -> page(k, JobFilter.all().withUniqueKey("key-" + (i * 997 % jobs)), null)));
+        rows.add(
+            measure(
+                c,
+                "search created in a 10-minute range",
+                (k, i) ->
+                    page(
+                        k,
+                        JobFilter.all()
+                            .withCreated(
+                                java.time.Instant.now().minusSeconds(7200),
+                                java.time.Instant.now().minusSeconds(6600)),
+                        null)));
+        rows.add(
+            measure(
+                c, "one job by id (payload, errors)", (k, i) -> admin.jobView(k, someDead + i)));
+        rows.add(
+            measure(
+                c,
+                "queues (capped counts, oldest, paused)",
+                (k, i) -> admin.queueStats(k, List.of(), JobAdmin.COUNT_CAP)));
+        rows.add(measure(c, "throughput (last hour per minute)", (k, i) -> admin.throughput(k)));
+        rows.add(measure(c, "fleet (listener backends)", (k, i) -> new FleetStore().listeners(k)));
+        var engine = Engine.builder(EngineConfig.builder().build(), ds).maintenance(false).build();
+        rows.add(measure(c, "leader", (k, i) -> engine.leaderHolder(k)));
+        rows.add(
+            measure(
+                c,
+                "replay one dead job by id",
+                (k, i) ->
+                    admin.jobAct(k, Action.REPLAY, JobFilter.byId(deadAt(k, i)), 1, "bench")));
+        rows.add(
+            measure(
+                c,
+                "retry now: bulk of 1000 in a queue",
+                (k, i) ->
+                    admin.jobAct(
+                        k,
+                        Action.RETRY,
+                        JobFilter.all().withQueue("q" + (i % QUEUES)),
+                        1000,
+                        "bench"),
+                20));
+      }
+      h.server.dropDatabase(db.name());
+    }
+    var table = new ArrayList<List<String>>();
+    for (Row r : rows) {
+      table.add(List.of(r.name, f(r.p50), f(r.p95), f(r.max)));
+      h.log("ADMIN %-50s p50 %6s ms  p95 %6s ms", r.name, f(r.p50), f(r.p95));
+    }
+    results.section(
+        "ADMIN: admin API queries on " + String.format(Locale.ROOT, "%,d", jobs) + " jobs",
+        Results.table(List.of("query", "p50 ms", "p95 ms", "max ms"), table)
+            + "\n\n"
+            + enqueueCost);
+    double worst = rows.stream().filter(r -> !r.action()).mapToDouble(Row::p95).max().orElse(0);
+    results.target(
+        "admin read queries (every page of the console) at " + jobs + " jobs",
+        "every p95 < 100 ms",
+        "worst p95 " + f(worst) + " ms",
+        worst < 100,
+        null);
+  }
+
+  private long deadAt(Connection c, int i) throws SQLException {
+    return first(
+        c, "SELECT id FROM pgbus.job WHERE state = 'dead' ORDER BY id LIMIT 1 OFFSET " + i);
+  }
+
+  private void page(Connection c, JobFilter f, Long before) throws SQLException {
+    JobPage p = admin.jobSearch(c, f, before, 50);
+    if (p.jobs().isEmpty()
+        && before == null
+        && f.payloadContains() == null
+        && f.uniqueKey() == null) {
+      throw new IllegalStateException("no jobs for " + f);
+    }
+  }
+
+  private Row measure(Connection c, String name, Query q) throws SQLException {
+    return measure(c, name, q, SAMPLES);
+  }
+
+  private Row measure(Connection c, String name, Query q, int samples) throws SQLException {
+    for (int i = 0; i < WARM_UP; i++) {
+      q.run(c, i);
+    }
+    long[] ns = new long[samples];
+    for (int i = 0; i < samples; i++) {
+      long t = System.nanoTime();
+      q.run(c, WARM_UP + i);
+      ns[i] = System.nanoTime() - t;
+    }
+    Arrays.sort(ns);
+    return new Row(
+        name,
+        Stats.percentile(ns, 50) / 1e6,
+        Stats.percentile(ns, 95) / 1e6,
+        ns[samples - 1] / 1e6,
+        name.startsWith("replay") || name.startsWith("retry"));
+  }
+
+  /**
+   * A million jobs as a busy system has them: ids in creation order over the last 24 hours, 8
+   * queues, 70% completed, 10% dead, 5% cancelled, 8% available, 4% scheduled, 2% retryable, 1%
+   * running; a unique key on every tenth. Then ANALYZE and a VACUUM (the visibility map lets the
+   * counts use index-only scans, as autovacuum would).
+   */
+  private static void fill(Connection c, int jobs) throws SQLException {
+    try (Statement st = c.createStatement()) {
+      st.execute(
+          """
+          INSERT INTO pgbus.job (queue, state, payload, attempt, max_attempts, run_at, created_at,
+                                 finalized_at, unique_key, errors)
+          SELECT 'q' || (i %% 8),
+                 s.state::pgbus.job_state,
+                 jsonb_build_object('order', i, 'customer', 'c' || (i %% 1000), 'note', 'some text'),
+                 1, 1, t + CASE WHEN s.state = 'scheduled' THEN interval '2 days' ELSE interval '0' END,
+                 t,
+                 CASE WHEN s.state IN ('completed', 'dead', 'cancelled') THEN t + interval '2 seconds' END,
+                 CASE WHEN i %% 10 = 0 THEN 'key-' || i END,
+                 CASE WHEN s.state = 'dead' THEN '[{"attempt":1,"error":"boom"}]'::jsonb ELSE '[]' END
+            FROM generate_series(1, %d) AS i,
+                 LATERAL (SELECT now() - interval '24 hours' + (i::float8 / %d) * interval '24 hours' AS t) tt,
+                 LATERAL (SELECT CASE WHEN i %% 100 < 70 THEN 'completed'
+                                      WHEN i %% 100 < 80 THEN 'dead'
+                                      WHEN i %% 100 < 85 THEN 'cancelled'
+                                      WHEN i %% 100 < 93 THEN 'available'
+                                      WHEN i %% 100 < 97 THEN 'scheduled'
+                                      WHEN i %% 100 < 99 THEN 'retryable'
+                                      ELSE 'running' END AS state) s
+          """
+              .formatted(jobs, jobs));
+      st.execute("VACUUM ANALYZE pgbus.job");
+    }
+  }
+
+  /**
+   * Single-job enqueues (one transaction each, as W1's "single") with the V8 indexes and without:
+   * what the indexes cost the hot path.
+   */
+  private String enqueueCost(Connection c) throws SQLException {
+    var producer = new Jobs(EngineConfig.builder().workerId("bench-admin").build());
+    int n = h.options.quick() ? 1_000 : 5_000;
+    // Without waiting for the WAL flush: the commit's fsync would hide what the indexes cost.
+    try (Statement st = c.createStatement()) {
+      st.execute("SET synchronous_commit = off");
+    }
+    double[][] with = new double[2][3];
+    double[][] without = new double[2][3];
+    for (int round = 0; round < 3; round++) {
+      double[] w = enqueueAndCompleteMs(c, producer, n);
+      with[0][round] = w[0];
+      with[1][round] = w[1];
+      try (Statement st = c.createStatement()) {
+        // Back to V7's indexes.
+        st.execute(
+            "DROP INDEX pgbus.job_queue_state_idx, pgbus.job_unique_key_idx,"
+                + " pgbus.job_dead_payload_idx, pgbus.job_created_idx, pgbus.job_finalized_queue_idx");
+        st.execute(
+            "CREATE INDEX job_finalized_idx ON pgbus.job (state, finalized_at)"
+                + " WHERE state IN ('completed', 'dead', 'cancelled')");
+      }
+      double[] wo = enqueueAndCompleteMs(c, producer, n);
+      without[0][round] = wo[0];
+      without[1][round] = wo[1];
+      try (Statement st = c.createStatement()) {
+        st.execute("DROP INDEX pgbus.job_finalized_idx");
+        st.execute("CREATE INDEX job_queue_state_idx ON pgbus.job (queue, state, id)");
+        st.execute(
+            "CREATE INDEX job_dead_payload_idx ON pgbus.job USING gin (payload jsonb_path_ops)"
+                + " WHERE state = 'dead'");
+        st.execute("CREATE INDEX job_created_idx ON pgbus.job (created_at)");
+        st.execute(
+            "CREATE INDEX job_finalized_queue_idx ON pgbus.job (state, finalized_at) INCLUDE (queue)"
+                + " WHERE state IN ('completed', 'dead', 'cancelled')");
+        st.execute(
+            "CREATE INDEX job_unique_key_idx ON pgbus.job (unique_key) WHERE unique_key IS NOT NULL");
+      }
+    }
+    return String.format(
+        Locale.ROOT,
+        "Cost of the V8 indexes on the hot path: %,d jobs enqueued one per transaction, then"
+            + " completed one per transaction (synchronous_commit off, so the WAL flush does not"
+            + " hide it; from an empty table; median of 3 rounds): enqueue %.3f ms per job with"
+            + " V8, %.3f ms with V7's indexes (%+.0f%%); complete %.3f ms with V8, %.3f ms with"
+            + " V7's (%+.0f%%).",
+        n,
+        Stats.median(with[0]),
+        Stats.median(without[0]),
+        (Stats.median(with[0]) / Stats.median(without[0]) - 1) * 100,
+        Stats.median(with[1]),
+        Stats.median(without[1]),
+        (Stats.median(with[1]) / Stats.median(without[1]) - 1) * 100);
+  }
+
+  /** Per job: enqueue one per transaction, then complete one per transaction; ms each. */
+  private static double[] enqueueAndCompleteMs(Connection c, Jobs producer, int n)
+      throws SQLException {
+    try (Statement st = c.createStatement()) {
+      st.execute("TRUNCATE pgbus.job");
+    }
+    long[] ids = new long[n];
+    long t = System.nanoTime();
+    for (int i = 0; i < n; i++) {
+      ids[i] = producer.enqueue(c, NewJob.of("q" + (i % QUEUES), "{\"n\": " + i + "}"));
+    }
+    double enqueue = (System.nanoTime() - t) / 1e6 / n;
+    // The completion statement's index work (JobStore.COMPLETE without the claim's fence).
+    t = System.nanoTime();
+    try (var ps =
+        c.prepareStatement(
+            "UPDATE pgbus.job SET state = 'completed', finalized_at = now(),"
+                + " lease_expires_at = NULL WHERE id = ?")) {
+      for (long id : ids) {
+        ps.setLong(1, id);
+        ps.executeUpdate();
+      }
+    }
+    double complete = (System.nanoTime() - t) / 1e6 / n;
+    return new double[] {enqueue, complete};
+  }
+
+  private static long first(Connection c, String sql) throws SQLException {
+    try (Statement st = c.createStatement();
+        var rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private static String f(double ms) {
+    return String.format(Locale.ROOT, "%.1f", ms);
+  }
+}

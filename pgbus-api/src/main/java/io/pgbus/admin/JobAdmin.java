@@ -1,0 +1,84 @@
+package io.pgbus.admin;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Reads and acts on jobs for operators: the API behind pgbus's REST admin API and console, and for
+ * applications' own tools. Inject it next to {@link io.pgbus.JobQueue}; like enqueue, every call
+ * joins the caller's JTA transaction, so an action commits or rolls back with it.
+ *
+ * <p>Searches page with a keyset (the id of the last job seen), never with an offset, so page 1000
+ * costs what page 1 costs. Every action changes only the jobs in the states it applies to (a replay
+ * touches only dead jobs, whatever the filter says), returns how many it changed, and writes one
+ * {@linkplain io.pgbus.AuditEntry audit entry} per changed job with the caller principal, readable
+ * with {@link io.pgbus.JobQueue#history(long)}.
+ *
+ * <p>Bounds, refused with an {@link InvalidFilterException} naming the field: a page holds 1 to
+ * {@value #MAX_PAGE} jobs, a bulk action changes 1 to {@value #MAX_BULK} jobs per call (call again
+ * for more: it returns 0 when none are left), and the filters' own bounds are in {@link JobFilter}.
+ */
+public interface JobAdmin {
+
+  /** The largest page a search returns. */
+  int MAX_PAGE = 200;
+
+  /** The most jobs one bulk action changes. */
+  int MAX_BULK = 10_000;
+
+  /** Where the per-state counts of {@link #queues()} stop counting. */
+  long COUNT_CAP = 1_000;
+
+  /** One job with its payload and errors, or empty when there is no such job. */
+  Optional<JobView> job(long id);
+
+  /**
+   * The jobs matching {@code filter}, newest (highest id) first.
+   *
+   * @param before the {@link JobPage#next()} of the previous page, or null for the first page
+   * @param limit the page size, 1 to {@value #MAX_PAGE}
+   */
+  JobPage search(JobFilter filter, Long before, int limit);
+
+  /**
+   * Replays dead jobs matching the filter: each becomes available at once with a fresh attempt
+   * budget. A dead job whose unique key another job holds (waiting or running) stays dead.
+   *
+   * @param limit at most this many jobs, newest first, 1 to {@value #MAX_BULK}
+   * @return how many jobs were replayed
+   */
+  int replayDead(JobFilter filter, int limit);
+
+  /**
+   * Makes waiting jobs (scheduled or retryable) matching the filter available now, without changing
+   * their attempts.
+   *
+   * @return how many jobs were moved
+   */
+  int retryNow(JobFilter filter, int limit);
+
+  /**
+   * Cancels jobs that wait to run (scheduled, available or retryable) matching the filter. A
+   * running job is not touched: it finishes or fails on its own.
+   *
+   * @return how many jobs were cancelled
+   */
+  int cancelWaiting(JobFilter filter, int limit);
+
+  /**
+   * Deletes finished jobs (completed, dead or cancelled) matching the filter.
+   *
+   * @return how many jobs were deleted
+   */
+  int deleteFinished(JobFilter filter, int limit);
+
+  /**
+   * Every queue that has jobs, is paused, or is read by a capsule of this application, by name,
+   * with its counts per state (each stopping at {@link #COUNT_CAP}), the wait of its oldest due job
+   * and its pause.
+   */
+  List<QueueStats> queues();
+
+  /** Jobs finished per queue and minute over the last hour, oldest minute first. */
+  List<Throughput> throughput();
+}

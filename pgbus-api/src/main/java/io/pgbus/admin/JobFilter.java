@@ -1,0 +1,209 @@
+package io.pgbus.admin;
+
+import io.pgbus.InvalidJobException;
+import io.pgbus.QueueNames;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.EnumSet;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * Which jobs a search or a bulk action looks at: every condition set must hold, and an unset one
+ * matches everything. Immutable; each {@code with} method checks its value and returns a copy.
+ *
+ * <pre>{@code
+ * JobFilter.all().withQueue("payments").withStates(JobState.DEAD).withPayloadContaining("{\"order\":42}")
+ * }</pre>
+ *
+ * <p>Bounds, checked here with an {@link InvalidFilterException} that names the field: the queue
+ * follows {@link QueueNames}; a unique key has 1 to {@value #MAX_UNIQUE_KEY} characters; the
+ * payload filter is a JSON object of at most {@value #MAX_PAYLOAD_FILTER} characters, matched with
+ * jsonb containment ({@code payload @> filter}: {@code {"order":42}} finds every job whose payload
+ * has {@code order} 42, whatever else it holds); the time range is on the creation time, from
+ * inclusive to exclusive, and from must be before to.
+ */
+public final class JobFilter {
+
+  /** The longest unique key accepted, as in {@code pgbus.job.unique_key}. */
+  public static final int MAX_UNIQUE_KEY = 255;
+
+  /** The longest payload filter accepted, in characters. */
+  public static final int MAX_PAYLOAD_FILTER = 1000;
+
+  private static final JobFilter ALL = new JobFilter(null, null, null, null, null, null, null);
+
+  private final Long id;
+  private final String queue;
+  private final Set<JobState> states;
+  private final String uniqueKey;
+  private final String payloadContains;
+  private final Instant createdFrom;
+  private final Instant createdTo;
+
+  private JobFilter(
+      Long id,
+      String queue,
+      Set<JobState> states,
+      String uniqueKey,
+      String payloadContains,
+      Instant createdFrom,
+      Instant createdTo) {
+    this.id = id;
+    this.queue = queue;
+    this.states = states;
+    this.uniqueKey = uniqueKey;
+    this.payloadContains = payloadContains;
+    this.createdFrom = createdFrom;
+    this.createdTo = createdTo;
+  }
+
+  /** Matches every job. */
+  public static JobFilter all() {
+    return ALL;
+  }
+
+  /** Matches the one job with this id. */
+  public static JobFilter byId(long id) {
+    return ALL.withId(id);
+  }
+
+  public JobFilter withId(long id) {
+    if (id < 1) {
+      throw new InvalidFilterException("id", id, "job ids are positive numbers");
+    }
+    return new JobFilter(id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo);
+  }
+
+  public JobFilter withQueue(String queue) {
+    try {
+      QueueNames.require(queue);
+    } catch (InvalidJobException e) {
+      throw new InvalidFilterException(
+          "queue",
+          queue,
+          "use a lower-case letter followed by lower-case letters, digits or"
+              + " '_', at most "
+              + QueueNames.MAX_LENGTH
+              + " characters");
+    }
+    return new JobFilter(id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo);
+  }
+
+  public JobFilter withStates(JobState first, JobState... more) {
+    EnumSet<JobState> s = EnumSet.of(Objects.requireNonNull(first, "state"), more);
+    return withStates(s);
+  }
+
+  /** Jobs in any of these states; an empty collection is refused (it would match nothing). */
+  public JobFilter withStates(Collection<JobState> states) {
+    if (states == null || states.isEmpty()) {
+      throw new InvalidFilterException("state", "", "give at least one state, or no state filter");
+    }
+    Set<JobState> s = Set.copyOf(EnumSet.copyOf(states));
+    return new JobFilter(id, queue, s, uniqueKey, payloadContains, createdFrom, createdTo);
+  }
+
+  public JobFilter withUniqueKey(String uniqueKey) {
+    if (uniqueKey == null || uniqueKey.isEmpty() || uniqueKey.length() > MAX_UNIQUE_KEY) {
+      throw new InvalidFilterException(
+          "uniqueKey", uniqueKey, "use 1 to " + MAX_UNIQUE_KEY + " characters");
+    }
+    return new JobFilter(id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo);
+  }
+
+  /**
+   * Jobs whose payload contains this JSON object (jsonb {@code @>}). The database checks that it is
+   * JSON; a filter that is not is refused with the field {@code payload}.
+   */
+  public JobFilter withPayloadContaining(String jsonObject) {
+    if (jsonObject == null || jsonObject.length() > MAX_PAYLOAD_FILTER) {
+      throw new InvalidFilterException(
+          "payload",
+          jsonObject,
+          "use a JSON object of at most " + MAX_PAYLOAD_FILTER + " characters");
+    }
+    if (!jsonObject.strip().startsWith("{")) {
+      throw new InvalidFilterException(
+          "payload", jsonObject, "use a JSON object such as {\"order\":42}");
+    }
+    return new JobFilter(id, queue, states, uniqueKey, jsonObject, createdFrom, createdTo);
+  }
+
+  /** Jobs created at or after {@code from} and before {@code to}; either may be null (open). */
+  public JobFilter withCreated(Instant from, Instant to) {
+    if (from != null && to != null && !from.isBefore(to)) {
+      throw new InvalidFilterException(
+          "createdFrom", from, "must be before createdTo (" + to + ")");
+    }
+    return new JobFilter(id, queue, states, uniqueKey, payloadContains, from, to);
+  }
+
+  /** The job id, or null. */
+  public Long id() {
+    return id;
+  }
+
+  /** The queue, or null. */
+  public String queue() {
+    return queue;
+  }
+
+  /** The states (never empty), or null for any state. */
+  public Set<JobState> states() {
+    return states;
+  }
+
+  public String uniqueKey() {
+    return uniqueKey;
+  }
+
+  /** The payload containment filter (a JSON object), or null. */
+  public String payloadContains() {
+    return payloadContains;
+  }
+
+  public Instant createdFrom() {
+    return createdFrom;
+  }
+
+  public Instant createdTo() {
+    return createdTo;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof JobFilter f
+        && Objects.equals(id, f.id)
+        && Objects.equals(queue, f.queue)
+        && Objects.equals(states, f.states)
+        && Objects.equals(uniqueKey, f.uniqueKey)
+        && Objects.equals(payloadContains, f.payloadContains)
+        && Objects.equals(createdFrom, f.createdFrom)
+        && Objects.equals(createdTo, f.createdTo);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo);
+  }
+
+  @Override
+  public String toString() {
+    return "JobFilter[id="
+        + id
+        + ", queue="
+        + queue
+        + ", states="
+        + states
+        + ", uniqueKey="
+        + uniqueKey
+        + ", payload="
+        + payloadContains
+        + ", created="
+        + createdFrom
+        + ".."
+        + createdTo
+        + "]";
+  }
+}

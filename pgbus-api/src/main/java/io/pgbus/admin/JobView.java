@@ -1,0 +1,61 @@
+package io.pgbus.admin;
+
+import java.time.Instant;
+
+/**
+ * One job as an operator sees it: a row of {@code pgbus.job}.
+ *
+ * @param attempt attempts started so far (a running job's current attempt)
+ * @param maxAttempts the attempt budget (a replay raises it)
+ * @param runAt when a waiting job runs (next), or when it ran (last)
+ * @param attemptedBy the worker ({@code host:pid}) that holds a running job, or ran it last
+ * @param leaseExpiresAt until when a running job's worker holds it; null when not running
+ * @param payload the payload as JSON text; null in search results (read the job for it), and {@code
+ *     null} where payloads are masked for the caller
+ * @param errors the latest errors as a JSON array, newest first ({@code [{"attempt":1,"at":...,
+ *     "error":"..."}]}); null in search results
+ * @param enqueuedBy who enqueued it (caller principal or database role)
+ */
+public record JobView(
+    long id,
+    String queue,
+    JobState state,
+    int priority,
+    int attempt,
+    int maxAttempts,
+    Instant runAt,
+    Instant createdAt,
+    Instant attemptedAt,
+    Instant finalizedAt,
+    String attemptedBy,
+    Instant leaseExpiresAt,
+    String uniqueKey,
+    String enqueuedBy,
+    String correlationId,
+    String lastError,
+    String payload,
+    String errors) {
+
+  /** This job with its payload replaced by null: for callers that may not read payloads. */
+  public JobView withoutPayload() {
+    return new JobView(
+        id,
+        queue,
+        state,
+        priority,
+        attempt,
+        maxAttempts,
+        runAt,
+        createdAt,
+        attemptedAt,
+        finalizedAt,
+        attemptedBy,
+        leaseExpiresAt,
+        uniqueKey,
+        enqueuedBy,
+        correlationId,
+        lastError,
+        null,
+        errors);
+  }
+}

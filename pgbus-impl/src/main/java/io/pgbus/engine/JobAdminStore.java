@@ -1,0 +1,537 @@
+package io.pgbus.engine;
+
+import io.pgbus.admin.InvalidFilterException;
+import io.pgbus.admin.JobAdmin;
+import io.pgbus.admin.JobFilter;
+import io.pgbus.admin.JobPage;
+import io.pgbus.admin.JobState;
+import io.pgbus.admin.JobView;
+import io.pgbus.admin.QueueStats;
+import io.pgbus.admin.Throughput;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.sql.Types;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The operator's SQL on {@code pgbus.job} (search, read one, bulk actions, queue counts,
+ * throughput), written like {@link JobStore}: bind parameters only, nothing resolved through the
+ * application's search_path. Runs on the connection it is given, in the caller's transaction.
+ *
+ * <p>Every statement here runs only when an operator asks: nothing is polled.
+ *
+ * <p>Why the searches are fast on a million jobs (V8__admin.sql, docs/performance.md): a search
+ * walks the jobs of each wanted state newest first, on {@code job_queue_state_idx (queue, state,
+ * id)} (for each queue that has jobs when none is given), each walk stopping after a page, and
+ * merges the walks; no sort of a whole queue, no OFFSET. The filters are written {@code (? IS NULL
+ * OR ...)}: PostgreSQL plans each execution with the values (custom plans: the generic plan of such
+ * a query costs far more, so the plan cache keeps the custom one), which folds the unset filters
+ * away and lets the index conditions through.
+ */
+public final class JobAdminStore {
+
+  private static final String COLUMNS =
+      """
+      j.id, j.queue::text, j.state::text, j.priority, j.attempt, j.max_attempts, j.run_at,
+      j.created_at, j.attempted_at, j.finalized_at, j.attempted_by, j.lease_expires_at,
+      j.unique_key, j.enqueued_by, j.correlation_id,
+      (j.errors OPERATOR(pg_catalog.->) 0) OPERATOR(pg_catalog.->>) 'error'::text
+      """;
+
+  // The filter of JobFilter on alias j; bound by bindFilter, 14 parameters in this order.
+  private static final String FILTER =
+      """
+          (?::bigint IS NULL OR j.id = ?::bigint)
+      AND (?::text IS NULL OR j.queue::text = ?::text)
+      AND (?::pgbus.job_state[] IS NULL OR j.state OPERATOR(pg_catalog.=) ANY (?::pgbus.job_state[]))
+      AND (?::text IS NULL OR j.unique_key = ?::text)
+      AND (?::jsonb IS NULL OR j.payload OPERATOR(pg_catalog.@>) ?::jsonb)
+      AND (?::timestamptz IS NULL OR j.created_at >= ?::timestamptz)
+      AND (?::timestamptz IS NULL OR j.created_at < ?::timestamptz)
+      """;
+
+  // Every queue that has jobs, as q(queue): a loose index scan over job_queue_state_idx, one probe
+  // per queue, instead of reading a million rows for a DISTINCT. The last row is NULL.
+  private static final String QUEUE_LIST =
+      """
+      WITH RECURSIVE q(queue) AS (
+        (SELECT j.queue::text FROM pgbus.job j ORDER BY j.queue LIMIT 1)
+        UNION ALL
+        SELECT (SELECT j.queue::text FROM pgbus.job j
+                 WHERE j.queue::text > q.queue ORDER BY j.queue LIMIT 1)
+          FROM q WHERE q.queue IS NOT NULL)
+      """;
+
+  // One walk per wanted state (s), each newest first and stopping at the page size, merged; then
+  // the page's rows. The walks read ids only: an index-only range of job_queue_state_idx (queue,
+  // state, id) each. Planner trap: a walk that read whole rows could be planned on the primary key
+  // instead (newest first, filtered by queue and state), cheap for a common state and a read of a
+  // million rows for a rare one, since the plan cannot know which state the walk gets.
+  private static final String SEARCH =
+      "SELECT "
+          + COLUMNS
+          + """
+        FROM pgbus.job j
+       WHERE j.id IN (
+         SELECT w.id FROM pg_catalog.unnest(?::pgbus.job_state[]) AS s(state)
+          CROSS JOIN LATERAL (
+            SELECT j.id FROM pgbus.job j
+             WHERE j.state OPERATOR(pg_catalog.=) s.state AND j.id < ?::bigint AND
+      """
+          + FILTER
+          + """
+             ORDER BY j.id DESC
+             LIMIT ?) w
+          ORDER BY w.id DESC
+          LIMIT ?)
+       ORDER BY j.id DESC
+      """;
+
+  // States without a queue: the same walks for each queue that has jobs, so that no index of its
+  // own on (state, id) has to be kept up by every enqueue and completion.
+  private static final String SEARCH_ALL_QUEUES =
+      QUEUE_LIST
+          + "SELECT "
+          + COLUMNS
+          + """
+        FROM pgbus.job j
+       WHERE j.id IN (
+         SELECT w.id FROM q
+          CROSS JOIN pg_catalog.unnest(?::pgbus.job_state[]) AS s(state)
+          CROSS JOIN LATERAL (
+            SELECT j.id FROM pgbus.job j
+             WHERE j.queue::text = q.queue AND j.state OPERATOR(pg_catalog.=) s.state
+               AND j.id < ?::bigint AND
+      """
+          + FILTER
+          + """
+             ORDER BY j.id DESC
+             LIMIT ?) w
+          WHERE q.queue IS NOT NULL
+          ORDER BY w.id DESC
+          LIMIT ?)
+       ORDER BY j.id DESC
+      """;
+
+  // With an id, a unique key, a payload or a time filter: one plain query over all wanted states,
+  // so that PostgreSQL may answer it from the primary key, job_unique_key_idx, job_dead_payload_idx
+  // (GIN, dead jobs only: the state list must be exactly
+  // {dead} for the partial index to apply) or job_created_idx and sort the few matches, rather
+  // than walk every job of the states and test each one. Without such an index (a payload filter
+  // on other states) it walks the states newest first like SEARCH.
+  private static final String SEARCH_MATCHING =
+      "SELECT "
+          + COLUMNS
+          + """
+           FROM pgbus.job j
+          WHERE j.state OPERATOR(pg_catalog.=) ANY (?::pgbus.job_state[]) AND j.id < ?::bigint AND
+      """
+          + FILTER
+          + """
+          ORDER BY j.id DESC
+          LIMIT ?
+      """;
+
+  private static final String ONE =
+      "SELECT "
+          + COLUMNS
+          + ", j.payload::text, j.errors::text FROM pgbus.job j WHERE j.id = ?::bigint";
+
+  // The bulk actions. picked: the newest matching jobs in the action's states, locked; a job that
+  // another transaction holds (being claimed, completed, acted on) is skipped, so a bulk action
+  // never waits on the workers. The write rechecks the state on the row it changes. Each changed
+  // job gets an audit row in the same statement (pgbus.audit, V7; actions of V8), and a queue with
+  // jobs made available gets one wake-up.
+  private static final String PICKED =
+      """
+      WITH picked AS (
+        SELECT j.id, j.queue::text AS queue, j.unique_key FROM pgbus.job j
+         WHERE j.state OPERATOR(pg_catalog.=) ANY (?::pgbus.job_state[]) AND
+      """
+          + FILTER
+          + """
+         ORDER BY j.id DESC
+         LIMIT ?
+         FOR UPDATE SKIP LOCKED)
+      """;
+
+  private static final String AUDITED =
+      """
+      , audited AS (
+        INSERT INTO pgbus.audit (actor, action, queue, job_id)
+        SELECT coalesce(nullif(?::text, ''), session_user::text), ?::text, queue::text, id FROM acted)
+      """;
+
+  // As JobStore.REPLAY_DEAD, for many: one job per unique key at most (the newest), and none
+  // whose key another job holds, so the replay never meets job_unique_idx.
+  private static final String REPLAY_SQL =
+      PICKED
+          + """
+      , acted AS (
+        UPDATE pgbus.job d
+           SET state = 'available', max_attempts = d.attempt + d.max_attempts, run_at = now(),
+               finalized_at = NULL
+          FROM (SELECT p.id, p.unique_key, pg_catalog.row_number() OVER (
+                         PARTITION BY p.queue, p.unique_key ORDER BY p.id DESC) AS nth
+                  FROM picked p) p
+         WHERE d.id = p.id AND d.state OPERATOR(pg_catalog.=) 'dead'
+           AND (d.unique_key IS NULL OR (p.nth = 1 AND NOT EXISTS (
+                 SELECT 1 FROM pgbus.job o
+                  WHERE o.queue::text = d.queue::text AND o.unique_key = d.unique_key
+                    AND o.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}'))))
+        RETURNING d.id, d.queue)
+      """
+          + AUDITED
+          + """
+      SELECT (SELECT count(*) FROM acted),
+             (SELECT count(*) FROM (SELECT pgbus.notify(queue, now()) FROM acted GROUP BY queue) n)
+      """;
+
+  private static final String RETRY_SQL =
+      PICKED
+          + """
+      , acted AS (
+        UPDATE pgbus.job d SET state = 'available', run_at = now()
+          FROM picked p
+         WHERE d.id = p.id AND d.state OPERATOR(pg_catalog.=) ANY ('{scheduled,retryable}')
+        RETURNING d.id, d.queue)
+      """
+          + AUDITED
+          + """
+      SELECT (SELECT count(*) FROM acted),
+             (SELECT count(*) FROM (SELECT pgbus.notify(queue, now()) FROM acted GROUP BY queue) n)
+      """;
+
+  private static final String CANCEL_SQL =
+      PICKED
+          + """
+      , acted AS (
+        UPDATE pgbus.job d SET state = 'cancelled', finalized_at = now()
+          FROM picked p
+         WHERE d.id = p.id AND d.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,retryable}')
+        RETURNING d.id, d.queue)
+      """
+          + AUDITED
+          + """
+      SELECT (SELECT count(*) FROM acted), 0
+      """;
+
+  private static final String DELETE_SQL =
+      PICKED
+          + """
+      , acted AS (
+        DELETE FROM pgbus.job d
+         USING picked p
+         WHERE d.id = p.id AND d.state OPERATOR(pg_catalog.=) ANY ('{completed,dead,cancelled}')
+        RETURNING d.id, d.queue)
+      """
+          + AUDITED
+          + """
+      SELECT (SELECT count(*) FROM acted), 0
+      """;
+
+  // Every queue that has jobs: a loose index scan over job_queue_state_idx, one probe per queue,
+  // instead of reading a million rows for a DISTINCT.
+  private static final String QUEUES = QUEUE_LIST + "SELECT queue FROM q WHERE queue IS NOT NULL";
+
+  // Counts per queue and state, each stopping at the cap: one index-only range of
+  // job_queue_state_idx per pair, at most cap entries long, so a queue of a million completed jobs
+  // costs what one of ten thousand does. The oldest due job: the first entry of job_due_idx.
+  private static final String COUNTS =
+      """
+      SELECT q.queue, s.state::text,
+             (SELECT count(*) FROM (SELECT 1 FROM pgbus.job j
+                                     WHERE j.queue::text = q.queue AND j.state OPERATOR(pg_catalog.=) s.state
+                                     LIMIT ?) x)
+        FROM pg_catalog.unnest(?::text[]) AS q(queue)
+       CROSS JOIN pg_catalog.unnest(pg_catalog.enum_range(NULL::pgbus.job_state)) AS s(state)
+      """;
+
+  private static final String OLDEST =
+      """
+      SELECT q.queue,
+             (SELECT GREATEST(0::numeric, extract(epoch FROM now() - j.run_at) * 1000::numeric)::bigint
+                FROM pgbus.job j
+               WHERE j.queue::text = q.queue
+                 AND j.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
+               ORDER BY j.run_at LIMIT 1),
+             EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = q.queue)
+        FROM pg_catalog.unnest(?::text[]) AS q(queue)
+      """;
+
+  private static final String PAUSED = "SELECT queue::text FROM pgbus.queue_pause";
+
+  // Finished jobs of the last hour, from job_finalized_queue_idx (state, finalized_at) INCLUDE
+  // (queue): an index-only range where vacuum has been.
+  private static final String THROUGHPUT =
+      """
+      SELECT j.queue::text, pg_catalog.date_trunc('minute', j.finalized_at) AS minute,
+             count(*) FILTER (WHERE j.state OPERATOR(pg_catalog.=) 'completed'),
+             count(*) FILTER (WHERE j.state OPERATOR(pg_catalog.=) 'dead')
+        FROM pgbus.job j
+       WHERE j.state OPERATOR(pg_catalog.=) ANY ('{completed,dead}')
+         AND j.finalized_at >= now() - interval '1 hour'
+       GROUP BY 1, 2
+       ORDER BY 2, 1
+      """;
+
+  /** One job with payload and errors. */
+  public Optional<JobView> jobView(Connection c, long id) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(ONE)) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(view(rs, true)) : Optional.empty();
+      }
+    }
+  }
+
+  /** A page of the search, newest first; see {@link JobAdmin#search}. */
+  public JobPage jobSearch(Connection c, JobFilter filter, Long before, int limit)
+      throws SQLException {
+    requireRange("limit", limit, 1, JobAdmin.MAX_PAGE);
+    if (before != null && before < 1) {
+      throw new InvalidFilterException("before", before, "use the next cursor of a page");
+    }
+    Set<JobState> states =
+        filter.states() == null ? EnumSet.allOf(JobState.class) : filter.states();
+    // Which walk: see SEARCH, SEARCH_ALL_QUEUES and SEARCH_MATCHING. Without any filter the plain
+    // query walks the primary key.
+    boolean matching =
+        filter.id() != null
+            || filter.uniqueKey() != null
+            || filter.payloadContains() != null
+            || filter.createdFrom() != null
+            || filter.createdTo() != null
+            || (filter.queue() == null && filter.states() == null);
+    String sql = matching ? SEARCH_MATCHING : filter.queue() == null ? SEARCH_ALL_QUEUES : SEARCH;
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setObject(1, states(states), Types.OTHER);
+      ps.setLong(2, before == null ? Long.MAX_VALUE : before);
+      int i = bindFilter(c, ps, 3, filter);
+      ps.setInt(i, limit + 1);
+      if (!matching) {
+        ps.setInt(i + 1, limit + 1);
+      }
+      var jobs = new ArrayList<JobView>(limit + 1);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          jobs.add(view(rs, false));
+        }
+      }
+      if (jobs.size() > limit) {
+        jobs.remove(limit);
+        return new JobPage(jobs, jobs.get(limit - 1).id());
+      }
+      return new JobPage(jobs, null);
+    }
+  }
+
+  /** Which bulk action, with its SQL and the states it applies to. */
+  public enum Action {
+    REPLAY("replay", REPLAY_SQL, EnumSet.of(JobState.DEAD)),
+    RETRY("retry", RETRY_SQL, EnumSet.of(JobState.SCHEDULED, JobState.RETRYABLE)),
+    CANCEL(
+        "cancel",
+        CANCEL_SQL,
+        EnumSet.of(JobState.SCHEDULED, JobState.AVAILABLE, JobState.RETRYABLE)),
+    DELETE("delete", DELETE_SQL, EnumSet.of(JobState.COMPLETED, JobState.DEAD, JobState.CANCELLED));
+
+    private final String auditName;
+    private final String sql;
+    private final Set<JobState> states;
+
+    Action(String auditName, String sql, Set<JobState> states) {
+      this.auditName = auditName;
+      this.sql = sql;
+      this.states = states;
+    }
+
+    /** The name in pgbus.audit.action. */
+    public String auditName() {
+      return auditName;
+    }
+  }
+
+  /**
+   * Runs a bulk action on up to {@code limit} jobs matching the filter, newest first, audited as
+   * {@code actor} ({@code null}: the database role); the number of jobs changed.
+   */
+  public int jobAct(Connection c, Action action, JobFilter filter, int limit, String actor)
+      throws SQLException {
+    requireRange("limit", limit, 1, JobAdmin.MAX_BULK);
+    try (PreparedStatement ps = c.prepareStatement(action.sql)) {
+      ps.setObject(1, states(action.states), Types.OTHER);
+      int i = bindFilter(c, ps, 2, filter);
+      ps.setInt(i, limit);
+      ps.setString(i + 1, actor);
+      ps.setString(i + 2, action.auditName);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    }
+  }
+
+  /**
+   * Every queue with jobs, paused, or in {@code known}, by name, with its counts (each stopping at
+   * {@code cap}), the wait of its oldest due job and its pause.
+   */
+  public List<QueueStats> queueStats(Connection c, Collection<String> known, long cap)
+      throws SQLException {
+    var queues = new TreeSet<String>(known);
+    try (PreparedStatement ps = c.prepareStatement(QUEUES);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        queues.add(rs.getString(1));
+      }
+    }
+    try (PreparedStatement ps = c.prepareStatement(PAUSED);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        queues.add(rs.getString(1));
+      }
+    }
+    String[] names = queues.toArray(String[]::new);
+    var counts = new TreeMap<String, Map<JobState, Long>>();
+    var capped = new TreeMap<String, Set<JobState>>();
+    try (PreparedStatement ps = c.prepareStatement(COUNTS)) {
+      ps.setLong(1, cap);
+      ps.setArray(2, c.createArrayOf("text", names));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          String q = rs.getString(1);
+          JobState s = JobState.parse(rs.getString(2));
+          long n = rs.getLong(3);
+          counts.computeIfAbsent(q, k -> new EnumMap<>(JobState.class)).put(s, n);
+          Set<JobState> full = capped.computeIfAbsent(q, k -> EnumSet.noneOf(JobState.class));
+          if (n >= cap) {
+            full.add(s);
+          }
+        }
+      }
+    }
+    var stats = new ArrayList<QueueStats>(names.length);
+    try (PreparedStatement ps = c.prepareStatement(OLDEST)) {
+      ps.setArray(1, c.createArrayOf("text", names));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          String q = rs.getString(1);
+          long waitedMs = rs.getLong(2);
+          stats.add(
+              new QueueStats(
+                  q,
+                  counts.getOrDefault(q, Map.of()),
+                  capped.getOrDefault(q, Set.of()),
+                  Duration.ofMillis(waitedMs),
+                  rs.getBoolean(3)));
+        }
+      }
+    }
+    return stats;
+  }
+
+  /** Finished jobs per queue and minute over the last hour, oldest minute first. */
+  public List<Throughput> throughput(Connection c) throws SQLException {
+    var points = new ArrayList<Throughput>();
+    try (PreparedStatement ps = c.prepareStatement(THROUGHPUT);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        points.add(
+            new Throughput(
+                rs.getString(1),
+                rs.getObject(2, OffsetDateTime.class).toInstant(),
+                rs.getLong(3),
+                rs.getLong(4)));
+      }
+    }
+    return points;
+  }
+
+  private static int bindFilter(Connection c, PreparedStatement ps, int at, JobFilter f)
+      throws SQLException {
+    int i = at;
+    i = bindTwice(ps, i, f.id(), Types.BIGINT);
+    i = bindTwice(ps, i, f.queue(), Types.VARCHAR);
+    String states = f.states() == null ? null : states(f.states());
+    ps.setObject(i++, states, Types.OTHER);
+    ps.setObject(i++, states, Types.OTHER);
+    i = bindTwice(ps, i, f.uniqueKey(), Types.VARCHAR);
+    i = bindTwice(ps, i, f.payloadContains(), Types.VARCHAR);
+    i = bindTwice(ps, i, timestamp(f.createdFrom()), Types.TIMESTAMP_WITH_TIMEZONE);
+    i = bindTwice(ps, i, timestamp(f.createdTo()), Types.TIMESTAMP_WITH_TIMEZONE);
+    return i;
+  }
+
+  private static int bindTwice(PreparedStatement ps, int i, Object value, int type)
+      throws SQLException {
+    ps.setObject(i, value, type);
+    ps.setObject(i + 1, value, type);
+    return i + 2;
+  }
+
+  private static OffsetDateTime timestamp(Instant at) {
+    return at == null ? null : at.atOffset(java.time.ZoneOffset.UTC);
+  }
+
+  /**
+   * The states as an array literal, bound untyped ({@code Types.OTHER}) so that the server parses
+   * it as {@code pgbus.job_state[]} at bind time: a constant the planner can prove a partial
+   * index's predicate with. A text[] cast to job_state[] in the query is not folded (enum_in is
+   * stable), so {@code state = 'dead'} indexes would never match.
+   */
+  private static String states(Collection<JobState> states) {
+    return String.join(",", List.of(names(states))).transform(t -> "{" + t + "}");
+  }
+
+  private static String[] names(Collection<JobState> states) {
+    return states.stream().map(JobState::sqlName).toArray(String[]::new);
+  }
+
+  private static void requireRange(String field, int value, int min, int max) {
+    if (value < min || value > max) {
+      throw new InvalidFilterException(field, value, "use " + min + " to " + max);
+    }
+  }
+
+  private static JobView view(ResultSet rs, boolean full) throws SQLException {
+    return new JobView(
+        rs.getLong(1),
+        rs.getString(2),
+        JobState.parse(rs.getString(3)),
+        rs.getInt(4),
+        rs.getInt(5),
+        rs.getInt(6),
+        instant(rs, 7),
+        instant(rs, 8),
+        instant(rs, 9),
+        instant(rs, 10),
+        rs.getString(11),
+        instant(rs, 12),
+        rs.getString(13),
+        rs.getString(14),
+        rs.getString(15),
+        rs.getString(16),
+        full ? rs.getString(17) : null,
+        full ? rs.getString(18) : null);
+  }
+
+  private static Instant instant(ResultSet rs, int column) throws SQLException {
+    Timestamp t = rs.getTimestamp(column);
+    return t == null ? null : t.toInstant();
+  }
+}

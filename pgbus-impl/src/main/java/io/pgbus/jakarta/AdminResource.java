@@ -1,0 +1,437 @@
+package io.pgbus.jakarta;
+
+import io.pgbus.admin.InvalidFilterException;
+import io.pgbus.admin.JobAdmin;
+import io.pgbus.admin.JobFilter;
+import io.pgbus.admin.JobPage;
+import io.pgbus.admin.JobState;
+import io.pgbus.admin.JobView;
+import io.pgbus.admin.QueueStats;
+import io.pgbus.admin.Throughput;
+import io.pgbus.engine.Capsule;
+import io.pgbus.engine.Engine;
+import io.pgbus.engine.FleetStore;
+import io.pgbus.engine.ListenerState;
+import jakarta.annotation.security.DeclareRoles;
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.enterprise.context.RequestScoped;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.Cookie;
+import jakarta.ws.rs.core.HttpHeaders;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.MultivaluedMap;
+import jakarta.ws.rs.core.NewCookie;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.SecurityContext;
+import jakarta.ws.rs.core.UriInfo;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * The REST admin API (docs/admin-api.md): jobs (search, one, actions), queues, throughput, crons,
+ * fleet and the doctor, as JSON. Like {@link DoctorResource} it carries no {@code @Path} and is
+ * never mounted by itself; an application opts in with a subclass:
+ *
+ * <pre>{@code
+ * @RequestScoped
+ * @Path("pgbus/admin")
+ * public class PgbusAdmin extends AdminResource {}
+ * }</pre>
+ *
+ * <p>Roles: {@value #VIEWER} reads, {@value #ADMIN} reads and acts; anonymous callers get 401 and a
+ * viewer's action 403. The roles are checked here as well as declared (a server that does not
+ * enforce {@code @RolesAllowed} on JAX-RS resources still refuses). Actions are POSTs that must
+ * carry the header {@value #CSRF_HEADER} equal to the cookie {@value #CSRF_COOKIE} that {@code GET
+ * csrf} sets (double submit: a page of another origin can neither read the cookie nor set the
+ * header). Bad input is a 400 that names the field; any other failure is a 500 with a category
+ * only, the details go to the log.
+ */
+@RequestScoped
+@DeclareRoles({AdminResource.VIEWER, AdminResource.ADMIN})
+@RolesAllowed({AdminResource.VIEWER, AdminResource.ADMIN})
+public class AdminResource {
+
+  /** The role that may read. */
+  public static final String VIEWER = "pgbus-viewer";
+
+  /** The role that may read and act. */
+  public static final String ADMIN = "pgbus-admin";
+
+  /** The header an action must carry, equal to the cookie {@value #CSRF_COOKIE}. */
+  public static final String CSRF_HEADER = "X-Pgbus-CSRF";
+
+  /** The cookie {@code GET csrf} sets. */
+  public static final String CSRF_COOKIE = "pgbus-csrf";
+
+  /** The default page size of a search, and of a bulk action's limit. */
+  static final int DEFAULT_PAGE = 50;
+
+  static final int DEFAULT_BULK = 1000;
+
+  private static final System.Logger LOG = System.getLogger(AdminResource.class.getName());
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  @Inject JobAdmin admin;
+  @Inject PgbusRuntime runtime;
+  @Inject PgbusResources resources;
+
+  @GET
+  @Path("jobs")
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response jobs(@Context SecurityContext security, @Context UriInfo uri) {
+    return read(
+        security,
+        () -> {
+          MultivaluedMap<String, String> q = uri.getQueryParameters();
+          JobFilter filter = AdminParams.filter(q);
+          Long before = AdminParams.number("before", q.getFirst("before"));
+          int limit = AdminParams.positive("limit", q.getFirst("limit"), DEFAULT_PAGE);
+          JobPage page = admin.search(filter, before, limit);
+          var jobs = new ArrayList<Map<String, Object>>(page.jobs().size());
+          for (JobView j : page.jobs()) {
+            jobs.add(job(j, false, false));
+          }
+          var body = new LinkedHashMap<String, Object>();
+          body.put("jobs", jobs);
+          body.put("next", page.next() == null ? null : String.valueOf(page.next()));
+          return Response.ok(body).build();
+        });
+  }
+
+  @GET
+  @Path("jobs/{id}")
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response job(@Context SecurityContext security, @PathParam("id") String id) {
+    return read(
+        security,
+        () -> {
+          long jobId = AdminParams.id(id);
+          return admin
+              .job(jobId)
+              .map(j -> Response.ok(job(j, true, masked(security))).build())
+              .orElseGet(() -> error(Response.Status.NOT_FOUND, "not-found", "id", null));
+        });
+  }
+
+  @POST
+  @Path("jobs/{id}/{action}")
+  @Produces(MediaType.APPLICATION_JSON)
+  @RolesAllowed(ADMIN)
+  public Response actOnOne(
+      @Context SecurityContext security,
+      @Context HttpHeaders headers,
+      @PathParam("id") String id,
+      @PathParam("action") String action) {
+    return act(security, headers, () -> changed(action, JobFilter.byId(AdminParams.id(id)), 1));
+  }
+
+  @POST
+  @Path("jobs/{action}")
+  @Produces(MediaType.APPLICATION_JSON)
+  @RolesAllowed(ADMIN)
+  public Response actOnMany(
+      @Context SecurityContext security,
+      @Context HttpHeaders headers,
+      @Context UriInfo uri,
+      @PathParam("action") String action) {
+    return act(
+        security,
+        headers,
+        () -> {
+          MultivaluedMap<String, String> q = uri.getQueryParameters();
+          return changed(
+              action,
+              AdminParams.filter(q),
+              AdminParams.positive("limit", q.getFirst("limit"), DEFAULT_BULK));
+        });
+  }
+
+  @GET
+  @Path("queues")
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response queues(@Context SecurityContext security) {
+    return read(
+        security,
+        () -> {
+          Engine engine = runtime.engine();
+          var out = new ArrayList<Map<String, Object>>();
+          for (QueueStats s : admin.queues()) {
+            var m = new LinkedHashMap<String, Object>();
+            m.put("queue", s.queue());
+            var counts = new LinkedHashMap<String, Object>();
+            for (JobState state : JobState.values()) {
+              counts.put(state.sqlName(), s.counts().getOrDefault(state, 0L));
+            }
+            m.put("counts", counts);
+            m.put("countsCapped", s.capped().stream().map(JobState::sqlName).sorted().toList());
+            m.put("oldestWaitingMs", s.oldestWaiting().toMillis());
+            m.put("paused", s.paused());
+            var readers = new ArrayList<Map<String, Object>>();
+            for (Capsule c : engine.capsules()) {
+              if (c.config().queues().contains(s.queue())) {
+                readers.add(
+                    Map.of("capsule", c.config().name(), "worker", engine.config().workerId()));
+              }
+            }
+            m.put("readers", readers);
+            out.add(m);
+          }
+          return Response.ok(Map.of("countCap", JobAdmin.COUNT_CAP, "queues", out)).build();
+        });
+  }
+
+  @GET
+  @Path("throughput")
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response throughput(@Context SecurityContext security) {
+    return read(
+        security,
+        () -> {
+          var out = new ArrayList<Map<String, Object>>();
+          for (Throughput t : admin.throughput()) {
+            out.add(
+                Map.of(
+                    "queue",
+                    t.queue(),
+                    "minute",
+                    t.minute().toString(),
+                    "completed",
+                    t.completed(),
+                    "dead",
+                    t.dead()));
+          }
+          return Response.ok(Map.of("windowMinutes", 60, "points", out)).build();
+        });
+  }
+
+  @GET
+  @Path("crons")
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response crons(@Context SecurityContext security) {
+    return read(
+        security,
+        () -> {
+          var out = new ArrayList<Map<String, Object>>();
+          try (Connection c = resources.dataSource().getConnection()) {
+            for (Engine.CronStatus s : runtime.engine().crons(c)) {
+              var m = new LinkedHashMap<String, Object>();
+              m.put("name", s.name());
+              m.put("schedule", s.schedule());
+              m.put("zone", s.zone());
+              m.put("queue", s.queue());
+              m.put("lastRun", text(s.lastRun()));
+              m.put("nextRun", text(s.nextRun()));
+              out.add(m);
+            }
+          } catch (SQLException e) {
+            throw new IllegalStateException("read the crons: " + e.getMessage(), e);
+          }
+          return Response.ok(Map.of("crons", out)).build();
+        });
+  }
+
+  @GET
+  @Path("fleet")
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response fleet(@Context SecurityContext security) {
+    return read(
+        security,
+        () -> {
+          Engine engine = runtime.engine();
+          var body = new LinkedHashMap<String, Object>();
+          try (Connection c = resources.dataSource().getConnection()) {
+            body.put("leader", engine.leaderHolder(c));
+            var listeners = new ArrayList<Map<String, Object>>();
+            for (FleetStore.ListenerBackend b : new FleetStore().listeners(c)) {
+              var m = new LinkedHashMap<String, Object>();
+              m.put("pid", b.pid());
+              m.put("clientAddress", b.clientAddress());
+              m.put("since", text(b.since()));
+              listeners.add(m);
+            }
+            body.put("listeners", listeners);
+          } catch (SQLException e) {
+            throw new IllegalStateException("read the fleet: " + e.getMessage(), e);
+          }
+          ListenerState listener = engine.listenerState();
+          var self = new LinkedHashMap<String, Object>();
+          self.put("worker", engine.config().workerId());
+          self.put("leader", engine.leader());
+          self.put("listener", PgbusRuntime.listenerLabel(listener));
+          self.put("mode", listener.delivering() ? "notify" : "polling");
+          var capsules = new ArrayList<Map<String, Object>>();
+          for (Capsule c : engine.capsules()) {
+            var m = new LinkedHashMap<String, Object>();
+            m.put("name", c.config().name());
+            m.put("queues", c.config().queues());
+            m.put("concurrency", c.config().concurrency());
+            m.put("inFlight", c.inFlight());
+            capsules.add(m);
+          }
+          self.put("capsules", capsules);
+          body.put("self", self);
+          return Response.ok(body).build();
+        });
+  }
+
+  @GET
+  @Path("doctor")
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response doctor(@Context SecurityContext security) {
+    return read(security, () -> Response.ok(runtime.doctor()).build());
+  }
+
+  /**
+   * A fresh CSRF token: in the body, and in the cookie {@value #CSRF_COOKIE} (HttpOnly,
+   * SameSite=Strict, on the API's path); send it back as the header {@value #CSRF_HEADER} with
+   * every action.
+   */
+  @GET
+  @Path("csrf")
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response csrf(@Context SecurityContext security, @Context UriInfo uri) {
+    return read(
+        security,
+        () -> {
+          byte[] bytes = new byte[32];
+          RANDOM.nextBytes(bytes);
+          String token = Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+          NewCookie cookie =
+              new NewCookie.Builder(CSRF_COOKIE)
+                  .value(token)
+                  .path(uri.getBaseUri().getPath())
+                  .httpOnly(true)
+                  .secure(security.isSecure())
+                  .sameSite(NewCookie.SameSite.STRICT)
+                  .build();
+          return Response.ok(Map.of("header", CSRF_HEADER, "token", token)).cookie(cookie).build();
+        });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private Response changed(String action, JobFilter filter, int limit) {
+    int n =
+        switch (action) {
+          case "replay" -> admin.replayDead(filter, limit);
+          case "retry" -> admin.retryNow(filter, limit);
+          case "cancel" -> admin.cancelWaiting(filter, limit);
+          case "delete" -> admin.deleteFinished(filter, limit);
+          default ->
+              throw new InvalidFilterException(
+                  "action", action, "use replay, retry, cancel or delete");
+        };
+    return Response.ok(Map.of("action", action, "changed", n)).build();
+  }
+
+  private Response read(SecurityContext security, Supplier<Response> work) {
+    Response denied = denied(security, false);
+    return denied != null ? denied : guarded(work);
+  }
+
+  private Response act(SecurityContext security, HttpHeaders headers, Supplier<Response> work) {
+    Response denied = denied(security, true);
+    if (denied != null) {
+      return denied;
+    }
+    if (!csrfMatches(headers)) {
+      return error(Response.Status.FORBIDDEN, "csrf", CSRF_HEADER, null);
+    }
+    return guarded(work);
+  }
+
+  private static Response denied(SecurityContext security, boolean acting) {
+    if (security == null || security.getUserPrincipal() == null) {
+      return Response.status(Response.Status.UNAUTHORIZED)
+          .header(HttpHeaders.WWW_AUTHENTICATE, "Basic realm=\"pgbus\"")
+          .entity(Map.of("error", "unauthenticated"))
+          .type(MediaType.APPLICATION_JSON)
+          .build();
+    }
+    boolean allowed = security.isUserInRole(ADMIN) || (!acting && security.isUserInRole(VIEWER));
+    return allowed ? null : error(Response.Status.FORBIDDEN, "forbidden", null, null);
+  }
+
+  private static boolean csrfMatches(HttpHeaders headers) {
+    String header = headers.getHeaderString(CSRF_HEADER);
+    Cookie cookie = headers.getCookies().get(CSRF_COOKIE);
+    if (header == null || header.isEmpty() || cookie == null || cookie.getValue() == null) {
+      return false;
+    }
+    return MessageDigest.isEqual(
+        header.getBytes(StandardCharsets.UTF_8),
+        cookie.getValue().getBytes(StandardCharsets.UTF_8));
+  }
+
+  private Response guarded(Supplier<Response> work) {
+    try {
+      return work.get();
+    } catch (InvalidFilterException e) {
+      return error(Response.Status.BAD_REQUEST, "bad-request", e.field(), e.getMessage());
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, "pgbus admin API request failed", e);
+      return error(Response.Status.INTERNAL_SERVER_ERROR, "internal", null, null);
+    }
+  }
+
+  private static Response error(Response.Status status, String category, String field, String msg) {
+    var body = new LinkedHashMap<String, Object>();
+    body.put("error", category);
+    if (field != null) {
+      body.put("field", field);
+    }
+    if (msg != null) {
+      body.put("message", msg);
+    }
+    return Response.status(status).entity(body).type(MediaType.APPLICATION_JSON).build();
+  }
+
+  private boolean masked(SecurityContext security) {
+    return resources.settings().adminMaskPayloads() && !security.isUserInRole(ADMIN);
+  }
+
+  private static Map<String, Object> job(JobView j, boolean full, boolean masked) {
+    var m = new LinkedHashMap<String, Object>();
+    m.put("id", String.valueOf(j.id()));
+    m.put("queue", j.queue());
+    m.put("state", j.state().sqlName());
+    m.put("priority", j.priority());
+    m.put("attempt", j.attempt());
+    m.put("maxAttempts", j.maxAttempts());
+    m.put("runAt", text(j.runAt()));
+    m.put("createdAt", text(j.createdAt()));
+    m.put("attemptedAt", text(j.attemptedAt()));
+    m.put("finalizedAt", text(j.finalizedAt()));
+    m.put("attemptedBy", j.attemptedBy());
+    m.put("leaseExpiresAt", text(j.leaseExpiresAt()));
+    m.put("uniqueKey", j.uniqueKey());
+    m.put("enqueuedBy", j.enqueuedBy());
+    m.put("correlationId", j.correlationId());
+    m.put("lastError", j.lastError());
+    if (full) {
+      m.put("payload", masked ? null : j.payload());
+      m.put("payloadMasked", masked);
+      m.put("errors", j.errors());
+    }
+    return m;
+  }
+
+  private static String text(Instant at) {
+    return at == null ? null : at.toString();
+  }
+}

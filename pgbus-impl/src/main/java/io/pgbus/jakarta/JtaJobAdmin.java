@@ -1,0 +1,100 @@
+package io.pgbus.jakarta;
+
+import io.pgbus.PgbusException;
+import io.pgbus.admin.InvalidFilterException;
+import io.pgbus.admin.JobAdmin;
+import io.pgbus.admin.JobFilter;
+import io.pgbus.admin.JobPage;
+import io.pgbus.admin.JobView;
+import io.pgbus.admin.QueueStats;
+import io.pgbus.admin.Throughput;
+import io.pgbus.engine.JobAdminStore;
+import io.pgbus.engine.JobAdminStore.Action;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
+import java.security.Principal;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * {@link JobAdmin} on the JTA datasource, like {@link JtaJobQueue}: a call inside the caller's
+ * transaction runs on its enlisted connection and commits with it; without one, each call commits
+ * on its own. Actions are audited with the caller principal.
+ */
+@ApplicationScoped
+public class JtaJobAdmin implements JobAdmin {
+
+  @Inject PgbusRuntime runtime;
+  @Inject PgbusResources resources;
+  @Inject Instance<Principal> principal;
+
+  @Override
+  public Optional<JobView> job(long id) {
+    return withConnection("read job " + id, null, (s, c) -> s.jobView(c, id));
+  }
+
+  @Override
+  public JobPage search(JobFilter filter, Long before, int limit) {
+    return withConnection("search jobs", filter, (s, c) -> s.jobSearch(c, filter, before, limit));
+  }
+
+  @Override
+  public int replayDead(JobFilter filter, int limit) {
+    return act(Action.REPLAY, filter, limit);
+  }
+
+  @Override
+  public int retryNow(JobFilter filter, int limit) {
+    return act(Action.RETRY, filter, limit);
+  }
+
+  @Override
+  public int cancelWaiting(JobFilter filter, int limit) {
+    return act(Action.CANCEL, filter, limit);
+  }
+
+  @Override
+  public int deleteFinished(JobFilter filter, int limit) {
+    return act(Action.DELETE, filter, limit);
+  }
+
+  @Override
+  public List<QueueStats> queues() {
+    List<String> known = runtime.engine().config().queues();
+    return withConnection(
+        "read the queues", null, (s, c) -> s.queueStats(c, known, JobAdmin.COUNT_CAP));
+  }
+
+  @Override
+  public List<Throughput> throughput() {
+    return withConnection("read the throughput", null, (s, c) -> s.throughput(c));
+  }
+
+  private int act(Action action, JobFilter filter, int limit) {
+    String caller = CallerNames.name(principal);
+    return withConnection(
+        action.auditName() + " jobs", filter, (s, c) -> s.jobAct(c, action, filter, limit, caller));
+  }
+
+  @FunctionalInterface
+  private interface Work<T> {
+    T run(JobAdminStore store, Connection c) throws SQLException;
+  }
+
+  private <T> T withConnection(String action, JobFilter filter, Work<T> work) {
+    try (Connection c = resources.dataSource().getConnection()) {
+      return work.run(runtime.engine().adminStore(), c);
+    } catch (SQLException e) {
+      // 22P02 invalid_text_representation: the payload filter is not JSON (the only text the
+      // database parses here).
+      if ("22P02".equals(e.getSQLState()) && filter != null && filter.payloadContains() != null) {
+        throw new InvalidFilterException(
+            "payload", filter.payloadContains(), "is not JSON (" + e.getMessage() + ")");
+      }
+      throw new PgbusException("pgbus could not " + action + ": " + e.getMessage(), e);
+    }
+  }
+}

@@ -1,0 +1,357 @@
+package io.pgbus.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pgbus.admin.InvalidFilterException;
+import io.pgbus.admin.JobAdmin;
+import io.pgbus.admin.JobFilter;
+import io.pgbus.admin.JobPage;
+import io.pgbus.admin.JobState;
+import io.pgbus.admin.JobView;
+import io.pgbus.admin.QueueStats;
+import io.pgbus.admin.Throughput;
+import io.pgbus.engine.JobAdminStore.Action;
+import io.pgbus.engine.testing.TestDatabase;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The operator's SQL behind JobAdmin on a real PostgreSQL: keyset search, one job, the four bulk
+ * actions checked in pgbus.job and pgbus.audit, queue counts, throughput and the bounds.
+ */
+class JobAdminTest {
+
+  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+
+  private final JobAdminStore admin = new JobAdminStore();
+
+  @BeforeEach
+  void clean() {
+    db.update("DELETE FROM pgbus.job");
+    db.update("DELETE FROM pgbus.queue_pause");
+    db.update("DELETE FROM pgbus.audit");
+  }
+
+  private long job(String queue, String state, String payload) {
+    return job(queue, state, payload, null);
+  }
+
+  private long job(String queue, String state, String payload, String uniqueKey) {
+    return db.queryLong(
+        """
+        INSERT INTO pgbus.job (queue, state, payload, unique_key, attempt, max_attempts, run_at,
+                               finalized_at, errors)
+        VALUES (?, ?::pgbus.job_state, ?::jsonb, ?, 1, 1,
+                CASE WHEN ? = 'scheduled' THEN now() + interval '1 hour' ELSE now() END,
+                CASE WHEN ? IN ('completed', 'dead', 'cancelled') THEN now() END,
+                CASE WHEN ? = 'dead' THEN '[{"attempt":1,"error":"boom"}]'::jsonb ELSE '[]' END)
+        RETURNING id
+        """,
+        queue,
+        state,
+        payload,
+        uniqueKey,
+        state,
+        state,
+        state);
+  }
+
+  private String state(long id) throws SQLException {
+    try (Connection c = db.connect();
+        var ps = c.prepareStatement("SELECT state::text FROM pgbus.job WHERE id = ?")) {
+      ps.setLong(1, id);
+      try (var rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    }
+  }
+
+  @Test
+  void searchPagesNewestFirstWithAKeysetUntilTheLastPage() throws SQLException {
+    var ids = new ArrayList<Long>();
+    for (int i = 0; i < 25; i++) {
+      ids.add(job("mail", i % 2 == 0 ? "dead" : "completed", "{\"n\":" + i + "}"));
+    }
+    job("other", "dead", "{}");
+    var seen = new ArrayList<Long>();
+    Long before = null;
+    int pages = 0;
+    try (Connection c = db.connect()) {
+      do {
+        JobPage page = admin.jobSearch(c, JobFilter.all().withQueue("mail"), before, 10);
+        page.jobs().forEach(j -> seen.add(j.id()));
+        before = page.next();
+        pages++;
+      } while (before != null);
+    }
+    assertThat(pages).isEqualTo(3);
+    java.util.Collections.reverse(ids);
+    assertThat(seen).isEqualTo(ids);
+  }
+
+  @Test
+  void searchFiltersByStateUniqueKeyPayloadAndTime() throws SQLException {
+    long dead42 = job("mail", "dead", "{\"order\":42,\"to\":\"a\"}", "k-42");
+    job("mail", "dead", "{\"order\":43}");
+    job("mail", "completed", "{\"order\":42}");
+    try (Connection c = db.connect()) {
+      assertThat(ids(c, JobFilter.all().withStates(JobState.DEAD))).hasSize(2);
+      assertThat(
+              ids(
+                  c,
+                  JobFilter.all()
+                      .withStates(JobState.DEAD)
+                      .withPayloadContaining("{\"order\":42}")))
+          .containsExactly(dead42);
+      assertThat(ids(c, JobFilter.all().withUniqueKey("k-42"))).containsExactly(dead42);
+      assertThat(ids(c, JobFilter.byId(dead42))).containsExactly(dead42);
+      Instant future = Instant.now().plusSeconds(3600);
+      assertThat(ids(c, JobFilter.all().withCreated(future, null))).isEmpty();
+      assertThat(ids(c, JobFilter.all().withCreated(null, future))).hasSize(3);
+    }
+  }
+
+  private List<Long> ids(Connection c, JobFilter f) throws SQLException {
+    return admin.jobSearch(c, f, null, JobAdmin.MAX_PAGE).jobs().stream().map(JobView::id).toList();
+  }
+
+  @Test
+  void aSearchForARareStateReadsAboutAPageOfRowsNotEveryJob() throws SQLException {
+    db.update(
+        "INSERT INTO pgbus.job (queue, state, payload, finalized_at)"
+            + " SELECT 'q' || (i % 4), 'completed', '{}', now() FROM generate_series(1, 50000) i");
+    for (int i = 0; i < 3; i++) {
+      job("q" + i, "running", "{}");
+    }
+    db.update("VACUUM ANALYZE pgbus.job");
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      long before = rowsRead(c);
+      JobPage page = admin.jobSearch(c, JobFilter.all().withStates(JobState.RUNNING), null, 50);
+      long read = rowsRead(c) - before;
+      assertThat(page.jobs()).hasSize(3);
+      assertThat(read).as("rows of pgbus.job read for a page of 3").isLessThan(100);
+
+      // The measure works: a payload filter on completed jobs (no index for it) reads them all,
+      // as docs/admin-api.md says.
+      before = rowsRead(c);
+      admin.jobSearch(
+          c,
+          JobFilter.all().withStates(JobState.COMPLETED).withPayloadContaining("{\"x\":1}"),
+          null,
+          50);
+      assertThat(rowsRead(c) - before).isGreaterThan(10_000);
+    }
+  }
+
+  /** Rows of pgbus.job this transaction has read from the table (sequentially or by index). */
+  private static long rowsRead(Connection c) throws SQLException {
+    try (var ps =
+            c.prepareStatement(
+                "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)"
+                    + " FROM pg_stat_xact_user_tables WHERE relid = 'pgbus.job'::regclass");
+        var rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  @Test
+  void oneJobCarriesItsPayloadErrorsAndLastError() throws SQLException {
+    long id = job("mail", "dead", "{\"to\":\"ada\"}", "u-1");
+    try (Connection c = db.connect()) {
+      JobView v = admin.jobView(c, id).orElseThrow();
+      assertThat(v.state()).isEqualTo(JobState.DEAD);
+      assertThat(v.payload()).isEqualTo("{\"to\": \"ada\"}");
+      assertThat(v.errors()).contains("boom");
+      assertThat(v.lastError()).isEqualTo("boom");
+      assertThat(v.uniqueKey()).isEqualTo("u-1");
+      assertThat(v.maxAttempts()).isEqualTo(1);
+      assertThat(admin.jobView(c, id + 1000)).isEmpty();
+      assertThat(admin.jobSearch(c, JobFilter.byId(id), null, 1).jobs().get(0).payload()).isNull();
+    }
+  }
+
+  @Test
+  void replayDeadRevivesOnlyDeadJobsAndAuditsEach() throws SQLException {
+    long a = job("mail", "dead", "{}");
+    long b = job("mail", "dead", "{}");
+    long done = job("mail", "completed", "{}");
+    try (Connection c = db.connect()) {
+      int n = admin.jobAct(c, Action.REPLAY, JobFilter.all().withQueue("mail"), 100, "ops");
+      assertThat(n).isEqualTo(2);
+    }
+    assertThat(state(a)).isEqualTo("available");
+    assertThat(state(b)).isEqualTo("available");
+    assertThat(state(done)).isEqualTo("completed");
+    assertThat(db.queryLong("SELECT max_attempts FROM pgbus.job WHERE id = ?", a)).isEqualTo(2);
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.audit WHERE action = 'replay' AND actor = 'ops'"))
+        .isEqualTo(2);
+  }
+
+  @Test
+  void bulkReplayRevivesOneDeadJobPerUniqueKeyAndNoneWhoseKeyIsTaken() throws SQLException {
+    long older = job("mail", "dead", "{}", "k");
+    long newer = job("mail", "dead", "{}", "k");
+    long taken = job("mail", "dead", "{}", "t");
+    job("mail", "available", "{}", "t");
+    try (Connection c = db.connect()) {
+      assertThat(admin.jobAct(c, Action.REPLAY, JobFilter.all(), 100, null)).isEqualTo(1);
+    }
+    assertThat(state(newer)).isEqualTo("available");
+    assertThat(state(older)).isEqualTo("dead");
+    assertThat(state(taken)).isEqualTo("dead");
+  }
+
+  @Test
+  void retryNowMakesScheduledAndRetryableJobsAvailable() throws SQLException {
+    long s = job("mail", "scheduled", "{}");
+    long r = job("mail", "retryable", "{}");
+    long running = job("mail", "running", "{}");
+    try (Connection c = db.connect()) {
+      assertThat(admin.jobAct(c, Action.RETRY, JobFilter.all(), 100, "ops")).isEqualTo(2);
+    }
+    assertThat(state(s)).isEqualTo("available");
+    assertThat(state(r)).isEqualTo("available");
+    assertThat(state(running)).isEqualTo("running");
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE id = ? AND run_at <= now()", s))
+        .isEqualTo(1);
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.audit WHERE action = 'retry'"))
+        .isEqualTo(2);
+  }
+
+  @Test
+  void cancelWaitingCancelsOneJobByIdAndLeavesRunningOnes() throws SQLException {
+    long waiting = job("mail", "available", "{}");
+    long other = job("mail", "available", "{}");
+    long running = job("mail", "running", "{}");
+    try (Connection c = db.connect()) {
+      assertThat(admin.jobAct(c, Action.CANCEL, JobFilter.byId(waiting), 1, "ops")).isEqualTo(1);
+      assertThat(admin.jobAct(c, Action.CANCEL, JobFilter.byId(running), 1, "ops")).isEqualTo(0);
+    }
+    assertThat(state(waiting)).isEqualTo("cancelled");
+    assertThat(state(other)).isEqualTo("available");
+    assertThat(state(running)).isEqualTo("running");
+    assertThat(db.queryLong("SELECT job_id FROM pgbus.audit WHERE action = 'cancel'"))
+        .isEqualTo(waiting);
+  }
+
+  @Test
+  void deleteFinishedDeletesOnlyFinishedJobsUpToTheLimit() throws SQLException {
+    for (int i = 0; i < 5; i++) {
+      job("mail", "completed", "{}");
+    }
+    long waiting = job("mail", "available", "{}");
+    try (Connection c = db.connect()) {
+      assertThat(admin.jobAct(c, Action.DELETE, JobFilter.all(), 3, "ops")).isEqualTo(3);
+      assertThat(admin.jobAct(c, Action.DELETE, JobFilter.all(), 3, "ops")).isEqualTo(2);
+      assertThat(admin.jobAct(c, Action.DELETE, JobFilter.all(), 3, "ops")).isEqualTo(0);
+    }
+    assertThat(db.queryLongs("SELECT id FROM pgbus.job")).containsExactly(waiting);
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.audit WHERE action = 'delete'"))
+        .isEqualTo(5);
+  }
+
+  @Test
+  void anActionRolledBackWithTheCallersTransactionLeavesNothing() throws SQLException {
+    long dead = job("mail", "dead", "{}");
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      assertThat(admin.jobAct(c, Action.REPLAY, JobFilter.byId(dead), 1, "ops")).isEqualTo(1);
+      c.rollback();
+    }
+    assertThat(state(dead)).isEqualTo("dead");
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.audit")).isZero();
+  }
+
+  @Test
+  void queueStatsCountPerStateUpToTheCapWithOldestWaitAndPause() throws SQLException {
+    for (int i = 0; i < 4; i++) {
+      job("mail", "completed", "{}");
+    }
+    job("mail", "available", "{}");
+    job("sms", "dead", "{}");
+    db.update("INSERT INTO pgbus.queue_pause (queue) VALUES ('sms')");
+    db.update(
+        "UPDATE pgbus.job SET run_at = now() - interval '90 seconds' WHERE state = 'available'");
+    List<QueueStats> stats;
+    try (Connection c = db.connect()) {
+      stats = admin.queueStats(c, List.of("idle"), 3);
+    }
+    assertThat(stats).extracting(QueueStats::queue).containsExactly("idle", "mail", "sms");
+    QueueStats mail = stats.get(1);
+    assertThat(mail.counts().get(JobState.COMPLETED)).isEqualTo(3);
+    assertThat(mail.capped()).containsExactly(JobState.COMPLETED);
+    assertThat(mail.counts().get(JobState.AVAILABLE)).isEqualTo(1);
+    assertThat(mail.oldestWaiting().toSeconds()).isBetween(89L, 120L);
+    assertThat(mail.paused()).isFalse();
+    assertThat(stats.get(2).paused()).isTrue();
+    assertThat(stats.get(2).counts().get(JobState.DEAD)).isEqualTo(1);
+    assertThat(stats.get(0).counts().get(JobState.AVAILABLE)).isZero();
+  }
+
+  @Test
+  void throughputCountsFinishedJobsPerQueueAndMinuteOfTheLastHour() throws SQLException {
+    job("mail", "completed", "{}");
+    job("mail", "completed", "{}");
+    job("mail", "dead", "{}");
+    long old = job("mail", "completed", "{}");
+    db.update("UPDATE pgbus.job SET finalized_at = now() - interval '2 hours' WHERE id = ?", old);
+    List<Throughput> points;
+    try (Connection c = db.connect()) {
+      points = admin.throughput(c);
+    }
+    assertThat(points.stream().mapToLong(Throughput::completed).sum()).isEqualTo(2);
+    assertThat(points.stream().mapToLong(Throughput::dead).sum()).isEqualTo(1);
+    assertThat(points).allMatch(p -> p.queue().equals("mail"));
+  }
+
+  @Test
+  void boundsAreRefusedNamingTheField() throws SQLException {
+    try (Connection c = db.connect()) {
+      assertThatThrownBy(() -> admin.jobSearch(c, JobFilter.all(), null, JobAdmin.MAX_PAGE + 1))
+          .isInstanceOf(InvalidFilterException.class)
+          .hasMessageContaining("limit '201'")
+          .extracting(e -> ((InvalidFilterException) e).field())
+          .isEqualTo("limit");
+      assertThatThrownBy(
+              () -> admin.jobAct(c, Action.DELETE, JobFilter.all(), JobAdmin.MAX_BULK + 1, null))
+          .hasMessageContaining("limit '10001'");
+      assertThatThrownBy(() -> admin.jobSearch(c, JobFilter.all(), 0L, 10))
+          .hasMessageContaining("before");
+    }
+    assertThatThrownBy(() -> JobState.parse("deadish")).hasMessageContaining("state 'deadish'");
+    assertThatThrownBy(() -> JobFilter.all().withQueue("Bad-Queue"))
+        .hasMessageContaining("queue 'Bad-Queue'");
+    assertThatThrownBy(() -> JobFilter.all().withPayloadContaining("x".repeat(1001)))
+        .hasMessageContaining("payload")
+        .hasMessageContaining("1000 characters");
+    assertThatThrownBy(() -> JobFilter.all().withPayloadContaining("[1]"))
+        .hasMessageContaining("JSON object");
+    assertThatThrownBy(() -> JobFilter.all().withUniqueKey("k".repeat(256)))
+        .hasMessageContaining("uniqueKey");
+    assertThatThrownBy(() -> JobFilter.byId(0)).hasMessageContaining("id '0'");
+    assertThatThrownBy(() -> JobFilter.all().withStates(Set.of())).hasMessageContaining("state");
+  }
+
+  @Test
+  void aPayloadFilterThatIsNotJsonFailsInTheDatabaseWithItsSqlState() throws SQLException {
+    try (Connection c = db.connect()) {
+      assertThatThrownBy(
+              () -> admin.jobSearch(c, JobFilter.all().withPayloadContaining("{nope"), null, 10))
+          .isInstanceOf(SQLException.class)
+          .extracting(e -> ((SQLException) e).getSQLState())
+          .isEqualTo("22P02");
+    }
+  }
+}
