@@ -1,7 +1,12 @@
 // The console's small core: the session, the admin API client (with its CSRF token), a DOM
 // builder that never parses HTML, and formatting. Pages import from here.
 
-export const session = await (await fetch('session', { credentials: 'same-origin' })).json();
+// Absolute URLs without user info: fetch refuses a URL with credentials, and a relative one
+// inherits them from a page opened as http://user:password@host/... .
+const here = location.origin + location.pathname;
+
+export const session = await (await fetch(new URL('session', here), { credentials: 'same-origin' })).json();
+const apiRoot = location.origin + session.api;
 
 let csrfToken = null;
 
@@ -16,7 +21,7 @@ async function fail(res) {
 
 /** GET an admin API path (relative to the API root) with query parameters; answers its JSON. */
 export async function get(path, params = {}) {
-  const res = await fetch(session.api + path + query(params), {
+  const res = await fetch(apiRoot + path + query(params), {
     credentials: 'same-origin', headers: { Accept: 'application/json' } });
   if (!res.ok) await fail(res);
   return res.json();
@@ -26,7 +31,7 @@ export async function get(path, params = {}) {
 export async function post(path, params = {}) {
   for (let attempt = 0; attempt < 2; attempt++) {
     if (!csrfToken || attempt > 0) csrfToken = (await get('csrf')).token;
-    const res = await fetch(session.api + path + query(params), {
+    const res = await fetch(apiRoot + path + query(params), {
       method: 'POST', credentials: 'same-origin',
       headers: { Accept: 'application/json', 'X-Pgbus-CSRF': csrfToken } });
     if (res.ok) return res.json();
@@ -56,6 +61,12 @@ export function h(tag, attrs = {}, ...children) {
     if (c === undefined || c === null || c === false) continue;
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
+  return el;
+}
+
+/** Replaces el's children; arrays are flattened and null/false (a viewer's button) left out. */
+export function fill(el, ...children) {
+  el.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
   return el;
 }
 

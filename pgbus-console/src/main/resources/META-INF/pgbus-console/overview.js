@@ -1,5 +1,5 @@
-// Overview: depth per queue and state (stacked bars) and jobs finished per minute over the last
-// hour (lines), with ECharts; then every queue as a row.
+// Overview: depth per queue and state, and jobs finished (completed or dead) per minute and queue
+// over the last hour, as stacked bars drawn by ECharts; then every queue as a row.
 import { get, h, ago, stateBadge } from './core.js';
 
 const DEPTH_STATES = ['available', 'running', 'scheduled', 'retryable', 'dead'];
@@ -24,6 +24,7 @@ export async function render(view) {
     const [q, t] = await Promise.all([get('queues'), get('throughput')]);
     const queues = q.queues.map((x) => x.queue);
     depth.setOption({
+      animation: false,
       tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } },
       legend: { top: 0 },
       grid: { left: 8, right: 16, top: 32, bottom: 8, containLabel: true },
@@ -39,12 +40,13 @@ export async function render(view) {
     }
     const now = Date.now();
     throughput.setOption({
-      tooltip: { trigger: 'axis' },
+      animation: false,
+      tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } },
       legend: { top: 0 },
       grid: { left: 8, right: 16, top: 32, bottom: 8, containLabel: true },
       xAxis: { type: 'time', min: now - t.windowMinutes * 60000, max: now },
       yAxis: { type: 'value', minInterval: 1 },
-      series: [...byQueue].map(([name, data]) => ({ name, type: 'line', showSymbol: data.length < 20, data })),
+      series: [...byQueue].map(([name, data]) => ({ name, type: 'bar', stack: 'finished', barMaxWidth: 12, data })),
     }, true);
     depthEl.dataset.points = String(q.queues.reduce((n, x) => n + DEPTH_STATES.reduce((m, s) => m + x.counts[s], 0), 0));
     throughputEl.dataset.points = String(t.points.length);

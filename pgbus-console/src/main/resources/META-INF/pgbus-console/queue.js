@@ -1,6 +1,6 @@
 // One queue: its counts by state as tabs, the jobs of the chosen state, pause and resume, and
 // the bulk actions that fit the state (admins only).
-import { get, post, h, ago, stateBadge, actionButton, flash, STATES } from './core.js';
+import { get, post, h, fill, ago, stateBadge, actionButton, flash, STATES } from './core.js';
 import { pagedJobs } from './paging.js';
 
 const BULK = {
@@ -24,7 +24,7 @@ export async function render(view, name, params) {
   async function refresh() {
     const q = (await get('queues')).queues.find((x) => x.queue === name);
     const paused = q ? q.paused : false;
-    head.replaceChildren(
+    fill(head, 
       h('span', { id: 'queue-state' }, stateBadge(paused ? 'paused' : 'active')),
       q ? h('span', { class: 'muted' }, `oldest waiting ${ago(q.oldestWaitingMs)}`) : null,
       paused
@@ -32,7 +32,7 @@ export async function render(view, name, params) {
         : actionButton('Pause', 'pause', () => act('pause'), true));
     const count = (s) => (q ? `${q.counts[s]}${q.countsCapped.includes(s) ? '+' : ''}` : '0');
     const href = (s) => `#/queue/${encodeURIComponent(name)}${s ? '?state=' + s : ''}`;
-    tabs.replaceChildren(
+    fill(tabs, 
       h('a', { href: href(null), class: state ? '' : 'active' }, 'all'),
       STATES.map((s) => h('a', { href: href(s), 'data-state': s, class: s === state ? 'active' : '' }, `${s} (${count(s)})`)));
     if (!list.paged()) await list.first();
@@ -45,7 +45,7 @@ export async function render(view, name, params) {
   }
 
   if (state) {
-    bulk.replaceChildren(BULK[state].map(([label, action]) => actionButton(label, 'bulk-' + action, async () => {
+    fill(bulk, BULK[state].map(([label, action]) => actionButton(label, 'bulk-' + action, async () => {
       if (!confirm(`${label}: ${state} jobs of ${name} (up to 1000)?`)) return;
       const r = await post('jobs/' + action, { queue: name, state, limit: 1000 });
       flash(`${label}: ${r.changed} job(s) changed.`, true);
