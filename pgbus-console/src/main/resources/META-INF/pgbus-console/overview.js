@@ -28,7 +28,7 @@ export async function render(view) {
       tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } },
       legend: { top: 0 },
       grid: { left: 8, right: 16, top: 32, bottom: 8, containLabel: true },
-      xAxis: { type: 'value' },
+      xAxis: { type: 'value', minInterval: 1 },
       yAxis: { type: 'category', data: queues },
       series: DEPTH_STATES.map((s) => ({
         name: s, type: 'bar', stack: 'depth', data: q.queues.map((x) => x.counts[s]) })),
@@ -44,7 +44,7 @@ export async function render(view) {
       tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } },
       legend: { top: 0 },
       grid: { left: 8, right: 16, top: 32, bottom: 8, containLabel: true },
-      xAxis: { type: 'time', min: now - t.windowMinutes * 60000, max: now },
+      xAxis: { type: 'time', min: now - t.windowMinutes * 60000, max: now + 60000 },
       yAxis: { type: 'value', minInterval: 1 },
       series: [...byQueue].map(([name, data]) => ({ name, type: 'bar', stack: 'finished', barMaxWidth: 12, data })),
     }, true);
