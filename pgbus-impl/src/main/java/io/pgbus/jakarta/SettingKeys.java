@@ -53,7 +53,12 @@ final class SettingKeys {
           "pgbus.liveness.stall-threshold",
           "pgbus.errors.detail",
           "pgbus.metrics",
-          "pgbus.admin.mask-payloads");
+          "pgbus.admin.mask-payloads",
+          // Read by pgbus-console (io.pgbus.console.ConsoleConfig), checked here for misspellings.
+          "pgbus.console.enabled",
+          "pgbus.console.path",
+          "pgbus.console.api",
+          "pgbus.console.refresh");
 
   static final String CAPSULE_PREFIX = "pgbus.capsule.";
   static final String CRON_PREFIX = "pgbus.cron.";
