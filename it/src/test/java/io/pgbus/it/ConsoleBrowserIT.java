@@ -246,6 +246,41 @@ class ConsoleBrowserIT {
   }
 
   @Test
+  void aHiddenTabSendsNoRequestAndRefreshesAgainWhenShown() throws Exception {
+    try (Browser b = new Browser()) {
+      b.open(console("viewer", "viewer-secret"));
+      b.find("body[data-page=overview] #depth-chart canvas");
+      // pgbus.console.refresh=1s: a visible page refreshes every second.
+      String first = b.find("body").getAttribute("data-refreshed-at");
+      b.await(
+          10, d -> !String.valueOf(first).equals(b.find("body").getAttribute("data-refreshed-at")));
+      // Headless Chromium is always "visible": tell the page its tab went to the background.
+      b.script(
+          "Object.defineProperty(document, 'visibilityState', {value: 'hidden', configurable: true});"
+              + "document.dispatchEvent(new Event('visibilitychange'));"
+              + "performance.clearResourceTimings();");
+      long before = System.nanoTime();
+      Await.until(
+          "three refresh periods pass",
+          Duration.ofSeconds(10),
+          () -> System.nanoTime() - before > Duration.ofMillis(3500).toNanos());
+      Number requests =
+          (Number)
+              b.script(
+                  "return performance.getEntriesByType('resource')"
+                      + ".filter(e => e.name.includes('/api/pgbus/admin/')).length;");
+      assertEquals(0L, requests.longValue(), "a hidden tab asks the API nothing");
+
+      String hidden = b.find("body").getAttribute("data-refreshed-at");
+      b.script(
+          "Object.defineProperty(document, 'visibilityState', {value: 'visible', configurable: true});"
+              + "document.dispatchEvent(new Event('visibilitychange'));");
+      b.await(
+          5, d -> !String.valueOf(hidden).equals(b.find("body").getAttribute("data-refreshed-at")));
+    }
+  }
+
+  @Test
   void theCronsAndFleetPagesShowTheCronAndTheDoctor() throws Exception {
     try (Browser b = new Browser()) {
       String console = console("admin", "admin-secret");
