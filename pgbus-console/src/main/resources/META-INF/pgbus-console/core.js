@@ -5,7 +5,16 @@
 // inherits them from a page opened as http://user:password@host/... .
 const here = location.origin + location.pathname;
 
-export const session = await (await fetch(new URL('session', here), { credentials: 'same-origin' })).json();
+async function loadSession() {
+  const res = await fetch(new URL('session', here), { credentials: 'same-origin' });
+  if (!res.ok) {
+    document.getElementById('view').textContent = `The console cannot start: session answered HTTP ${res.status}.`;
+    throw new Error('session: HTTP ' + res.status);
+  }
+  return res.json();
+}
+
+export const session = await loadSession();
 const apiRoot = location.origin + session.api;
 
 let csrfToken = null;

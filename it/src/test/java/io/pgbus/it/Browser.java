@@ -33,7 +33,19 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 final class Browser implements AutoCloseable {
   static final Path SCREENSHOTS = Paths.get("target", "console-screenshots");
 
+  /**
+   * Selenium warns on every session that it has no DevTools binding for this Chromium version; the
+   * test uses WebDriver only. Held here so the logger (and its level) is not collected.
+   */
+  private static final java.util.logging.Logger CDP_LOG =
+      quiet(java.util.logging.Logger.getLogger("org.openqa.selenium.devtools"));
+
   private final ChromeDriver driver;
+
+  private static java.util.logging.Logger quiet(java.util.logging.Logger logger) {
+    logger.setLevel(Level.SEVERE);
+    return logger;
+  }
 
   Browser() {
     String chromium = System.getProperty("pgbus.it.chromium", "/usr/bin/chromium");
