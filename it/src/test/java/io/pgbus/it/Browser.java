@@ -1,5 +1,6 @@
 package io.pgbus.it;
 
+import io.pgbus.it.support.TestServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -26,12 +27,13 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
  * A headless Chromium driven by Selenium (Debian's chromium and chromium-driver, see
- * docs/console.md), one per user, that saves screenshots to {@code target/console-screenshots}.
- * Paths can be moved with the system properties {@code pgbus.it.chromium} and {@code
- * pgbus.it.chromedriver}.
+ * docs/console.md), one per user, that saves screenshots to {@code
+ * target/console-screenshots/<server>}. Paths can be moved with the system properties {@code
+ * pgbus.it.chromium} and {@code pgbus.it.chromedriver}.
  */
 final class Browser implements AutoCloseable {
-  static final Path SCREENSHOTS = Paths.get("target", "console-screenshots");
+  static final Path SCREENSHOTS =
+      Paths.get("target", "console-screenshots", TestServer.current().label());
 
   /**
    * Selenium warns on every session that it has no DevTools binding for this Chromium version; the

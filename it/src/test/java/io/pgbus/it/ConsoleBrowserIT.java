@@ -34,7 +34,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * pgbus-impl, the console jar, and the admin API at /api/pgbus/admin. An admin logs in, sees the
  * overview charts drawn from real data, finds a dead job by a value in its payload, replays it and
  * watches it complete, and pauses and resumes a queue; a viewer sees no action button and the API
- * refuses their POST. Each page's screenshot is saved to target/console-screenshots.
+ * refuses their POST. Each page's screenshot is saved to target/console-screenshots/<server>.
  */
 @ExtendWith(ArquillianExtension.class)
 class ConsoleBrowserIT {
