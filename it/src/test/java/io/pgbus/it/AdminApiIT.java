@@ -205,6 +205,36 @@ class AdminApiIT {
   }
 
   @Test
+  void anAdminPausesAndResumesAQueueAndAViewerMayNot() throws Exception {
+    String q = queue();
+    Http.Response paused = act("queues/" + q + "/pause", "admin", "admin-secret");
+    assertEquals(200, paused.status(), paused.body());
+    assertTrue(paused.body().contains("\"paused\":true"), paused.body());
+    assertEquals(1L, Sql.value(ds, "SELECT count(*) FROM pgbus.queue_pause WHERE queue = ?", q));
+    Http.Response listed = get("queues", "viewer", "viewer-secret");
+    assertTrue(listed.body().contains("\"queue\":\"" + q + "\""), listed.body());
+
+    assertEquals(403, act("queues/" + q + "/resume", "viewer", "viewer-secret").status());
+    assertEquals(1L, Sql.value(ds, "SELECT count(*) FROM pgbus.queue_pause WHERE queue = ?", q));
+
+    Http.Response resumed = act("queues/" + q + "/resume", "admin", "admin-secret");
+    assertEquals(200, resumed.status(), resumed.body());
+    assertTrue(resumed.body().contains("\"paused\":false"), resumed.body());
+    assertEquals(0L, Sql.value(ds, "SELECT count(*) FROM pgbus.queue_pause WHERE queue = ?", q));
+
+    Http.Response badQueue = act("queues/Not-A-Queue/pause", "admin", "admin-secret");
+    assertEquals(400, badQueue.status(), badQueue.body());
+    assertTrue(badQueue.body().contains("\"field\":\"queue\""), badQueue.body());
+    Http.Response badAction = act("queues/" + q + "/stop", "admin", "admin-secret");
+    assertEquals(400, badAction.status(), badAction.body());
+    assertTrue(badAction.body().contains("\"field\":\"action\""), badAction.body());
+    assertEquals(
+        403,
+        Http.request("POST", api() + "queues/" + q + "/pause", "admin", "admin-secret").status(),
+        "no CSRF token");
+  }
+
+  @Test
   void anAnonymousCallerGets401() throws Exception {
     assertEquals(401, get("jobs", null, null).status());
     assertEquals(401, get("queues", null, null).status());

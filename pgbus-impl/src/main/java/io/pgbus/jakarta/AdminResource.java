@@ -1,5 +1,6 @@
 package io.pgbus.jakarta;
 
+import io.pgbus.JobQueue;
 import io.pgbus.admin.InvalidFilterException;
 import io.pgbus.admin.JobAdmin;
 import io.pgbus.admin.JobFilter;
@@ -87,6 +88,7 @@ public class AdminResource {
   private static final SecureRandom RANDOM = new SecureRandom();
 
   @Inject JobAdmin admin;
+  @Inject JobQueue queue;
   @Inject PgbusRuntime runtime;
   @Inject PgbusResources resources;
 
@@ -158,6 +160,41 @@ public class AdminResource {
               action,
               AdminParams.filter(q),
               AdminParams.positive("limit", q.getFirst("limit"), DEFAULT_BULK));
+        });
+  }
+
+  /**
+   * Pauses or resumes a queue for every JVM ({@link JobQueue#pause}): {@code POST
+   * queues/{queue}/pause} or {@code .../resume}. Answers whether it changed anything and the pause
+   * now in force: {@code {"queue":"mail","action":"pause","changed":true,"paused":true}}.
+   */
+  @POST
+  @Path("queues/{queue}/{action}")
+  @Produces(MediaType.APPLICATION_JSON)
+  @RolesAllowed(ADMIN)
+  public Response pauseOrResume(
+      @Context SecurityContext security,
+      @Context HttpHeaders headers,
+      @PathParam("queue") String name,
+      @PathParam("action") String action) {
+    return act(
+        security,
+        headers,
+        () -> {
+          JobFilter.all().withQueue(name); // the same bound and message as a search's
+          boolean changed =
+              switch (action) {
+                case "pause" -> queue.pause(name);
+                case "resume" -> queue.resume(name);
+                default ->
+                    throw new InvalidFilterException("action", action, "use pause or resume");
+              };
+          var body = new LinkedHashMap<String, Object>();
+          body.put("queue", name);
+          body.put("action", action);
+          body.put("changed", changed);
+          body.put("paused", action.equals("pause"));
+          return Response.ok(body).build();
         });
   }
 

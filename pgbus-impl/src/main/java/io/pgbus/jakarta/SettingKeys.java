@@ -41,7 +41,12 @@ final class SettingKeys {
           PgbusSettings.STALL_THRESHOLD.key(),
           "pgbus.errors.detail",
           "pgbus.metrics",
-          "pgbus.admin.mask-payloads");
+          "pgbus.admin.mask-payloads",
+          // Read by pgbus-console (io.pgbus.console.ConsoleConfig), checked here for misspellings.
+          "pgbus.console.enabled",
+          "pgbus.console.path",
+          "pgbus.console.api",
+          "pgbus.console.refresh");
 
   static final Set<String> FIXED =
       Stream.concat(ADAPTER.stream(), EngineConfig.SETTINGS.stream().map(Setting::key))

@@ -42,6 +42,13 @@ class SettingKeysTest {
   }
 
   @Test
+  void aMisspelledConsoleKeyIsRefusedWithTheRightOneSuggested() {
+    assertThat(SettingKeys.unknown(java.util.List.of("pgbus.console.pth")))
+        .contains("pgbus.console.pth is not a pgbus key; did you mean pgbus.console.path?");
+    assertThat(SettingKeys.unknown(java.util.List.of("pgbus.console.path"))).isNull();
+  }
+
+  @Test
   void theNearestKeyIsSuggestedByEditDistance() {
     assertThat(SettingKeys.distance("concurency", "concurrency")).isEqualTo(1);
     assertThat(SettingKeys.unknown(Set.of("pgbus.poll-intervall")))

@@ -1,0 +1,28 @@
+// The fleet: who leads, the live listeners (one per JVM with capsules), this JVM's capsules, and
+// the doctor's report.
+import { get, h, when } from './core.js';
+
+export async function render(view) {
+  const fleetBox = h('div', { class: 'card', id: 'fleet' });
+  const doctorBox = h('div', { class: 'card', id: 'doctor' });
+  view.replaceChildren(h('h1', {}, 'Fleet'), fleetBox, h('h2', {}, 'Doctor'), doctorBox);
+  async function refresh() {
+    const [f, d] = await Promise.all([get('fleet'), get('doctor')]);
+    const s = f.self || {};
+    fleetBox.replaceChildren(
+      h('dl', { class: 'facts' },
+        h('dt', {}, 'leader'), h('dd', { id: 'leader' }, f.leader || '— (none yet)'),
+        h('dt', {}, 'this JVM'), h('dd', {}, `${s.worker}${s.leader ? ' (leader)' : ''}, listener ${s.listener}, mode ${s.mode}`)),
+      h('h2', {}, 'Capsules of this JVM'),
+      h('table', {}, h('thead', {}, h('tr', {}, ['capsule', 'queues', 'concurrency', 'in flight'].map((t) => h('th', {}, t)))),
+        h('tbody', {}, (s.capsules || []).map((c) => h('tr', {},
+          h('td', {}, c.name), h('td', {}, c.queues.join(', ')), h('td', { class: 'num' }, c.concurrency), h('td', { class: 'num' }, c.inFlight))))),
+      h('h2', {}, `Live listeners (${f.listeners.length} JVMs)`),
+      h('table', {}, h('thead', {}, h('tr', {}, ['pid', 'client address', 'since'].map((t) => h('th', {}, t)))),
+        h('tbody', {}, f.listeners.map((l) => h('tr', {},
+          h('td', {}, l.pid), h('td', {}, l.clientAddress || '—'), h('td', {}, when(l.since)))))));
+    doctorBox.replaceChildren(h('pre', { id: 'doctor-report' }, JSON.stringify(d, null, 2)));
+  }
+  await refresh();
+  return { refresh };
+}
