@@ -58,7 +58,7 @@ final class Browser implements AutoCloseable {
               + chromium
               + " and "
               + chromedriver
-              + ": apt-get install -y chromium chromium-driver (.ci/run does), or point"
+              + ": apt-get install -y chromium chromium-driver (./run-tests does), or point"
               + " -Dpgbus.it.chromium and -Dpgbus.it.chromedriver at them");
     }
     ChromeOptions options = new ChromeOptions();
