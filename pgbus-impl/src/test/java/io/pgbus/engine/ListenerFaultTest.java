@@ -268,6 +268,10 @@ class ListenerFaultTest {
                   .events(events)
                   .jobs((job, tx) -> Outcome.complete()));
       TestEngines.awaitDelivering(engine);
+      // The start-up poll and claim (and the connect's synthetic wake) must be over before the
+      // enqueue, or one of them finds the job the partition hides: seen on a loaded machine.
+      awaitStartUpDone(engine);
+      awaitNoPollOrClaimFor(engine, Duration.ofMillis(500));
       Notifier notifier = engine.notifier();
 
       long cut = System.nanoTime();
@@ -317,6 +321,27 @@ class ListenerFaultTest {
         "the start-up poll and claims",
         Duration.ofSeconds(10),
         () -> engine.polls() >= 1 && engine.capsules().stream().allMatch(c -> c.claims() >= 1));
+  }
+
+  /** Waits until a whole {@code quiet} window passes without a poll or a claim statement. */
+  private static void awaitNoPollOrClaimFor(Engine engine, Duration quiet) {
+    Await.until(
+        "a quiet " + quiet.toMillis() + " ms without polls or claims",
+        Duration.ofSeconds(20),
+        () -> {
+          long before = activity(engine);
+          try {
+            Thread.sleep(quiet.toMillis());
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+          }
+          return activity(engine) == before;
+        });
+  }
+
+  private static long activity(Engine engine) {
+    return engine.polls() + engine.capsules().stream().mapToLong(Capsule::claims).sum();
   }
 
   /** Polls issued during an observation window (a negative check needs a window). */
