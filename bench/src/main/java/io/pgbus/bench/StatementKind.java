@@ -123,8 +123,8 @@ enum StatementKind {
     if (q.startsWith("delete")) {
       return COMPLETE; // a one-time task's row goes when it completes
     }
-    if (q.startsWith("update") && q.contains("picked =") && q.contains("skip locked")) {
-      return CLAIM; // lock-and-fetch
+    if (q.contains("update scheduled_tasks") && q.contains("skip locked")) {
+      return CLAIM; // lock-and-fetch: WITH locked_executions AS (UPDATE ... SKIP LOCKED ...)
     }
     if (q.startsWith("update")) {
       return SETTLE_OTHER; // heartbeats, reschedules
