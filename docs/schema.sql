@@ -161,9 +161,12 @@ CREATE TABLE pgbus.job (
 CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease interval) RETURNS SETOF pgbus.job
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    SET enable_sort TO 'off'
+    SET jit TO 'off'
     AS $_$
   DECLARE
     q text;
+    prio smallint;
     remaining integer := max_jobs;
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
     buried integer;
@@ -172,54 +175,68 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     FOREACH q IN ARRAY queues LOOP
       EXIT WHEN remaining <= 0;
       CONTINUE WHEN EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = q);
+      prio := -32768;  -- below any priority (the column's check allows -100..100)
       LOOP
-        buried := 0;
-        FOR r IN
-          WITH picked AS (
-            SELECT c.id,
-                   CASE WHEN pg_column_size(c.payload) > v_limit / 1536
-                        THEN octet_length(c.payload::text) END AS bytes
-              FROM pgbus.job c
-             WHERE c.queue = q
-               AND c.state IN ('available', 'scheduled', 'retryable')
-               AND c.run_at <= now()
-             ORDER BY c.priority, c.run_at, c.id
-             LIMIT remaining
-             FOR UPDATE SKIP LOCKED
-          ), claimed AS (
-            UPDATE pgbus.job j
-               SET state = CASE WHEN p.bytes > v_limit THEN 'dead' ELSE 'running' END::job_state,
-                   attempt = j.attempt + 1,
-                   attempted_at = now(),
-                   attempted_by = worker,
-                   lease_expires_at = CASE WHEN p.bytes > v_limit THEN NULL ELSE now() + lease END,
-                   finalized_at = CASE WHEN p.bytes > v_limit THEN now() END,
-                   errors = CASE WHEN p.bytes > v_limit
-                     THEN jsonb_path_query_array(
-                            jsonb_build_array(jsonb_build_object(
-                              'attempt', j.attempt + 1, 'at', now(),
-                              'error', format('payload for queue ''%s'' is %s bytes, over the limit of %s bytes:'
-                                              ' not claimed; store large data in your own table and enqueue'
-                                              ' its key, or raise pgbus.max-payload-bytes and replay the job',
-                                              j.queue, p.bytes, v_limit)))
-                              || j.errors,
-                            '$[0 to 9]')
-                     ELSE j.errors END
-              FROM picked p
-             WHERE j.id = p.id
-            RETURNING j, p.bytes > v_limit AS oversized)
-          SELECT c.j AS job, coalesce(c.oversized, false) AS oversized
-            FROM claimed c
-           ORDER BY (c.j).priority, (c.j).run_at, (c.j).id
+        -- The queue's next priority level with a waiting job, due or not.
+        SELECT c.priority INTO prio
+          FROM pgbus.job c
+         WHERE c.queue = q
+           AND c.state IN ('available', 'scheduled', 'retryable')
+           AND c.priority > prio
+         ORDER BY c.priority
+         LIMIT 1;
+        EXIT WHEN NOT FOUND;
         LOOP
-          IF r.oversized THEN
-            buried := buried + 1;
-          ELSE
-            remaining := remaining - 1;
-            RETURN NEXT r.job;
-          END IF;
+          buried := 0;
+          FOR r IN
+            WITH picked AS (
+              SELECT c.id,
+                     CASE WHEN pg_column_size(c.payload) > v_limit / 1536
+                          THEN octet_length(c.payload::text) END AS bytes
+                FROM pgbus.job c
+               WHERE c.queue = q
+                 AND c.priority = prio
+                 AND c.state IN ('available', 'scheduled', 'retryable')
+                 AND c.run_at <= now()
+               ORDER BY c.priority, c.run_at, c.id
+               LIMIT remaining
+               FOR UPDATE SKIP LOCKED
+            ), claimed AS (
+              UPDATE pgbus.job j
+                 SET state = CASE WHEN p.bytes > v_limit THEN 'dead' ELSE 'running' END::job_state,
+                     attempt = j.attempt + 1,
+                     attempted_at = now(),
+                     attempted_by = worker,
+                     lease_expires_at = CASE WHEN p.bytes > v_limit THEN NULL ELSE now() + lease END,
+                     finalized_at = CASE WHEN p.bytes > v_limit THEN now() END,
+                     errors = CASE WHEN p.bytes > v_limit
+                       THEN jsonb_path_query_array(
+                              jsonb_build_array(jsonb_build_object(
+                                'attempt', j.attempt + 1, 'at', now(),
+                                'error', format('payload for queue ''%s'' is %s bytes, over the limit of %s bytes:'
+                                                ' not claimed; store large data in your own table and enqueue'
+                                                ' its key, or raise pgbus.max-payload-bytes and replay the job',
+                                                j.queue, p.bytes, v_limit)))
+                                || j.errors,
+                              '$[0 to 9]')
+                       ELSE j.errors END
+                FROM picked p
+               WHERE j.id = p.id
+              RETURNING j, p.bytes > v_limit AS oversized)
+            SELECT c.j AS job, coalesce(c.oversized, false) AS oversized
+              FROM claimed c
+             ORDER BY (c.j).priority, (c.j).run_at, (c.j).id
+          LOOP
+            IF r.oversized THEN
+              buried := buried + 1;
+            ELSE
+              remaining := remaining - 1;
+              RETURN NEXT r.job;
+            END IF;
+          END LOOP;
+          EXIT WHEN buried = 0 OR remaining <= 0;
         END LOOP;
-        EXIT WHEN buried = 0 OR remaining <= 0;
+        EXIT WHEN remaining <= 0;
       END LOOP;
     END LOOP;
   END $_$;
@@ -316,6 +333,11 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
     v_n integer := coalesce(pg_catalog.array_length(queues, 1), 0);
   BEGIN
+    -- The batch limit, as JobQueue.MAX_BATCH_SIZE in Java (docs/configuration.md, "Limits").
+    IF v_n > 10000 THEN
+      RAISE EXCEPTION 'pgbus: a batch of % jobs is over the limit of 10000 jobs per enqueue_many: split it into batches of at most 10000', v_n
+        USING ERRCODE = 'program_limit_exceeded';
+    END IF;
     IF v_null IS NOT NULL THEN
       RAISE EXCEPTION 'pgbus: payload % of the batch is null; use ''{}'' for an empty payload', v_null
         USING ERRCODE = 'null_value_not_allowed';

@@ -54,8 +54,18 @@ public interface JobQueue {
    * batch sends one notification per queue, not one per job. A unique key in {@code options} is
    * refused, since it would make every job after the first a duplicate; enqueue keyed jobs one by
    * one.
+   *
+   * @throws InvalidJobException when {@code payloads} holds more than {@link #MAX_BATCH_SIZE} jobs
+   *     (split the batch), or a unique key is given
    */
   List<Long> enqueueAll(String queue, List<?> payloads, EnqueueOptions options);
+
+  /**
+   * The most jobs one {@link #enqueueAll} (and one {@code pgbus.enqueue_many} call in SQL) takes.
+   * One statement carries the whole batch in arrays; beyond this, a batch holds its locks and its
+   * memory for longer than a request should, and nears PostgreSQL's 1 GB limit on one array value.
+   */
+  int MAX_BATCH_SIZE = 10_000;
 
   /**
    * Cancels a job that has not started yet. Returns {@code false} when the job is running or

@@ -57,6 +57,9 @@ enum StatementKind {
     if (q.equals("commit")) {
       return COMMIT;
     }
+    if (q.contains("scheduled_tasks")) {
+      return dbScheduler(q);
+    }
     if (q.contains("pgbus.enqueue") || q.contains("insert into raw_job")) {
       return ENQUEUE;
     }
@@ -110,5 +113,22 @@ enum StatementKind {
       return PRUNE;
     }
     return OTHER;
+  }
+
+  /** db-scheduler's statements on its scheduled_tasks table. */
+  private static StatementKind dbScheduler(String q) {
+    if (q.startsWith("insert")) {
+      return ENQUEUE;
+    }
+    if (q.startsWith("delete")) {
+      return COMPLETE; // a one-time task's row goes when it completes
+    }
+    if (q.contains("update scheduled_tasks") && q.contains("skip locked")) {
+      return CLAIM; // lock-and-fetch: WITH locked_executions AS (UPDATE ... SKIP LOCKED ...)
+    }
+    if (q.startsWith("update")) {
+      return SETTLE_OTHER; // heartbeats, reschedules
+    }
+    return POLL;
   }
 }

@@ -18,6 +18,14 @@ final class ThroughputWorkload {
 
   static final String QUEUE = "bench";
 
+  /**
+   * db-scheduler's lock-and-fetch fractions of its thread count: fetch again when fewer than half
+   * the threads have work queued, up to one execution per thread per fetch.
+   */
+  static final double DB_SCHEDULER_LOWER = 0.5;
+
+  static final double DB_SCHEDULER_UPPER = 1.0;
+
   /** One system in one run. */
   record Run(
       double enqueuePerSec,
@@ -47,7 +55,12 @@ final class ThroughputWorkload {
     double[] perJobAck = new double[reference ? o.runs() : 0];
     List<Run> batched = new ArrayList<>();
     List<Run> batchedDeleting = new ArrayList<>();
+    List<Run> dbScheduler = new ArrayList<>();
     for (int r = 0; r < o.runs(); r++) {
+      // db-scheduler goes first in odd runs and last in even ones, so drift hits it as the others.
+      if (r % 2 == 1) {
+        dbScheduler.add(dbSchedulerOnce(r));
+      }
       for (QueueSystem s : h.order(r)) {
         Run run = once(s, "w1_" + s.name() + (r + 1), o.w1Jobs(), o.singleJobs());
         runs.get(s.name()).add(run);
@@ -76,6 +89,9 @@ final class ThroughputWorkload {
               Stats.rate(run.processPerSec));
         }
       }
+      if (r % 2 == 0) {
+        dbScheduler.add(dbSchedulerOnce(r));
+      }
       if (reference) {
         Run run = once(new RawSystem(1), "w1_rawk1_" + (r + 1), o.w1Jobs(), 1);
         perJobAck[r] = run.processPerSec;
@@ -84,7 +100,27 @@ final class ThroughputWorkload {
             r + 1, Stats.rate(run.processPerSec));
       }
     }
-    report(results, runs.get("pgbus"), runs.get("raw"), batched, batchedDeleting, perJobAck);
+    report(
+        results,
+        runs.get("pgbus"),
+        runs.get("raw"),
+        batched,
+        batchedDeleting,
+        dbScheduler,
+        perJobAck);
+  }
+
+  private Run dbSchedulerOnce(int r) throws Exception {
+    Run run =
+        once(
+            new DbSchedulerSystem(DB_SCHEDULER_LOWER, DB_SCHEDULER_UPPER),
+            "w1_dbscheduler_" + (r + 1),
+            h.options.w1Jobs(),
+            h.options.singleJobs());
+    h.log(
+        "W1 run %d db-scheduler (lock-and-fetch, 100 ms poll, %d threads): process %s jobs/s",
+        r + 1, h.options.workers(), Stats.rate(run.processPerSec));
+    return run;
   }
 
   /**
@@ -95,6 +131,11 @@ final class ThroughputWorkload {
     for (QueueSystem s : h.systems) {
       once(s, "warmup_" + s.name(), 4_000, 300);
     }
+    once(
+        new DbSchedulerSystem(DB_SCHEDULER_LOWER, DB_SCHEDULER_UPPER),
+        "warmup_dbscheduler",
+        4_000,
+        300);
   }
 
   private Run once(QueueSystem system, String label, int jobs, int singles) throws Exception {
@@ -176,6 +217,7 @@ final class ThroughputWorkload {
       List<Run> raw,
       List<Run> batched,
       List<Run> batchedDeleting,
+      List<Run> dbScheduler,
       double[] perJobAck) {
     int n = pgbus.size();
     double[] pe = pgbus.stream().mapToDouble(Run::enqueuePerSec).toArray();
@@ -243,6 +285,24 @@ final class ThroughputWorkload {
               + Stats.spread(ratioD, "%.2f")
               + " |\n";
     }
+    double[] dp = dbScheduler.stream().mapToDouble(Run::processPerSec).toArray();
+    double[] ratioDs = ratios(pp, dp);
+    table +=
+        "| processing, db-scheduler "
+            + DbSchedulerSystem.VERSION
+            + " (lock-and-fetch "
+            + DB_SCHEDULER_LOWER
+            + "/"
+            + DB_SCHEDULER_UPPER
+            + ", 100 ms poll, "
+            + o.workers()
+            + " threads), jobs/s | "
+            + Stats.spreadRate(pp)
+            + " | "
+            + Stats.spreadRate(dp)
+            + " (db-scheduler) | "
+            + Stats.spread(ratioDs, "%.2f")
+            + " (pgbus / db-scheduler) |\n";
     var firstRuns = new LinkedHashMap<String, Run>();
     firstRuns.put("pgbus", pgbus.get(0));
     if (!batched.isEmpty()) {
@@ -250,6 +310,7 @@ final class ThroughputWorkload {
       firstRuns.put("pgbus×" + o.jobsPerTransaction() + " del", batchedDeleting.get(0));
     }
     firstRuns.put("raw", raw.get(0));
+    firstRuns.put("db-scheduler", dbScheduler.get(0));
     String evidence = evidence(firstRuns);
     results.section(
         "W1 throughput",
@@ -280,6 +341,22 @@ final class ThroughputWorkload {
             + (perJobAck.length == 0
                 ? ""
                 : Stats.f("; against raw with one DELETE per job: %.2f×", Stats.median(ratioK1))));
+    double ds = Stats.median(ratioDs);
+    results.target(
+        "W1 processing, default settings, against db-scheduler",
+        "≥ 3× db-scheduler",
+        Stats.f("%.2f×", ds)
+            + " ("
+            + Stats.spreadRate(pp)
+            + " vs "
+            + Stats.spreadRate(dp)
+            + " jobs/s)",
+        ds >= 3,
+        "db-scheduler "
+            + DbSchedulerSystem.VERSION
+            + " with lock-and-fetch, 100 ms poll, "
+            + o.workers()
+            + " threads, in the same run");
     if (pb.length > 0) {
       double r = Stats.median(ratioB);
       results.target(
@@ -355,10 +432,19 @@ final class ThroughputWorkload {
             "jobs per claim statement",
             runs,
             r ->
-                Stats.f(
-                    "%.2f",
-                    r.counters.get("claimed") / (double) Math.max(1, r.counters.get("claims")))));
-    rows.add(row("empty claims", runs, r -> Long.toString(r.counters.get("empty claims"))));
+                r.counters.containsKey("claims")
+                    ? Stats.f(
+                        "%.2f",
+                        r.counters.get("claimed") / (double) Math.max(1, r.counters.get("claims")))
+                    : "n/a"));
+    rows.add(
+        row(
+            "empty claims",
+            runs,
+            r ->
+                r.counters.containsKey("empty claims")
+                    ? r.counters.get("empty claims") + ""
+                    : "n/a"));
     rows.add(row("JVM CPU µs/job (of which kernel)", runs, r -> jvmCpu(r.cpu, jobs)));
     rows.add(
         row(

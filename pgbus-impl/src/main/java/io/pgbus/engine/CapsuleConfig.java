@@ -21,6 +21,12 @@ public record CapsuleConfig(
   /** Most jobs one transaction may carry. */
   public static final int MAX_JOBS_PER_TRANSACTION = 100;
 
+  /**
+   * Most queues one capsule lists. Its claim and the poller's statement take the list as one array
+   * and visit it in order; split a longer list over several capsules.
+   */
+  public static final int MAX_QUEUES = 1000;
+
   private static final Pattern NAME = Pattern.compile("[A-Za-z][A-Za-z0-9_-]{0,62}");
 
   public CapsuleConfig {
@@ -33,6 +39,18 @@ public record CapsuleConfig(
     }
     if (queues == null || queues.isEmpty()) {
       throw new IllegalArgumentException("capsule '" + name + "' lists no queues");
+    }
+    if (queues.size() > MAX_QUEUES) {
+      throw new IllegalArgumentException(
+          "capsule '"
+              + name
+              + "' lists "
+              + queues.size()
+              + " queues (pgbus.capsule."
+              + name
+              + ".queues), over the limit of "
+              + MAX_QUEUES
+              + ": split them over several capsules");
     }
     queues = List.copyOf(queues);
     var seen = new HashSet<String>();

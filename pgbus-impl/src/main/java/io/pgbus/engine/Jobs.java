@@ -4,6 +4,7 @@ import io.pgbus.AuditEntry;
 import io.pgbus.EnqueueOptions;
 import io.pgbus.Enqueued;
 import io.pgbus.InvalidJobException;
+import io.pgbus.JobQueue;
 import io.pgbus.QueueNames;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -71,6 +72,19 @@ public final class Jobs {
   public List<Long> enqueueAll(Connection c, List<NewJob> jobs) {
     if (jobs.isEmpty()) {
       return List.of();
+    }
+    if (jobs.size() > JobQueue.MAX_BATCH_SIZE) {
+      String queue = jobs.get(0).queue();
+      throw new InvalidJobException(
+          queue,
+          "a batch of "
+              + jobs.size()
+              + " jobs for queue '"
+              + queue
+              + "' is over the limit of "
+              + JobQueue.MAX_BATCH_SIZE
+              + " jobs per enqueueAll: split it into batches of at most "
+              + JobQueue.MAX_BATCH_SIZE);
     }
     Instant now = Instant.now();
     for (NewJob job : jobs) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pgbus.EnqueueOptions;
 import io.pgbus.InvalidJobException;
+import io.pgbus.JobQueue;
 import io.pgbus.PgbusException;
 import io.pgbus.QueueNames;
 import io.pgbus.engine.testing.TestDatabase;
@@ -136,6 +137,68 @@ class BadInputTest {
               }
             })
         .isInstanceOf(InvalidJobException.class);
+  }
+
+  @Test
+  void refusesABatchOverTheLimitNamingItsSizeAndTheLimit() {
+    var batch = new ArrayList<NewJob>();
+    for (int i = 0; i <= JobQueue.MAX_BATCH_SIZE; i++) {
+      batch.add(NewJob.of("emails", "{}"));
+    }
+
+    assertThatThrownBy(
+            () -> {
+              try (Connection c = db.connect()) {
+                engine.jobs().enqueueAll(c, batch);
+              }
+            })
+        .isInstanceOf(InvalidJobException.class)
+        .hasMessageContaining("a batch of 10001 jobs for queue 'emails'")
+        .hasMessageContaining("over the limit of 10000 jobs per enqueueAll")
+        .hasMessageContaining("split it");
+  }
+
+  @Test
+  void acceptsABatchOfExactlyTheLimit() throws Exception {
+    var batch = new ArrayList<NewJob>();
+    for (int i = 0; i < JobQueue.MAX_BATCH_SIZE; i++) {
+      batch.add(NewJob.of("emails", "{}"));
+    }
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      assertThat(engine.jobs().enqueueAll(c, batch)).hasSize(JobQueue.MAX_BATCH_SIZE);
+      c.rollback(); // nothing stays written, as after every test here
+    }
+  }
+
+  @Test
+  void theBatchSqlFunctionRefusesABatchOverTheLimit() {
+    assertThatThrownBy(
+            () ->
+                sql(
+                    "SELECT pgbus.enqueue_many(array_fill('ok'::text, ARRAY[10001]),"
+                        + " array_fill('{}'::jsonb, ARRAY[10001]),"
+                        + " array_fill(NULL::timestamptz, ARRAY[10001]),"
+                        + " array_fill(0, ARRAY[10001]), array_fill(1, ARRAY[10001]))"))
+        .hasMessageContaining("pgbus: a batch of 10001 jobs is over the limit of 10000 jobs")
+        .hasMessageContaining("split it")
+        .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("54000"));
+  }
+
+  @Test
+  void refusesACapsuleListingMoreQueuesThanTheLimit() {
+    var queues = new ArrayList<String>();
+    for (int i = 0; i < CapsuleConfig.MAX_QUEUES; i++) {
+      queues.add("q" + i);
+    }
+    assertThat(new CapsuleConfig("wide", queues, 1).queues()).hasSize(CapsuleConfig.MAX_QUEUES);
+
+    queues.add("one_more");
+    assertThatThrownBy(() -> new CapsuleConfig("wide", queues, 1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("capsule 'wide' lists 1001 queues (pgbus.capsule.wide.queues)")
+        .hasMessageContaining("over the limit of 1000")
+        .hasMessageContaining("split them over several capsules");
   }
 
   @Test

@@ -148,6 +148,11 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
     v_n integer := coalesce(pg_catalog.array_length(queues, 1), 0);
   BEGIN
+    -- The batch limit, as JobQueue.MAX_BATCH_SIZE in Java (docs/configuration.md, "Limits").
+    IF v_n > 10000 THEN
+      RAISE EXCEPTION 'pgbus: a batch of % jobs is over the limit of 10000 jobs per enqueue_many: split it into batches of at most 10000', v_n
+        USING ERRCODE = 'program_limit_exceeded';
+    END IF;
     IF v_null IS NOT NULL THEN
       RAISE EXCEPTION 'pgbus: payload % of the batch is null; use ''{}'' for an empty payload', v_null
         USING ERRCODE = 'null_value_not_allowed';
