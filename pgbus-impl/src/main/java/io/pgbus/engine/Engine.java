@@ -77,6 +77,7 @@ public final class Engine {
                 config.queues(),
                 wakes,
                 this::listenerChanged,
+                this::cancelHeard,
                 config.listener());
     this.poller =
         config.capsules().isEmpty()
@@ -298,6 +299,13 @@ public final class Engine {
   /** Jobs the maintainer has rescued from expired leases. */
   public long rescued() {
     return maintainer.rescued();
+  }
+
+  /**
+   * A cancel of a running job was heard: the runner checks it and stops the handler if it is ours.
+   */
+  private void cancelHeard(CancelRequest request) {
+    single.cancelHeard(request);
   }
 
   private void listenerChanged(ListenerState state) {

@@ -134,7 +134,11 @@ public final class Jobs {
     return cancel(c, jobId, null);
   }
 
-  /** Cancels a waiting job, audited as {@code actor} ({@code null}: the database role). */
+  /**
+   * Cancels a waiting job, or asks the JVM that runs a running one to stop it (NOTIFY at commit;
+   * see {@link JobStore#jobCancel}), audited as {@code actor} ({@code null}: the database role).
+   * False when the job has finished or does not exist.
+   */
   public boolean cancel(Connection c, long jobId, String actor) {
     return sql(null, "cancel job " + jobId, () -> store.jobCancel(c, jobId, actor));
   }
