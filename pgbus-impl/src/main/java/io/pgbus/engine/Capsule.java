@@ -12,6 +12,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 import javax.sql.DataSource;
 
 /**
@@ -40,6 +41,8 @@ public final class Capsule extends Loop {
   private final CapsuleConfig config;
   private final String workerId;
   private final ExecutionConfig execution;
+  private final Function<String, Duration> jobTimeouts; // by queue (pgbus.queue.*.job-timeout)
+  private final Duration longestTimeout; // of this capsule's queues
   private final JobStore store;
   private final DataSource dataSource;
   private final Executor executor;
@@ -73,6 +76,7 @@ public final class Capsule extends Loop {
       CapsuleConfig config,
       String workerId,
       ExecutionConfig execution,
+      Function<String, Duration> jobTimeouts,
       Duration maxErrorBackoff,
       JobStore store,
       DataSource dataSource,
@@ -92,6 +96,9 @@ public final class Capsule extends Loop {
     this.config = Objects.requireNonNull(config);
     this.workerId = Objects.requireNonNull(workerId);
     this.execution = Objects.requireNonNull(execution);
+    this.jobTimeouts = Objects.requireNonNull(jobTimeouts);
+    this.longestTimeout =
+        config.queues().stream().map(jobTimeouts).max(Duration::compareTo).orElseThrow();
     this.store = Objects.requireNonNull(store);
     this.dataSource = Objects.requireNonNull(dataSource);
     this.executor = Objects.requireNonNull(executor);
@@ -159,7 +166,7 @@ public final class Capsule extends Loop {
       }
       if (runningSince.size() >= config.concurrency()) {
         long youngest = runningSince.values().stream().mapToLong(Long::longValue).max().orElse(now);
-        stuckFor = now - (youngest + execution.jobTimeout().toNanos());
+        stuckFor = now - (youngest + longestTimeout.toNanos());
       }
     } finally {
       lock.unlock();
@@ -396,6 +403,16 @@ public final class Capsule extends Loop {
     return out;
   }
 
+  /** The slot's job timeout: its queue's; for a batch, which shares one, the shortest of them. */
+  private Duration timeout(List<ClaimedJob> jobs) {
+    Duration t = jobTimeouts.apply(jobs.get(0).queue());
+    for (int i = 1; i < jobs.size(); i++) {
+      Duration other = jobTimeouts.apply(jobs.get(i).queue());
+      t = other.compareTo(t) < 0 ? other : t;
+    }
+    return t;
+  }
+
   private void runSlot(List<ClaimedJob> jobs) {
     lock.lock();
     try {
@@ -405,7 +422,7 @@ public final class Capsule extends Loop {
       lock.unlock();
     }
     try {
-      Instant due = runner.run(jobs, execution.jobTimeout());
+      Instant due = runner.run(jobs, timeout(jobs));
       if (due != null) {
         dueAt(due);
       }

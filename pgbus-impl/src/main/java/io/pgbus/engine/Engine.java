@@ -66,7 +66,8 @@ public final class Engine {
     this.loopsOnExecutor = b.loopThreads == null;
     this.loops = loopsOnExecutor ? executor : task -> startThread(b.loopThreads, task);
     Transactions tx = b.transactions != null ? b.transactions : new JdbcTransactions(dataSource);
-    this.jobs = new Jobs(config.workerId(), config.maxPayloadBytes(), b.tracing);
+    this.jobs =
+        new Jobs(config.workerId(), config.maxPayloadBytes(), b.tracing, config::maxAttempts);
     JobFunction handlers = b.tracing.around(b.jobs != null ? b.jobs : Engine::noHandler);
     Consumer<Wake> wakes = b.wakes != null ? b.wakes : this::wake;
     this.notifier =
@@ -97,7 +98,7 @@ public final class Engine {
             dataSource,
             tx,
             handlers,
-            execution.retry(),
+            config::retry,
             b.events,
             loops,
             config.retention().deletesCompleted(),
@@ -111,6 +112,7 @@ public final class Engine {
               cc,
               config.workerId(),
               execution,
+              config::jobTimeout,
               config.poller().interval().multipliedBy(10),
               store,
               dataSource,

@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import javax.sql.DataSource;
 
 /**
@@ -28,7 +29,7 @@ final class JobRunner {
   private final DataSource dataSource;
   private final Transactions transactions;
   private final JobFunction function;
-  private final RetryPolicy retry;
+  private final Function<String, RetryPolicy> retries; // by queue
   private final JobEvents events;
   private final Watchdog watchdog;
   private final boolean deleteCompleted; // pgbus.retention.completed=0
@@ -59,7 +60,7 @@ final class JobRunner {
       DataSource dataSource,
       Transactions transactions,
       JobFunction function,
-      RetryPolicy retry,
+      Function<String, RetryPolicy> retries,
       JobEvents events,
       Executor executor,
       boolean deleteCompleted,
@@ -71,7 +72,7 @@ final class JobRunner {
     this.dataSource = Objects.requireNonNull(dataSource);
     this.transactions = Objects.requireNonNull(transactions);
     this.function = Objects.requireNonNull(function);
-    this.retry = Objects.requireNonNull(retry);
+    this.retries = Objects.requireNonNull(retries);
     this.events = Objects.requireNonNull(events);
   }
 
@@ -226,6 +227,11 @@ final class JobRunner {
     attempt.cancel();
   }
 
+  /** The wait before the job's next attempt, by its queue's retry policy. */
+  private Duration backoff(ClaimedJob job) {
+    return retries.apply(job.queue()).backoff(job.attempt());
+  }
+
   /** Hands back a job that was claimed but never started. */
   void release(ClaimedJob job) {
     try (Connection c = dataSource.getConnection()) {
@@ -305,7 +311,7 @@ final class JobRunner {
         return new Settled(Outcome.Kind.CANCEL, null);
       }
       case RETRY -> {
-        JobStore.FailResult r = store.jobFail(c, job, o.reason(), retry.backoff(job.attempt()));
+        JobStore.FailResult r = store.jobFail(c, job, o.reason(), backoff(job));
         if (r == null) {
           throw new LeaseLostException(job);
         }
@@ -324,7 +330,7 @@ final class JobRunner {
    * safe: a job rescued meanwhile is not touched.
    */
   Settled recordFailure(ClaimedJob job, String error) {
-    Duration backoff = retry.backoff(job.attempt());
+    Duration backoff = backoff(job);
     long deadline = System.nanoTime() + RECORD_RETRY_FOR.toNanos();
     long waitMs = RECORD_RETRY_FIRST.toMillis();
     while (true) {

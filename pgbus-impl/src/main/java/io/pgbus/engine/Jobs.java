@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * The job operations: enqueue, pause and resume, cancel and replay, and the audit trail, each in
@@ -27,6 +28,7 @@ public final class Jobs {
   private final String workerId;
   private final int maxPayloadBytes;
   private final JobTracing tracing;
+  private final Function<String, Integer> queueMaxAttempts;
 
   /**
    * @param workerId recorded as who paused a queue
@@ -34,14 +36,43 @@ public final class Jobs {
    * @param tracing captures the enqueuer's trace for the handler's span
    */
   public Jobs(String workerId, int maxPayloadBytes, JobTracing tracing) {
+    this(workerId, maxPayloadBytes, tracing, queue -> null);
+  }
+
+  /**
+   * @param queueMaxAttempts a queue's configured attempts ({@code pgbus.queue.<name>.max-attempts})
+   *     for jobs enqueued without their own, or null for {@link
+   *     EnqueueOptions#DEFAULT_MAX_ATTEMPTS}
+   */
+  Jobs(
+      String workerId,
+      int maxPayloadBytes,
+      JobTracing tracing,
+      Function<String, Integer> queueMaxAttempts) {
     this.workerId = Objects.requireNonNull(workerId, "workerId");
     this.maxPayloadBytes = maxPayloadBytes;
     this.tracing = Objects.requireNonNull(tracing, "tracing");
+    this.queueMaxAttempts = Objects.requireNonNull(queueMaxAttempts, "queueMaxAttempts");
   }
 
-  /** The operations for an engine configured so, without tracing. */
+  /** The operations for an engine configured so (its queue policies included), without tracing. */
   public Jobs(EngineConfig config) {
-    this(config.workerId(), config.maxPayloadBytes(), JobTracing.NONE);
+    this(config.workerId(), config.maxPayloadBytes(), JobTracing.NONE, config::maxAttempts);
+  }
+
+  /** The job with its queue's configured attempts, unless its options chose their own. */
+  private NewJob withQueueAttempts(NewJob job) {
+    if (job.options().maxAttemptsChosen()) {
+      return job;
+    }
+    Integer attempts = queueMaxAttempts.apply(job.queue());
+    return attempts == null
+        ? job
+        : new NewJob(
+            job.queue(),
+            job.payloadJson(),
+            job.options().withMaxAttempts(attempts),
+            job.enqueuedBy());
   }
 
   /**
@@ -57,7 +88,8 @@ public final class Jobs {
    * waiting or running job of its queue; a duplicate inserts and notifies nothing and leaves the
    * transaction usable.
    */
-  public Enqueued enqueueIfAbsent(Connection c, NewJob job) {
+  public Enqueued enqueueIfAbsent(Connection c, NewJob given) {
+    NewJob job = withQueueAttempts(given);
     checkPayload(job);
     checkRunAt(job, Instant.now());
     return sql(
@@ -68,10 +100,11 @@ public final class Jobs {
    * Inserts many jobs in one statement; ids in input order. A job whose unique key is taken gets
    * the existing job's id.
    */
-  public List<Long> enqueueAll(Connection c, List<NewJob> jobs) {
-    if (jobs.isEmpty()) {
+  public List<Long> enqueueAll(Connection c, List<NewJob> given) {
+    if (given.isEmpty()) {
       return List.of();
     }
+    List<NewJob> jobs = given.stream().map(this::withQueueAttempts).toList();
     Instant now = Instant.now();
     for (NewJob job : jobs) {
       checkPayload(job);
