@@ -198,8 +198,10 @@ public final class Engine {
 
   /**
    * Stops claiming, stops the listener and the maintainer, and waits up to the drain timeout for
-   * running handlers. Jobs still running after that keep their lease and are rescued later. Returns
-   * how many jobs were still running.
+   * running handlers. Jobs still held after that (running, or claimed and not started) are released
+   * back to {@code available} without spending an attempt, and logged; a handler that still runs
+   * can no longer complete its job (the fence). When the database cannot be reached they keep their
+   * lease and are rescued later. Returns how many slots were still busy.
    */
   public synchronized int stop() {
     if (!started) {
@@ -222,17 +224,47 @@ public final class Engine {
     }
     if (left > 0) {
       single.abandonRetries();
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "pgbus stopped with {0} job(s) still running after the {1} drain; lease rescue will"
-              + " return them",
-          left,
-          config.execution().drainTimeout());
+      handBack();
     }
     if (ownedExecutor != null) {
       ownedExecutor.shutdown();
     }
     return left;
+  }
+
+  /** Releases what the capsules still hold after the drain, and says which jobs went back. */
+  private void handBack() {
+    var held = new ArrayList<ClaimedJob>();
+    capsules.forEach(c -> held.addAll(c.handBack()));
+    Duration drain = config.execution().drainTimeout();
+    if (held.isEmpty()) {
+      return;
+    }
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(true);
+      Map<String, List<Long>> released = store.jobReleaseDrained(c, held);
+      int n = released.values().stream().mapToInt(List::size).sum();
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus engine {0} stopped with {1} job(s) still held after the {2} drain ({3}); released"
+              + " {4} back to available without spending an attempt: {5}",
+          config.workerId(),
+          held.size(),
+          Durations.format(drain),
+          ExecutionConfig.DRAIN_TIMEOUT.key(),
+          n,
+          released);
+    } catch (SQLException e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus engine {0} stopped with {1} job(s) still held after the {2} drain and could not"
+              + " release them ({3}); lease rescue will return them: {4}",
+          config.workerId(),
+          held.size(),
+          Durations.format(drain),
+          e.getMessage(),
+          held.stream().map(ClaimedJob::id).toList());
+    }
   }
 
   /**

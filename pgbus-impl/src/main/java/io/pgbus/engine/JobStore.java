@@ -233,6 +233,23 @@ public final class JobStore {
       RETURNING queue
       """;
 
+  // A stop whose drain ran out hands the jobs it still holds back: available at once, and the
+  // attempt the claim counted is given back as budget (max_attempts + 1) rather than by lowering
+  // attempt, which is the fence: a handler of the stopping JVM that still runs must never match the
+  // job once another worker claims it (attempt + 1 there). One wake per queue for the other JVMs.
+  private static final String RELEASE_DRAINED =
+      """
+      WITH released AS (
+        UPDATE pgbus.job j
+           SET state = 'available', run_at = now(), max_attempts = j.max_attempts + 1,
+               lease_expires_at = NULL
+          FROM unnest(?::bigint[], ?::int[]) AS held(id, attempt)
+         WHERE j.id = held.id AND j.attempt = held.attempt AND j.state OPERATOR(pg_catalog.=) 'running'
+        RETURNING j.id, j.queue)
+      SELECT queue::text, pg_catalog.array_agg(id ORDER BY id), pgbus.notify(queue, now())
+        FROM released GROUP BY queue
+      """;
+
   // A waiting job is cancelled at once. A running one is only asked to stop: cancel_attempt (V8)
   // records which attempt, and NOTIFY "pgbus-cancel" '<id>:<attempt>' reaches the JVM that runs it
   // at commit; that JVM reads cancel_attempt back (CANCEL_REQUESTED) before it interrupts the
@@ -618,6 +635,24 @@ public final class JobStore {
       ps.setLong(3, job.id());
       ps.setInt(4, job.attempt());
       return ps.executeUpdate() == 1;
+    }
+  }
+
+  /**
+   * Hands back the jobs a stopping engine still holds (see RELEASE_DRAINED): the ids released, by
+   * queue. A job that finished or was rescued meanwhile is left alone.
+   */
+  public Map<String, List<Long>> jobReleaseDrained(Connection c, List<ClaimedJob> jobs)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RELEASE_DRAINED)) {
+      bindHeld(c, ps, 1, jobs);
+      var released = new LinkedHashMap<String, List<Long>>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          released.put(rs.getString(1), List.of((Long[]) rs.getArray(2).getArray()));
+        }
+      }
+      return released;
     }
   }
 
