@@ -79,6 +79,7 @@ public final class Notifier extends Loop {
   private final AtomicLong attempts = new AtomicLong();
   private final AtomicLong connects = new AtomicLong();
   private final AtomicLong notifications = new AtomicLong();
+  private final AtomicLong cancelRequests = new AtomicLong();
 
   private volatile ListenerState state = ListenerState.STARTING;
   private volatile String lastError;
@@ -132,6 +133,11 @@ public final class Notifier extends Loop {
   /** Notifications received, probes excluded. */
   public long notifications() {
     return notifications.get();
+  }
+
+  /** Well-formed cancel requests heard and handed on (whatever became of them). */
+  public long cancelRequests() {
+    return cancelRequests.get();
   }
 
   /** The last connection or probe problem, for health output; null when none. */
@@ -395,6 +401,8 @@ public final class Notifier extends Loop {
       cancels.accept(request);
     } catch (RuntimeException e) {
       LOG.log(System.Logger.Level.ERROR, "pgbus listener: handling " + request + " failed", e);
+    } finally {
+      cancelRequests.incrementAndGet();
     }
   }
 
