@@ -39,8 +39,11 @@ public final class EnqueueOptions {
    */
   public static final Duration MAX_SCHEDULE_AHEAD = Duration.ofDays(36_500);
 
+  /** maxAttempts when none was chosen: the queue's configured attempts, else the default. */
+  private static final int UNCHOSEN = 0;
+
   private static final EnqueueOptions DEFAULTS =
-      new EnqueueOptions(null, null, 0, DEFAULT_MAX_ATTEMPTS, null, null);
+      new EnqueueOptions(null, null, 0, UNCHOSEN, null, null);
 
   private final Instant runAt;
   private final Duration delay;
@@ -220,8 +223,20 @@ public final class EnqueueOptions {
     return priority;
   }
 
+  /**
+   * The attempts chosen with {@link #withMaxAttempts}, else {@value #DEFAULT_MAX_ATTEMPTS}. A queue
+   * may configure its own default ({@code pgbus.queue.<name>.max-attempts}, or {@code
+   * Handles#maxAttempts}), which applies when none was chosen: see {@link #maxAttemptsChosen}.
+   */
   public int maxAttempts() {
-    return maxAttempts;
+    return maxAttempts == UNCHOSEN ? DEFAULT_MAX_ATTEMPTS : maxAttempts;
+  }
+
+  /**
+   * Whether {@link #withMaxAttempts} was called: a queue's configured attempts then do not apply.
+   */
+  public boolean maxAttemptsChosen() {
+    return maxAttempts != UNCHOSEN;
   }
 
   /** The unique key, or {@code null} for an ordinary job. */
@@ -243,7 +258,7 @@ public final class EnqueueOptions {
         + ", priority="
         + priority
         + ", maxAttempts="
-        + maxAttempts
+        + (maxAttemptsChosen() ? Integer.toString(maxAttempts) : "default")
         + (uniqueKey == null ? "" : ", uniqueKey=" + uniqueKey)
         + (correlationId == null ? "" : ", correlationId=" + correlationId)
         + "]";

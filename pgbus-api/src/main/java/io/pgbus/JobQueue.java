@@ -68,8 +68,12 @@ public interface JobQueue {
   int MAX_BATCH_SIZE = 10_000;
 
   /**
-   * Cancels a job that has not started yet. Returns {@code false} when the job is running or
-   * already finished.
+   * Cancels a job. A job that has not started yet is {@code cancelled} at once. For a running job,
+   * the request is recorded and, at commit, the JVM that runs it (any JVM on the database with a
+   * working listener) interrupts the handler, whose {@link JobContext#cancellationRequested()} then
+   * answers {@code true}; the job ends {@code cancelled} and the handler's writes roll back. A
+   * handler that ignores the interrupt runs on until its job timeout. Either way an audit entry is
+   * written. Returns {@code false} when the job already finished or does not exist.
    */
   boolean cancel(long jobId);
 

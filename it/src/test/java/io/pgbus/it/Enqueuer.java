@@ -39,6 +39,11 @@ public class Enqueuer {
     return jobs.enqueue(queue, new Marker(text, fail));
   }
 
+  /** Cancels a job through the API, waiting or running; true when it acted. */
+  public boolean cancel(long id) {
+    return jobs.cancel(id);
+  }
+
   /** Enqueues one job per marker in this transaction; all become visible at once. */
   public List<Long> enqueueAll(String queue, List<Marker> markers) {
     awaitReady();

@@ -88,7 +88,7 @@ final class BatchRunner {
         again.add(job);
         continue;
       }
-      JobRunner.Settled s = single.recordFailure(job, single.describe(cause));
+      JobRunner.Settled s = single.recordStopped(job, cause);
       events.finished(job, s == null ? null : s.kind(), batch.nanos[i]);
       due = s == null ? null : s.dueAgain();
     }

@@ -12,6 +12,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 import javax.sql.DataSource;
 
 /**
@@ -40,6 +41,8 @@ public final class Capsule extends Loop {
   private final CapsuleConfig config;
   private final String workerId;
   private final ExecutionConfig execution;
+  private final Function<String, Duration> jobTimeouts; // by queue (pgbus.queue.*.job-timeout)
+  private final Duration longestTimeout; // of this capsule's queues
   private final JobStore store;
   private final DataSource dataSource;
   private final Executor executor;
@@ -48,6 +51,8 @@ public final class Capsule extends Loop {
   private final BatchRunner runner;
 
   private final ReentrantLock lock = signal().lock();
+  private final java.util.concurrent.locks.Condition idle = lock.newCondition(); // a slot ended
+  private static final long IDLE_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
   private final AtomicLong claims = new AtomicLong();
   private final AtomicLong emptyClaims = new AtomicLong();
   private final AtomicLong claimed = new AtomicLong();
@@ -63,6 +68,9 @@ public final class Capsule extends Loop {
   // One entry per slot handed to the executor and not started yet: first job id ->
   // System.nanoTime().
   private final Map<Long, Long> waitingSince = new HashMap<>();
+  // Guarded by lock: every job claimed and not yet done, waiting for a thread or running.
+  private final Map<Long, ClaimedJob> held = new java.util.LinkedHashMap<>();
+  private volatile boolean handedBack; // the drain ran out: slots not started yet never start
   private boolean executorWaitWarned;
 
   private volatile long beatNanos = System.nanoTime();
@@ -73,6 +81,7 @@ public final class Capsule extends Loop {
       CapsuleConfig config,
       String workerId,
       ExecutionConfig execution,
+      Function<String, Duration> jobTimeouts,
       Duration maxErrorBackoff,
       JobStore store,
       DataSource dataSource,
@@ -92,6 +101,9 @@ public final class Capsule extends Loop {
     this.config = Objects.requireNonNull(config);
     this.workerId = Objects.requireNonNull(workerId);
     this.execution = Objects.requireNonNull(execution);
+    this.jobTimeouts = Objects.requireNonNull(jobTimeouts);
+    this.longestTimeout =
+        config.queues().stream().map(jobTimeouts).max(Duration::compareTo).orElseThrow();
     this.store = Objects.requireNonNull(store);
     this.dataSource = Objects.requireNonNull(dataSource);
     this.executor = Objects.requireNonNull(executor);
@@ -159,7 +171,7 @@ public final class Capsule extends Loop {
       }
       if (runningSince.size() >= config.concurrency()) {
         long youngest = runningSince.values().stream().mapToLong(Long::longValue).max().orElse(now);
-        stuckFor = now - (youngest + execution.jobTimeout().toNanos());
+        stuckFor = now - (youngest + longestTimeout.toNanos());
       }
     } finally {
       lock.unlock();
@@ -221,6 +233,20 @@ public final class Capsule extends Loop {
     }
   }
 
+  /**
+   * For a stop whose drain ran out: the jobs this capsule still holds (running, or claimed and
+   * waiting for a thread), which from now on never start here.
+   */
+  List<ClaimedJob> handBack() {
+    lock.lock();
+    try {
+      handedBack = true;
+      return List.copyOf(held.values());
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Waits until no job runs, up to {@code timeout}; returns how many still run. */
   int awaitIdle(Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
@@ -233,7 +259,10 @@ public final class Capsule extends Loop {
         if (left <= 0) {
           break;
         }
-        signal().await(left);
+        // Not signal().await: the stop has rung it for good, so it would return at once, and this
+        // loop would spin holding the lock that every finishing slot needs. The slice notices the
+        // loop's end, which rings nothing here.
+        idle.awaitNanos(Math.min(left, IDLE_CHECK_NANOS));
       }
       return inFlight;
     } catch (InterruptedException e) {
@@ -350,6 +379,7 @@ public final class Capsule extends Loop {
     try {
       long handedAt = System.nanoTime();
       slots.forEach(slot -> waitingSince.put(slot.get(0).id(), handedAt));
+      jobs.forEach(job -> held.put(job.id(), job));
       inFlight += slots.size();
       backlog = jobs.size() == want;
       if (nextDue != null) {
@@ -396,7 +426,21 @@ public final class Capsule extends Loop {
     return out;
   }
 
+  /** The slot's job timeout: its queue's; for a batch, which shares one, the shortest of them. */
+  private Duration timeout(List<ClaimedJob> jobs) {
+    Duration t = jobTimeouts.apply(jobs.get(0).queue());
+    for (int i = 1; i < jobs.size(); i++) {
+      Duration other = jobTimeouts.apply(jobs.get(i).queue());
+      t = other.compareTo(t) < 0 ? other : t;
+    }
+    return t;
+  }
+
   private void runSlot(List<ClaimedJob> jobs) {
+    if (handedBack) {
+      slotDone(jobs); // its jobs were released to the database at the end of the drain
+      return;
+    }
     lock.lock();
     try {
       waitingSince.remove(jobs.get(0).id());
@@ -405,7 +449,7 @@ public final class Capsule extends Loop {
       lock.unlock();
     }
     try {
-      Instant due = runner.run(jobs, execution.jobTimeout());
+      Instant due = runner.run(jobs, timeout(jobs));
       if (due != null) {
         dueAt(due);
       }
@@ -419,7 +463,9 @@ public final class Capsule extends Loop {
     try {
       waitingSince.remove(jobs.get(0).id());
       runningSince.remove(jobs.get(0).id());
+      jobs.forEach(job -> held.remove(job.id()));
       inFlight--;
+      idle.signalAll();
       signal().signal();
     } finally {
       lock.unlock();

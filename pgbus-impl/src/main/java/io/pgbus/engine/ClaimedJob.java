@@ -8,7 +8,8 @@ import java.time.Instant;
  * every state change after the claim matches on (id, attempt, state = running), so a worker whose
  * lease was rescued and reclaimed elsewhere can no longer change the job. {@code runAt} is when the
  * job became due (its enqueue time, unless delayed or retried), for wake-latency metrics. {@code
- * trace} is the enqueuer's W3C trace context, or null (schema V6).
+ * trace} is the enqueuer's W3C trace context, or null (schema V6). {@code cancellation} is this
+ * attempt's own: set when an operator cancelled the job while it ran, so the handler can ask.
  */
 public record ClaimedJob(
     long id,
@@ -19,8 +20,42 @@ public record ClaimedJob(
     int maxAttempts,
     Instant createdAt,
     Instant runAt,
-    TraceContext trace)
+    TraceContext trace,
+    Cancellation cancellation)
     implements JobContext {
+
+  public ClaimedJob {
+    java.util.Objects.requireNonNull(cancellation, "cancellation");
+  }
+
+  /** A claimed job that nobody asked to cancel yet. */
+  public ClaimedJob(
+      long id,
+      String queue,
+      int priority,
+      String payload,
+      int attempt,
+      int maxAttempts,
+      Instant createdAt,
+      Instant runAt,
+      TraceContext trace) {
+    this(
+        id,
+        queue,
+        priority,
+        payload,
+        attempt,
+        maxAttempts,
+        createdAt,
+        runAt,
+        trace,
+        new Cancellation());
+  }
+
+  @Override
+  public boolean cancellationRequested() {
+    return cancellation.requested();
+  }
 
   /** A job enqueued in no trace. */
   public ClaimedJob(

@@ -67,7 +67,8 @@ public final class Engine {
     this.loopsOnExecutor = b.loopThreads == null;
     this.loops = loopsOnExecutor ? executor : task -> startThread(b.loopThreads, task);
     Transactions tx = b.transactions != null ? b.transactions : new JdbcTransactions(dataSource);
-    this.jobs = new Jobs(config.workerId(), config.maxPayloadBytes(), b.tracing);
+    this.jobs =
+        new Jobs(config.workerId(), config.maxPayloadBytes(), b.tracing, config::maxAttempts);
     JobFunction handlers = b.tracing.around(b.jobs != null ? b.jobs : Engine::noHandler);
     Consumer<Wake> wakes = b.wakes != null ? b.wakes : this::wake;
     this.notifier =
@@ -78,6 +79,7 @@ public final class Engine {
                 config.queues(),
                 wakes,
                 this::listenerChanged,
+                this::cancelHeard,
                 config.listener());
     this.poller =
         config.capsules().isEmpty()
@@ -97,7 +99,7 @@ public final class Engine {
             dataSource,
             tx,
             handlers,
-            execution.retry(),
+            config::retry,
             b.events,
             loops,
             config.retention().deletesCompleted(),
@@ -111,6 +113,7 @@ public final class Engine {
               cc,
               config.workerId(),
               execution,
+              config::jobTimeout,
               config.poller().interval().multipliedBy(10),
               store,
               dataSource,
@@ -196,8 +199,10 @@ public final class Engine {
 
   /**
    * Stops claiming, stops the listener and the maintainer, and waits up to the drain timeout for
-   * running handlers. Jobs still running after that keep their lease and are rescued later. Returns
-   * how many jobs were still running.
+   * running handlers. Jobs still held after that (running, or claimed and not started) are released
+   * back to {@code available} without spending an attempt, and logged; a handler that still runs
+   * can no longer complete its job (the fence). When the database cannot be reached they keep their
+   * lease and are rescued later. Returns how many slots were still busy.
    */
   public synchronized int stop() {
     if (!started) {
@@ -220,17 +225,47 @@ public final class Engine {
     }
     if (left > 0) {
       single.abandonRetries();
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "pgbus stopped with {0} job(s) still running after the {1} drain; lease rescue will"
-              + " return them",
-          left,
-          config.execution().drainTimeout());
+      handBack();
     }
     if (ownedExecutor != null) {
       ownedExecutor.shutdown();
     }
     return left;
+  }
+
+  /** Releases what the capsules still hold after the drain, and says which jobs went back. */
+  private void handBack() {
+    var held = new ArrayList<ClaimedJob>();
+    capsules.forEach(c -> held.addAll(c.handBack()));
+    Duration drain = config.execution().drainTimeout();
+    if (held.isEmpty()) {
+      return;
+    }
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(true);
+      Map<String, List<Long>> released = store.jobReleaseDrained(c, held);
+      int n = released.values().stream().mapToInt(List::size).sum();
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus engine {0} stopped with {1} job(s) still held after the {2} drain ({3}); released"
+              + " {4} back to available without spending an attempt: {5}",
+          config.workerId(),
+          held.size(),
+          Durations.format(drain),
+          ExecutionConfig.DRAIN_TIMEOUT.key(),
+          n,
+          released);
+    } catch (SQLException e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus engine {0} stopped with {1} job(s) still held after the {2} drain and could not"
+              + " release them ({3}); lease rescue will return them: {4}",
+          config.workerId(),
+          held.size(),
+          Durations.format(drain),
+          e.getMessage(),
+          held.stream().map(ClaimedJob::id).toList());
+    }
   }
 
   /**
@@ -354,6 +389,13 @@ public final class Engine {
   /** Jobs the maintainer has rescued from expired leases. */
   public long rescued() {
     return maintainer.rescued();
+  }
+
+  /**
+   * A cancel of a running job was heard: the runner checks it and stops the handler if it is ours.
+   */
+  private void cancelHeard(CancelRequest request) {
+    single.cancelHeard(request);
   }
 
   private void listenerChanged(ListenerState state) {

@@ -28,6 +28,8 @@ import java.util.stream.Stream;
  * @param retention how long finished jobs and audit entries are kept
  * @param maxPayloadBytes the largest JSON payload accepted at enqueue
  * @param crons periodic jobs the maintenance leader enqueues (see {@link CronJob})
+ * @param queuePolicies what single queues override of {@code execution} ({@link QueuePolicy}), by
+ *     queue; a queue without one keeps the globals
  */
 public record EngineConfig(
     String workerId,
@@ -39,7 +41,8 @@ public record EngineConfig(
     MaintainerConfig maintainer,
     RetentionConfig retention,
     int maxPayloadBytes,
-    List<CronJob> crons) {
+    List<CronJob> crons,
+    Map<String, QueuePolicy> queuePolicies) {
 
   public static final Setting<Integer> MAX_PAYLOAD_BYTES =
       Setting.integer("pgbus.max-payload-bytes", 1024 * 1024, 2, 256 * 1024 * 1024);
@@ -84,6 +87,63 @@ public record EngineConfig(
             CronJob.NAMES_KEY, CronJob.NAMES_KEY + ": " + problem, problem);
       }
     }
+    queuePolicies = Map.copyOf(queuePolicies);
+    for (var e : queuePolicies.entrySet()) {
+      if (!e.getKey().equals(e.getValue().queue())) {
+        throw new IllegalArgumentException("policy of " + e.getValue().queue() + " under " + e);
+      }
+      e.getValue().resolve(execution); // refuses a bad one now, naming its key
+    }
+  }
+
+  /** The effective execution of a queue: its policy over the globals. */
+  QueuePolicy.Resolved policy(String queue) {
+    QueuePolicy p = queuePolicies.get(queue);
+    return p == null
+        ? new QueuePolicy.Resolved(execution.jobTimeout(), null, execution.retry())
+        : p.resolve(execution);
+  }
+
+  /**
+   * How long a handler of {@code queue} may run: its pgbus.queue.*.job-timeout, else the global.
+   */
+  public Duration jobTimeout(String queue) {
+    return policy(queue).jobTimeout();
+  }
+
+  /** The backoff of {@code queue}'s failed attempts. */
+  public RetryPolicy retry(String queue) {
+    return policy(queue).retry();
+  }
+
+  /** The attempts of a job enqueued to {@code queue} without its own; null: the enqueue default. */
+  public Integer maxAttempts(String queue) {
+    QueuePolicy p = queuePolicies.get(queue);
+    return p == null ? null : p.maxAttempts();
+  }
+
+  /**
+   * This config with {@code defaults} laid under its queue policies, part by part: what a queue's
+   * own policy sets wins (in the server, MicroProfile Config over the attributes of {@code
+   * Handles}). Refuses a bad result, naming the key.
+   */
+  public EngineConfig withPolicyDefaults(List<QueuePolicy> defaults) {
+    var merged = new HashMap<>(queuePolicies);
+    for (QueuePolicy d : defaults) {
+      merged.merge(d.queue(), d, (mine, under) -> mine.over(under));
+    }
+    return new EngineConfig(
+        workerId,
+        capsules,
+        execution,
+        poller,
+        listener,
+        elector,
+        maintainer,
+        retention,
+        maxPayloadBytes,
+        crons,
+        merged);
   }
 
   /** Every queue some capsule reads, in first-seen order. */
@@ -111,6 +171,7 @@ public record EngineConfig(
     private String workerId = WorkerIds.local();
     private final List<CapsuleConfig> capsules = new ArrayList<>();
     private final List<CronJob> crons = new ArrayList<>();
+    private final Map<String, QueuePolicy> policies = new HashMap<>();
     private final Map<Setting<?>, Object> values = new HashMap<>();
     private SettingSource base = SettingSource.DEFAULTS;
 
@@ -159,6 +220,12 @@ public record EngineConfig(
     /** A periodic job for the maintenance leader to enqueue. */
     public Builder cron(CronJob v) {
       crons.add(v);
+      return this;
+    }
+
+    /** What one queue overrides of the execution settings; replaces its earlier policy. */
+    public Builder queuePolicy(QueuePolicy v) {
+      policies.put(v.queue(), v);
       return this;
     }
 
@@ -248,7 +315,8 @@ public record EngineConfig(
           MaintainerConfig.from(source),
           RetentionConfig.from(source),
           source.valueOrDefault(MAX_PAYLOAD_BYTES),
-          crons);
+          crons,
+          policies);
     }
   }
 }

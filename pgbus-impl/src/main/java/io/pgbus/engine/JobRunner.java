@@ -6,8 +6,10 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import javax.sql.DataSource;
 
 /**
@@ -27,12 +29,22 @@ final class JobRunner {
   private final DataSource dataSource;
   private final Transactions transactions;
   private final JobFunction function;
-  private final RetryPolicy retry;
+  private final Function<String, RetryPolicy> retries; // by queue
   private final JobEvents events;
   private final Watchdog watchdog;
   private final boolean deleteCompleted; // pgbus.retention.completed=0
   private final ErrorDetail errorDetail; // pgbus.errors.detail
   private volatile boolean abandoned;
+
+  /**
+   * Cancel requests heard for attempts not running here (yet): a job is {@code running} from its
+   * claim on, but its handler starts a little later (a batch's last job much later), and a request
+   * heard in between must still reach it. Checked when a handler starts; unconfirmed, so bounded
+   * and simply forgotten when full (requests for other JVMs' jobs land here too).
+   */
+  private final ConcurrentHashMap<Long, Integer> heardEarly = new ConcurrentHashMap<>();
+
+  private static final int HEARD_EARLY_MAX = 1024;
 
   /**
    * How long a worker keeps trying to record a failure while the database is away: a restart or a
@@ -48,7 +60,7 @@ final class JobRunner {
       DataSource dataSource,
       Transactions transactions,
       JobFunction function,
-      RetryPolicy retry,
+      Function<String, RetryPolicy> retries,
       JobEvents events,
       Executor executor,
       boolean deleteCompleted,
@@ -60,7 +72,7 @@ final class JobRunner {
     this.dataSource = Objects.requireNonNull(dataSource);
     this.transactions = Objects.requireNonNull(transactions);
     this.function = Objects.requireNonNull(function);
-    this.retry = Objects.requireNonNull(retry);
+    this.retries = Objects.requireNonNull(retries);
     this.events = Objects.requireNonNull(events);
   }
 
@@ -92,6 +104,23 @@ final class JobRunner {
     }
   }
 
+  /** Thrown inside the job transaction when an operator cancelled the running job: roll it back. */
+  static final class JobCancelledException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    JobCancelledException(ClaimedJob job, Throwable handlerFailure) {
+      super(
+          named(job)
+              + " was cancelled while running: the handler was interrupted and its transaction"
+              + " rolled back",
+          handlerFailure);
+    }
+  }
+
+  /** The error text a job cancelled while running keeps (after "cancelled: "). */
+  static final String CANCELLED_WHILE_RUNNING =
+      "by an operator while running; the handler's writes were rolled back";
+
   /**
    * Runs the job, interrupting its handler after {@code timeout}; returns when it is due again
    * (retry or snooze), or null. Never throws.
@@ -122,10 +151,85 @@ final class JobRunner {
       if (t instanceof Error && !(t instanceof AssertionError) && !(t instanceof LinkageError)) {
         LOG.log(System.Logger.Level.ERROR, "pgbus job " + job.id() + " hit a VM error", t);
       }
-      settled = recordFailure(job, describe(cause));
+      settled = recordStopped(job, cause);
     }
     events.finished(job, settled == null ? null : settled.kind, System.nanoTime() - started);
     return settled == null ? null : settled.dueAgain;
+  }
+
+  /**
+   * Records an attempt whose transaction rolled back: cancelled when an operator cancelled it while
+   * it ran, else a failure.
+   */
+  Settled recordStopped(ClaimedJob job, Throwable cause) {
+    if (!(cause instanceof JobCancelledException)) {
+      return recordFailure(job, describe(cause));
+    }
+    try (Connection c = dataSource.getConnection()) {
+      if (store.jobCancelRunning(c, job, CANCELLED_WHILE_RUNNING)) {
+        return new Settled(Outcome.Kind.CANCEL, null);
+      }
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "{0} was cancelled after its lease was lost; the new holder decides its fate",
+          named(job));
+    } catch (SQLException e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus could not record the cancel of job {0}: {1}; lease rescue will retry it",
+          job.id(),
+          e.getMessage());
+    }
+    return null;
+  }
+
+  /**
+   * A "pgbus-cancel" notification was heard: when this JVM runs that attempt and the database
+   * confirms the request (a payload alone may be forged), flags the attempt and interrupts its
+   * handler. Anything else changes nothing: another JVM's job, one that ended meanwhile, or a
+   * request the database does not know.
+   */
+  void cancelHeard(CancelRequest request) {
+    Watchdog.Attempt attempt = watchdog.running(request.id(), request.attempt());
+    if (attempt == null) {
+      if (heardEarly.size() >= HEARD_EARLY_MAX) {
+        heardEarly.clear();
+      }
+      heardEarly.put(request.id(), request.attempt());
+      return;
+    }
+    confirm(request, attempt);
+  }
+
+  /** Checks a request against the database and, when it is real, cancels the attempt. */
+  private void confirm(CancelRequest request, Watchdog.Attempt attempt) {
+    boolean confirmed;
+    try (Connection c = dataSource.getConnection()) {
+      confirmed = store.jobCancelRequested(c, request.id(), request.attempt());
+    } catch (SQLException e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus could not check the cancel of job {0}: {1}; the job runs on",
+          request.id(),
+          e.getMessage());
+      return;
+    }
+    if (!confirmed) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus ignored a {0} notification for job {1} attempt {2}: the database records no such"
+              + " request (a NOTIFY not sent by pgbus?)",
+          CancelRequest.CHANNEL,
+          request.id(),
+          request.attempt());
+      return;
+    }
+    attempt.cancel();
+  }
+
+  /** The wait before the job's next attempt, by its queue's retry policy. */
+  private Duration backoff(ClaimedJob job) {
+    return retries.apply(job.queue()).backoff(job.attempt());
   }
 
   /** Hands back a job that was claimed but never started. */
@@ -147,13 +251,17 @@ final class JobRunner {
   /** Calls the handler under the watchdog; a timed-out attempt throws whatever it returned. */
   Outcome handle(Connection c, ClaimedJob job, Duration timeout) throws Exception {
     Watchdog.Attempt attempt = watchdog.watch(job, timeout);
+    if (!heardEarly.isEmpty() && heardEarly.remove(job.id(), job.attempt())) {
+      // Cancelled between its claim and now: the handler starts interrupted and flagged.
+      confirm(new CancelRequest(job.id(), job.attempt()), attempt);
+    }
     Outcome outcome;
     ClaimedJob outer = CurrentJob.enter(job);
     try {
       outcome = function.run(job, c);
     } catch (Throwable t) {
       if (attempt.end()) {
-        throw new JobTimeoutException(job, timeout, t);
+        throw stopped(job, attempt, timeout, t);
       }
       throw t;
     } finally {
@@ -161,9 +269,17 @@ final class JobRunner {
     }
     if (attempt.end()) {
       // It returned after the interrupt: too late, and maybe having cut its work short.
-      throw new JobTimeoutException(job, timeout, null);
+      throw stopped(job, attempt, timeout, null);
     }
     return outcome;
+  }
+
+  /** Why the watchdog interrupted an attempt: an operator's cancel wins over the timeout. */
+  private static Exception stopped(
+      ClaimedJob job, Watchdog.Attempt attempt, Duration timeout, Throwable handlerFailure) {
+    return attempt.cancelled()
+        ? new JobCancelledException(job, handlerFailure)
+        : new JobTimeoutException(job, timeout, handlerFailure);
   }
 
   /** Whether completing a job deletes it rather than keeping it for retention. */
@@ -195,7 +311,7 @@ final class JobRunner {
         return new Settled(Outcome.Kind.CANCEL, null);
       }
       case RETRY -> {
-        JobStore.FailResult r = store.jobFail(c, job, o.reason(), retry.backoff(job.attempt()));
+        JobStore.FailResult r = store.jobFail(c, job, o.reason(), backoff(job));
         if (r == null) {
           throw new LeaseLostException(job);
         }
@@ -214,7 +330,7 @@ final class JobRunner {
    * safe: a job rescued meanwhile is not touched.
    */
   Settled recordFailure(ClaimedJob job, String error) {
-    Duration backoff = retry.backoff(job.attempt());
+    Duration backoff = backoff(job);
     long deadline = System.nanoTime() + RECORD_RETRY_FOR.toNanos();
     long waitMs = RECORD_RETRY_FIRST.toMillis();
     while (true) {
@@ -288,7 +404,9 @@ final class JobRunner {
   static Throwable rootCause(Throwable t) {
     Throwable c = t;
     while (c.getCause() != null && c.getCause() != c) {
-      if (c instanceof LeaseLostException || c instanceof JobTimeoutException) {
+      if (c instanceof LeaseLostException
+          || c instanceof JobTimeoutException
+          || c instanceof JobCancelledException) {
         return c;
       }
       c = c.getCause();

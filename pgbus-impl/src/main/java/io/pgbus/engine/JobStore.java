@@ -233,17 +233,62 @@ public final class JobStore {
       RETURNING queue
       """;
 
-  private static final String CANCEL_WAITING =
+  // A stop whose drain ran out hands the jobs it still holds back: available at once, and the
+  // attempt the claim counted is given back as budget (max_attempts + 1) rather than by lowering
+  // attempt, which is the fence: a handler of the stopping JVM that still runs must never match the
+  // job once another worker claims it (attempt + 1 there). One wake per queue for the other JVMs.
+  private static final String RELEASE_DRAINED =
       """
-      WITH acted AS (
+      WITH released AS (
+        UPDATE pgbus.job j
+           SET state = 'available', run_at = now(), max_attempts = j.max_attempts + 1,
+               lease_expires_at = NULL
+          FROM unnest(?::bigint[], ?::int[]) AS held(id, attempt)
+         WHERE j.id = held.id AND j.attempt = held.attempt AND j.state OPERATOR(pg_catalog.=) 'running'
+        RETURNING j.id, j.queue)
+      SELECT queue::text, pg_catalog.array_agg(id ORDER BY id), pgbus.notify(queue, now())
+        FROM released GROUP BY queue
+      """;
+
+  // A waiting job is cancelled at once. A running one is only asked to stop: cancel_attempt (V8)
+  // records which attempt, and NOTIFY "pgbus-cancel" '<id>:<attempt>' reaches the JVM that runs it
+  // at commit; that JVM reads cancel_attempt back (CANCEL_REQUESTED) before it interrupts the
+  // handler, and settles the job as cancelled itself, fenced on (id, attempt, running). The channel
+  // cannot be a queue's: queue names have no '-'. Both updates carry their whole predicate on the
+  // target row, so a job that finishes while this waits for its row lock is left alone (the
+  // recheck sees it finished) and nothing is audited or sent.
+  private static final String CANCEL =
+      """
+      WITH waiting AS (
         UPDATE pgbus.job
            SET state = 'cancelled', finalized_at = now()
          WHERE id = ? AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,retryable}')
-        RETURNING id, queue)
+        RETURNING id, queue),
+      running AS (
+        UPDATE pgbus.job
+           SET cancel_attempt = attempt
+         WHERE id = ? AND state OPERATOR(pg_catalog.=) 'running'
+        RETURNING id, queue, attempt),
+      acted AS (
+        SELECT id, queue, NULL::jsonb AS detail FROM waiting
+        UNION ALL
+        SELECT id, queue, pg_catalog.jsonb_build_object('running', true, 'attempt', attempt)
+          FROM running),
+      audited AS (
+        INSERT INTO pgbus.audit (actor, action, queue, job_id, detail)
+        SELECT coalesce(nullif(?::text, ''), session_user::text), 'cancel', queue::text, id, detail
+          FROM acted),
+      sent AS (
+        SELECT pg_catalog.pg_notify('pgbus-cancel', id::text || ':' || attempt::text) FROM running)
+      SELECT (SELECT count(*) FROM acted), (SELECT count(*) FROM sent)
+      """;
+
+  // Whether a cancel of this very attempt was requested: what a JVM checks before it believes a
+  // "pgbus-cancel" notification, whose payload anyone may forge.
+  private static final String CANCEL_REQUESTED =
       """
-          + AUDIT_JOB
-          + """
-      SELECT count(*) FROM acted
+      SELECT 1 FROM pgbus.job
+       WHERE id = ? AND attempt = ? AND cancel_attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
       """;
 
   // A dead job with a unique key stays dead while another job with its key waits or runs: the
@@ -593,6 +638,24 @@ public final class JobStore {
     }
   }
 
+  /**
+   * Hands back the jobs a stopping engine still holds (see RELEASE_DRAINED): the ids released, by
+   * queue. A job that finished or was rescued meanwhile is left alone.
+   */
+  public Map<String, List<Long>> jobReleaseDrained(Connection c, List<ClaimedJob> jobs)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RELEASE_DRAINED)) {
+      bindHeld(c, ps, 1, jobs);
+      var released = new LinkedHashMap<String, List<Long>>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          released.put(rs.getString(1), List.of((Long[]) rs.getArray(2).getArray()));
+        }
+      }
+      return released;
+    }
+  }
+
   /** Gives back a claimed job that never started; its attempt is not spent. */
   public boolean jobRelease(Connection c, ClaimedJob job) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(RELEASE)) {
@@ -605,17 +668,30 @@ public final class JobStore {
   }
 
   /**
-   * Cancels a job that is still waiting to run, and audits it as {@code actor} ({@code null}: the
-   * database role); false when it is running or finished.
+   * Cancels a job that is still waiting to run, or asks the JVM that runs it to stop it (see {@link
+   * #CANCEL}), and audits it as {@code actor} ({@code null}: the database role); false when it has
+   * finished or does not exist.
    */
   public boolean jobCancel(Connection c, long id, String actor) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(CANCEL_WAITING)) {
+    try (PreparedStatement ps = c.prepareStatement(CANCEL)) {
       ps.setLong(1, id);
-      ps.setString(2, actor);
-      ps.setString(3, "cancel");
+      ps.setLong(2, id);
+      ps.setString(3, actor);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return rs.getLong(1) == 1;
+      }
+    }
+  }
+
+  /** Whether a cancel of this attempt of the job was requested while it runs. */
+  public boolean jobCancelRequested(Connection c, long id, int attempt) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(CANCEL_REQUESTED)) {
+      ps.setLong(1, id);
+      ps.setInt(2, attempt);
+      ps.setInt(3, attempt);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
       }
     }
   }

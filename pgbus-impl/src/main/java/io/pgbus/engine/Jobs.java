@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * The job operations: enqueue, pause and resume, cancel and replay, and the audit trail, each in
@@ -28,6 +29,7 @@ public final class Jobs {
   private final String workerId;
   private final int maxPayloadBytes;
   private final JobTracing tracing;
+  private final Function<String, Integer> queueMaxAttempts;
 
   /**
    * @param workerId recorded as who paused a queue
@@ -35,14 +37,43 @@ public final class Jobs {
    * @param tracing captures the enqueuer's trace for the handler's span
    */
   public Jobs(String workerId, int maxPayloadBytes, JobTracing tracing) {
+    this(workerId, maxPayloadBytes, tracing, queue -> null);
+  }
+
+  /**
+   * @param queueMaxAttempts a queue's configured attempts ({@code pgbus.queue.<name>.max-attempts})
+   *     for jobs enqueued without their own, or null for {@link
+   *     EnqueueOptions#DEFAULT_MAX_ATTEMPTS}
+   */
+  Jobs(
+      String workerId,
+      int maxPayloadBytes,
+      JobTracing tracing,
+      Function<String, Integer> queueMaxAttempts) {
     this.workerId = Objects.requireNonNull(workerId, "workerId");
     this.maxPayloadBytes = maxPayloadBytes;
     this.tracing = Objects.requireNonNull(tracing, "tracing");
+    this.queueMaxAttempts = Objects.requireNonNull(queueMaxAttempts, "queueMaxAttempts");
   }
 
-  /** The operations for an engine configured so, without tracing. */
+  /** The operations for an engine configured so (its queue policies included), without tracing. */
   public Jobs(EngineConfig config) {
-    this(config.workerId(), config.maxPayloadBytes(), JobTracing.NONE);
+    this(config.workerId(), config.maxPayloadBytes(), JobTracing.NONE, config::maxAttempts);
+  }
+
+  /** The job with its queue's configured attempts, unless its options chose their own. */
+  private NewJob withQueueAttempts(NewJob job) {
+    if (job.options().maxAttemptsChosen()) {
+      return job;
+    }
+    Integer attempts = queueMaxAttempts.apply(job.queue());
+    return attempts == null
+        ? job
+        : new NewJob(
+            job.queue(),
+            job.payloadJson(),
+            job.options().withMaxAttempts(attempts),
+            job.enqueuedBy());
   }
 
   /**
@@ -58,7 +89,8 @@ public final class Jobs {
    * waiting or running job of its queue; a duplicate inserts and notifies nothing and leaves the
    * transaction usable.
    */
-  public Enqueued enqueueIfAbsent(Connection c, NewJob job) {
+  public Enqueued enqueueIfAbsent(Connection c, NewJob given) {
+    NewJob job = withQueueAttempts(given);
     checkPayload(job);
     checkRunAt(job, Instant.now());
     return sql(
@@ -69,16 +101,16 @@ public final class Jobs {
    * Inserts many jobs in one statement; ids in input order. A job whose unique key is taken gets
    * the existing job's id.
    */
-  public List<Long> enqueueAll(Connection c, List<NewJob> jobs) {
-    if (jobs.isEmpty()) {
+  public List<Long> enqueueAll(Connection c, List<NewJob> given) {
+    if (given.isEmpty()) {
       return List.of();
     }
-    if (jobs.size() > JobQueue.MAX_BATCH_SIZE) {
-      String queue = jobs.get(0).queue();
+    if (given.size() > JobQueue.MAX_BATCH_SIZE) {
+      String queue = given.get(0).queue();
       throw new InvalidJobException(
           queue,
           "a batch of "
-              + jobs.size()
+              + given.size()
               + " jobs for queue '"
               + queue
               + "' is over the limit of "
@@ -86,6 +118,7 @@ public final class Jobs {
               + " jobs per enqueueAll: split it into batches of at most "
               + JobQueue.MAX_BATCH_SIZE);
     }
+    List<NewJob> jobs = given.stream().map(this::withQueueAttempts).toList();
     Instant now = Instant.now();
     for (NewJob job : jobs) {
       checkPayload(job);
@@ -148,7 +181,11 @@ public final class Jobs {
     return cancel(c, jobId, null);
   }
 
-  /** Cancels a waiting job, audited as {@code actor} ({@code null}: the database role). */
+  /**
+   * Cancels a waiting job, or asks the JVM that runs a running one to stop it (NOTIFY at commit;
+   * see {@link JobStore#jobCancel}), audited as {@code actor} ({@code null}: the database role).
+   * False when the job has finished or does not exist.
+   */
   public boolean cancel(Connection c, long jobId, String actor) {
     return sql(null, "cancel job " + jobId, () -> store.jobCancel(c, jobId, actor));
   }

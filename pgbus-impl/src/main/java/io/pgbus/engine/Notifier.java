@@ -64,8 +64,8 @@ public final class Notifier extends Loop {
       "SELECT pg_catalog.set_config('application_name', ?, false)";
   private static final String LISTEN =
       """
-      SELECT pgbus.listen(pg_catalog.array_append(
-        ARRAY(SELECT pgbus.channel(q) FROM pg_catalog.unnest(?::text[]) AS q), ?::text))
+      SELECT pgbus.listen(pg_catalog.array_append(pg_catalog.array_append(
+        ARRAY(SELECT pgbus.channel(q) FROM pg_catalog.unnest(?::text[]) AS q), ?::text), ?::text))
       """;
   private static final String PROBE = "SELECT pg_catalog.pg_notify(?, ?)";
 
@@ -73,22 +73,40 @@ public final class Notifier extends Loop {
   private final List<String> queues;
   private final Consumer<Wake> wakes;
   private final Consumer<ListenerState> states;
+  private final Consumer<CancelRequest> cancels;
   private final ListenerConfig config;
   private final String probeChannel;
   private final AtomicLong attempts = new AtomicLong();
   private final AtomicLong connects = new AtomicLong();
   private final AtomicLong notifications = new AtomicLong();
+  private final AtomicLong cancelRequests = new AtomicLong();
 
   private volatile ListenerState state = ListenerState.STARTING;
   private volatile String lastError;
   private boolean networkTimeoutWarned; // only the notifier's thread
 
+  /** A notifier that wakes capsules and ignores cancel requests. */
   public Notifier(
       ListenerConnections connections,
       List<String> queues,
       Consumer<Wake> wakes,
       Consumer<ListenerState> states,
       ListenerConfig config) {
+    this(connections, queues, wakes, states, r -> {}, config);
+  }
+
+  /**
+   * @param cancels hears each well-formed request of the {@value CancelRequest#CHANNEL} channel, on
+   *     the notifier's thread; it must check the request against the database before acting on it
+   */
+  public Notifier(
+      ListenerConnections connections,
+      List<String> queues,
+      Consumer<Wake> wakes,
+      Consumer<ListenerState> states,
+      Consumer<CancelRequest> cancels,
+      ListenerConfig config) {
+    this.cancels = Objects.requireNonNull(cancels, "cancels");
     this.connections = Objects.requireNonNull(connections, "connections");
     this.queues = List.copyOf(queues);
     this.wakes = Objects.requireNonNull(wakes, "wakes");
@@ -115,6 +133,11 @@ public final class Notifier extends Loop {
   /** Notifications received, probes excluded. */
   public long notifications() {
     return notifications.get();
+  }
+
+  /** Well-formed cancel requests heard and handed on (whatever became of them). */
+  public long cancelRequests() {
+    return cancelRequests.get();
   }
 
   /** The last connection or probe problem, for health output; null when none. */
@@ -269,6 +292,7 @@ public final class Notifier extends Loop {
     try (PreparedStatement ps = c.prepareStatement(LISTEN)) {
       ps.setArray(1, c.createArrayOf("text", queues.toArray(String[]::new)));
       ps.setString(2, probeChannel);
+      ps.setString(3, CancelRequest.CHANNEL);
       ps.execute();
     }
   }
@@ -335,6 +359,10 @@ public final class Notifier extends Loop {
         probeSeen |= awaitedProbe.equals(n.getParameter());
         continue;
       }
+      if (channel.equals(CancelRequest.CHANNEL)) {
+        cancelHeard(n.getParameter());
+        continue;
+      }
       if (!channel.startsWith("pgbus_")) {
         continue;
       }
@@ -356,6 +384,26 @@ public final class Notifier extends Loop {
       wakes.accept(new Wake(now, later, false));
     }
     return probeSeen;
+  }
+
+  /** Hands a well-formed cancel request on; a malformed payload is dropped, a failure logged. */
+  private void cancelHeard(String payload) {
+    CancelRequest request = CancelRequest.parse(payload);
+    if (request == null) {
+      LOG.log(
+          System.Logger.Level.DEBUG,
+          "pgbus listener: dropped a malformed {0} payload of {1} characters",
+          CancelRequest.CHANNEL,
+          payload == null ? 0 : payload.length());
+      return;
+    }
+    try {
+      cancels.accept(request);
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.ERROR, "pgbus listener: handling " + request + " failed", e);
+    } finally {
+      cancelRequests.incrementAndGet();
+    }
   }
 
   /**

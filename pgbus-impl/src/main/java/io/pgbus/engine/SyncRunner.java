@@ -75,7 +75,7 @@ public final class SyncRunner {
             dataSource,
             transactions,
             Objects.requireNonNull(jobs, "jobs"),
-            config.execution().retry(),
+            config::retry,
             JobEvents.NONE,
             SyncRunner::watchdogThread,
             false,
@@ -98,7 +98,7 @@ public final class SyncRunner {
       return null;
     }
     ClaimedJob job = claimed.get(0);
-    runner.run(job, config.execution().jobTimeout());
+    runner.run(job, config.jobTimeout(job.queue()));
     return job;
   }
 

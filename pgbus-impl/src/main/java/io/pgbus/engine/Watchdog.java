@@ -2,6 +2,7 @@ package io.pgbus.engine;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.DelayQueue;
 import java.util.concurrent.Delayed;
 import java.util.concurrent.Executor;
@@ -19,6 +20,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * one ended, so nothing lingers after an undeploy and no thread exists outside the container's
  * management. It is no {@link Loop}: it has nothing to stop, since it ends by itself once no job
  * runs.
+ *
+ * <p>It also knows which attempt runs on which thread, so a cancel of a running job ({@link
+ * #running}, {@link Attempt#cancel}) interrupts the handler the same way a timeout does.
  */
 final class Watchdog {
 
@@ -30,6 +34,7 @@ final class Watchdog {
   private final Executor executor;
   private final DelayQueue<Attempt> pending = new DelayQueue<>();
   private final AtomicBoolean looping = new AtomicBoolean();
+  private final ConcurrentHashMap<Long, Attempt> byJob = new ConcurrentHashMap<>();
 
   Watchdog(Executor executor) {
     this.executor = Objects.requireNonNull(executor);
@@ -39,6 +44,7 @@ final class Watchdog {
   Attempt watch(ClaimedJob job, Duration timeout) {
     var attempt = new Attempt(this, job, Thread.currentThread(), timeout);
     pending.add(attempt);
+    byJob.put(job.id(), attempt);
     if (looping.compareAndSet(false, true)) {
       try {
         executor.execute(this::loop);
@@ -53,6 +59,12 @@ final class Watchdog {
       }
     }
     return attempt;
+  }
+
+  /** The watched attempt {@code attempt} of job {@code id} running here now, or null. */
+  Attempt running(long id, int attempt) {
+    Attempt a = byJob.get(id);
+    return a != null && a.job.attempt() == attempt ? a : null;
   }
 
   private void loop() {
@@ -93,6 +105,7 @@ final class Watchdog {
     // reach the worker after end() returned.
     private boolean ended;
     private boolean timedOut;
+    private boolean cancelled;
 
     private Attempt(Watchdog watchdog, ClaimedJob job, Thread worker, Duration timeout) {
       this.watchdog = watchdog;
@@ -116,6 +129,33 @@ final class Watchdog {
       return timeout;
     }
 
+    /**
+     * Cancels the attempt: flags it for the handler and interrupts it, unless it has ended. The
+     * attempt then ends as cancelled, whatever the handler does; one that ignores the interrupt is
+     * still interrupted again at its timeout. Returns whether the handler was still running.
+     */
+    synchronized boolean cancel() {
+      if (ended) {
+        return false;
+      }
+      cancelled = true;
+      job.cancellation().request();
+      LOG.log(
+          System.Logger.Level.INFO,
+          "pgbus job {0} (queue {1}, attempt {2}) was cancelled while running; interrupting {3}",
+          job.id(),
+          job.queue(),
+          job.attempt(),
+          worker.getName());
+      worker.interrupt();
+      return true;
+    }
+
+    /** Whether {@link #cancel} reached the handler before it ended; read after {@link #end}. */
+    synchronized boolean cancelled() {
+      return cancelled;
+    }
+
     private synchronized void expire() {
       if (ended) {
         return;
@@ -134,16 +174,18 @@ final class Watchdog {
 
     /**
      * Stops watching; call it on the worker thread as soon as the handler returned or threw.
-     * Returns whether the attempt timed out, and then clears the interrupt this watchdog sent, so
-     * it cannot leak into the settling of the job or into the next job on this thread.
+     * Returns whether the attempt timed out or was cancelled, and then clears the interrupt this
+     * watchdog sent, so it cannot leak into the settling of the job or into the next job on this
+     * thread.
      */
     boolean end() {
       boolean expired;
       synchronized (this) {
         ended = true;
-        expired = timedOut;
+        expired = timedOut || cancelled;
       }
       watchdog.pending.remove(this);
+      watchdog.byJob.remove(job.id(), this);
       if (expired) {
         Thread.interrupted();
       }

@@ -6,6 +6,7 @@ import io.pgbus.Outcome;
 import io.pgbus.PgbusException;
 import io.pgbus.QueueNames;
 import io.pgbus.engine.ClaimedJob;
+import io.pgbus.engine.QueuePolicy;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -17,9 +18,12 @@ import jakarta.json.bind.Jsonb;
 import jakarta.json.bind.JsonbBuilder;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -34,6 +38,7 @@ public class HandlerRegistry {
   @Inject @Any Instance<JobHandler<?>> handlers;
 
   private final Map<String, Binding> byQueue = new HashMap<>();
+  private final List<QueuePolicy> policies = new ArrayList<>();
   private Jsonb jsonb;
 
   @PostConstruct
@@ -52,6 +57,10 @@ public class HandlerRegistry {
       }
       var binding = new Binding(handle, payloadType(bean.getTypes()));
       for (String queue : handles.value()) {
+        QueuePolicy policy = policy(QueueNames.require(queue), handles, type);
+        if (!policy.isEmpty()) {
+          policies.add(policy);
+        }
         Binding previous = byQueue.put(QueueNames.require(queue), binding);
         if (previous != null) {
           throw new PgbusException(
@@ -70,6 +79,65 @@ public class HandlerRegistry {
   @PreDestroy
   void close() {
     JsonbRelease.release(jsonb);
+  }
+
+  /**
+   * The policy the attributes of {@code handles} give {@code queue}, read as if they were its
+   * pgbus.queue.<name>.* keys, so they are checked exactly as those are; an error names the handler
+   * and the attribute.
+   */
+  static QueuePolicy policy(String queue, Handles handles, Class<?> type) {
+    var attributes = new HashMap<String, String>();
+    var values = new HashMap<String, String>();
+    put(attributes, values, queue, "job-timeout", "jobTimeout", handles.jobTimeout());
+    put(
+        attributes,
+        values,
+        queue,
+        "max-attempts",
+        "maxAttempts",
+        handles.maxAttempts() == 0 ? "" : Integer.toString(handles.maxAttempts()));
+    put(attributes, values, queue, "retry.base", "retryBase", handles.retryBase());
+    put(attributes, values, queue, "retry.cap", "retryCap", handles.retryCap());
+    try {
+      return PgbusSettings.queuePolicy(queue, key -> Optional.ofNullable(values.get(key)));
+    } catch (PgbusSettings.InvalidSettingException e) {
+      String attribute =
+          attributes.entrySet().stream()
+              .filter(a -> e.getMessage().contains(a.getKey()))
+              .map(Map.Entry::getValue)
+              .findFirst()
+              .orElse("an attribute");
+      throw new PgbusException(
+          "pgbus: handler "
+              + type.getName()
+              + ": @Handles("
+              + attribute
+              + ") for queue '"
+              + queue
+              + "' is invalid ("
+              + e.getMessage().replaceFirst("^pgbus: ", "")
+              + "); fix the annotation, or override it with the configuration key");
+    }
+  }
+
+  private static void put(
+      Map<String, String> attributes,
+      Map<String, String> values,
+      String queue,
+      String suffix,
+      String attribute,
+      String value) {
+    if (!value.isEmpty()) {
+      String key = QueuePolicy.KEY_PREFIX + queue + "." + suffix;
+      attributes.put(key, attribute + " = \"" + value + "\"");
+      values.put(key, value.strip());
+    }
+  }
+
+  /** What the {@link Handles} attributes set for their queues; config keys win over them. */
+  public List<QueuePolicy> policies() {
+    return List.copyOf(policies);
   }
 
   /** The queues that have a handler. */

@@ -1,9 +1,12 @@
 package io.pgbus.jakarta;
 
+import io.pgbus.PgbusException;
 import io.pgbus.engine.Capsule;
 import io.pgbus.engine.DatabaseProblem;
 import io.pgbus.engine.Doctor;
 import io.pgbus.engine.Engine;
+import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.InvalidConfigException;
 import io.pgbus.engine.Jobs;
 import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.Loop;
@@ -87,8 +90,16 @@ public class PgbusRuntime {
     }
     metrics = PgbusMetrics.load(settings.metrics());
     JobLogFields logFields = JobLogFields.of(PgbusRuntime.class.getClassLoader());
+    EngineConfig config;
+    try {
+      // pgbus.queue.<name>.* wins over @Handles, attribute by attribute.
+      config = settings.engine().withPolicyDefaults(handlers.policies());
+    } catch (InvalidConfigException e) {
+      throw new PgbusException(
+          "pgbus: " + e.keyedMessage() + " (the value is from that key or from @Handles)");
+    }
     engine =
-        Engine.builder(settings.engine(), resources.dataSource())
+        Engine.builder(config, resources.dataSource())
             .events(metrics.jobEvents())
             .executor(resources.executor())
             .loopThreads(resources.threadFactory())

@@ -8,6 +8,7 @@ import io.pgbus.engine.Durations;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.ErrorDetail;
 import io.pgbus.engine.InvalidConfigException;
+import io.pgbus.engine.QueuePolicy;
 import io.pgbus.engine.Setting;
 import io.pgbus.engine.SettingSource;
 import jakarta.json.Json;
@@ -135,6 +136,12 @@ record PgbusSettings(
       b.cron(cron(r, name));
     }
     unlistedCrons(keys, cronNames);
+    for (String queue : policyQueues(keys, capsuleOfQueue.keySet())) {
+      QueuePolicy p = queuePolicy(queue, r);
+      if (!p.isEmpty()) {
+        b.queuePolicy(p);
+      }
+    }
     EngineConfig engine;
     try {
       engine = b.build();
@@ -158,6 +165,44 @@ record PgbusSettings(
         r.errorDetail("pgbus.errors.detail", ErrorDetail.STACK),
         metrics(r.string("pgbus.metrics").orElse("auto")),
         r.bool("pgbus.admin.mask-payloads", true));
+  }
+
+  /**
+   * The queues that may have pgbus.queue.<name>.* keys: every capsule's, and every name such a key
+   * carries (a JVM that only enqueues applies max-attempts too). A name that is no queue name is
+   * refused, naming the key.
+   */
+  private static Set<String> policyQueues(Iterable<String> keys, Set<String> capsuleQueues) {
+    var queues = new java.util.TreeSet<>(capsuleQueues);
+    for (String key : keys) {
+      if (!key.startsWith(QueuePolicy.KEY_PREFIX)) {
+        continue;
+      }
+      String rest = key.substring(QueuePolicy.KEY_PREFIX.length());
+      String queue = rest.indexOf('.') < 0 ? rest : rest.substring(0, rest.indexOf('.'));
+      try {
+        queues.add(QueueNames.require(queue));
+      } catch (InvalidJobException e) {
+        throw new InvalidSettingException("pgbus: " + key + ": " + e.getMessage());
+      }
+    }
+    return queues;
+  }
+
+  /**
+   * A queue's policy from its pgbus.queue.<name>.* keys in {@code source}, each value checked
+   * against the range of its global key, the key named in every error.
+   */
+  static QueuePolicy queuePolicy(String queue, Function<String, Optional<String>> source) {
+    return queuePolicy(queue, new Reader(source));
+  }
+
+  private static QueuePolicy queuePolicy(String queue, Reader r) {
+    try {
+      return QueuePolicy.from(queue, r);
+    } catch (InvalidConfigException e) {
+      throw new InvalidSettingException("pgbus: " + e.keyedMessage());
+    }
   }
 
   /** Which metrics adapter: see {@link PgbusMetrics#load}. */

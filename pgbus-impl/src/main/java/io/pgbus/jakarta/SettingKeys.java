@@ -2,6 +2,7 @@ package io.pgbus.jakarta;
 
 import io.pgbus.engine.CronJob;
 import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.QueuePolicy;
 import io.pgbus.engine.Setting;
 import java.util.ArrayList;
 import java.util.List;
@@ -83,7 +84,10 @@ final class SettingKeys {
   /** The known key nearest to an unknown {@code key}, or null when the key is not pgbus's. */
   private static String suggestion(String key) {
     for (var family :
-        List.of(new Family(CAPSULE_PREFIX, CAPSULE_KEYS), new Family(CRON_PREFIX, CRON_KEYS))) {
+        List.of(
+            new Family(CAPSULE_PREFIX, CAPSULE_KEYS),
+            new Family(CRON_PREFIX, CRON_KEYS),
+            new Family(QueuePolicy.KEY_PREFIX, QueuePolicy.SUFFIXES))) {
       if (key.startsWith(family.prefix)) {
         String rest = key.substring(family.prefix.length());
         int dot = rest.indexOf('.');
@@ -109,6 +113,7 @@ final class SettingKeys {
     var candidates = new ArrayList<>(FIXED);
     candidates.add(CAPSULE_PREFIX + "<name>.queues");
     candidates.add(CRON_PREFIX + "<name>.schedule");
+    candidates.add(QueuePolicy.KEY_PREFIX + "<name>.job-timeout");
     return nearest(key, candidates);
   }
 

@@ -229,7 +229,7 @@ class RetryAndDeadTest {
   }
 
   @Test
-  void aCancelOnlyStopsJobsThatHaveNotStarted() throws Exception {
+  void aCancelStopsAWaitingJobAtOnceAndOnlyRecordsTheRequestForARunningOne() throws Exception {
     Engine engine = Engine.builder(EngineConfig.builder().build(), db.dataSource()).build();
     long waiting =
         jobs.enqueue("cancel_api", EnqueueOptions.defaults().withDelay(Duration.ofHours(1)));
@@ -238,11 +238,14 @@ class RetryAndDeadTest {
       store.jobClaim(c, List.of("cancel_api"), 1, "w", LEASE);
 
       assertThat(engine.jobs().cancel(c, waiting)).isTrue();
-      assertThat(engine.jobs().cancel(c, running)).isFalse();
+      assertThat(engine.jobs().cancel(c, running)).as("a request to the JVM that runs it").isTrue();
       assertThat(engine.jobs().cancel(c, waiting)).as("cancelling twice").isFalse();
     }
     assertThat(db.job(waiting).state()).isEqualTo("cancelled");
+    // Nobody runs it here: the request waits in the row, fenced on the running attempt.
     assertThat(db.job(running).state()).isEqualTo("running");
+    assertThat(db.queryLong("SELECT cancel_attempt FROM pgbus.job WHERE id = ?", running))
+        .isEqualTo(1);
   }
 
   private void start(RetryPolicy retry, JobFunction handler) {

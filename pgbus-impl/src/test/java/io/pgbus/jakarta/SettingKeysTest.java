@@ -38,6 +38,8 @@ class SettingKeysTest {
     Set<String> known = new TreeSet<>(SettingKeys.FIXED);
     SettingKeys.CAPSULE_KEYS.forEach(k -> known.add(SettingKeys.CAPSULE_PREFIX + "<name>." + k));
     SettingKeys.CRON_KEYS.forEach(k -> known.add(SettingKeys.CRON_PREFIX + "<name>." + k));
+    io.pgbus.engine.QueuePolicy.SUFFIXES.forEach(
+        k -> known.add(io.pgbus.engine.QueuePolicy.KEY_PREFIX + "<name>." + k));
     assertThat(known).isEqualTo(documented);
   }
 

@@ -30,7 +30,8 @@ public final class FaultyListenerConnections implements ListenerConnections {
   private static final String LISTEN_PREFIX = "SELECT pgbus.listen(";
 
   /** Same bind parameters as the LISTEN statement, and no LISTEN. */
-  private static final String SWALLOWED_LISTEN = "SELECT cardinality(?::text[]) + length(?::text)";
+  private static final String SWALLOWED_LISTEN =
+      "SELECT cardinality(?::text[]) + length(?::text) + length(?::text)";
 
   private final String url;
   private final AtomicLong statements = new AtomicLong();

@@ -1,0 +1,71 @@
+package io.pgbus.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pgbus.it.support.Await;
+import io.pgbus.it.support.Sql;
+import jakarta.annotation.Resource;
+import jakarta.ejb.EJB;
+import java.time.Duration;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.jboss.arquillian.container.test.api.Deployment;
+import org.jboss.arquillian.junit5.ArquillianExtension;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * JobQueue.cancel on a running job in the server (issue #14): the NOTIFY reaches the listener
+ * connection of the container, the handler is interrupted, the job ends cancelled and the business
+ * row its handler wrote through the JTA datasource is rolled back.
+ */
+@ExtendWith(ArquillianExtension.class)
+class CancelRunningJobIT {
+
+  @Deployment
+  static WebArchive deployment() {
+    return PgbusWars.of(
+            "cancel-running", "pgbus.capsules=main", "pgbus.capsule.main.queues=it_cancel")
+        .addClass(CancellableHandler.class);
+  }
+
+  @EJB Enqueuer enqueuer;
+
+  @Resource(lookup = "jdbc/pgbus")
+  DataSource ds;
+
+  @Test
+  void aCancelledRunningJobEndsCancelledWithItsWritesRolledBack() throws Exception {
+    long id = enqueuer.enqueue("it_cancel", "cancel-" + UUID.randomUUID(), false);
+    Await.until(
+        "job " + id + " to run",
+        Duration.ofSeconds(30),
+        () ->
+            Sql.count(ds, "SELECT count(*) FROM pgbus.job WHERE id = ? AND state = 'running'", id)
+                == 1);
+
+    long cancelled = System.nanoTime();
+    assertTrue(enqueuer.cancel(id), "the request was recorded");
+    Await.until(
+        "job " + id + " to be cancelled",
+        Duration.ofSeconds(10),
+        () ->
+            Sql.count(ds, "SELECT count(*) FROM pgbus.job WHERE id = ? AND state = 'cancelled'", id)
+                == 1);
+    Duration took = Duration.ofNanos(System.nanoTime() - cancelled);
+
+    assertEquals(0, Sql.count(ds, "SELECT count(*) FROM it_handled WHERE job_id = ?", id));
+    assertEquals(
+        1,
+        Sql.count(
+            ds,
+            "SELECT count(*) FROM pgbus.audit WHERE job_id = ? AND action = 'cancel'"
+                + " AND detail->>'attempt' = '1'",
+            id));
+    assertTrue(took.compareTo(Duration.ofSeconds(5)) < 0, "took " + took);
+    System.out.println(
+        "[measure] in the server: cancel -> job cancelled = " + took.toMillis() + " ms");
+  }
+}
