@@ -547,6 +547,23 @@ CREATE TABLE pgbus.leader (
 );
 
 --
+-- Name: node; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.node (
+    worker_id text NOT NULL,
+    host text NOT NULL,
+    pid bigint,
+    started_at timestamp with time zone NOT NULL,
+    seen_at timestamp with time zone NOT NULL,
+    listener text NOT NULL,
+    mode text NOT NULL,
+    listener_pid integer,
+    capsules jsonb DEFAULT '[]'::jsonb NOT NULL,
+    CONSTRAINT node_mode_check CHECK ((mode = ANY (ARRAY['notify'::text, 'polling'::text])))
+);
+
+--
 -- Name: queue_pause; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -596,6 +613,13 @@ ALTER TABLE ONLY pgbus.job
 
 ALTER TABLE ONLY pgbus.leader
     ADD CONSTRAINT leader_pkey PRIMARY KEY (name);
+
+--
+-- Name: node node_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.node
+    ADD CONSTRAINT node_pkey PRIMARY KEY (worker_id);
 
 --
 -- Name: queue_pause queue_pause_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -

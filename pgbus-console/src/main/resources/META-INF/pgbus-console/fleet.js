@@ -1,5 +1,5 @@
-// The fleet: who leads, the live listeners (one per JVM with capsules), this JVM's capsules, and
-// the doctor's report.
+// The fleet: who leads, this JVM's capsules, every node (pgbus.node) with its capsules, the live
+// listeners (one per JVM with capsules), and the doctor's report.
 import { get, h, when } from './core.js';
 
 export async function render(view) {
@@ -17,6 +17,13 @@ export async function render(view) {
       h('table', {}, h('thead', {}, h('tr', {}, ['capsule', 'queues', 'concurrency', 'in flight'].map((t) => h('th', {}, t)))),
         h('tbody', {}, (s.capsules || []).map((c) => h('tr', {},
           h('td', {}, c.name), h('td', {}, c.queues.join(', ')), h('td', { class: 'num' }, c.concurrency), h('td', { class: 'num' }, c.inFlight))))),
+      h('h2', {}, 'Nodes (every JVM with capsules, from pgbus.node)'),
+      h('table', { id: 'nodes' }, h('thead', {}, h('tr', {}, ['worker', 'connected', 'leader', 'listener', 'mode', 'capsules', 'last change'].map((t) => h('th', {}, t)))),
+        h('tbody', {}, (f.nodes || []).map((n) => h('tr', {},
+          h('td', {}, n.worker), h('td', {}, n.connected ? 'yes' : 'no'), h('td', {}, n.leader ? 'yes' : ''),
+          h('td', {}, n.listener), h('td', {}, n.mode),
+          h('td', {}, n.capsules.map((c) => `${c.name} (${c.queues.join(', ')}; ${c.concurrency})`).join('; ')),
+          h('td', {}, when(n.seenAt)))))),
       h('h2', {}, `Live listeners (${f.listeners.length} JVMs)`),
       h('table', {}, h('thead', {}, h('tr', {}, ['pid', 'client address', 'since'].map((t) => h('th', {}, t)))),
         h('tbody', {}, f.listeners.map((l) => h('tr', {},

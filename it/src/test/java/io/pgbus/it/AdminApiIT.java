@@ -309,6 +309,9 @@ class AdminApiIT {
     Http.Response fleet = get("fleet", "viewer", "viewer-secret");
     assertEquals(200, fleet.status(), fleet.body());
     assertTrue(fleet.body().contains("\"listeners\""), fleet.body());
+    // pgbus.node: this JVM's row, live through its listener backend.
+    assertTrue(fleet.body().contains("\"nodes\":[{"), fleet.body());
+    assertTrue(fleet.body().contains("\"connected\":true"), fleet.body());
     assertEquals(200, get("doctor", "viewer", "viewer-secret").status());
   }
 }

@@ -290,6 +290,8 @@ class ConsoleBrowserIT {
       b.open(console + "#/fleet");
       b.find("#doctor-report");
       b.await(20, d -> !b.find("#leader").getText().isBlank());
+      // pgbus.node: this JVM's row, with its capsule and queue.
+      b.await(20, d -> b.find("#nodes").getText().contains("console (" + QUEUE));
       b.screenshot("fleet");
     }
   }

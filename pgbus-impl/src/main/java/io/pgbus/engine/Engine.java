@@ -52,6 +52,7 @@ public final class Engine {
   private final JobRunner single;
   private final CronEnqueuer cron;
   private final boolean maintenance;
+  private final NodeReporter node;
   private volatile boolean started;
 
   private Engine(Builder b) {
@@ -128,6 +129,15 @@ public final class Engine {
       }
     }
     this.maintenance = b.maintenance;
+    this.node =
+        config.capsules().isEmpty()
+            ? null
+            : new NodeReporter(
+                dataSource,
+                config.workerId(),
+                config.capsules(),
+                this::listenerState,
+                () -> notifier == null ? null : notifier.backendPid());
     this.cron = config.crons().isEmpty() ? null : new CronEnqueuer(config.crons(), store, tx);
     // The maintainer asks the elector through this engine, and the elector tells the maintainer of
     // a change: neither needs the other at construction.
@@ -175,6 +185,9 @@ public final class Engine {
     }
     started = true;
     publishPayloadLimit();
+    if (node != null) {
+      node.started();
+    }
     if (notifier != null) {
       notifier.start(loops);
     }
@@ -215,6 +228,9 @@ public final class Engine {
     }
     if (notifier != null && !notifier.stop(Duration.ofSeconds(5))) {
       LOG.log(System.Logger.Level.WARNING, "pgbus listener did not stop within 5 s");
+    }
+    if (node != null) {
+      node.stopped();
     }
     maintainer.stop(Duration.ofSeconds(5)); // at once when it never started (no maintenance)
     elector.stop(Duration.ofSeconds(5));
@@ -401,6 +417,9 @@ public final class Engine {
   private void listenerChanged(ListenerState state) {
     if (state == ListenerState.RECONNECTING) {
       connectionLost();
+    }
+    if (node != null) {
+      node.changed(loops);
     }
     if (poller != null) {
       poller.nudge();

@@ -82,6 +82,8 @@ public final class Notifier extends Loop {
   private final AtomicLong cancelRequests = new AtomicLong();
 
   private volatile ListenerState state = ListenerState.STARTING;
+  // The backend pid of the LISTEN connection now (0 before the first connect), for pgbus.node.
+  private volatile int backendPid;
   private volatile String lastError;
   private boolean networkTimeoutWarned; // only the notifier's thread
 
@@ -299,6 +301,7 @@ public final class Notifier extends Loop {
 
   private void receive(Connection c) throws SQLException {
     PGConnection pg = c.unwrap(PGConnection.class);
+    backendPid = pg.getBackendPID(); // known from the connection's start: no statement
     long probeSeq = 0;
     long probeSentAt = -1;
     long nextProbeAt = System.nanoTime();
@@ -428,6 +431,12 @@ public final class Notifier extends Loop {
       return null;
     }
     return Instant.ofEpochMilli(millis);
+  }
+
+  /** The backend pid of the LISTEN connection, or null before it first connected. */
+  public Integer backendPid() {
+    int pid = backendPid;
+    return pid == 0 ? null : pid;
   }
 
   private void setState(ListenerState next) {

@@ -7,17 +7,20 @@ final class WorkerIds {
   private WorkerIds() {}
 
   static String local() {
-    String host;
-    try {
-      host = InetAddress.getLocalHost().getHostName();
-    } catch (Exception e) {
-      host = "unknown-host";
-    }
     // The suffix keeps two engines in one JVM (tests, benchmarks) apart.
-    return host
+    return host()
         + ":"
         + ProcessHandle.current().pid()
         + ":"
         + Integer.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextInt(0x10000));
+  }
+
+  /** This machine's host name, or "unknown-host". */
+  static String host() {
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (Exception e) {
+      return "unknown-host";
+    }
   }
 }

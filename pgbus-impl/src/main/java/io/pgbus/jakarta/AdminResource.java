@@ -13,6 +13,7 @@ import io.pgbus.engine.Capsule;
 import io.pgbus.engine.Engine;
 import io.pgbus.engine.FleetStore;
 import io.pgbus.engine.ListenerState;
+import io.pgbus.engine.NodeStore;
 import jakarta.annotation.security.DeclareRoles;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.enterprise.context.RequestScoped;
@@ -36,10 +37,12 @@ import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -206,6 +209,7 @@ public class AdminResource {
         security,
         () -> {
           Engine engine = runtime.engine();
+          List<NodeStore.Node> nodes = nodes();
           var out = new ArrayList<Map<String, Object>>();
           for (QueueStats s : admin.queues()) {
             var m = new LinkedHashMap<String, Object>();
@@ -218,14 +222,7 @@ public class AdminResource {
             m.put("countsCapped", s.capped().stream().map(JobState::sqlName).sorted().toList());
             m.put("oldestWaitingMs", s.oldestWaiting().toMillis());
             m.put("paused", s.paused());
-            var readers = new ArrayList<Map<String, Object>>();
-            for (Capsule c : engine.capsules()) {
-              if (c.config().queues().contains(s.queue())) {
-                readers.add(
-                    Map.of("capsule", c.config().name(), "worker", engine.config().workerId()));
-              }
-            }
-            m.put("readers", readers);
+            m.put("readers", readers(engine, nodes, s.queue()));
             out.add(m);
           }
           return Response.ok(Map.of("countCap", JobAdmin.COUNT_CAP, "queues", out)).build();
@@ -292,7 +289,8 @@ public class AdminResource {
           Engine engine = runtime.engine();
           var body = new LinkedHashMap<String, Object>();
           try (Connection c = resources.dataSource().getConnection()) {
-            body.put("leader", engine.leaderHolder(c));
+            String leader = engine.leaderHolder(c);
+            body.put("leader", leader);
             var listeners = new ArrayList<Map<String, Object>>();
             for (FleetStore.ListenerBackend b : new FleetStore().listeners(c)) {
               var m = new LinkedHashMap<String, Object>();
@@ -302,6 +300,7 @@ public class AdminResource {
               listeners.add(m);
             }
             body.put("listeners", listeners);
+            body.put("nodes", nodesJson(new NodeStore().nodes(c, KEEP_UNCONNECTED), leader));
           } catch (SQLException e) {
             throw new IllegalStateException("read the fleet: " + e.getMessage(), e);
           }
@@ -324,6 +323,64 @@ public class AdminResource {
           body.put("self", self);
           return Response.ok(body).build();
         });
+  }
+
+  /** How long a node row whose JVM is not connected is still shown (it died without stopping). */
+  static final Duration KEEP_UNCONNECTED = Duration.ofDays(1);
+
+  private List<NodeStore.Node> nodes() {
+    try (Connection c = resources.dataSource().getConnection()) {
+      return new NodeStore().nodes(c, KEEP_UNCONNECTED);
+    } catch (SQLException e) {
+      throw new IllegalStateException("read the nodes: " + e.getMessage(), e);
+    }
+  }
+
+  /** The capsules that read a queue: this JVM's, and each capsule of every other connected node. */
+  private static List<Map<String, Object>> readers(
+      Engine engine, List<NodeStore.Node> nodes, String queue) {
+    var readers = new ArrayList<Map<String, Object>>();
+    String self = engine.config().workerId();
+    for (Capsule c : engine.capsules()) {
+      if (c.config().queues().contains(queue)) {
+        readers.add(Map.of("capsule", c.config().name(), "worker", self));
+      }
+    }
+    for (NodeStore.Node n : nodes) {
+      if (!n.connected() || n.workerId().equals(self)) {
+        continue;
+      }
+      for (NodeStore.NodeCapsule c : n.capsules()) {
+        if (c.queues().contains(queue)) {
+          readers.add(Map.of("capsule", c.name(), "worker", n.workerId()));
+        }
+      }
+    }
+    return readers;
+  }
+
+  private static List<Map<String, Object>> nodesJson(List<NodeStore.Node> nodes, String leader) {
+    var out = new ArrayList<Map<String, Object>>();
+    for (NodeStore.Node n : nodes) {
+      var m = new LinkedHashMap<String, Object>();
+      m.put("worker", n.workerId());
+      m.put("host", n.host());
+      m.put("pid", n.pid());
+      m.put("connected", n.connected());
+      m.put("leader", n.workerId().equals(leader));
+      m.put("listener", n.listener());
+      m.put("mode", n.mode());
+      m.put("startedAt", text(n.startedAt()));
+      m.put("seenAt", text(n.seenAt()));
+      var capsules = new ArrayList<Map<String, Object>>();
+      for (NodeStore.NodeCapsule c : n.capsules()) {
+        capsules.add(
+            Map.of("name", c.name(), "queues", c.queues(), "concurrency", c.concurrency()));
+      }
+      m.put("capsules", capsules);
+      out.add(m);
+    }
+    return out;
   }
 
   @GET

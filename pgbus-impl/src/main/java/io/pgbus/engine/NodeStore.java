@@ -1,0 +1,197 @@
+package io.pgbus.engine;
+
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The SQL of {@code pgbus.node} (V10): one row per running engine with capsules, written when it
+ * starts, when its listener changes state, and deleted when it stops; never periodically, so an
+ * idle fleet issues no statement for it. {@code seen_at} is therefore the last state change, not a
+ * proof of life: a row is live while its listener backend ({@code listener_pid}, named {@value
+ * Notifier#APPLICATION_NAME} as {@link FleetStore} finds them) is in pg_stat_activity.
+ */
+public final class NodeStore {
+
+  /** One engine as its row says, and whether its listener backend is live now. */
+  public record Node(
+      String workerId,
+      String host,
+      Long pid,
+      Instant startedAt,
+      Instant seenAt,
+      String listener,
+      String mode,
+      boolean connected,
+      List<NodeCapsule> capsules) {}
+
+  /** A capsule of a node: the queues it reads, in priority order. */
+  public record NodeCapsule(String name, List<String> queues, int concurrency) {}
+
+  // started_at is kept across updates: it is when the engine started, not the last change.
+  private static final String UPSERT =
+      """
+      INSERT INTO pgbus.node AS n
+             (worker_id, host, pid, started_at, seen_at, listener, mode, listener_pid, capsules)
+      VALUES (?, ?, ?, pg_catalog.now(), pg_catalog.now(), ?, ?, ?, ?::jsonb)
+      ON CONFLICT (worker_id) DO UPDATE
+         SET seen_at = pg_catalog.now(), listener = excluded.listener, mode = excluded.mode,
+             listener_pid = excluded.listener_pid, capsules = excluded.capsules
+      """;
+
+  private static final String DELETE = "DELETE FROM pgbus.node WHERE worker_id = ?";
+
+  // A listener backend is this node's when its pid matches and it started before the row's last
+  // change (a pid reused by a later backend of another JVM does not count). Rows of JVMs that died
+  // without deleting theirs stay out of the answer once older than the given age. OPERATOR(...)
+  // has the precedence of any other operator: hence the parentheses.
+  private static final String NODES =
+      """
+      SELECT n.worker_id, n.host, n.pid, n.started_at, n.seen_at, n.listener, n.mode,
+             a.pid IS NOT NULL AS connected, c.name, c.queues, c.concurrency
+        FROM pgbus.node n
+        LEFT JOIN pg_catalog.pg_stat_activity a
+          ON a.pid OPERATOR(pg_catalog.=) n.listener_pid
+         AND a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+         AND a.application_name OPERATOR(pg_catalog.=) ?::text
+         AND a.backend_start OPERATOR(pg_catalog.<=) n.seen_at
+        LEFT JOIN LATERAL pg_catalog.jsonb_to_recordset(n.capsules)
+               AS c(name text, queues text[], concurrency integer) ON true
+       WHERE a.pid IS NOT NULL
+          OR n.seen_at OPERATOR(pg_catalog.>)
+             (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => ?))
+       ORDER BY n.started_at, n.worker_id, c.name
+      """;
+
+  /** Inserts or updates this engine's row; {@code listenerPid} null when it has no listener. */
+  public void nodeUpsert(
+      Connection c,
+      String workerId,
+      String host,
+      long pid,
+      ListenerState state,
+      Integer listenerPid,
+      List<CapsuleConfig> capsules)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(UPSERT)) {
+      ps.setString(1, workerId);
+      ps.setString(2, host);
+      ps.setLong(3, pid);
+      ps.setString(4, state.name().toLowerCase(java.util.Locale.ROOT));
+      ps.setString(5, state.delivering() ? "notify" : "polling");
+      if (listenerPid == null) {
+        ps.setNull(6, Types.INTEGER);
+      } else {
+        ps.setInt(6, listenerPid);
+      }
+      ps.setString(7, capsulesJson(capsules));
+      ps.executeUpdate();
+    }
+  }
+
+  /** Deletes this engine's row; true when there was one. */
+  public boolean nodeDelete(Connection c, String workerId) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(DELETE)) {
+      ps.setString(1, workerId);
+      return ps.executeUpdate() > 0;
+    }
+  }
+
+  /**
+   * Every node whose listener is connected, and those not connected whose last change is younger
+   * than {@code keepUnconnected}, oldest start first.
+   */
+  public List<Node> nodes(Connection c, Duration keepUnconnected) throws SQLException {
+    Map<String, Node> out = new LinkedHashMap<>();
+    try (PreparedStatement ps = c.prepareStatement(NODES)) {
+      ps.setString(1, Notifier.APPLICATION_NAME);
+      ps.setDouble(2, keepUnconnected.toMillis() / 1000.0);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          String worker = rs.getString(1);
+          Node node = out.get(worker);
+          if (node == null) {
+            long pid = rs.getLong(3);
+            Long pidOrNull = rs.wasNull() ? null : pid;
+            node =
+                new Node(
+                    worker,
+                    rs.getString(2),
+                    pidOrNull,
+                    instant(rs.getObject(4, OffsetDateTime.class)),
+                    instant(rs.getObject(5, OffsetDateTime.class)),
+                    rs.getString(6),
+                    rs.getString(7),
+                    rs.getBoolean(8),
+                    new ArrayList<>());
+            out.put(worker, node);
+          }
+          String capsule = rs.getString(9);
+          if (capsule != null) {
+            Array queues = rs.getArray(10);
+            List<String> names = queues == null ? List.of() : List.of((String[]) queues.getArray());
+            node.capsules().add(new NodeCapsule(capsule, names, rs.getInt(11)));
+          }
+        }
+      }
+    }
+    return out.values().stream()
+        .map(
+            n ->
+                new Node(
+                    n.workerId(),
+                    n.host(),
+                    n.pid(),
+                    n.startedAt(),
+                    n.seenAt(),
+                    n.listener(),
+                    n.mode(),
+                    n.connected(),
+                    List.copyOf(n.capsules())))
+        .toList();
+  }
+
+  private static Instant instant(OffsetDateTime t) {
+    return t == null ? null : t.toInstant();
+  }
+
+  /** The capsules as a JSON array; capsule and queue names are validated identifiers. */
+  static String capsulesJson(List<CapsuleConfig> capsules) {
+    var sb = new StringBuilder("[");
+    for (CapsuleConfig cc : capsules) {
+      if (sb.length() > 1) {
+        sb.append(',');
+      }
+      sb.append("{\"name\":").append(quote(cc.name())).append(",\"queues\":[");
+      for (int i = 0; i < cc.queues().size(); i++) {
+        sb.append(i == 0 ? "" : ",").append(quote(cc.queues().get(i)));
+      }
+      sb.append("],\"concurrency\":").append(cc.concurrency()).append('}');
+    }
+    return sb.append(']').toString();
+  }
+
+  private static String quote(String s) {
+    var sb = new StringBuilder("\"");
+    for (char ch : s.toCharArray()) {
+      if (ch == '"' || ch == '\\') {
+        sb.append('\\').append(ch);
+      } else if (ch < 0x20) {
+        sb.append(String.format("\\u%04x", (int) ch));
+      } else {
+        sb.append(ch);
+      }
+    }
+    return sb.append('"').toString();
+  }
+}
