@@ -106,6 +106,35 @@ class JobProgressTest {
   }
 
   @Test
+  void aProgressWriteThatFailsNeverFailsTheJob() throws Exception {
+    db.update(
+        """
+        CREATE FUNCTION refuse_progress() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.progress IS DISTINCT FROM OLD.progress THEN
+            RAISE EXCEPTION 'progress writes are down';
+          END IF;
+          RETURN NEW;
+        END $$""");
+    db.update(
+        "CREATE TRIGGER refuse_progress BEFORE UPDATE ON pgbus.job FOR EACH ROW"
+            + " EXECUTE FUNCTION refuse_progress()");
+    try {
+      long id = jobs.enqueue("report");
+      release.countDown();
+      events.awaitFinished(id, 1, WAIT);
+      assertThat(db.job(id).state()).isEqualTo("completed");
+      assertThat(handled.get().progress().writes()).as("writes tried").isPositive();
+      assertThat(
+              db.queryLong("SELECT count(*) FROM pgbus.job WHERE id = ? AND progress IS NULL", id))
+          .isEqualTo(1);
+    } finally {
+      db.update("DROP TRIGGER refuse_progress ON pgbus.job");
+      db.update("DROP FUNCTION refuse_progress()");
+    }
+  }
+
+  @Test
   void outOfBoundsReportsAreRefusedWithAnErrorNamingTheValue() {
     ClaimedJob job = new ClaimedJob(1, "q", 0, "{}", 1, 5, Instant.EPOCH, Instant.EPOCH);
     assertThatThrownBy(() -> job.progress(101, null))
