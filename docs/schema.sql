@@ -146,6 +146,7 @@ CREATE TABLE pgbus.job (
     enqueued_by text DEFAULT COALESCE(NULLIF(current_setting('pgbus.principal'::text, true), ''::text), (SESSION_USER)::text),
     correlation_id text DEFAULT NULLIF(current_setting('pgbus.correlation_id'::text, true), ''::text),
     cancel_attempt integer,
+    progress jsonb,
     CONSTRAINT job_cancel_attempt_check CHECK ((cancel_attempt >= 1)),
     CONSTRAINT job_correlation_id_check CHECK (((length(correlation_id) >= 1) AND (length(correlation_id) <= 128))),
     CONSTRAINT job_enqueued_by_check CHECK (((length(enqueued_by) >= 1) AND (length(enqueued_by) <= 256))),
@@ -606,6 +607,17 @@ ALTER TABLE ONLY pgbus.cron
 
 ALTER TABLE ONLY pgbus.job
     ADD CONSTRAINT job_pkey PRIMARY KEY (id);
+
+--
+-- Name: job job_progress_shape; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.job
+    ADD CONSTRAINT job_progress_shape CHECK (((progress IS NULL) OR ((jsonb_typeof(progress) = 'object'::text) AND (octet_length((progress)::text) <= 1024) AND
+CASE
+    WHEN (jsonb_typeof((progress -> 'percent'::text)) = 'number'::text) THEN ((((progress ->> 'percent'::text))::numeric >= (0)::numeric) AND (((progress ->> 'percent'::text))::numeric <= (100)::numeric))
+    ELSE false
+END AND (COALESCE(jsonb_typeof((progress -> 'message'::text)), 'null'::text) = ANY (ARRAY['string'::text, 'null'::text])) AND (COALESCE(length((progress ->> 'message'::text)), 0) <= 200)))) NOT VALID;
 
 --
 -- Name: leader leader_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -

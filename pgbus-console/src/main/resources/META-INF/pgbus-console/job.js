@@ -37,6 +37,7 @@ export async function render(view, id) {
       fact('created', when(j.createdAt)),
       fact('last attempted', when(j.attemptedAt)),
       fact('finished', when(j.finalizedAt)),
+      fact('progress', h('span', { id: 'job-progress' }, progress(j.progress))),
       fact('held by', j.attemptedBy && j.state === 'running' ? `${j.attemptedBy} until ${when(j.leaseExpiresAt)}` : '—'),
       fact('unique key', j.uniqueKey || '—'),
       fact('enqueued by', j.enqueuedBy || '—'),
@@ -55,6 +56,14 @@ export async function render(view, id) {
   }
   await refresh();
   return { refresh };
+}
+
+// The latest JobContext.progress report ({percent, message, at, attempt} as JSON text), or a dash.
+function progress(json) {
+  let p = null;
+  try { p = JSON.parse(json || 'null'); } catch (e) { p = null; }
+  if (!p || typeof p.percent !== 'number') return '—';
+  return `${p.percent}%` + (p.message ? ` ${p.message}` : '') + ` (attempt ${p.attempt}, ${when(p.at)})`;
 }
 
 function fact(label, value) {

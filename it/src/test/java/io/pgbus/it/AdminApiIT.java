@@ -170,6 +170,24 @@ class AdminApiIT {
   }
 
   @Test
+  void aJobsProgressShowsInItsViewAndInTheSearch() throws Exception {
+    String q = queue();
+    long job = plant(q, "completed", "{}");
+    Sql.execute(
+        ds,
+        "UPDATE pgbus.job SET progress = jsonb_build_object('percent', 40, 'message', 'rows 4000',"
+            + " 'at', now(), 'attempt', 1) WHERE id = ?",
+        job);
+    Http.Response one = get("jobs/" + job, "viewer", "viewer-secret");
+    assertEquals(200, one.status(), one.body());
+    assertTrue(
+        one.body().contains("\"progress\":\"{") && one.body().contains("percent"), one.body());
+    assertTrue(one.body().contains("rows 4000"), one.body());
+    Http.Response search = get("jobs?queue=" + q, "viewer", "viewer-secret");
+    assertTrue(search.body().contains("rows 4000"), search.body());
+  }
+
+  @Test
   void everyActionChangesTheJobInPgbusJob() throws Exception {
     String q = queue();
     long dead = plant(q, "dead", "{}");

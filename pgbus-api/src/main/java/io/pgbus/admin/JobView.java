@@ -15,6 +15,8 @@ import java.time.Instant;
  * @param errors the latest errors as a JSON array, newest first ({@code [{"attempt":1,"at":...,
  *     "error":"..."}]}); null in search results
  * @param enqueuedBy who enqueued it (caller principal or database role)
+ * @param progress the latest progress report as JSON ({@code {"percent":40,"message":"...",
+ *     "at":...,"attempt":2}}), or null when its handler reported none
  */
 public record JobView(
     long id,
@@ -34,7 +36,8 @@ public record JobView(
     String correlationId,
     String lastError,
     String payload,
-    String errors) {
+    String errors,
+    String progress) {
 
   /** This job with its payload replaced by null: for callers that may not read payloads. */
   public JobView withoutPayload() {
@@ -56,6 +59,7 @@ public record JobView(
         correlationId,
         lastError,
         null,
-        errors);
+        errors,
+        progress);
   }
 }

@@ -10,6 +10,8 @@ import java.time.Instant;
  * job became due (its enqueue time, unless delayed or retried), for wake-latency metrics. {@code
  * trace} is the enqueuer's W3C trace context, or null (schema V6). {@code cancellation} is this
  * attempt's own: set when an operator cancelled the job while it ran, so the handler can ask.
+ * {@code progress} is this attempt's too: its reports, coalesced and written while the handler
+ * runs.
  */
 public record ClaimedJob(
     long id,
@@ -21,11 +23,39 @@ public record ClaimedJob(
     Instant createdAt,
     Instant runAt,
     TraceContext trace,
-    Cancellation cancellation)
+    Cancellation cancellation,
+    JobProgress progress)
     implements JobContext {
 
   public ClaimedJob {
     java.util.Objects.requireNonNull(cancellation, "cancellation");
+    java.util.Objects.requireNonNull(progress, "progress");
+  }
+
+  /** A claimed job with its own cancellation and no progress reported yet. */
+  public ClaimedJob(
+      long id,
+      String queue,
+      int priority,
+      String payload,
+      int attempt,
+      int maxAttempts,
+      Instant createdAt,
+      Instant runAt,
+      TraceContext trace,
+      Cancellation cancellation) {
+    this(
+        id,
+        queue,
+        priority,
+        payload,
+        attempt,
+        maxAttempts,
+        createdAt,
+        runAt,
+        trace,
+        cancellation,
+        new JobProgress());
   }
 
   /** A claimed job that nobody asked to cancel yet. */
@@ -55,6 +85,12 @@ public record ClaimedJob(
   @Override
   public boolean cancellationRequested() {
     return cancellation.requested();
+  }
+
+  @Override
+  public void progress(int percent, String message) {
+    JobContext.super.progress(percent, message); // the bounds, with their error text
+    progress.report(percent, message);
   }
 
   /** A job enqueued in no trace. */

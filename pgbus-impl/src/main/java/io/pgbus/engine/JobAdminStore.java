@@ -50,7 +50,8 @@ public final class JobAdminStore {
       j.id, j.queue::text, j.state::text, j.priority, j.attempt, j.max_attempts, j.run_at,
       j.created_at, j.attempted_at, j.finalized_at, j.attempted_by, j.lease_expires_at,
       j.unique_key, j.enqueued_by, j.correlation_id,
-      (j.errors OPERATOR(pg_catalog.->) 0) OPERATOR(pg_catalog.->>) 'error'::text
+      (j.errors OPERATOR(pg_catalog.->) 0) OPERATOR(pg_catalog.->>) 'error'::text,
+      j.progress::text
       """;
 
   // The filter of JobFilter on alias j; bound by bindFilter, 14 parameters in this order.
@@ -526,8 +527,9 @@ public final class JobAdminStore {
         rs.getString(14),
         rs.getString(15),
         rs.getString(16),
-        full ? rs.getString(17) : null,
-        full ? rs.getString(18) : null);
+        full ? rs.getString(18) : null,
+        full ? rs.getString(19) : null,
+        rs.getString(17));
   }
 
   private static Instant instant(ResultSet rs, int column) throws SQLException {

@@ -257,6 +257,7 @@ final class JobRunner {
     }
     Outcome outcome;
     ClaimedJob outer = CurrentJob.enter(job);
+    job.progress().attach(report -> writeProgress(job, report));
     try {
       outcome = function.run(job, c);
     } catch (Throwable t) {
@@ -266,12 +267,31 @@ final class JobRunner {
       throw t;
     } finally {
       CurrentJob.restore(outer);
+      job.progress().flush();
+      job.progress().detach();
     }
     if (attempt.end()) {
       // It returned after the interrupt: too late, and maybe having cut its work short.
       throw stopped(job, attempt, timeout, null);
     }
     return outcome;
+  }
+
+  /**
+   * Writes a progress report in a transaction of its own (a pooled connection, never the handler's
+   * transaction: operators see it while the job runs, and a rollback keeps it). A failure is logged
+   * and never reaches the handler.
+   */
+  private void writeProgress(ClaimedJob job, JobProgress.Report report) {
+    try {
+      transactions.inNewTransaction(c -> store.jobProgress(c, job, report));
+    } catch (Exception e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus could not store the progress of {0}: {1}; the job runs on",
+          named(job),
+          e.getMessage());
+    }
   }
 
   /** Why the watchdog interrupted an attempt: an operator's cancel wins over the timeout. */

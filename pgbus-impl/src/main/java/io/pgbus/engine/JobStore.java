@@ -185,6 +185,17 @@ public final class JobStore {
 
   // A failed attempt: retryable with backoff, or dead once the attempts are spent.
   // The backoff is clamped to run_at's bound (V5): 36,500 days = 3,153,600,000,000 ms.
+  // A progress report (V11), fenced like COMPLETE: a report that races the job's end, or comes
+  // from a worker whose lease was rescued, changes nothing. Written outside the handler's
+  // transaction, so operators see it while the job runs; the CHECK job_progress_shape bounds it.
+  private static final String PROGRESS =
+      """
+      UPDATE pgbus.job
+         SET progress = pg_catalog.jsonb_build_object(
+               'percent', ?::int, 'message', ?::text, 'at', ?::timestamptz, 'attempt', ?::int)
+       WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
+      """;
+
   private static final String FAIL =
       """
       UPDATE pgbus.job
@@ -530,6 +541,20 @@ public final class JobStore {
         }
       }
       return jobs;
+    }
+  }
+
+  /** Stores a held job's latest progress report; false when the job no longer runs here. */
+  public boolean jobProgress(Connection c, ClaimedJob job, JobProgress.Report report)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(PROGRESS)) {
+      ps.setInt(1, report.percent());
+      ps.setString(2, report.message());
+      ps.setTimestamp(3, Timestamp.from(report.at()));
+      ps.setInt(4, job.attempt());
+      ps.setLong(5, job.id());
+      ps.setInt(6, job.attempt());
+      return ps.executeUpdate() == 1;
     }
   }
 

@@ -517,6 +517,7 @@ public class AdminResource {
     m.put("enqueuedBy", j.enqueuedBy());
     m.put("correlationId", j.correlationId());
     m.put("lastError", j.lastError());
+    m.put("progress", j.progress());
     if (full) {
       m.put("payload", masked ? null : j.payload());
       m.put("payloadMasked", masked);
