@@ -14,6 +14,8 @@ import java.time.Instant;
  *     null} where payloads are masked for the caller
  * @param errors the latest errors as a JSON array, newest first ({@code [{"attempt":1,"at":...,
  *     "error":"..."}]}); null in search results
+ * @param result what the handler returned with its completion ({@code Outcome.complete(result)}),
+ *     as JSON text; null when it returned none, in search results, and where payloads are masked
  * @param enqueuedBy who enqueued it (caller principal or database role)
  */
 public record JobView(
@@ -34,9 +36,10 @@ public record JobView(
     String correlationId,
     String lastError,
     String payload,
-    String errors) {
+    String errors,
+    String result) {
 
-  /** This job with its payload replaced by null: for callers that may not read payloads. */
+  /** This view without payload and result, as shown to callers for whom payloads are masked. */
   public JobView withoutPayload() {
     return new JobView(
         id,
@@ -56,6 +59,7 @@ public record JobView(
         correlationId,
         lastError,
         null,
-        errors);
+        errors,
+        null);
   }
 }

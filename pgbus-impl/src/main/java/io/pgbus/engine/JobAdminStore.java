@@ -150,7 +150,7 @@ public final class JobAdminStore {
   private static final String ONE =
       "SELECT "
           + COLUMNS
-          + ", j.payload::text, j.errors::text FROM pgbus.job j WHERE j.id = ?::bigint";
+          + ", j.payload::text, j.errors::text, j.result::text FROM pgbus.job j WHERE j.id = ?::bigint";
 
   // The bulk actions. picked: the newest matching jobs in the action's states, locked; a job that
   // another transaction holds (being claimed, completed, acted on) is skipped, so a bulk action
@@ -527,7 +527,8 @@ public final class JobAdminStore {
         rs.getString(15),
         rs.getString(16),
         full ? rs.getString(17) : null,
-        full ? rs.getString(18) : null);
+        full ? rs.getString(18) : null,
+        full ? rs.getString(19) : null);
   }
 
   private static Instant instant(ResultSet rs, int column) throws SQLException {
