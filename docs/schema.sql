@@ -146,6 +146,7 @@ CREATE TABLE pgbus.job (
     enqueued_by text DEFAULT COALESCE(NULLIF(current_setting('pgbus.principal'::text, true), ''::text), (SESSION_USER)::text),
     correlation_id text DEFAULT NULLIF(current_setting('pgbus.correlation_id'::text, true), ''::text),
     cancel_attempt integer,
+    result jsonb,
     CONSTRAINT job_cancel_attempt_check CHECK ((cancel_attempt >= 1)),
     CONSTRAINT job_correlation_id_check CHECK (((length(correlation_id) >= 1) AND (length(correlation_id) <= 128))),
     CONSTRAINT job_enqueued_by_check CHECK (((length(enqueued_by) >= 1) AND (length(enqueued_by) <= 256))),
@@ -606,6 +607,13 @@ ALTER TABLE ONLY pgbus.cron
 
 ALTER TABLE ONLY pgbus.job
     ADD CONSTRAINT job_pkey PRIMARY KEY (id);
+
+--
+-- Name: job job_result_size_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.job
+    ADD CONSTRAINT job_result_size_chk CHECK (((result IS NULL) OR (octet_length((result)::text) <= 65536))) NOT VALID;
 
 --
 -- Name: leader leader_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
