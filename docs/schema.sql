@@ -147,6 +147,7 @@ CREATE TABLE pgbus.job (
     correlation_id text DEFAULT NULLIF(current_setting('pgbus.correlation_id'::text, true), ''::text),
     cancel_attempt integer,
     progress jsonb,
+    result jsonb,
     CONSTRAINT job_cancel_attempt_check CHECK ((cancel_attempt >= 1)),
     CONSTRAINT job_correlation_id_check CHECK (((length(correlation_id) >= 1) AND (length(correlation_id) <= 128))),
     CONSTRAINT job_enqueued_by_check CHECK (((length(enqueued_by) >= 1) AND (length(enqueued_by) <= 256))),
@@ -618,6 +619,13 @@ CASE
     WHEN (jsonb_typeof((progress -> 'percent'::text)) = 'number'::text) THEN ((((progress ->> 'percent'::text))::numeric >= (0)::numeric) AND (((progress ->> 'percent'::text))::numeric <= (100)::numeric))
     ELSE false
 END AND (COALESCE(jsonb_typeof((progress -> 'message'::text)), 'null'::text) = ANY (ARRAY['string'::text, 'null'::text])) AND (COALESCE(length((progress ->> 'message'::text)), 0) <= 200)))) NOT VALID;
+
+--
+-- Name: job job_result_size_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.job
+    ADD CONSTRAINT job_result_size_chk CHECK (((result IS NULL) OR (octet_length((result)::text) <= 65536))) NOT VALID;
 
 --
 -- Name: leader leader_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -

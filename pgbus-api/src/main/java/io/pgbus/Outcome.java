@@ -21,16 +21,26 @@ public final class Outcome {
     CANCEL
   }
 
-  private static final Outcome COMPLETE = new Outcome(Kind.COMPLETE, null, null);
+  /**
+   * The largest job result, in bytes of its UTF-8 JSON text: 64 KiB. A larger result fails the
+   * attempt (the database refuses it too). Keep large data elsewhere and return a reference.
+   */
+  public static final int MAX_RESULT_BYTES = 65536;
+
+  private static final Outcome COMPLETE = new Outcome(Kind.COMPLETE, null, null, null, null);
 
   private final Kind kind;
   private final Duration delay;
   private final String reason;
+  private final Object result;
+  private final String resultJson;
 
-  private Outcome(Kind kind, Duration delay, String reason) {
+  private Outcome(Kind kind, Duration delay, String reason, Object result, String resultJson) {
     this.kind = kind;
     this.delay = delay;
     this.reason = reason;
+    this.result = result;
+    this.resultJson = resultJson;
   }
 
   public static Outcome complete() {
@@ -38,11 +48,30 @@ public final class Outcome {
   }
 
   /**
+   * Done, with a small result stored with the job in the completing transaction. The Jakarta
+   * runtime maps {@code result} to JSON with JSON-B, as it maps payloads; at most {@link
+   * #MAX_RESULT_BYTES} of JSON.
+   */
+  public static Outcome complete(Object result) {
+    return new Outcome(Kind.COMPLETE, null, null, Objects.requireNonNull(result, "result"), null);
+  }
+
+  /**
+   * Done, with a result given as JSON text (for handlers without JSON-B, and the plain Java
+   * engine); at most {@link #MAX_RESULT_BYTES}. The text is not parsed here: PostgreSQL refuses
+   * JSON that is not valid, and the attempt fails.
+   */
+  public static Outcome completeJson(String resultJson) {
+    return new Outcome(
+        Kind.COMPLETE, null, null, null, Objects.requireNonNull(resultJson, "resultJson"));
+  }
+
+  /**
    * Fails this attempt without throwing: business writes commit, and the job is retried with the
    * configured backoff (or becomes dead after its last attempt).
    */
   public static Outcome retry(String reason) {
-    return new Outcome(Kind.RETRY, null, Objects.requireNonNull(reason, "reason"));
+    return new Outcome(Kind.RETRY, null, Objects.requireNonNull(reason, "reason"), null, null);
   }
 
   /**
@@ -55,11 +84,11 @@ public final class Outcome {
       throw new IllegalArgumentException("snooze delay must not be negative, was " + delay);
     }
     EnqueueOptions.requireWithinHorizon("snooze delay", delay);
-    return new Outcome(Kind.SNOOZE, delay, null);
+    return new Outcome(Kind.SNOOZE, delay, null, null, null);
   }
 
   public static Outcome cancel(String reason) {
-    return new Outcome(Kind.CANCEL, null, Objects.requireNonNull(reason, "reason"));
+    return new Outcome(Kind.CANCEL, null, Objects.requireNonNull(reason, "reason"), null, null);
   }
 
   public Kind kind() {
@@ -74,6 +103,21 @@ public final class Outcome {
   /** The reason given to retry or cancel, or {@code null}. */
   public String reason() {
     return reason;
+  }
+
+  /** The result object given to {@link #complete(Object)}, or {@code null}. */
+  public Object result() {
+    return result;
+  }
+
+  /** The result as JSON text given to {@link #completeJson(String)}, or {@code null}. */
+  public String resultJson() {
+    return resultJson;
+  }
+
+  /** Whether this outcome carries a result, as an object or as JSON text. */
+  public boolean hasResult() {
+    return result != null || resultJson != null;
   }
 
   @Override

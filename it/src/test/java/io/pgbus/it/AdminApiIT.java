@@ -188,6 +188,23 @@ class AdminApiIT {
   }
 
   @Test
+  void aCompletedJobShowsItsResultToAdminsAndMaskedToViewers() throws Exception {
+    String marker = UUID.randomUUID().toString();
+    long done = plant(queue(), "completed", "{}");
+    Sql.execute(
+        ds,
+        "UPDATE pgbus.job SET result = ?::jsonb WHERE id = ?",
+        "{\"receipt\":\"" + marker + "\"}",
+        done);
+
+    Http.Response asViewer = get("jobs/" + done, "viewer", "viewer-secret");
+    assertEquals(200, asViewer.status(), asViewer.body());
+    assertFalse(asViewer.body().contains(marker), asViewer.body());
+    Http.Response asAdmin = get("jobs/" + done, "admin", "admin-secret");
+    assertTrue(asAdmin.body().contains(marker), asAdmin.body());
+  }
+
+  @Test
   void everyActionChangesTheJobInPgbusJob() throws Exception {
     String q = queue();
     long dead = plant(q, "dead", "{}");

@@ -14,6 +14,8 @@ import java.time.Instant;
  *     null} where payloads are masked for the caller
  * @param errors the latest errors as a JSON array, newest first ({@code [{"attempt":1,"at":...,
  *     "error":"..."}]}); null in search results
+ * @param result what the handler returned with its completion ({@code Outcome.complete(result)}),
+ *     as JSON text; null when it returned none, in search results, and where payloads are masked
  * @param enqueuedBy who enqueued it (caller principal or database role)
  * @param progress the latest progress report as JSON ({@code {"percent":40,"message":"...",
  *     "at":...,"attempt":2}}), or null when its handler reported none
@@ -37,9 +39,10 @@ public record JobView(
     String lastError,
     String payload,
     String errors,
-    String progress) {
+    String progress,
+    String result) {
 
-  /** This job with its payload replaced by null: for callers that may not read payloads. */
+  /** This view without payload and result, as shown to callers for whom payloads are masked. */
   public JobView withoutPayload() {
     return new JobView(
         id,
@@ -60,6 +63,7 @@ public record JobView(
         lastError,
         null,
         errors,
-        progress);
+        progress,
+        null);
   }
 }

@@ -177,7 +177,9 @@ final class BatchRunner {
       List<ClaimedJob> completed = new ArrayList<>();
       for (int i = 0; i < jobs.size(); i++) {
         Outcome o = outcomes[i] == null ? Outcome.complete() : outcomes[i];
-        if (o.kind() == Outcome.Kind.COMPLETE) {
+        // A job with a result completes on its own statement (JobRunner.settle); the rest share
+        // one.
+        if (o.kind() == Outcome.Kind.COMPLETE && !o.hasResult()) {
           completed.add(jobs.get(i));
           settled[i] = new JobRunner.Settled(Outcome.Kind.COMPLETE, null);
         } else {

@@ -151,7 +151,7 @@ public final class JobAdminStore {
   private static final String ONE =
       "SELECT "
           + COLUMNS
-          + ", j.payload::text, j.errors::text FROM pgbus.job j WHERE j.id = ?::bigint";
+          + ", j.payload::text, j.errors::text, j.result::text FROM pgbus.job j WHERE j.id = ?::bigint";
 
   // The bulk actions. picked: the newest matching jobs in the action's states, locked; a job that
   // another transaction holds (being claimed, completed, acted on) is skipped, so a bulk action
@@ -529,7 +529,8 @@ public final class JobAdminStore {
         rs.getString(16),
         full ? rs.getString(18) : null,
         full ? rs.getString(19) : null,
-        rs.getString(17));
+        rs.getString(17),
+        full ? rs.getString(20) : null);
   }
 
   private static Instant instant(ResultSet rs, int column) throws SQLException {

@@ -1,6 +1,8 @@
 package io.pgbus.engine;
 
 import io.pgbus.Outcome;
+import io.pgbus.PgbusException;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -312,6 +314,15 @@ final class JobRunner {
     Outcome o = outcome == null ? Outcome.complete() : outcome;
     switch (o.kind()) {
       case COMPLETE -> {
+        if (o.hasResult() && !deleteCompleted) {
+          if (!store.jobCompleteWithResult(c, job, resultJson(job, o))) {
+            throw new LeaseLostException(job);
+          }
+          return new Settled(Outcome.Kind.COMPLETE, null);
+        }
+        if (o.hasResult()) {
+          resultJson(job, o); // checked even when the row (and so the result) is deleted at once
+        }
         if (!store.jobComplete(c, job, deleteCompleted)) {
           throw new LeaseLostException(job);
         }
@@ -339,6 +350,41 @@ final class JobRunner {
       }
       default -> throw new IllegalStateException("unknown outcome " + o);
     }
+  }
+
+  /**
+   * The outcome's result as JSON text, within {@link Outcome#MAX_RESULT_BYTES}; throws (failing the
+   * attempt, nothing written) when it is larger or is an object the engine cannot map.
+   */
+  static String resultJson(ClaimedJob job, Outcome o) {
+    String json = o.resultJson();
+    if (json == null) {
+      throw new PgbusException(
+          job.queue(),
+          job.id(),
+          "pgbus: job "
+              + job.id()
+              + " returned a result object of "
+              + o.result().getClass().getName()
+              + ", which only the Jakarta runtime maps to JSON; return Outcome.completeJson(json)",
+          null);
+    }
+    int bytes = json.getBytes(StandardCharsets.UTF_8).length;
+    if (bytes > Outcome.MAX_RESULT_BYTES) {
+      throw new PgbusException(
+          job.queue(),
+          job.id(),
+          "pgbus: job "
+              + job.id()
+              + " result is "
+              + bytes
+              + " bytes of JSON, over the limit of "
+              + Outcome.MAX_RESULT_BYTES
+              + " bytes (64 KiB, Outcome.MAX_RESULT_BYTES); store large data elsewhere and"
+              + " return a reference",
+          null);
+    }
+    return json;
   }
 
   /**

@@ -135,6 +135,16 @@ public final class JobStore {
        WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
       """;
 
+  // COMPLETE with the handler's result, in the same single statement: used only when a result is
+  // given, so result-less completion keeps the statement above. job_result_size_chk (V12) bounds
+  // the size again in the database.
+  private static final String COMPLETE_WITH_RESULT =
+      """
+      UPDATE pgbus.job
+         SET state = 'completed', finalized_at = now(), lease_expires_at = NULL, result = ?::jsonb
+       WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
+      """;
+
   // The same fence as COMPLETE, for a whole transaction's jobs in one statement: each (id,
   // attempt) pair must still be running, or that row is left alone and the count falls short.
   private static final String COMPLETE_MANY =
@@ -570,6 +580,20 @@ public final class JobStore {
     try (PreparedStatement ps = c.prepareStatement(delete ? DELETE_COMPLETED : COMPLETE)) {
       ps.setLong(1, job.id());
       ps.setInt(2, job.attempt());
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  /**
+   * Marks a held job completed with its result (JSON text, already checked against {@link
+   * io.pgbus.Outcome#MAX_RESULT_BYTES}); false when the lease was lost.
+   */
+  public boolean jobCompleteWithResult(Connection c, ClaimedJob job, String resultJson)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(COMPLETE_WITH_RESULT)) {
+      ps.setString(1, resultJson);
+      ps.setLong(2, job.id());
+      ps.setInt(3, job.attempt());
       return ps.executeUpdate() == 1;
     }
   }

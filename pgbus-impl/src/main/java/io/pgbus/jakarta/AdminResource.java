@@ -522,6 +522,7 @@ public class AdminResource {
       m.put("payload", masked ? null : j.payload());
       m.put("payloadMasked", masked);
       m.put("errors", j.errors());
+      m.put("result", masked ? null : j.result());
     }
     return m;
   }

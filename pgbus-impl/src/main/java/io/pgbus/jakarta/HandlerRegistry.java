@@ -166,7 +166,18 @@ public class HandlerRegistry {
     Object payload = payload(jsonb, job, b.payloadType());
     @SuppressWarnings("unchecked")
     JobHandler<Object> handler = (JobHandler<Object>) b.handle().get();
-    return handler.handle(payload, job);
+    return withJsonResult(jsonb, handler.handle(payload, job));
+  }
+
+  /**
+   * A result object mapped to JSON text with JSON-B, as payloads are; the engine stores only JSON
+   * text. Shared with pgbus-test.
+   */
+  public static Outcome withJsonResult(Jsonb jsonb, Outcome outcome) {
+    if (outcome == null || outcome.result() == null) {
+      return outcome;
+    }
+    return Outcome.completeJson(jsonb.toJson(outcome.result()));
   }
 
   /**

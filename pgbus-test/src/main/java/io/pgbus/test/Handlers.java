@@ -73,7 +73,7 @@ final class Handlers {
           job.queue(), job.id(), "pgbus-test: no handler for queue '" + job.queue() + "'", null);
     }
     Object payload = HandlerRegistry.payload(Json.jsonb(), job, b.payloadType());
-    return b.handler().handle(payload, job);
+    return HandlerRegistry.withJsonResult(Json.jsonb(), b.handler().handle(payload, job));
   }
 
   /** The {@code T} of the {@code JobHandler<T>} a class implements, or Object. */

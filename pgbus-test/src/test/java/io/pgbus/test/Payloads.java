@@ -28,6 +28,18 @@ public final class Payloads {
     }
   }
 
+  /** What {@link ReceiptHandler} returns: mapped to the job's result with JSON-B. */
+  public record Receipt(long orderId, String status) {}
+
+  /** Completes each order with a {@link Receipt} as its result. */
+  @Handles("receipts")
+  public static final class ReceiptHandler implements JobHandler<Order> {
+    @Override
+    public Outcome handle(Order order, JobContext job) {
+      return Outcome.complete(new Receipt(order.id(), "paid"));
+    }
+  }
+
   /** No @Handles. */
   public static final class Unbound implements JobHandler<Order> {
     @Override

@@ -11,6 +11,7 @@ import io.pgbus.Outcome;
 import io.pgbus.engine.testing.TestDatabase;
 import io.pgbus.test.Payloads.Order;
 import io.pgbus.test.Payloads.OrderHandler;
+import io.pgbus.test.Payloads.ReceiptHandler;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -37,6 +38,22 @@ class TestWorkerTest {
   }
 
   private final JobQueue jobs = PgbusTest.jobQueue(db.dataSource());
+
+  @Test
+  void aResultObjectIsMappedWithJsonbAndStoredWithTheCompletion() {
+    TestWorker worker = TestWorker.builder(db.dataSource()).handler(new ReceiptHandler()).build();
+    long id = jobs.enqueue("receipts", new Order(7, "ada"));
+
+    RunReport report = worker.drain("receipts");
+    assertThat(report.completed()).as(report.toString()).isEqualTo(1);
+
+    assertThat(
+            db.queryLong(
+                "SELECT (result->>'orderId')::bigint FROM pgbus.job"
+                    + " WHERE id = ? AND result->>'status' = 'paid'",
+                id))
+        .isEqualTo(7);
+  }
 
   @Test
   void drainRunsEveryDueJobThroughTheHandlerItsHandlesNames() {
