@@ -21,6 +21,15 @@ import javax.sql.DataSource;
  * <p>Why not look every quarter TTL, as the leader acts: with the default TTL of 60 s that is one
  * read every 15 s per JVM, two thirds of an idle JVM's statements (docs/performance.md, fleet).
  *
+ * <p>An engine with capsules goes further ({@link #followTicks}): its poller's tick ({@code
+ * pgbus.tick}) reads the lease anyway, once per poll ceiling, and hands it here ({@link #tickSaw}).
+ * A candidate that saw a live lease then issues nothing of its own: it looks again only when a tick
+ * reports the lease free (or its own), or when no tick came for twice the longer of the poll
+ * ceiling and the TTL (a poller that cannot reach the database). A dead leader is then replaced
+ * within three quarters of a TTL (its lease running out) plus one poll ceiling (the next tick of
+ * some follower): 45 s + 60 s with the defaults, and sooner where followers run jobs (they tick
+ * every heartbeat interval).
+ *
  * <p>A leader that cannot reach the database stops acting as leader once its lease would have
  * expired by its own clock, so two leaders never run maintenance at once for longer than clock
  * drift allows. Maintenance is idempotent (SKIP LOCKED rescue, bounded deletes), so a brief overlap
@@ -42,6 +51,10 @@ final class Elector extends Loop {
 
   private volatile boolean leader;
   private long leaseEndsNanos;
+  // Following ticks (followTicks): 0 when not; else how long a candidate waits for one.
+  private volatile long maxTickSilenceNanos;
+  private volatile long lastTickNanos = System.nanoTime();
+  private volatile boolean lookNow;
 
   Elector(
       DataSource dataSource,
@@ -89,6 +102,27 @@ final class Elector extends Loop {
     return leader;
   }
 
+  /**
+   * Lets the poller's ticks stand in for a candidate's reads (see the class comment): {@code
+   * maxSilence} is how long a candidate waits for a tick before it reads the lease itself. Call
+   * before {@link #start}.
+   */
+  void followTicks(Duration maxSilence) {
+    maxTickSilenceNanos = Math.max(1, maxSilence.toNanos());
+  }
+
+  /**
+   * A tick read the lease: {@code holderSeen} is its live holder, or null when the lease is free. A
+   * candidate looks at once when it is free or its own (a restart with the same worker id).
+   */
+  void tickSaw(String holderSeen) {
+    lastTickNanos = System.nanoTime();
+    if (!leader && (holderSeen == null || holderSeen.equals(holder))) {
+      lookNow = true;
+      signal().signal();
+    }
+  }
+
   /** Statements this elector has issued, for the idle-cost accounting. */
   long statements() {
     return statements.get();
@@ -120,10 +154,25 @@ final class Elector extends Loop {
                 : seenLeaseMs >= 0
                     ? candidateWaitMillis(ttl, seenLeaseMs)
                     : periodMs * (80 + ThreadLocalRandom.current().nextInt(21)) / 100;
-        signal().sleep(Math.max(1, sleep));
+        if (failedWaitMs < 0 && seenLeaseMs >= 0 && maxTickSilenceNanos > 0) {
+          awaitTick();
+        } else {
+          signal().sleep(Math.max(1, sleep));
+        }
       }
     } finally {
       resign();
+    }
+  }
+
+  /** A candidate that follows ticks waits for one that finds the lease free, or for silence. */
+  private void awaitTick() throws InterruptedException {
+    while (!stopping() && !lookNow) {
+      long left = lastTickNanos + maxTickSilenceNanos - System.nanoTime();
+      if (left <= 0) {
+        return;
+      }
+      signal().await(left);
     }
   }
 
@@ -132,6 +181,7 @@ final class Elector extends Loop {
    * lease of another holder has left, or -1 when this engine leads or saw no such lease.
    */
   private long step() throws SQLException {
+    lookNow = false;
     try (Connection c = dataSource.getConnection()) {
       if (leader) {
         statements.incrementAndGet();

@@ -82,18 +82,25 @@ public final class Engine {
                 this::listenerChanged,
                 this::cancelHeard,
                 config.listener());
+    ExecutionConfig execution = config.execution();
     this.poller =
         config.capsules().isEmpty()
             ? null
             : new Poller(
-                store,
+                new Poller.Heartbeat(
+                    config.workerId(),
+                    execution.heartbeatInterval(),
+                    execution.lease(),
+                    this::jobsAlive,
+                    notifier,
+                    b.maintenance ? Elector.MAINTENANCE : null,
+                    this::ticked),
                 dataSource,
                 config.queues(),
                 this::listenerState,
                 config.poller(),
                 this::route,
                 this::connectionLost);
-    ExecutionConfig execution = config.execution();
     this.single =
         new JobRunner(
             store,
@@ -137,13 +144,20 @@ public final class Engine {
                 config.workerId(),
                 config.capsules(),
                 this::listenerState,
-                () -> notifier == null ? null : notifier.backendPid());
+                () -> notifier == null ? null : notifier.backendPid(),
+                execution.heartbeatTtl());
     this.cron = config.crons().isEmpty() ? null : new CronEnqueuer(config.crons(), store, tx);
     // The maintainer asks the elector through this engine, and the elector tells the maintainer of
     // a change: neither needs the other at construction.
     this.maintainer =
         new Maintainer(
-            dataSource, store, config.maintainer(), config.retention(), this::leader, cron);
+            dataSource,
+            store,
+            config.maintainer(),
+            config.retention(),
+            this::leader,
+            cron,
+            execution.heartbeatTtl().dividedBy(3));
     this.elector =
         new Elector(
             dataSource,
@@ -151,6 +165,34 @@ public final class Engine {
             config.elector(),
             maintainer::leadershipChanged,
             this::connectionLost);
+    if (poller != null) {
+      // The tick carries the probe, the leader check and the heartbeat (see Poller).
+      single.watchdog().onFirstStarted(poller::nudge);
+      elector.followTicks(
+          longer(config.poller().ceiling(), config.elector().ttl()).multipliedBy(2));
+      if (notifier != null) {
+        notifier.probesOnTicks();
+      }
+    }
+  }
+
+  private static Duration longer(Duration a, Duration b) {
+    return a.compareTo(b) >= 0 ? a : b;
+  }
+
+  /** The jobs this JVM runs within their timeout: what its heartbeat keeps alive. */
+  private List<ClaimedJob> jobsAlive() {
+    return single.watchdog().alive();
+  }
+
+  /** A tick's result: the leader lease for the elector, and a row to write again if it is gone. */
+  private void ticked(NodeStore.Tick tick) {
+    if (maintenance) {
+      elector.tickSaw(tick.leader());
+    }
+    if (Boolean.FALSE.equals(tick.nodeFound()) && node != null && started) {
+      node.changed(loops);
+    }
   }
 
   private static void startThread(java.util.concurrent.ThreadFactory factory, Runnable task) {

@@ -11,18 +11,27 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * What every {@link Capsule} shares: how long a claim holds a job, how long its handler may run,
- * how it is retried, and how long a stop waits for it.
+ * What every {@link Capsule} shares: how long a claim holds a job, how its JVM keeps it alive, how
+ * long its handler may run, how it is retried, and how long a stop waits for it.
  *
- * @param lease how long a claim holds a job before rescue may take it back
+ * @param lease how long a claim holds a job before rescue may take it back; the heartbeat renews it
+ *     while the handler runs within its timeout, so it bounds only a job whose JVM stopped vouching
+ *     for it
  * @param jobTimeout how long a handler may run before its worker thread is interrupted and the
- *     attempt fails; shorter than the lease, which stays the backstop for handlers that ignore the
- *     interrupt
+ *     attempt fails; it may be longer than the lease (the heartbeat renews the lease until the
+ *     timeout, and the lease then stays the backstop for a handler that ignores the interrupt)
  * @param drainTimeout how long a stop waits for running handlers
  * @param retry the backoff between failed attempts
+ * @param heartbeatTtl how long a JVM's node row stays valid without renewal: it is renewed every
+ *     {@link #heartbeatInterval} while jobs run, and the leader rescues the jobs of a row older
+ *     than two thirds of it
  */
 public record ExecutionConfig(
-    Duration lease, Duration jobTimeout, Duration drainTimeout, RetryPolicy retry) {
+    Duration lease,
+    Duration jobTimeout,
+    Duration drainTimeout,
+    RetryPolicy retry,
+    Duration heartbeatTtl) {
 
   public static final Setting<Duration> LEASE =
       Setting.duration("pgbus.lease", ofMinutes(5), ofSeconds(1), ofDays(7));
@@ -30,27 +39,22 @@ public record ExecutionConfig(
       Setting.derivedDuration("pgbus.job-timeout", "90% of pgbus.lease", ofMillis(10), ofDays(7));
   public static final Setting<Duration> DRAIN_TIMEOUT =
       Setting.duration("pgbus.drain-timeout", ofSeconds(30), ofMillis(1), ofHours(1));
-  public static final List<Setting<?>> SETTINGS = List.of(LEASE, JOB_TIMEOUT, DRAIN_TIMEOUT);
+  public static final Setting<Duration> HEARTBEAT_TTL =
+      Setting.duration("pgbus.heartbeat.ttl", ofSeconds(30), ofSeconds(1), ofHours(1));
+  public static final List<Setting<?>> SETTINGS =
+      List.of(LEASE, JOB_TIMEOUT, DRAIN_TIMEOUT, HEARTBEAT_TTL);
+
+  /** The shortest TTL the SQL accepts (node_heartbeat_ttl_chk, V13). */
+  private static final Duration MIN_TTL = ofSeconds(1);
 
   public ExecutionConfig {
     LEASE.positive(lease);
     JOB_TIMEOUT.positive(jobTimeout);
-    if (jobTimeout.compareTo(lease) >= 0) {
-      // Rescue may hand the job to another worker once the lease expires: the handler has to be
-      // told to stop before that, or two attempts of one job could run at once.
+    HEARTBEAT_TTL.positive(heartbeatTtl);
+    if (heartbeatTtl.compareTo(MIN_TTL) < 0) {
       throw new InvalidConfigException(
-          JOB_TIMEOUT.key(),
-          JOB_TIMEOUT.key()
-              + "="
-              + Durations.format(jobTimeout)
-              + " is invalid: it must be shorter than "
-              + LEASE.key()
-              + "="
-              + Durations.format(lease)
-              + ", so a handler is interrupted before rescue may run its job elsewhere; shorten "
-              + JOB_TIMEOUT.key()
-              + " or lengthen "
-              + LEASE.key());
+          HEARTBEAT_TTL.key(),
+          HEARTBEAT_TTL.key() + " must be at least 1s, was " + Durations.format(heartbeatTtl));
     }
     if (Objects.requireNonNull(drainTimeout, DRAIN_TIMEOUT.key()).isNegative()) {
       throw new InvalidConfigException(
@@ -58,6 +62,15 @@ public record ExecutionConfig(
           DRAIN_TIMEOUT.key() + " must not be negative, was " + Durations.format(drainTimeout));
     }
     Objects.requireNonNull(retry, "retry");
+  }
+
+  /**
+   * How often a JVM that runs jobs renews its node row and their leases: a third of the TTL, or of
+   * the lease when that is shorter, so a beat may be late by a third of either before anything
+   * lapses.
+   */
+  public Duration heartbeatInterval() {
+    return (lease.compareTo(heartbeatTtl) < 0 ? lease : heartbeatTtl).dividedBy(3);
   }
 
   /** Without an explicit job timeout, handlers get this share of the lease (4m30s of 5m). */
@@ -72,6 +85,7 @@ public record ExecutionConfig(
         lease,
         jobTimeout != null || lease == null ? jobTimeout : defaultJobTimeout(lease),
         s.valueOrDefault(DRAIN_TIMEOUT),
-        RetryPolicy.from(s));
+        RetryPolicy.from(s),
+        s.valueOrDefault(HEARTBEAT_TTL));
   }
 }

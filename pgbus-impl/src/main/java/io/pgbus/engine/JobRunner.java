@@ -250,6 +250,11 @@ final class JobRunner {
   /** What an attempt led to: the job's new state, and when it is due again (retry, snooze). */
   record Settled(Outcome.Kind kind, Instant dueAgain) {}
 
+  /** The watchdog of this runner's attempts: which jobs this JVM runs and vouches for. */
+  Watchdog watchdog() {
+    return watchdog;
+  }
+
   /** Calls the handler under the watchdog; a timed-out attempt throws whatever it returned. */
   Outcome handle(Connection c, ClaimedJob job, Duration timeout) throws Exception {
     Watchdog.Attempt attempt = watchdog.watch(job, timeout);

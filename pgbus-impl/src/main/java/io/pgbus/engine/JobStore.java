@@ -335,18 +335,37 @@ public final class JobStore {
 
   // Expired leases go back to retryable, or to dead when the attempt that crashed was the last:
   // the claim already counted it, so a job that kills its JVM every time cannot loop forever.
+  // So do the running jobs of a node that stopped heartbeating (V13): its row older than two
+  // thirds of its own TTL (it renews every third, so one beat may be late), and the job claimed
+  // longer ago than that, so a job just claimed by a JVM idle for a while (its row renewed only at
+  // its slow poll) waits for the beat its start brings. A worker without a row, or with a row
+  // without a TTL (the test kit's runners, an engine from before V13), keeps the lease alone. The
+  // running set is small (bounded by the fleet's slots) and job_lease_idx covers exactly it.
   // SKIP LOCKED lets two rescuers run at once without waiting on each other. One notification per
   // queue wakes the capsules that read it.
   private static final String RESCUE =
       """
       WITH expired AS (
-        SELECT id, 'lease expired: worker ' || coalesce(attempted_by, '?')
-                   || ' did not finish the job in time' AS error
-          FROM pgbus.job
-         WHERE state OPERATOR(pg_catalog.=) 'running' AND lease_expires_at < now()
-         ORDER BY lease_expires_at
+        SELECT j.id,
+               CASE WHEN j.lease_expires_at < now()
+                    THEN 'lease expired: worker ' || coalesce(j.attempted_by, '?')
+                         || ' did not finish the job in time'
+                    ELSE 'heartbeat lost: worker ' || j.attempted_by
+                         || ' stopped renewing its node row (last seen '
+                         || pg_catalog.to_char(n.seen_at, 'YYYY-MM-DD HH24:MI:SS.MS TZ')
+                         || '); its job was rescued without waiting for its lease'
+               END AS error
+          FROM pgbus.job j
+          LEFT JOIN pgbus.node n
+            ON n.worker_id OPERATOR(pg_catalog.=) j.attempted_by
+           AND n.heartbeat_ttl_ms IS NOT NULL
+         WHERE j.state OPERATOR(pg_catalog.=) 'running'
+           AND (j.lease_expires_at < now()
+                OR (n.seen_at < now() - n.heartbeat_ttl_ms::float8 * 2::float8 / 3::float8 * interval '1 millisecond'
+                    AND j.attempted_at < now() - n.heartbeat_ttl_ms::float8 * 2::float8 / 3::float8 * interval '1 millisecond'))
+         ORDER BY j.lease_expires_at
          LIMIT ?
-         FOR UPDATE SKIP LOCKED
+         FOR UPDATE OF j SKIP LOCKED
       ), rescued AS (
         UPDATE pgbus.job j
            SET state = CASE WHEN j.attempt >= j.max_attempts THEN 'dead' ELSE 'retryable' END::pgbus.job_state,

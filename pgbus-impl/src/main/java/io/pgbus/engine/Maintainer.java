@@ -69,7 +69,8 @@ final class Maintainer extends Loop {
       MaintainerConfig config,
       RetentionConfig retention,
       java.util.function.BooleanSupplier leader,
-      CronEnqueuer cron) {
+      CronEnqueuer cron,
+      Duration rescueAtLeastEvery) {
     this.dataSource = Objects.requireNonNull(dataSource);
     this.leader = Objects.requireNonNull(leader);
     var all = new java.util.ArrayList<Task>();
@@ -93,13 +94,23 @@ final class Maintainer extends Loop {
     }
     all.addAll(
         List.of(
-            new Task("rescue", config.rescueInterval()) {
+            new Task("rescue", min(config.rescueInterval(), rescueAtLeastEvery)) {
+              // The idle backoff stops at the heartbeat interval: a dead JVM's row goes stale two
+              // thirds of a TTL after its last beat, and its jobs must be back within one TTL.
+              @Override
+              Duration after(long progress) {
+                return min(super.after(progress), rescueAtLeastEvery);
+              }
+
               @Override
               long runOnce(Connection c) throws Exception {
                 Map<String, Long> perQueue = store.jobRescueExpired(c, RESCUE_BATCH);
                 long n = perQueue.values().stream().mapToLong(Long::longValue).sum();
                 if (n > 0) {
-                  LOG.log(System.Logger.Level.INFO, "pgbus rescued expired leases: {0}", perQueue);
+                  LOG.log(
+                      System.Logger.Level.INFO,
+                      "pgbus rescued jobs with expired leases or lost heartbeats: {0}",
+                      perQueue);
                 }
                 rescued.addAndGet(n);
                 return n;
@@ -118,6 +129,10 @@ final class Maintainer extends Loop {
               }
             }));
     this.tasks = List.copyOf(all);
+  }
+
+  private static Duration min(Duration a, Duration b) {
+    return a.compareTo(b) <= 0 ? a : b;
   }
 
   long rescued() {

@@ -9,10 +9,11 @@ import javax.sql.DataSource;
 
 /**
  * Keeps this engine's row of {@code pgbus.node} ({@link NodeStore}): written at start, on each
- * listener state change, and deleted at stop; nothing in between (no heartbeat, so the idle cost
- * does not move). A database error is logged as a WARNING and never stops the engine: the row is
- * for the operator's view only. A state change is written off the listener's thread, and always
- * with the state current at the time of writing, so a late write never leaves an older state.
+ * listener state change (and again when a tick finds it gone), and deleted at stop. Its heartbeat
+ * is not here: it rides on the poller's tick ({@link Poller}), so the idle cost does not move. A
+ * database error is logged as a WARNING and never stops the engine: the row is for the operator's
+ * view only. A state change is written off the listener's thread, and always with the state current
+ * at the time of writing, so a late write never leaves an older state.
  */
 final class NodeReporter {
 
@@ -24,6 +25,7 @@ final class NodeReporter {
   private final List<CapsuleConfig> capsules;
   private final Supplier<ListenerState> state;
   private final Supplier<Integer> listenerPid;
+  private final java.time.Duration heartbeatTtl;
   private final String host = WorkerIds.host();
   private final long pid = ProcessHandle.current().pid();
   // Guarded by this: false before start and after stop, so a late write never brings back a row.
@@ -34,7 +36,9 @@ final class NodeReporter {
       String workerId,
       List<CapsuleConfig> capsules,
       Supplier<ListenerState> state,
-      Supplier<Integer> listenerPid) {
+      Supplier<Integer> listenerPid,
+      java.time.Duration heartbeatTtl) {
+    this.heartbeatTtl = heartbeatTtl;
     this.dataSource = dataSource;
     this.workerId = workerId;
     this.capsules = List.copyOf(capsules);
@@ -48,7 +52,10 @@ final class NodeReporter {
     write();
   }
 
-  /** The listener changed state: writes the row on {@code executor}, or here if it refuses. */
+  /**
+   * The listener changed state, or a tick found the row gone: writes the row on {@code executor},
+   * or here if it refuses.
+   */
   void changed(Executor executor) {
     try {
       executor.execute(this::rewrite);
@@ -77,7 +84,8 @@ final class NodeReporter {
   private void write() {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(true);
-      store.nodeUpsert(c, workerId, host, pid, state.get(), listenerPid.get(), capsules);
+      store.nodeUpsert(
+          c, workerId, host, pid, state.get(), listenerPid.get(), capsules, heartbeatTtl);
     } catch (Exception e) {
       warn("write", e);
     }

@@ -15,11 +15,13 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The SQL of {@code pgbus.node} (V10): one row per running engine with capsules, written when it
- * starts, when its listener changes state, and deleted when it stops; never periodically, so an
- * idle fleet issues no statement for it. {@code seen_at} is therefore the last state change, not a
- * proof of life: a row is live while its listener backend ({@code listener_pid}, named {@value
- * Notifier#APPLICATION_NAME} as {@link FleetStore} finds them) is in pg_stat_activity.
+ * The SQL of {@code pgbus.node} (V10, V13): one row per running engine with capsules, written when
+ * it starts and when its listener changes state, deleted when it stops, and renewed by the
+ * heartbeat that rides on the poll ({@link #nodeTick}, the SQL function {@code pgbus.tick}): every
+ * third of {@code heartbeat_ttl_ms} while the engine runs jobs, at every poll while it is idle. A
+ * row is live while its listener backend ({@code listener_pid}, named {@value
+ * Notifier#APPLICATION_NAME} as {@link FleetStore} finds them) is in pg_stat_activity, or while its
+ * {@code seen_at} is fresh.
  */
 public final class NodeStore {
 
@@ -42,12 +44,33 @@ public final class NodeStore {
   private static final String UPSERT =
       """
       INSERT INTO pgbus.node AS n
-             (worker_id, host, pid, started_at, seen_at, listener, mode, listener_pid, capsules)
-      VALUES (?, ?, ?, pg_catalog.now(), pg_catalog.now(), ?, ?, ?, ?::jsonb)
+             (worker_id, host, pid, started_at, seen_at, listener, mode, listener_pid, capsules,
+              heartbeat_ttl_ms)
+      VALUES (?, ?, ?, pg_catalog.now(), pg_catalog.now(), ?, ?, ?, ?::jsonb, ?)
       ON CONFLICT (worker_id) DO UPDATE
          SET seen_at = pg_catalog.now(), listener = excluded.listener, mode = excluded.mode,
-             listener_pid = excluded.listener_pid, capsules = excluded.capsules
+             listener_pid = excluded.listener_pid, capsules = excluded.capsules,
+             heartbeat_ttl_ms = excluded.heartbeat_ttl_ms
       """;
+
+  // pgbus.tick (R__tick.sql): heartbeat, self-probe, leader check and poll in one statement.
+  private static final String TICK =
+      """
+      SELECT queue, run_at, due, leader, leader_ms, node_found, renewed
+        FROM pgbus.tick(?::text[], ?::text, ?::boolean, ?::bigint[], ?::integer[], ?::float8,
+                        ?::text, ?::text, ?::text)
+      """;
+
+  /**
+   * What one tick saw. {@code leader} null: no live lease; {@code nodeFound} null when the tick did
+   * not beat, false when this engine's row is gone (it should be written again).
+   */
+  record Tick(
+      Map<String, JobStore.QueueHead> heads,
+      String leader,
+      long leaderMillis,
+      Boolean nodeFound,
+      int renewed) {}
 
   private static final String DELETE = "DELETE FROM pgbus.node WHERE worker_id = ?";
 
@@ -81,7 +104,8 @@ public final class NodeStore {
       long pid,
       ListenerState state,
       Integer listenerPid,
-      List<CapsuleConfig> capsules)
+      List<CapsuleConfig> capsules,
+      Duration heartbeatTtl)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(UPSERT)) {
       ps.setString(1, workerId);
@@ -95,7 +119,67 @@ public final class NodeStore {
         ps.setInt(6, listenerPid);
       }
       ps.setString(7, capsulesJson(capsules));
+      ps.setInt(8, Math.toIntExact(heartbeatTtl.toMillis()));
       ps.executeUpdate();
+    }
+  }
+
+  /**
+   * One tick: when {@code beat}, renews this node's seen_at and the leases of {@code alive} to
+   * {@code lease} from now; NOTIFYs {@code probeChannel} with {@code probePayload} when the channel
+   * is not null; reads the live holder of the lease {@code leaderName} (null: skip) and the heads
+   * of {@code queues}.
+   */
+  Tick nodeTick(
+      Connection c,
+      List<String> queues,
+      String workerId,
+      boolean beat,
+      List<ClaimedJob> alive,
+      Duration lease,
+      String probeChannel,
+      String probePayload,
+      String leaderName)
+      throws SQLException {
+    Long[] ids = new Long[alive.size()];
+    Integer[] attempts = new Integer[alive.size()];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = alive.get(i).id();
+      attempts[i] = alive.get(i).attempt();
+    }
+    try (PreparedStatement ps = c.prepareStatement(TICK)) {
+      ps.setArray(1, c.createArrayOf("text", queues.toArray(String[]::new)));
+      ps.setString(2, workerId);
+      ps.setBoolean(3, beat);
+      ps.setArray(4, c.createArrayOf("bigint", ids));
+      ps.setArray(5, c.createArrayOf("integer", attempts));
+      ps.setDouble(6, lease.toMillis());
+      ps.setString(7, probeChannel);
+      ps.setString(8, probePayload);
+      ps.setString(9, leaderName);
+      var heads = new LinkedHashMap<String, JobStore.QueueHead>();
+      String leader = null;
+      long leaderMs = 0;
+      Boolean found = null;
+      int renewed = 0;
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          String queue = rs.getString(1);
+          if (queue == null) {
+            leader = rs.getString(4);
+            leaderMs = rs.getLong(5);
+            boolean f = rs.getBoolean(6);
+            found = rs.wasNull() ? null : f;
+            renewed = rs.getInt(7);
+          } else {
+            heads.put(
+                queue,
+                new JobStore.QueueHead(
+                    rs.getObject(2, OffsetDateTime.class).toInstant(), rs.getBoolean(3)));
+          }
+        }
+      }
+      return new Tick(heads, leader, leaderMs, found, renewed);
     }
   }
 

@@ -86,6 +86,16 @@ public final class Notifier extends Loop {
   private volatile int backendPid;
   private volatile String lastError;
   private boolean networkTimeoutWarned; // only the notifier's thread
+  private volatile boolean probesOnTicks;
+
+  // The self-probe, sent by this thread or carried by a poller's tick (probeToSend): guarded by
+  // probeLock. probeAwaited is the payload of the probe that is out (null: none), sent at
+  // probeSentAt; lastProbeSeen is when the last one arrived (System.nanoTime()).
+  private final Object probeLock = new Object();
+  private long probeSeq;
+  private String probeAwaited;
+  private long probeSentAt;
+  private long lastProbeSeen = System.nanoTime();
 
   /** A notifier that wakes capsules and ignores cancel requests. */
   public Notifier(
@@ -302,32 +312,115 @@ public final class Notifier extends Loop {
   private void receive(Connection c) throws SQLException {
     PGConnection pg = c.unwrap(PGConnection.class);
     backendPid = pg.getBackendPID(); // known from the connection's start: no statement
-    long probeSeq = 0;
-    long probeSentAt = -1;
-    long nextProbeAt = System.nanoTime();
+    long nextOwnProbeAt = System.nanoTime();
+    synchronized (probeLock) {
+      probeAwaited = null;
+    }
     while (!stopping()) {
       long now = System.nanoTime();
-      if (probeSentAt < 0 && now - nextProbeAt >= 0) {
-        probe(c, ++probeSeq);
-        probeSentAt = now;
+      String own = null;
+      long deadline;
+      synchronized (probeLock) {
+        if (probeAwaited == null && now - nextOwnProbeAt >= 0) {
+          own = Long.toString(++probeSeq);
+          probeAwaited = own;
+          probeSentAt = now;
+        }
+        // Wake up for the next deadline (a probe to send, or one overdue), at most every 250 ms.
+        deadline =
+            probeAwaited == null ? nextOwnProbeAt : probeSentAt + config.probeTimeout().toNanos();
       }
-      // Wake up for the next deadline (a probe to send, or one overdue), at most every 250 ms.
-      long deadline = probeSentAt < 0 ? nextProbeAt : probeSentAt + config.probeTimeout().toNanos();
+      if (own != null) {
+        probe(c, own);
+      }
       long untilDeadlineMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) + 1;
       int waitMs = (int) Math.max(1, Math.min(RECEIVE_TIMEOUT_MS, untilDeadlineMs));
       PGNotification[] batch = pg.getNotifications(waitMs);
-      if (batch != null && batch.length > 0 && route(batch, Long.toString(probeSeq))) {
-        probeSentAt = -1;
-        nextProbeAt = System.nanoTime() + config.probeInterval().toNanos();
+      String awaited;
+      synchronized (probeLock) {
+        awaited = probeAwaited;
+      }
+      if (batch != null && batch.length > 0 && route(batch, awaited) && awaited != null) {
+        long seen = System.nanoTime();
+        synchronized (probeLock) {
+          if (awaited.equals(probeAwaited)) {
+            probeAwaited = null;
+          }
+          lastProbeSeen = seen;
+        }
+        nextOwnProbeAt = seen + ownProbeInterval().toNanos();
         lastError = null;
         setState(ListenerState.DELIVERING);
       }
-      if (probeSentAt >= 0 && System.nanoTime() - probeSentAt > config.probeTimeout().toNanos()) {
+      boolean lost;
+      synchronized (probeLock) {
+        lost =
+            probeAwaited != null
+                && System.nanoTime() - probeSentAt > config.probeTimeout().toNanos();
+        if (lost) {
+          probeAwaited = null;
+        }
+      }
+      if (lost) {
         lastError = "self-probe not received within " + config.probeTimeout().toMillis() + " ms";
         setState(ListenerState.DEGRADED);
-        probeSentAt = -1;
         long retry = Math.min(config.probeInterval().toNanos(), DEGRADED_PROBE_INTERVAL.toNanos());
-        nextProbeAt = System.nanoTime() + retry;
+        nextOwnProbeAt = System.nanoTime() + retry;
+      }
+    }
+  }
+
+  /**
+   * When the listener sends a probe of its own after the last one arrived. While probes ride on the
+   * poller's ticks ({@link #probesOnTicks}), a tick normally carries one before this: the own probe
+   * is then only the fallback for a poller that stopped ticking, one probe timeout late.
+   */
+  private Duration ownProbeInterval() {
+    return probesOnTicks
+        ? config.probeInterval().plus(config.probeTimeout())
+        : config.probeInterval();
+  }
+
+  /**
+   * Lets the poller's tick carry this listener's self-probe ({@link #probeToSend}), so an idle JVM
+   * sends no probe statement of its own. Call before {@link #start}.
+   */
+  void probesOnTicks() {
+    probesOnTicks = true;
+  }
+
+  /** The private channel of this listener's self-probe. */
+  String probeChannel() {
+    return probeChannel;
+  }
+
+  /**
+   * Called by the poller right before a tick: the payload its tick should NOTIFY on {@link
+   * #probeChannel}, or null when no probe is wanted. One is wanted while the listener delivers, no
+   * probe is out, and the last one arrived half a probe interval ago or more (so a tick at the poll
+   * ceiling always carries one). The probe counts as sent now; the poller reports a failed tick
+   * with {@link #probeNotSent}.
+   */
+  String probeToSend() {
+    if (!probesOnTicks || state != ListenerState.DELIVERING) {
+      return null;
+    }
+    long now = System.nanoTime();
+    synchronized (probeLock) {
+      if (probeAwaited != null || now - lastProbeSeen < config.probeInterval().toNanos() / 2) {
+        return null;
+      }
+      probeAwaited = Long.toString(++probeSeq);
+      probeSentAt = now;
+      return probeAwaited;
+    }
+  }
+
+  /** The tick that was to carry {@code payload} failed: no probe is out. */
+  void probeNotSent(String payload) {
+    synchronized (probeLock) {
+      if (payload.equals(probeAwaited)) {
+        probeAwaited = null;
       }
     }
   }
@@ -342,15 +435,15 @@ public final class Notifier extends Loop {
     return (int) Math.max(MIN_NETWORK_TIMEOUT_MS, ms);
   }
 
-  private void probe(Connection c, long seq) throws SQLException {
+  private void probe(Connection c, String payload) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(PROBE)) {
       ps.setString(1, probeChannel);
-      ps.setString(2, Long.toString(seq));
+      ps.setString(2, payload);
       ps.execute();
     }
   }
 
-  /** Routes one batch as one wake; returns whether it held the awaited probe. */
+  /** Routes one batch as one wake; returns whether it held the awaited probe (null: none). */
   private boolean route(PGNotification[] batch, String awaitedProbe) {
     boolean probeSeen = false;
     var now = new HashSet<String>();
@@ -359,7 +452,7 @@ public final class Notifier extends Loop {
     for (PGNotification n : batch) {
       String channel = n.getName();
       if (channel.equals(probeChannel)) {
-        probeSeen |= awaitedProbe.equals(n.getParameter());
+        probeSeen |= awaitedProbe != null && awaitedProbe.equals(n.getParameter());
         continue;
       }
       if (channel.equals(CancelRequest.CHANNEL)) {

@@ -1,6 +1,7 @@
 package io.pgbus.engine;
 
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -15,18 +16,26 @@ import java.util.function.Supplier;
 import javax.sql.DataSource;
 
 /**
- * The safety net under the listener: one statement per tick for the whole JVM, however many
- * capsules and queues, reads the head of every queue and wakes only the capsules whose queues have
- * a job due now, and sets alarms for jobs due later.
+ * The safety net under the listener, and the JVM's heartbeat: one statement per tick for the whole
+ * JVM ({@code pgbus.tick}, see {@link NodeStore#nodeTick}), however many capsules and queues. It
+ * reads the head of every queue and wakes only the capsules whose queues have a job due now, and
+ * sets alarms for jobs due later; in the same statement it renews this node's row and the leases of
+ * the jobs this JVM runs (a beat), carries the listener's self-probe NOTIFY when one is wanted, and
+ * reads the maintenance leader's lease for the {@link Elector}. So an idle follower JVM issues this
+ * one statement per poll ceiling and nothing else.
  *
  * <p>It ticks at the slow {@code pollCeiling} while the listener delivers and at {@code
- * pollInterval} while it does not, and switches at once when the listener changes state. It also
- * polls on demand: after every listener (re)connect, since LISTEN never replays.
+ * pollInterval} while it does not, and switches at once when the listener changes state; while jobs
+ * run it ticks at least every heartbeat interval (a third of {@code pgbus.heartbeat.ttl}). A tick
+ * beats when the last beat is a heartbeat interval old, so a degraded listener's fast polls do not
+ * rewrite rows every second. It also ticks on demand: after every listener (re)connect, since
+ * LISTEN never replays, and when a job starts in an idle JVM.
  */
 final class Poller extends Loop {
 
-  private final JobStore store;
+  private final NodeStore store = new NodeStore();
   private final DataSource dataSource;
+  private final Heartbeat heartbeat;
   private final List<String> queues;
   private final Supplier<ListenerState> listener;
   private final PollerConfig config;
@@ -37,9 +46,30 @@ final class Poller extends Loop {
 
   private boolean pollNow = true; // guarded by lock
   private long lastPoll = System.nanoTime(); // only the loop's thread
+  private long lastBeat = System.nanoTime() - Long.MAX_VALUE / 2; // only the loop's thread
+
+  /**
+   * What rides on a tick besides the poll.
+   *
+   * @param workerId this node's row
+   * @param every how often a JVM that runs jobs beats (a third of the TTL)
+   * @param lease what a beat renews a running job's lease to
+   * @param alive the jobs this JVM vouches for now
+   * @param probe the listener's self-probe, or null without a listener
+   * @param leaderName the leader lease to read, or null when this engine does not take part
+   * @param seen hears every tick's result, on the poller's thread
+   */
+  record Heartbeat(
+      String workerId,
+      Duration every,
+      Duration lease,
+      Supplier<List<ClaimedJob>> alive,
+      Notifier probe,
+      String leaderName,
+      Consumer<NodeStore.Tick> seen) {}
 
   Poller(
-      JobStore store,
+      Heartbeat heartbeat,
       DataSource dataSource,
       List<String> queues,
       Supplier<ListenerState> listener,
@@ -52,7 +82,7 @@ final class Poller extends Loop {
             Duration.ofMillis(100),
             config.interval().multipliedBy(10),
             onConnectionError);
-    this.store = Objects.requireNonNull(store);
+    this.heartbeat = Objects.requireNonNull(heartbeat);
     this.dataSource = Objects.requireNonNull(dataSource);
     this.queues = List.copyOf(queues);
     this.listener = Objects.requireNonNull(listener);
@@ -95,7 +125,11 @@ final class Poller extends Loop {
           return false;
         }
         Duration every = listener.get().delivering() ? config.ceiling() : config.interval();
-        long left = lastPoll + every.toNanos() - System.nanoTime();
+        long now = System.nanoTime();
+        long left = lastPoll + every.toNanos() - now;
+        if (!heartbeat.alive().get().isEmpty()) {
+          left = Math.min(left, lastBeat + heartbeat.every().toNanos() - now);
+        }
         if (pollNow || left <= 0) {
           break;
         }
@@ -111,11 +145,39 @@ final class Poller extends Loop {
   }
 
   private void poll() throws Exception {
-    Map<String, JobStore.QueueHead> heads;
+    long started = System.nanoTime();
+    // A beat at every tick that is a beat interval after the last (an idle JVM's every tick).
+    boolean beat = started - lastBeat >= heartbeat.every().toNanos() * 9 / 10;
+    List<ClaimedJob> alive = beat ? heartbeat.alive().get() : List.of();
+    NodeStore.Tick tick;
+    Notifier probe = heartbeat.probe();
     try (Connection c = dataSource.getConnection()) {
-      heads = store.jobQueueHeads(c, queues);
+      String payload = probe == null ? null : probe.probeToSend();
+      try {
+        tick =
+            store.nodeTick(
+                c,
+                queues,
+                heartbeat.workerId(),
+                beat,
+                alive,
+                heartbeat.lease(),
+                payload == null ? null : probe.probeChannel(),
+                payload,
+                heartbeat.leaderName());
+      } catch (SQLException | RuntimeException e) {
+        if (payload != null) {
+          probe.probeNotSent(payload);
+        }
+        throw e;
+      }
+    }
+    if (beat) {
+      lastBeat = started;
     }
     polls.incrementAndGet();
+    heartbeat.seen().accept(tick);
+    Map<String, JobStore.QueueHead> heads = tick.heads();
     var now = new HashSet<String>();
     var later = new HashMap<String, Instant>();
     heads.forEach(

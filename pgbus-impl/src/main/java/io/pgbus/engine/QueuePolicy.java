@@ -15,7 +15,7 @@ import java.util.Objects;
  * and names the queue's own key in every error.
  *
  * @param queue the queue
- * @param jobTimeout how long its handler may run; shorter than {@code pgbus.lease}
+ * @param jobTimeout how long its handler may run (the heartbeat keeps its lease meanwhile)
  * @param maxAttempts the attempts of a job enqueued to it without {@link
  *     EnqueueOptions#withMaxAttempts}
  * @param retryBase the first backoff
@@ -103,26 +103,10 @@ public record QueuePolicy(
 
   /**
    * The queue's effective execution: its own parts over the globals, checked as the globals are (a
-   * timeout shorter than the lease, a base no longer than the cap), naming the queue's key.
+   * base no longer than the cap), naming the queue's key.
    */
   Resolved resolve(ExecutionConfig global) {
     Duration timeout = jobTimeout != null ? jobTimeout : global.jobTimeout();
-    if (jobTimeout != null && timeout.compareTo(global.lease()) >= 0) {
-      String key = jobTimeout(queue).key();
-      throw new InvalidConfigException(
-          key,
-          key
-              + "="
-              + Durations.format(timeout)
-              + " is invalid: it must be shorter than "
-              + ExecutionConfig.LEASE.key()
-              + "="
-              + Durations.format(global.lease())
-              + ", so a handler is interrupted before rescue may run its job elsewhere; shorten "
-              + key
-              + " or lengthen "
-              + ExecutionConfig.LEASE.key());
-    }
     RetryPolicy retry = global.retry();
     if (retryBase != null || retryCap != null) {
       Duration base = retryBase != null ? retryBase : retry.base();

@@ -1,6 +1,8 @@
 package io.pgbus.engine;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.DelayQueue;
@@ -35,9 +37,34 @@ final class Watchdog {
   private final DelayQueue<Attempt> pending = new DelayQueue<>();
   private final AtomicBoolean looping = new AtomicBoolean();
   private final ConcurrentHashMap<Long, Attempt> byJob = new ConcurrentHashMap<>();
+  private volatile Runnable firstStarted = () -> {};
 
   Watchdog(Executor executor) {
     this.executor = Objects.requireNonNull(executor);
+  }
+
+  /**
+   * Called when an attempt starts while none ran, so the heartbeat starts beating at once (an idle
+   * JVM renews its node row only at its slow poll). It must be cheap and must not throw.
+   */
+  void onFirstStarted(Runnable r) {
+    firstStarted = Objects.requireNonNull(r);
+  }
+
+  /**
+   * The jobs this JVM vouches for: attempts that run and are within their timeout. A handler past
+   * its timeout (interrupted, yet still running) is left out, so its lease runs out and rescue
+   * takes the job back, as the lease did before heartbeats.
+   */
+  List<ClaimedJob> alive() {
+    var out = new ArrayList<ClaimedJob>(byJob.size());
+    long now = System.nanoTime();
+    for (Attempt a : byJob.values()) {
+      if (a.alive(now)) {
+        out.add(a.job);
+      }
+    }
+    return out;
   }
 
   /** Starts watching the calling thread, which is about to run {@code job}'s handler. */
@@ -45,6 +72,9 @@ final class Watchdog {
     var attempt = new Attempt(this, job, Thread.currentThread(), timeout);
     pending.add(attempt);
     byJob.put(job.id(), attempt);
+    if (byJob.size() == 1) {
+      firstStarted.run();
+    }
     if (looping.compareAndSet(false, true)) {
       try {
         executor.execute(this::loop);
@@ -127,6 +157,10 @@ final class Watchdog {
 
     Duration timeout() {
       return timeout;
+    }
+
+    private synchronized boolean alive(long now) {
+      return !ended && !timedOut && now - deadline < 0;
     }
 
     /**

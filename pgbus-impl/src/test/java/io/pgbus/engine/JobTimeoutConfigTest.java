@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** The job timeout defaults to a bit below the lease, follows it, and must stay below it. */
+/** The job timeout defaults to a bit below the lease and follows it; the heartbeat renews leases. */
 class JobTimeoutConfigTest {
 
   @Test
@@ -30,17 +30,35 @@ class JobTimeoutConfigTest {
   }
 
   @Test
-  void refusesATimeoutThatIsNotShorterThanTheLease() {
+  void acceptsATimeoutLongerThanTheLeaseSinceTheHeartbeatRenewsIt() {
+    ExecutionConfig e =
+        EngineConfig.builder()
+            .lease(Duration.ofMinutes(1))
+            .jobTimeout(Duration.ofHours(2))
+            .build()
+            .execution();
+    assertThat(e.jobTimeout()).isEqualTo(Duration.ofHours(2));
+    assertThat(e.heartbeatInterval()).isEqualTo(Duration.ofSeconds(10));
+    assertThatThrownBy(() -> EngineConfig.builder().jobTimeout(Duration.ZERO).build())
+        .hasMessageContaining("pgbus.job-timeout must be positive");
+  }
+
+  @Test
+  void theHeartbeatBeatsEveryThirdOfTheShorterOfTtlAndLease() {
+    assertThat(EngineConfig.builder().build().execution().heartbeatInterval())
+        .isEqualTo(Duration.ofSeconds(10));
+    assertThat(
+            EngineConfig.builder()
+                .lease(Duration.ofSeconds(3))
+                .build()
+                .execution()
+                .heartbeatInterval())
+        .isEqualTo(Duration.ofSeconds(1));
     assertThatThrownBy(
             () ->
                 EngineConfig.builder()
-                    .lease(Duration.ofMinutes(1))
-                    .jobTimeout(Duration.ofMinutes(1))
+                    .set(ExecutionConfig.HEARTBEAT_TTL, Duration.ofMillis(500))
                     .build())
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining(
-            "pgbus.job-timeout=1m is invalid: it must be shorter than pgbus.lease=1m");
-    assertThatThrownBy(() -> EngineConfig.builder().jobTimeout(Duration.ZERO).build())
-        .hasMessageContaining("pgbus.job-timeout must be positive");
+        .hasMessageContaining("pgbus.heartbeat.ttl must be at least 1s, was 500ms");
   }
 }

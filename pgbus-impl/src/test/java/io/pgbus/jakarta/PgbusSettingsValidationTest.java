@@ -127,10 +127,11 @@ class PgbusSettingsValidationTest {
   }
 
   @Test
-  void aJobTimeoutNotShorterThanTheLeaseFailsNamingBothKeys() {
-    assertThatThrownBy(() -> read("pgbus.job-timeout", "10m"))
-        .hasMessageStartingWith(
-            "pgbus: pgbus.job-timeout=10m is invalid: it must be shorter than pgbus.lease=5m");
+  void aHeartbeatTtlOutOfBoundsFailsNamingTheKey() {
+    assertThatThrownBy(() -> read("pgbus.heartbeat.ttl", "500ms"))
+        .hasMessageContaining("pgbus.heartbeat.ttl");
+    assertThatThrownBy(() -> read("pgbus.heartbeat.ttl", "2h"))
+        .hasMessageContaining("pgbus.heartbeat.ttl");
   }
 
   @Test

@@ -68,10 +68,12 @@ class QueuePolicySettingsTest {
   }
 
   @Test
-  void aQueueTimeoutNotShorterThanTheLeaseFailsNamingBothKeys() {
-    assertThatThrownBy(() -> read("pgbus.lease", "5m", "pgbus.queue.exports.job-timeout", "5m"))
-        .hasMessageContaining("pgbus.queue.exports.job-timeout=5m is invalid")
-        .hasMessageContaining("shorter than pgbus.lease=5m");
+  void aQueueTimeoutLongerThanTheLeaseIsAcceptedSinceTheHeartbeatRenewsIt() {
+    assertThat(
+            read("pgbus.lease", "5m", "pgbus.queue.exports.job-timeout", "2h")
+                .engine()
+                .jobTimeout("exports"))
+        .isEqualTo(java.time.Duration.ofHours(2));
   }
 
   @Test
@@ -143,14 +145,16 @@ class QueuePolicySettingsTest {
   }
 
   @Test
-  void anAnnotatedTimeoutNotShorterThanTheLeaseFailsWhenMerged() {
+  void anAnnotatedTimeoutLongerThanTheLeaseIsAcceptedWhenMerged() {
     QueuePolicy annotated =
         HandlerRegistry.policy(
             "exports", Annotated.class.getAnnotation(Handles.class), Annotated.class);
-    assertThatThrownBy(
-            () -> read("pgbus.lease", "2m").engine().withPolicyDefaults(List.of(annotated)))
-        .hasMessageContaining("pgbus.queue.exports.job-timeout=3m is invalid")
-        .hasMessageContaining("shorter than pgbus.lease=2m");
+    assertThat(
+            read("pgbus.lease", "2m")
+                .engine()
+                .withPolicyDefaults(List.of(annotated))
+                .jobTimeout("exports"))
+        .isEqualTo(java.time.Duration.ofMinutes(3));
   }
 
   @Test

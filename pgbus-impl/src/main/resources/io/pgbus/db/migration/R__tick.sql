@@ -1,0 +1,66 @@
+-- Repeatable migration: the current definition of pgbus.tick, the one statement an idle engine
+-- issues per poll ceiling (issue #14). See docs/schema.md, "The tick".
+--
+-- One call does what used to take four statements:
+--   * the heartbeat (when beat): this node's seen_at, and the leases of the running jobs it vouches
+--     for, renewed to lease_ms from now. The jobs are fenced on (id, attempt, running), like every
+--     write after a claim: a job rescued or finished meanwhile is left alone.
+--   * the self-probe of the listener (when probe_channel is given): a NOTIFY to this JVM's private
+--     channel, delivered at the end of this statement (it runs in auto-commit).
+--   * the leader check: the live holder of the lease leader_name and its time left.
+--   * the poll: the head of each queue (its earliest waiting job and whether it is due by the
+--     database's clock), paused queues left out, one index probe per queue on job_due_idx.
+-- The first row (queue NULL) carries the leader, whether this node's row was found, and how many
+-- leases were renewed; one row per queue with a waiting job follows.
+CREATE OR REPLACE FUNCTION pgbus.tick(
+    queues        text[],
+    worker        text,
+    beat          boolean,
+    job_ids       bigint[],
+    job_attempts  integer[],
+    lease_ms      double precision,
+    probe_channel text,
+    probe_payload text,
+    leader_name   text)
+  RETURNS TABLE (queue text, run_at timestamptz, due boolean,
+                 leader text, leader_ms bigint, node_found boolean, renewed integer)
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  #variable_conflict use_column
+  DECLARE
+    v_found   boolean := NULL;
+    v_renewed integer := 0;
+  BEGIN
+    IF tick.beat THEN
+      UPDATE pgbus.node n SET seen_at = now() WHERE n.worker_id = tick.worker;
+      v_found := FOUND;
+      IF cardinality(tick.job_ids) > 0 THEN
+        UPDATE pgbus.job j
+           SET lease_expires_at = now() + tick.lease_ms * interval '1 millisecond'
+          FROM unnest(tick.job_ids, tick.job_attempts) AS held(id, attempt)
+         WHERE j.id = held.id AND j.attempt = held.attempt AND j.state = 'running';
+        GET DIAGNOSTICS v_renewed = ROW_COUNT;
+      END IF;
+    END IF;
+    IF tick.probe_channel IS NOT NULL THEN
+      PERFORM pg_notify(tick.probe_channel, tick.probe_payload);
+    END IF;
+    RETURN QUERY
+      SELECT NULL::text, NULL::timestamptz, NULL::boolean, l.holder,
+             ceil(extract(epoch FROM l.expires_at - now())::numeric * 1000.0)::bigint,
+             v_found, v_renewed
+        FROM (SELECT 1) one
+        LEFT JOIN pgbus.leader l ON l.name = tick.leader_name AND l.expires_at > now();
+    RETURN QUERY
+      SELECT q.queue, h.run_at, h.run_at <= now(), NULL::text, NULL::bigint, NULL::boolean,
+             NULL::integer
+        FROM unnest(tick.queues) AS q(queue)
+        CROSS JOIN LATERAL (
+          SELECT j.run_at FROM pgbus.job j
+           WHERE j.queue::text = q.queue
+             AND j.state = ANY ('{available,scheduled,retryable}')
+           ORDER BY j.run_at
+           LIMIT 1) h
+       WHERE NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = q.queue);
+  END $$;
