@@ -486,6 +486,52 @@ CREATE FUNCTION pgbus.resume(queue text) RETURNS boolean
   END $$;
 
 --
+-- Name: tick(text[], text, boolean, bigint[], integer[], double precision, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.tick(queues text[], worker text, beat boolean, job_ids bigint[], job_attempts integer[], lease_ms double precision, probe_channel text, probe_payload text, leader_name text) RETURNS TABLE(queue text, run_at timestamp with time zone, due boolean, leader text, leader_ms bigint, node_found boolean, renewed integer)
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  #variable_conflict use_column
+  DECLARE
+    v_found   boolean := NULL;
+    v_renewed integer := 0;
+  BEGIN
+    IF tick.beat THEN
+      UPDATE pgbus.node n SET seen_at = now() WHERE n.worker_id = tick.worker;
+      v_found := FOUND;
+      IF cardinality(tick.job_ids) > 0 THEN
+        UPDATE pgbus.job j
+           SET lease_expires_at = now() + tick.lease_ms * interval '1 millisecond'
+          FROM unnest(tick.job_ids, tick.job_attempts) AS held(id, attempt)
+         WHERE j.id = held.id AND j.attempt = held.attempt AND j.state = 'running';
+        GET DIAGNOSTICS v_renewed = ROW_COUNT;
+      END IF;
+    END IF;
+    IF tick.probe_channel IS NOT NULL THEN
+      PERFORM pg_notify(tick.probe_channel, tick.probe_payload);
+    END IF;
+    RETURN QUERY
+      SELECT NULL::text, NULL::timestamptz, NULL::boolean, l.holder,
+             ceil(extract(epoch FROM l.expires_at - now())::numeric * 1000.0)::bigint,
+             v_found, v_renewed
+        FROM (SELECT 1) one
+        LEFT JOIN pgbus.leader l ON l.name = tick.leader_name AND l.expires_at > now();
+    RETURN QUERY
+      SELECT q.queue, h.run_at, h.run_at <= now(), NULL::text, NULL::bigint, NULL::boolean,
+             NULL::integer
+        FROM unnest(tick.queues) AS q(queue)
+        CROSS JOIN LATERAL (
+          SELECT j.run_at FROM pgbus.job j
+           WHERE j.queue::text = q.queue
+             AND j.state = ANY ('{available,scheduled,retryable}')
+           ORDER BY j.run_at
+           LIMIT 1) h
+       WHERE NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = q.queue);
+  END $$;
+
+--
 -- Name: audit; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -562,6 +608,8 @@ CREATE TABLE pgbus.node (
     mode text NOT NULL,
     listener_pid integer,
     capsules jsonb DEFAULT '[]'::jsonb NOT NULL,
+    heartbeat_ttl_ms integer,
+    CONSTRAINT node_heartbeat_ttl_chk CHECK (((heartbeat_ttl_ms >= 1000) AND (heartbeat_ttl_ms <= 3600000))),
     CONSTRAINT node_mode_check CHECK ((mode = ANY (ARRAY['notify'::text, 'polling'::text])))
 );
 

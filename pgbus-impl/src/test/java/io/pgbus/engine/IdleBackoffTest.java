@@ -71,7 +71,8 @@ class IdleBackoffTest {
             new MaintainerConfig(Duration.ofMillis(50), Duration.ofHours(1)),
             RetentionConfig.from(SettingSource.DEFAULTS),
             () -> true,
-            null);
+            null,
+            Duration.ofHours(1));
     Thread loop = new Thread(maintainer, "maintainer");
     loop.start();
     try {

@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** The job timeout defaults to a bit below the lease and follows it; the heartbeat renews leases. */
+/**
+ * The job timeout defaults to a bit below the lease and follows it; the heartbeat renews leases.
+ */
 class JobTimeoutConfigTest {
 
   @Test

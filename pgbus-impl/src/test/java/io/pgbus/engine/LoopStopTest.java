@@ -152,7 +152,8 @@ class LoopStopTest {
               config.maintainer(),
               config.retention(),
               () -> true,
-              null);
+              null,
+              config.execution().heartbeatTtl().dividedBy(3));
     } else {
       ListenerConnections listener =
           outage
