@@ -14,7 +14,8 @@ enum StatementKind {
   BEGIN("BEGIN"),
   COMMIT("COMMIT"),
   SETTLE_OTHER("fail, snooze, cancel, release"),
-  POLL("poll (queue heads)"),
+  // pgbus.tick: the poll, with the heartbeat, the self-probe and the leader check riding on it.
+  POLL("poll/tick (queue heads, heartbeat, probe, leader check)"),
   NEXT_DUE("next due"),
   PROBE("listener self-probe"),
   LISTEN("listener setup"),
@@ -80,7 +81,7 @@ enum StatementKind {
     if (q.startsWith("update pgbus.job")) {
       return SETTLE_OTHER;
     }
-    if (q.contains("as q(queue)")) {
+    if (q.contains("as q(queue)") || q.contains("pgbus.tick")) {
       return POLL;
     }
     if (q.contains("min(run_at)")) {
