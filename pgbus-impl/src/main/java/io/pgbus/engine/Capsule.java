@@ -70,6 +70,7 @@ public final class Capsule extends Loop {
   private final Map<Long, Long> waitingSince = new HashMap<>();
   // Guarded by lock: every job claimed and not yet done, waiting for a thread or running.
   private final Map<Long, ClaimedJob> held = new java.util.LinkedHashMap<>();
+  private volatile Runnable claimedHook = () -> {};
   private volatile boolean handedBack; // the drain ran out: slots not started yet never start
   private boolean executorWaitWarned;
 
@@ -237,6 +238,24 @@ public final class Capsule extends Loop {
    * For a stop whose drain ran out: the jobs this capsule still holds (running, or claimed and
    * waiting for a thread), which from now on never start here.
    */
+  /** The jobs this capsule holds now: running, or claimed and waiting for a thread. */
+  List<ClaimedJob> held() {
+    lock.lock();
+    try {
+      return List.copyOf(held.values());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Called after a claim that took jobs, so the heartbeat renews their leases soon (an idle JVM
+   * beats only at its slow poll). It must be cheap and must not throw.
+   */
+  void onClaimed(Runnable r) {
+    claimedHook = Objects.requireNonNull(r);
+  }
+
   List<ClaimedJob> handBack() {
     lock.lock();
     try {
@@ -387,6 +406,9 @@ public final class Capsule extends Loop {
       }
     } finally {
       lock.unlock();
+    }
+    if (!jobs.isEmpty()) {
+      claimedHook.run();
     }
     for (int i = 0; i < slots.size(); i++) {
       List<ClaimedJob> slot = slots.get(i);

@@ -167,10 +167,13 @@ public final class Engine {
             this::connectionLost);
     if (poller != null) {
       // The tick carries the probe, the leader check and the heartbeat (see Poller).
-      single.watchdog().onFirstStarted(poller::nudge);
+      capsules.forEach(c -> c.onClaimed(poller::nudge));
       elector.followTicks(
           longer(config.poller().ceiling(), config.elector().ttl()).multipliedBy(2));
-      if (notifier != null) {
+      // Only when ticks come at least as often as probes are due: a probe interval set below the
+      // ceiling (faster detection of a deaf listener) keeps the listener's own probes.
+      if (notifier != null
+          && config.poller().ceiling().compareTo(config.listener().probeInterval()) <= 0) {
         notifier.probesOnTicks();
       }
     }
@@ -180,9 +183,26 @@ public final class Engine {
     return a.compareTo(b) >= 0 ? a : b;
   }
 
-  /** The jobs this JVM runs within their timeout: what its heartbeat keeps alive. */
+  /** For tests: {@link #jobsAlive}. */
+  List<ClaimedJob> jobsAliveForTest() {
+    return jobsAlive();
+  }
+
+  /**
+   * What this JVM's heartbeat keeps alive: the jobs its capsules hold, claimed and waiting or
+   * running within their timeout.
+   */
   private List<ClaimedJob> jobsAlive() {
-    return single.watchdog().alive();
+    var alive = new ArrayList<ClaimedJob>();
+    Watchdog watchdog = single.watchdog();
+    for (Capsule c : capsules) {
+      for (ClaimedJob job : c.held()) {
+        if (watchdog.vouchesFor(job)) {
+          alive.add(job);
+        }
+      }
+    }
+    return alive;
   }
 
   /** A tick's result: the leader lease for the elector, and a row to write again if it is gone. */

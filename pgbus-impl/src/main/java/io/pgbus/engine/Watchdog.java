@@ -1,8 +1,6 @@
 package io.pgbus.engine;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.DelayQueue;
@@ -37,34 +35,19 @@ final class Watchdog {
   private final DelayQueue<Attempt> pending = new DelayQueue<>();
   private final AtomicBoolean looping = new AtomicBoolean();
   private final ConcurrentHashMap<Long, Attempt> byJob = new ConcurrentHashMap<>();
-  private volatile Runnable firstStarted = () -> {};
 
   Watchdog(Executor executor) {
     this.executor = Objects.requireNonNull(executor);
   }
 
   /**
-   * Called when an attempt starts while none ran, so the heartbeat starts beating at once (an idle
-   * JVM renews its node row only at its slow poll). It must be cheap and must not throw.
+   * Whether this JVM vouches for {@code job} in its heartbeat: yes unless its attempt runs here
+   * past its timeout (interrupted, yet still running), so that its lease runs out and rescue takes
+   * the job back, as the lease did before heartbeats. A job claimed and not yet started counts.
    */
-  void onFirstStarted(Runnable r) {
-    firstStarted = Objects.requireNonNull(r);
-  }
-
-  /**
-   * The jobs this JVM vouches for: attempts that run and are within their timeout. A handler past
-   * its timeout (interrupted, yet still running) is left out, so its lease runs out and rescue
-   * takes the job back, as the lease did before heartbeats.
-   */
-  List<ClaimedJob> alive() {
-    var out = new ArrayList<ClaimedJob>(byJob.size());
-    long now = System.nanoTime();
-    for (Attempt a : byJob.values()) {
-      if (a.alive(now)) {
-        out.add(a.job);
-      }
-    }
-    return out;
+  boolean vouchesFor(ClaimedJob job) {
+    Attempt a = byJob.get(job.id());
+    return a == null || a.job.attempt() != job.attempt() || a.alive(System.nanoTime());
   }
 
   /** Starts watching the calling thread, which is about to run {@code job}'s handler. */
@@ -72,9 +55,6 @@ final class Watchdog {
     var attempt = new Attempt(this, job, Thread.currentThread(), timeout);
     pending.add(attempt);
     byJob.put(job.id(), attempt);
-    if (byJob.size() == 1) {
-      firstStarted.run();
-    }
     if (looping.compareAndSet(false, true)) {
       try {
         executor.execute(this::loop);

@@ -1,0 +1,89 @@
+package io.pgbus.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pgbus.Outcome;
+import io.pgbus.engine.testing.Await;
+import io.pgbus.engine.testing.CountingDataSource;
+import io.pgbus.engine.testing.FaultyListenerConnections;
+import io.pgbus.engine.testing.Measurements;
+import io.pgbus.engine.testing.TestDatabase;
+import io.pgbus.engine.testing.TestEngines;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The idle budget: an idle follower JVM issues one statement per poll ceiling, pgbus.tick, which
+ * carries its poll, its heartbeat, its listener's self-probe and its look at the leader's lease.
+ * Counted at the JDBC boundary of both its pooled datasource and its listener connection.
+ */
+class IdleStatementsTest {
+
+  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension final TestEngines engines = new TestEngines(db);
+
+  // The probe interval equals the ceiling and the leader TTL is twice it: before the tick, such a
+  // follower issued a poll, a probe and a candidate read of the lease every ceiling.
+  private static final Duration CEILING = Duration.ofSeconds(2);
+  private static final int TICKS = 5;
+
+  @Test
+  void anIdleFollowerIssuesOneStatementPerPollCeiling() throws Exception {
+    // Another JVM leads, for the whole test.
+    db.update(
+        "INSERT INTO pgbus.leader (name, holder, elected_at, expires_at)"
+            + " VALUES ('maintenance', 'another-jvm', now(), now() + interval '1 hour')");
+    var pool = new CountingDataSource(db.dataSource());
+    var listener = new FaultyListenerConnections(db.jdbcUrl());
+    EngineConfig config =
+        engines
+            .config()
+            .capsule("a", 2, "idle_a")
+            .capsule("b", 2, "idle_b")
+            .capsule("c", 2, "idle_c")
+            .capsule("d", 2, "idle_d")
+            .pollCeiling(CEILING)
+            .pollInterval(Duration.ofSeconds(1))
+            .probeInterval(CEILING)
+            .probeTimeout(Duration.ofSeconds(1))
+            .leaderTtl(CEILING.multipliedBy(2))
+            .build();
+    Engine engine =
+        engines.start(
+            Engine.builder(config, pool.dataSource())
+                .listenerConnections(listener)
+                .jobs((job, tx) -> Outcome.complete()));
+    TestEngines.awaitDelivering(engine);
+    // Past the start: the node row, the listener's setup and first probe, the first claims and
+    // the elector's one look at the lease.
+    Await.until("two ticks", Duration.ofSeconds(30), engine::polls, n -> n >= 2);
+
+    long ticks0 = engine.polls();
+    long pooled0 = pool.statements();
+    long listener0 = listener.statements();
+    long election0 = engine.electionStatements();
+    long started = System.nanoTime();
+    Await.until(
+        TICKS + " more ticks",
+        CEILING.multipliedBy(TICKS + 5),
+        engine::polls,
+        n -> n >= ticks0 + TICKS);
+    Duration window = Measurements.since(started);
+    long ticks = engine.polls() - ticks0;
+    long pooled = pool.statements() - pooled0;
+    long onListener = listener.statements() - listener0;
+
+    assertThat(engine.listenerState()).isEqualTo(ListenerState.DELIVERING);
+    assertThat(engine.leader()).isFalse();
+    assertThat(engine.electionStatements() - election0).as("election statements").isZero();
+    assertThat(onListener).as("statements on the listener connection (self-probes)").isZero();
+    assertThat(pooled).as("pooled statements: the ticks alone").isEqualTo(ticks);
+    assertThat(window)
+        .as("%d ticks, one per ceiling", ticks)
+        .isGreaterThanOrEqualTo(CEILING.multipliedBy(ticks - 1));
+    Measurements.record(
+        "idle follower: statements in all over " + ticks + " poll ceilings of 2 s",
+        pooled + onListener);
+  }
+}
