@@ -26,6 +26,10 @@ import java.lang.annotation.Target;
  * <pre>{@code
  * @Handles(value = "exports", jobTimeout = "20m", maxAttempts = 3, retryBase = "1m")
  * }</pre>
+ *
+ * <p>A handler whose jobs run longer than a transaction may last declares {@code transaction =
+ * JobTransaction.HANDLER}: it then opens its own transactions, and the job's completion is
+ * committed on its own (see {@link JobTransaction#HANDLER} for the trade-off).
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)
@@ -52,4 +56,11 @@ public @interface Handles {
 
   /** The longest backoff. Empty: {@code pgbus.retry.cap}. */
   String retryCap() default "";
+
+  /**
+   * Which transaction the handler runs in: {@link JobTransaction#CONTAINER} (one per attempt, the
+   * job's completion included) or {@link JobTransaction#HANDLER} (its own, for jobs longer than a
+   * transaction).
+   */
+  JobTransaction transaction() default JobTransaction.CONTAINER;
 }

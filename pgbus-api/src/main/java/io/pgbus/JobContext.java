@@ -20,8 +20,9 @@ public interface JobContext {
    * Whether an operator cancelled this job while it runs ({@link JobQueue#cancel} from any JVM).
    * pgbus has then interrupted the handler's thread as well; a cooperative handler that does not
    * block checks this at safe points and stops, by returning or throwing. Whatever it returns, the
-   * job ends {@code cancelled} and the handler's transaction rolls back. A handler that ignores
-   * both runs on until its job timeout, as before.
+   * job ends {@code cancelled} and the handler's transaction rolls back (a {@link
+   * JobTransaction#HANDLER} handler's own committed transactions stay). A handler that ignores both
+   * runs on until its job timeout, as before.
    *
    * @return {@code false} unless a cancel of this very attempt was requested and heard
    */

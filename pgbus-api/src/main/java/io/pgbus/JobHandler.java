@@ -9,6 +9,11 @@ package io.pgbus;
  * the job is marked done. Return an {@link Outcome} (or {@code null} for {@link
  * Outcome#complete()}) to finish; throw to fail the attempt, which rolls back the business writes
  * and schedules a retry with backoff, or marks the job dead after its last attempt.
+ *
+ * <p>That is the default, {@link JobTransaction#CONTAINER}. A handler declared with
+ * {@code @Handles(value = ..., transaction = JobTransaction.HANDLER)} runs in no transaction of
+ * pgbus's instead and opens its own; its job's completion then commits on its own, after the
+ * handler returns, so the handler must be idempotent (see {@link JobTransaction#HANDLER}).
  */
 @FunctionalInterface
 public interface JobHandler<T> {

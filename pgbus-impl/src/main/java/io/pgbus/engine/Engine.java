@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -56,6 +57,7 @@ public final class Engine {
   private volatile boolean started;
 
   private Engine(Builder b) {
+    requireUnbatched(b.config, b.handlerTransactions);
     this.config = b.config;
     this.dataSource = b.dataSource;
     if (b.executor == null) {
@@ -107,6 +109,7 @@ public final class Engine {
             dataSource,
             tx,
             handlers,
+            b.handlerTransactions::contains,
             config::retry,
             b.events,
             loops,
@@ -212,6 +215,34 @@ public final class Engine {
     }
     if (Boolean.FALSE.equals(tick.nodeFound()) && node != null && started) {
       node.changed(loops);
+    }
+  }
+
+  /**
+   * A job whose handler opens its own transactions shares none with other jobs: a capsule that
+   * reads such a queue must run one job per transaction.
+   */
+  private static void requireUnbatched(EngineConfig config, Set<String> handlerTransactions) {
+    for (CapsuleConfig cc : config.capsules()) {
+      if (cc.jobsPerTransaction() == 1) {
+        continue;
+      }
+      for (String q : cc.queues()) {
+        if (handlerTransactions.contains(q)) {
+          String key = "pgbus.capsule." + cc.name() + ".jobs-per-transaction";
+          String message =
+              key
+                  + " is "
+                  + cc.jobsPerTransaction()
+                  + ", but the capsule reads queue '"
+                  + q
+                  + "', whose handler runs in its own transactions (JobTransaction.HANDLER),"
+                  + " and such jobs never share a transaction: set it to 1, or read '"
+                  + q
+                  + "' from a capsule of its own";
+          throw new InvalidConfigException(key, message);
+        }
+      }
     }
   }
 
@@ -575,6 +606,7 @@ public final class Engine {
     private Transactions transactions;
     private ListenerConnections listenerConnections;
     private JobFunction jobs;
+    private Set<String> handlerTransactions = Set.of();
     private Consumer<Wake> wakes;
     private JobEvents events = JobEvents.NONE;
     private boolean maintenance = true;
@@ -617,6 +649,18 @@ public final class Engine {
     /** Runs the jobs. */
     public Builder jobs(JobFunction v) {
       jobs = v;
+      return this;
+    }
+
+    /**
+     * The queues whose handlers run in their own transactions ({@link
+     * io.pgbus.JobTransaction#HANDLER}): their {@link JobFunction} is called outside any
+     * transaction, and their outcome is committed on its own. Default: none. A capsule that reads
+     * one of them must have jobs-per-transaction 1, or {@link #build} throws {@link
+     * InvalidConfigException}.
+     */
+    public Builder handlerTransactions(Set<String> queues) {
+      handlerTransactions = Set.copyOf(queues);
       return this;
     }
 

@@ -9,6 +9,11 @@ import java.sql.Connection;
  * container adapter may ignore it and let handlers use the container's transactional datasource,
  * which joins the same transaction. Return {@code null} for {@link Outcome#complete()}; throw to
  * fail the attempt.
+ *
+ * <p>For a queue in {@link io.pgbus.JobTransaction#HANDLER} mode ({@link
+ * Engine.Builder#handlerTransactions}) it is called outside any transaction and {@code transaction}
+ * is {@code null}: the function opens its own, and the job's outcome is committed after it returns,
+ * in a transaction of its own.
  */
 @FunctionalInterface
 public interface JobFunction {

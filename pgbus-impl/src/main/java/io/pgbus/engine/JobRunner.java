@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import javax.sql.DataSource;
 
 /**
@@ -22,6 +23,12 @@ import javax.sql.DataSource;
  * <p>A handler that runs past the job timeout is interrupted by the {@link Watchdog}. Whatever it
  * does then (throw, or return an outcome anyway), its attempt fails as timed out: the transaction
  * rolls back and the job is retried with backoff, or dead once its attempts are spent.
+ *
+ * <p>A job of a queue in {@link io.pgbus.JobTransaction#HANDLER} mode ({@code ownTransactions})
+ * runs its handler outside any transaction ({@link Transactions#outsideTransaction}); the handler
+ * opens its own. Its outcome is then settled in a short transaction of its own, fenced on (id,
+ * attempt, running) like every state change, so an attempt that was rescued or cancelled meanwhile
+ * changes nothing. What the handler committed stays, whatever becomes of the attempt.
  */
 final class JobRunner {
 
@@ -31,6 +38,7 @@ final class JobRunner {
   private final DataSource dataSource;
   private final Transactions transactions;
   private final JobFunction function;
+  private final Predicate<String> ownTransactions; // by queue: JobTransaction.HANDLER
   private final Function<String, RetryPolicy> retries; // by queue
   private final JobEvents events;
   private final Watchdog watchdog;
@@ -62,6 +70,7 @@ final class JobRunner {
       DataSource dataSource,
       Transactions transactions,
       JobFunction function,
+      Predicate<String> ownTransactions,
       Function<String, RetryPolicy> retries,
       JobEvents events,
       Executor executor,
@@ -74,6 +83,7 @@ final class JobRunner {
     this.dataSource = Objects.requireNonNull(dataSource);
     this.transactions = Objects.requireNonNull(transactions);
     this.function = Objects.requireNonNull(function);
+    this.ownTransactions = Objects.requireNonNull(ownTransactions);
     this.retries = Objects.requireNonNull(retries);
     this.events = Objects.requireNonNull(events);
   }
@@ -96,12 +106,13 @@ final class JobRunner {
   static final class JobTimeoutException extends Exception {
     private static final long serialVersionUID = 1L;
 
-    JobTimeoutException(ClaimedJob job, Duration timeout, Throwable handlerFailure) {
+    JobTimeoutException(ClaimedJob job, Duration timeout, boolean own, Throwable handlerFailure) {
       super(
           named(job)
               + " timed out after "
               + timeout
-              + " (pgbus.job-timeout): the handler was interrupted and its transaction rolled back",
+              + " (pgbus.job-timeout): the handler was interrupted and "
+              + (own ? ROLLED_BACK_OWN : "its transaction rolled back"),
           handlerFailure);
     }
   }
@@ -110,11 +121,11 @@ final class JobRunner {
   static final class JobCancelledException extends Exception {
     private static final long serialVersionUID = 1L;
 
-    JobCancelledException(ClaimedJob job, Throwable handlerFailure) {
+    JobCancelledException(ClaimedJob job, boolean own, Throwable handlerFailure) {
       super(
           named(job)
-              + " was cancelled while running: the handler was interrupted and its transaction"
-              + " rolled back",
+              + " was cancelled while running: the handler was interrupted and "
+              + (own ? ROLLED_BACK_OWN : "its transaction rolled back"),
           handlerFailure);
     }
   }
@@ -122,6 +133,20 @@ final class JobRunner {
   /** The error text a job cancelled while running keeps (after "cancelled: "). */
   static final String CANCELLED_WHILE_RUNNING =
       "by an operator while running; the handler's writes were rolled back";
+
+  /** As {@link #CANCELLED_WHILE_RUNNING}, for a handler that ran in its own transactions. */
+  static final String CANCELLED_WHILE_RUNNING_OWN =
+      "by an operator while running; the handler ran in its own transactions (JobTransaction"
+          + ".HANDLER), and what it committed stays";
+
+  /** What becomes of the writes of a stopped handler that ran in its own transactions. */
+  private static final String ROLLED_BACK_OWN =
+      "what it committed in its own transactions stays (JobTransaction.HANDLER)";
+
+  /** Whether the job's handler runs in its own transactions ({@code JobTransaction.HANDLER}). */
+  boolean ownsTransactions(ClaimedJob job) {
+    return ownTransactions.test(job.queue());
+  }
 
   /**
    * Runs the job, interrupting its handler after {@code timeout}; returns when it is due again
@@ -141,12 +166,25 @@ final class JobRunner {
       events.started(job);
     }
     Settled settled;
+    boolean own = ownsTransactions(job);
     try {
-      settled = transactions.inNewTransaction(c -> settle(c, job, handle(c, job, timeout)));
+      if (own) {
+        // The handler commits on its own, for as long as its job timeout allows; only the
+        // outcome needs a transaction of pgbus's, and a short one.
+        Outcome outcome = transactions.outsideTransaction(() -> handle(null, job, timeout));
+        settled = transactions.inNewTransaction(c -> settle(c, job, outcome));
+      } else {
+        settled = transactions.inNewTransaction(c -> settle(c, job, handle(c, job, timeout)));
+      }
     } catch (Throwable t) {
       Throwable cause = rootCause(t);
       if (cause instanceof LeaseLostException) {
-        LOG.log(System.Logger.Level.WARNING, cause.getMessage() + "; its writes were rolled back");
+        LOG.log(
+            System.Logger.Level.WARNING,
+            cause.getMessage()
+                + (own
+                    ? "; what its handler committed in its own transactions stays"
+                    : "; its writes were rolled back"));
         events.finished(job, null, System.nanoTime() - started);
         return null;
       }
@@ -167,8 +205,9 @@ final class JobRunner {
     if (!(cause instanceof JobCancelledException)) {
       return recordFailure(job, describe(cause));
     }
+    String reason = ownsTransactions(job) ? CANCELLED_WHILE_RUNNING_OWN : CANCELLED_WHILE_RUNNING;
     try (Connection c = dataSource.getConnection()) {
-      if (store.jobCancelRunning(c, job, CANCELLED_WHILE_RUNNING)) {
+      if (store.jobCancelRunning(c, job, reason)) {
         return new Settled(Outcome.Kind.CANCEL, null);
       }
       LOG.log(
@@ -255,7 +294,10 @@ final class JobRunner {
     return watchdog;
   }
 
-  /** Calls the handler under the watchdog; a timed-out attempt throws whatever it returned. */
+  /**
+   * Calls the handler under the watchdog; a timed-out attempt throws whatever it returned. {@code
+   * c} is the job's transaction, or null for a handler that runs in its own.
+   */
   Outcome handle(Connection c, ClaimedJob job, Duration timeout) throws Exception {
     Watchdog.Attempt attempt = watchdog.watch(job, timeout);
     if (!heardEarly.isEmpty() && heardEarly.remove(job.id(), job.attempt())) {
@@ -302,11 +344,12 @@ final class JobRunner {
   }
 
   /** Why the watchdog interrupted an attempt: an operator's cancel wins over the timeout. */
-  private static Exception stopped(
+  private Exception stopped(
       ClaimedJob job, Watchdog.Attempt attempt, Duration timeout, Throwable handlerFailure) {
+    boolean own = ownsTransactions(job);
     return attempt.cancelled()
-        ? new JobCancelledException(job, handlerFailure)
-        : new JobTimeoutException(job, timeout, handlerFailure);
+        ? new JobCancelledException(job, own, handlerFailure)
+        : new JobTimeoutException(job, timeout, own, handlerFailure);
   }
 
   /** Whether completing a job deletes it rather than keeping it for retention. */

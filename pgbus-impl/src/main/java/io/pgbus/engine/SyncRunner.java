@@ -75,6 +75,7 @@ public final class SyncRunner {
             dataSource,
             transactions,
             Objects.requireNonNull(jobs, "jobs"),
+            queue -> false, // a test's handlers run in the job's transaction, whatever their mode
             config::retry,
             JobEvents.NONE,
             SyncRunner::watchdogThread,

@@ -16,4 +16,19 @@ public interface Transactions {
   }
 
   <T> T inNewTransaction(Work<T> work) throws Exception;
+
+  /** Work done outside any transaction. */
+  @FunctionalInterface
+  interface Unbound<T> {
+    T run() throws Exception;
+  }
+
+  /**
+   * Runs work with the calling thread's transaction, if any, suspended: the handler of a {@link
+   * io.pgbus.JobTransaction#HANDLER} job, which opens its own. Java SE has no ambient transaction,
+   * so the default just runs it; a container uses a NOT_SUPPORTED method.
+   */
+  default <T> T outsideTransaction(Unbound<T> work) throws Exception {
+    return work.run();
+  }
 }

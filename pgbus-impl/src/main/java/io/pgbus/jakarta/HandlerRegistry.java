@@ -2,6 +2,7 @@ package io.pgbus.jakarta;
 
 import io.pgbus.Handles;
 import io.pgbus.JobHandler;
+import io.pgbus.JobTransaction;
 import io.pgbus.Outcome;
 import io.pgbus.PgbusException;
 import io.pgbus.QueueNames;
@@ -21,6 +22,7 @@ import java.lang.reflect.Type;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -39,6 +41,7 @@ public class HandlerRegistry {
 
   private final Map<String, Binding> byQueue = new HashMap<>();
   private final List<QueuePolicy> policies = new ArrayList<>();
+  private final Set<String> handlerTransactions = new HashSet<>();
   private Jsonb jsonb;
 
   @PostConstruct
@@ -60,6 +63,9 @@ public class HandlerRegistry {
         QueuePolicy policy = policy(QueueNames.require(queue), handles, type);
         if (!policy.isEmpty()) {
           policies.add(policy);
+        }
+        if (handles.transaction() == JobTransaction.HANDLER) {
+          handlerTransactions.add(queue);
         }
         Binding previous = byQueue.put(QueueNames.require(queue), binding);
         if (previous != null) {
@@ -140,14 +146,23 @@ public class HandlerRegistry {
     return List.copyOf(policies);
   }
 
+  /**
+   * The queues whose handler declares {@code transaction = JobTransaction.HANDLER}: it runs outside
+   * any transaction of pgbus's.
+   */
+  public Set<String> handlerTransactions() {
+    return Set.copyOf(handlerTransactions);
+  }
+
   /** The queues that have a handler. */
   public Set<String> queues() {
     return Collections.unmodifiableSet(byQueue.keySet());
   }
 
   /**
-   * Runs the job's handler in the caller's (the job's) transaction. Public for pgbus-test, whose
-   * in-container worker resolves handlers exactly as the runtime does.
+   * Runs the job's handler in the caller's (the job's) transaction, or in none for a queue of
+   * {@link #handlerTransactions()}. Public for pgbus-test, whose in-container worker resolves
+   * handlers exactly as the runtime does.
    */
   public Outcome invoke(ClaimedJob job) throws Exception {
     Binding b = byQueue.get(job.queue());

@@ -14,6 +14,10 @@ import java.sql.Connection;
  * Runs each job in a new container-managed JTA transaction. The connection handed to the engine
  * comes from the JTA datasource, so it is enlisted in that transaction: the job's completion
  * commits together with whatever the handler wrote through the same datasource.
+ *
+ * <p>A {@link io.pgbus.JobTransaction#HANDLER} handler runs through {@link #outsideTransaction}
+ * instead, with no transaction at all (NOT_SUPPORTED), so that it can open its own and outlast the
+ * transaction timeout; its job's outcome then commits in a short REQUIRES_NEW transaction after it.
  */
 @Stateless
 @LocalBean
@@ -32,5 +36,11 @@ public class JobTransactions implements Transactions {
       context.setRollbackOnly();
       throw e;
     }
+  }
+
+  @Override
+  @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
+  public <T> T outsideTransaction(Unbound<T> work) throws Exception {
+    return work.run();
   }
 }

@@ -98,7 +98,7 @@ public class PgbusRuntime {
       throw new PgbusException(
           "pgbus: " + e.keyedMessage() + " (the value is from that key or from @Handles)");
     }
-    engine =
+    Engine.Builder builder =
         Engine.builder(config, resources.dataSource())
             .events(metrics.jobEvents())
             .executor(resources.executor())
@@ -117,7 +117,12 @@ public class PgbusRuntime {
             .wakes(wakes::fire)
             .errorDetail(settings.errorDetail())
             .tracing(PgbusTracing.load())
-            .build();
+            .handlerTransactions(handlers.handlerTransactions());
+    try {
+      engine = builder.build();
+    } catch (InvalidConfigException e) {
+      throw new PgbusException("pgbus: " + e.keyedMessage());
+    }
     router.attach(engine);
     healthWithdrawal =
         PgbusHealth.publish(
