@@ -76,11 +76,13 @@ final class BatchRunner {
     while (from < jobs.size()) {
       int to = grouping.groupEnd(jobs, from);
       if (to - from == 1) {
-        long start = System.nanoTime();
         slot.coverLease(from);
         starting.run();
-        due = Capsule.earliest(due, single.run(jobs.get(from), slot.timeout(from)));
-        grouping.ran(1, System.nanoTime() - start, false);
+        due =
+            Capsule.earliest(
+                due,
+                single.run(
+                    jobs.get(from), slot.timeout(from), true, n -> grouping.ran(1, n, false)));
         from++;
       } else {
         var group = new Group(slot, from, to, grouping.budgetNanos());
@@ -93,15 +95,16 @@ final class BatchRunner {
 
   /** Runs one group in one transaction; after a rollback, recovers as the class doc says. */
   private Instant runGroup(Group group, Grouping grouping) {
-    long start = System.nanoTime();
     JobRunner.Settled[] settled;
     try {
       settled = transactions.inNewTransaction(group::run);
     } catch (Throwable t) {
-      grouping.ran(group.started, System.nanoTime() - start, true);
+      grouping.ran(group.started, group.handlerNanos(), true);
       return recover(group, t);
     }
-    grouping.ran(group.started, System.nanoTime() - start, false);
+    // The handlers' time alone sizes the groups: a slow commit (a busy disk) is a reason to group,
+    // not a reason to stop.
+    grouping.ran(group.started, group.handlerNanos(), false);
     Instant due = null;
     for (int i = 0; i < group.started; i++) {
       events.finished(group.job(i), settled[i].kind(), group.nanos[i]);
@@ -257,6 +260,14 @@ final class BatchRunner {
 
     ClaimedJob job(int i) {
       return slot.jobs.get(from + i);
+    }
+
+    long handlerNanos() {
+      long sum = 0;
+      for (int i = 0; i < started; i++) {
+        sum += nanos[i];
+      }
+      return sum;
     }
 
     /**

@@ -17,9 +17,10 @@ import java.util.concurrent.TimeUnit;
  *   <li>Each full claim doubles the jobs a slot takes, up to {@link #AUTO_MAX}; a claim that comes
  *       back short (the backlog is worked off) returns to one.
  *   <li>The size is also held to the jobs the capsule's handlers run in about {@link #TARGET_NANOS}
- *       (a moving average of the time per job), so slow jobs run alone and a transaction holds its
- *       locks and connection briefly; a transaction that still runs past twice that is committed
- *       early, and the slot's other jobs go on in the next one ({@link #budgetNanos()}).
+ *       (a moving average of the handlers' time per job, their commits not counted: a slow commit
+ *       is a reason to group), so slow jobs run alone and a transaction holds its locks and
+ *       connection briefly; a transaction that still runs past twice that is committed early, and
+ *       the slot's other jobs go on in the next one ({@link #budgetNanos()}).
  *   <li>A group that rolled back (a handler failed) returns the size to one, and it does not grow
  *       again for {@link #COOL_DOWN_NANOS}: a queue of failing jobs does not keep rolling back its
  *       neighbours.
@@ -30,8 +31,8 @@ final class Grouping {
   /** Most jobs one transaction carries under {@code auto}. */
   static final int AUTO_MAX = 20;
 
-  /** The time one transaction's handlers should take together under {@code auto}: 50 ms. */
-  static final long TARGET_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+  /** The time one transaction's handlers should take together under {@code auto}: 100 ms. */
+  static final long TARGET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
   /** After a group rolled back, how long {@code auto} keeps one job per transaction: 1 s. */
   static final long COOL_DOWN_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -76,7 +77,10 @@ final class Grouping {
     }
   }
 
-  /** {@code jobs} ran in {@code nanos}; {@code rolledBack} when their shared transaction did. */
+  /**
+   * The handlers of {@code jobs} jobs ran for {@code nanos} in all (their commit not counted);
+   * {@code rolledBack} when their shared transaction did.
+   */
   synchronized void ran(int jobs, long nanos, boolean rolledBack) {
     if (jobs > 0) {
       double perJob = (double) nanos / jobs;

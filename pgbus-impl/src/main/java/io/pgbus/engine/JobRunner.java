@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.LongConsumer;
 import javax.sql.DataSource;
 
 /**
@@ -136,13 +137,28 @@ final class JobRunner {
    * was already reported for this attempt (a job run again after its shared transaction failed).
    */
   Instant run(ClaimedJob job, Duration timeout, boolean announce) {
+    return run(job, timeout, announce, nanos -> {});
+  }
+
+  /**
+   * As {@link #run(ClaimedJob, Duration, boolean)}, and tells {@code handlerNanos} how long the
+   * handler itself ran (the transaction's commit not included), when it returned.
+   */
+  Instant run(ClaimedJob job, Duration timeout, boolean announce, LongConsumer handlerNanos) {
     long started = System.nanoTime();
     if (announce) {
       events.started(job);
     }
     Settled settled;
     try {
-      settled = transactions.inNewTransaction(c -> settle(c, job, handle(c, job, timeout)));
+      settled =
+          transactions.inNewTransaction(
+              c -> {
+                long start = System.nanoTime();
+                Outcome outcome = handle(c, job, timeout);
+                handlerNanos.accept(System.nanoTime() - start);
+                return settle(c, job, outcome);
+              });
     } catch (Throwable t) {
       Throwable cause = rootCause(t);
       if (cause instanceof LeaseLostException) {
