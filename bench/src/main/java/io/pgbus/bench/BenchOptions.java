@@ -26,7 +26,8 @@ import java.util.Set;
  * @param w4TickMs W4: the producer commits what is due every tick (one transaction per tick)
  * @param workers consumer slots of each system (pgbus capsule concurrency, raw worker threads)
  * @param rawBatch raw: LIMIT k of each raw claim
- * @param jobsPerTransaction W1 also runs pgbus with this jobs-per-transaction (1: not at all)
+ * @param jobsPerTransaction W1 also runs pgbus with this fixed jobs-per-transaction, 1 being the
+ *     default before {@code auto} (0: not at all)
  * @param synchronousCommit null to keep the server's setting, else set on every bench database
  * @param libertyDb W5: a JDBC URL to the running demo server's database, or null to skip W5
  * @param libertyHttp W5: the demo server's HTTP root, whose /health/ready is awaited; or null
@@ -156,7 +157,8 @@ record BenchOptions(
         case "--w4-tick-ms" -> w4TickMs = positive(key, value);
         case "--workers" -> workers = positive(key, value);
         case "--raw-batch" -> rawBatch = positive(key, value);
-        case "--jobs-per-transaction" -> jobsPerTransaction = positive(key, value);
+        case "--jobs-per-transaction" ->
+            jobsPerTransaction = "0".equals(value) ? 0 : positive(key, value);
         case "--synchronous-commit" -> {
           syncCommit = require(key, value).toLowerCase(Locale.ROOT);
           if (!List.of("on", "off", "local", "remote_write", "remote_apply").contains(syncCommit)) {

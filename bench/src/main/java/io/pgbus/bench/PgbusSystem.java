@@ -41,9 +41,12 @@ final class PgbusSystem implements QueueSystem {
   private final int jobsPerTransaction;
   private final boolean deleteCompleted;
 
-  /** pgbus as configured by default: one job per transaction, completed jobs kept a day. */
+  /**
+   * pgbus as configured by default: adaptive jobs per transaction ({@code auto}), completed jobs
+   * kept a day.
+   */
   PgbusSystem() {
-    this(1, false);
+    this(CapsuleConfig.AUTO, false);
   }
 
   /**

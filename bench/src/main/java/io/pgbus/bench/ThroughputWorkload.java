@@ -72,7 +72,7 @@ final class ThroughputWorkload {
             Stats.rate(run.processPerSec),
             Stats.rate(run.singlePerSec));
       }
-      if (o.jobsPerTransaction() > 1) {
+      if (o.jobsPerTransaction() > 0) {
         for (boolean delete : new boolean[] {false, true}) {
           Run run =
               once(

@@ -8,19 +8,25 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Function;
 import javax.sql.DataSource;
 
 /**
- * Runs several claimed jobs in one transaction ({@link CapsuleConfig#jobsPerTransaction()}): their
- * handlers one after another, then one fenced statement completes every job whose handler returned
- * complete. Each job's business writes still commit exactly with its completion, because all of
- * them commit together; what the batch saves is a transaction and a statement per job.
+ * Runs a slot's claimed jobs, in claim order, several to a transaction where the capsule's {@link
+ * Grouping} lets them share one: their handlers one after another, then one fenced statement
+ * completes every job whose handler returned complete. Each job's business writes still commit
+ * exactly with its completion, because all of them commit together; what a group saves is a
+ * transaction and a statement per job.
  *
- * <p>When anything fails, the whole transaction rolls back. The job whose handler threw has its
- * failure recorded, as in a single-job run; every other job gets a fresh lease and runs again in a
- * transaction of its own, so a bad job costs its neighbours a second run, never an attempt. The
- * handlers share one job timeout, counted from the start of the transaction, because the jobs'
- * leases all started with the same claim.
+ * <p>When anything fails, the group's transaction rolls back. The job whose handler threw has its
+ * failure recorded in a transaction of its own, as in a single-job run (its attempt is spent once);
+ * every other job that had started gets a fresh lease and runs again in a transaction of its own,
+ * without spending an attempt, and the jobs that had not started yet go on as the next group. So a
+ * bad job costs a neighbour at most a second run, never an attempt.
+ *
+ * <p>Each handler has its own job timeout, counted from its own start, as a job run alone has. The
+ * jobs' leases all started with the claim, so before a handler whose timeout would outlast its
+ * lease, the leases of it and the jobs after it are renewed (in a transaction of their own).
  */
 final class BatchRunner {
 
@@ -51,24 +57,65 @@ final class BatchRunner {
     this.lease = Objects.requireNonNull(lease);
   }
 
-  /** Runs the jobs; returns the earliest time one of them is due again, or null. Never throws. */
-  Instant run(List<ClaimedJob> jobs, Duration timeout) {
-    if (jobs.size() == 1) {
-      return single.run(jobs.get(0), timeout);
+  /**
+   * Runs a slot's jobs; returns the earliest time one of them is due again, or null. Never throws.
+   *
+   * @param timeouts each job's timeout, by its queue
+   * @param leasedAt {@link System#nanoTime()} just before the claim that set the jobs' leases
+   * @param starting called as each handler starts (the capsule counts a slot's stall from it)
+   */
+  Instant run(
+      List<ClaimedJob> jobs,
+      Grouping grouping,
+      Function<String, Duration> timeouts,
+      long leasedAt,
+      Runnable starting) {
+    var slot = new Slot(jobs, timeouts, leasedAt, starting);
+    Instant due = null;
+    int from = 0;
+    while (from < jobs.size()) {
+      int to = grouping.groupEnd(jobs, from);
+      if (to - from == 1) {
+        slot.coverLease(from);
+        starting.run();
+        due =
+            Capsule.earliest(
+                due,
+                single.run(
+                    jobs.get(from), slot.timeout(from), true, n -> grouping.ran(1, n, false)));
+        from++;
+      } else {
+        var group = new Group(slot, from, to, grouping.budgetNanos());
+        due = Capsule.earliest(due, runGroup(group, grouping));
+        from = group.next();
+      }
     }
-    var batch = new Batch(jobs, timeout);
+    return due;
+  }
+
+  /** Runs one group in one transaction; after a rollback, recovers as the class doc says. */
+  private Instant runGroup(Group group, Grouping grouping) {
     JobRunner.Settled[] settled;
     try {
-      settled = transactions.inNewTransaction(batch::run);
+      settled = transactions.inNewTransaction(group::run);
     } catch (Throwable t) {
-      return recover(batch, t, timeout);
+      grouping.ran(group.started, group.handlerNanos(), true);
+      return recover(group, t);
     }
+    // The handlers' time alone sizes the groups: a slow commit (a busy disk) is a reason to group,
+    // not a reason to stop.
+    grouping.ran(group.started, group.handlerNanos(), false);
     Instant due = null;
-    for (int i = 0; i < jobs.size(); i++) {
-      events.finished(jobs.get(i), settled[i].kind(), batch.nanos[i]);
+    for (int i = 0; i < group.started; i++) {
+      events.finished(group.job(i), settled[i].kind(), group.nanos[i]);
       due = Capsule.earliest(due, settled[i].dueAgain());
     }
     return due;
+  }
+
+  /** Whether the job's handler opens its own transactions: it never shares one. */
+  boolean ownsTransactions(ClaimedJob job) {
+    return single.ownsTransactions(job);
   }
 
   /** Hands back a job that was claimed but never started. */
@@ -76,33 +123,47 @@ final class BatchRunner {
     single.release(job);
   }
 
-  /** After a rollback: blame the handler that threw, run every other job again on its own. */
-  private Instant recover(Batch batch, Throwable failure, Duration timeout) {
+  /**
+   * After a rollback: blame the handler that threw, run every other job that had started again on
+   * its own. The jobs that had not started are left to the next group.
+   */
+  private Instant recover(Group group, Throwable failure) {
     Throwable cause = JobRunner.rootCause(failure);
-    int blamed = blamed(batch, failure);
+    int blamed = blamed(group, failure);
     Instant due = null;
+    if (group.started == 0) {
+      // No handler ran: the transaction could not begin (the database is away?). Each job runs on
+      // its own, where a failure to begin is recorded as that job's failure, as for a lone job.
+      for (int i = 0; i < group.to - group.from; i++) {
+        group.slot.coverLease(group.from + i);
+        group.slot.starting.run();
+        due = Capsule.earliest(due, single.run(group.job(i), group.slot.timeout(group.from + i)));
+      }
+      return due;
+    }
     List<ClaimedJob> again = new ArrayList<>();
-    for (int i = 0; i < batch.jobs.size(); i++) {
-      ClaimedJob job = batch.jobs.get(i);
+    for (int i = 0; i < group.started; i++) {
+      ClaimedJob job = group.job(i);
       if (i != blamed) {
         again.add(job);
         continue;
       }
       JobRunner.Settled s = single.recordStopped(job, cause);
-      events.finished(job, s == null ? null : s.kind(), batch.nanos[i]);
+      events.finished(job, s == null ? null : s.kind(), group.nanos[i]);
       due = s == null ? null : s.dueAgain();
     }
     LOG.log(
         System.Logger.Level.DEBUG,
         "pgbus: a transaction of {0} jobs rolled back ({1}); running {2} of them one by one",
-        batch.jobs.size(),
+        group.started,
         cause.toString(),
         again.size());
     for (ClaimedJob job : again) {
       // Each lease is renewed right before its job runs again, not all at once up front: the
       // reruns before it take their time, and a job must never run past its lease.
       extendLease(job);
-      due = Capsule.earliest(due, single.run(job, timeout, !batch.announced(job)));
+      group.slot.starting.run();
+      due = Capsule.earliest(due, single.run(job, group.slot.timeouts.apply(job.queue()), false));
     }
     return due;
   }
@@ -111,8 +172,8 @@ final class BatchRunner {
    * The job whose handler was running when the transaction failed, or -1. A handler that only met
    * the aborted transaction an earlier handler left behind is not to blame: it runs again.
    */
-  private static int blamed(Batch batch, Throwable failure) {
-    if (batch.current < 0) {
+  private static int blamed(Group group, Throwable failure) {
+    if (group.current < 0) {
       return -1;
     }
     // pgjdbc chains the statement that aborted the transaction as the cause of 25P02, so look
@@ -122,7 +183,7 @@ final class BatchRunner {
         return -1;
       }
     }
-    return batch.current;
+    return group.current;
   }
 
   /** The lease started with the claim, and some of that time is gone: renew it first. */
@@ -138,56 +199,132 @@ final class BatchRunner {
     }
   }
 
-  /** One try at running the jobs together, and what the recovery needs to know about it. */
-  private final class Batch {
+  /** A slot's jobs, their timeouts, and when their leases were last set. */
+  private final class Slot {
     final List<ClaimedJob> jobs;
-    final Duration timeout;
-    final long[] nanos;
-    int started; // how many handlers were announced
-    int current = -1; // the handler running now, or -1 outside handlers
+    final Function<String, Duration> timeouts;
+    final Runnable starting;
+    long leasedAt;
 
-    Batch(List<ClaimedJob> jobs, Duration timeout) {
+    Slot(
+        List<ClaimedJob> jobs,
+        Function<String, Duration> timeouts,
+        long leasedAt,
+        Runnable starting) {
       this.jobs = jobs;
-      this.timeout = timeout;
-      this.nanos = new long[jobs.size()];
+      this.timeouts = timeouts;
+      this.leasedAt = leasedAt;
+      this.starting = starting;
     }
 
-    boolean announced(ClaimedJob job) {
-      return jobs.indexOf(job) < started;
+    Duration timeout(int i) {
+      return timeouts.apply(jobs.get(i).queue());
+    }
+
+    /**
+     * Before job {@code i}'s handler starts: when its timeout would outlast the lease set at the
+     * claim (or at the last renewal), renews the leases of it and of the jobs after it. A job
+     * started at once, as a lone job is, never needs it: the timeout is shorter than the lease.
+     */
+    void coverLease(int i) {
+      long now = System.nanoTime();
+      if (now + timeout(i).toNanos() - (leasedAt + lease.toNanos()) <= 0) {
+        return;
+      }
+      List<ClaimedJob> rest = jobs.subList(i, jobs.size());
+      try {
+        transactions.inNewTransaction(c -> store.jobExtendLeases(c, rest, lease));
+        leasedAt = now;
+      } catch (Exception e) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "pgbus could not renew the leases of {0} jobs before running them: {1}",
+            rest.size(),
+            e.getMessage());
+      }
+    }
+  }
+
+  /** One try at running a slot's jobs {@code from} to {@code to} together. */
+  private final class Group {
+    final Slot slot;
+    final int from;
+    final int to;
+    final long budgetNanos;
+    final long[] nanos;
+    int started; // how many handlers were announced
+    int current = -1; // the handler running now (relative to from), or -1 outside handlers
+
+    Group(Slot slot, int from, int to, long budgetNanos) {
+      this.slot = slot;
+      this.from = from;
+      this.to = to;
+      this.budgetNanos = budgetNanos;
+      this.nanos = new long[to - from];
+    }
+
+    ClaimedJob job(int i) {
+      return slot.jobs.get(from + i);
+    }
+
+    long handlerNanos() {
+      long sum = 0;
+      for (int i = 0; i < started; i++) {
+        sum += nanos[i];
+      }
+      return sum;
+    }
+
+    /**
+     * Where the slot goes on after this try: the first job that did not start; past them all when
+     * none started (the transaction itself failed to begin, and {@link #recover} ran them alone).
+     */
+    int next() {
+      return started == 0 ? to : from + started;
     }
 
     JobRunner.Settled[] run(Connection c) throws Exception {
-      long deadline = System.nanoTime() + timeout.toNanos();
-      Outcome[] outcomes = new Outcome[jobs.size()];
-      for (int i = 0; i < jobs.size(); i++) {
-        ClaimedJob job = jobs.get(i);
+      long begun = System.nanoTime();
+      Outcome[] outcomes = new Outcome[to - from];
+      for (int i = 0; i < to - from; i++) {
+        if (i > 0 && System.nanoTime() - begun > budgetNanos) {
+          break; // over its time: commit what ran, the rest go on in the next transaction
+        }
+        ClaimedJob job = job(i);
+        slot.coverLease(from + i);
         current = i;
         events.started(job);
         started = i + 1;
+        slot.starting.run();
         long start = System.nanoTime();
-        Duration left = Duration.ofNanos(Math.max(1, deadline - start));
         try {
-          outcomes[i] = single.handle(c, job, left);
+          outcomes[i] = single.handle(c, job, slot.timeout(from + i));
         } finally {
           nanos[i] = System.nanoTime() - start;
         }
       }
       current = -1;
-      var settled = new JobRunner.Settled[jobs.size()];
+      var settled = new JobRunner.Settled[started];
       List<ClaimedJob> completed = new ArrayList<>();
-      for (int i = 0; i < jobs.size(); i++) {
+      for (int i = 0; i < started; i++) {
         Outcome o = outcomes[i] == null ? Outcome.complete() : outcomes[i];
         // A job with a result completes on its own statement (JobRunner.settle); the rest share
         // one.
         if (o.kind() == Outcome.Kind.COMPLETE && !o.hasResult()) {
-          completed.add(jobs.get(i));
+          completed.add(job(i));
           settled[i] = new JobRunner.Settled(Outcome.Kind.COMPLETE, null);
         } else {
-          settled[i] = single.settle(c, jobs.get(i), o);
+          settled[i] = single.settle(c, job(i), o);
         }
       }
       boolean delete = single.deletesCompleted();
-      if (!completed.isEmpty() && store.jobCompleteMany(c, completed, delete) != completed.size()) {
+      if (completed.size() == 1) {
+        if (!store.jobComplete(c, completed.get(0), delete)) {
+          throw new IllegalStateException(
+              "pgbus: a job of this transaction is no longer held by this worker");
+        }
+      } else if (!completed.isEmpty()
+          && store.jobCompleteMany(c, completed, delete) != completed.size()) {
         // Some lease was lost, and which one does not matter: each job runs again on its own,
         // where the fence sorts it out.
         throw new IllegalStateException(

@@ -17,8 +17,9 @@ import javax.sql.DataSource;
 
 /**
  * A named worker group and its claim loop. One loop per capsule claims for all of its slots at
- * once, in strict queue order, and hands each job to the executor; it never claims more jobs than
- * it has free slots, so a claimed job starts at once.
+ * once, in strict queue order, and hands each slot's jobs to the executor; it claims one job per
+ * free slot, so a claimed job starts at once, and more per slot only while a backlog shows or
+ * jobs-per-transaction asks for it ({@link Grouping}).
  *
  * <p>The loop claims only when there is reason to: a wake for one of its queues (from a NOTIFY, or
  * from the engine's {@link Poller}), a slot freed after a claim that filled every slot (more work
@@ -49,6 +50,7 @@ public final class Capsule extends Loop {
   private final boolean loopsOnExecutor; // only for the starvation warning's advice
   private final int threadsNeeded; // only for the starvation warning's advice
   private final BatchRunner runner;
+  private final Grouping grouping;
 
   private final ReentrantLock lock = signal().lock();
   private final java.util.concurrent.locks.Condition idle = lock.newCondition(); // a slot ended
@@ -63,7 +65,8 @@ public final class Capsule extends Loop {
   private boolean backlog;
   private Instant alarm;
   private int inFlight;
-  // One entry per busy slot: the id of the first job it runs -> System.nanoTime() at its start.
+  // One entry per busy slot: the id of the first job it runs -> System.nanoTime() at the start of
+  // its latest handler.
   private final Map<Long, Long> runningSince = new HashMap<>();
   // One entry per slot handed to the executor and not started yet: first job id ->
   // System.nanoTime().
@@ -109,6 +112,7 @@ public final class Capsule extends Loop {
     this.dataSource = Objects.requireNonNull(dataSource);
     this.executor = Objects.requireNonNull(executor);
     this.runner = Objects.requireNonNull(runner);
+    this.grouping = new Grouping(config, job -> !runner.ownsTransactions(job));
   }
 
   public CapsuleConfig config() {
@@ -130,7 +134,7 @@ public final class Capsule extends Loop {
     return claimed.get();
   }
 
-  /** Slots busy now: each runs one transaction of up to jobs-per-transaction jobs. */
+  /** Slots busy now: each runs the jobs of one claim, one or several to a transaction. */
   public int inFlight() {
     lock.lock();
     try {
@@ -379,15 +383,17 @@ public final class Capsule extends Loop {
   }
 
   private void claimAndDispatch(int freeSlots, boolean refreshAlarm) throws Exception {
-    int want = freeSlots * config.jobsPerTransaction();
+    int want = freeSlots * grouping.perSlot();
     List<ClaimedJob> jobs;
     Instant nextDue = null;
+    long leasedAt = System.nanoTime(); // the leases start later, in the claim: a safe estimate
     try (Connection c = dataSource.getConnection()) {
       jobs = store.jobClaim(c, config.queues(), want, workerId, execution.lease());
       if (jobs.size() < want && refreshAlarm) {
         nextDue = store.jobNextDue(c, config.queues());
       }
     }
+    grouping.claimed(jobs.size(), want);
     claims.incrementAndGet();
     claimed.addAndGet(jobs.size());
     if (jobs.isEmpty()) {
@@ -413,7 +419,7 @@ public final class Capsule extends Loop {
     for (int i = 0; i < slots.size(); i++) {
       List<ClaimedJob> slot = slots.get(i);
       try {
-        executor.execute(() -> runSlot(slot));
+        executor.execute(() -> runSlot(slot, leasedAt));
       } catch (RuntimeException e) {
         // Usually a RejectedExecutionException; whatever it is, these jobs never start here.
         LOG.log(
@@ -433,7 +439,7 @@ public final class Capsule extends Loop {
 
   /**
    * Deals the claimed jobs, in claim order, over as many slots as are free and there are jobs:
-   * parallelism first, then up to jobs-per-transaction in a slot.
+   * parallelism first, then several in a slot (as many as {@link Grouping#perSlot()} asked for).
    */
   static List<List<ClaimedJob>> spread(List<ClaimedJob> jobs, int freeSlots) {
     int slots = Math.min(freeSlots, jobs.size());
@@ -448,17 +454,7 @@ public final class Capsule extends Loop {
     return out;
   }
 
-  /** The slot's job timeout: its queue's; for a batch, which shares one, the shortest of them. */
-  private Duration timeout(List<ClaimedJob> jobs) {
-    Duration t = jobTimeouts.apply(jobs.get(0).queue());
-    for (int i = 1; i < jobs.size(); i++) {
-      Duration other = jobTimeouts.apply(jobs.get(i).queue());
-      t = other.compareTo(t) < 0 ? other : t;
-    }
-    return t;
-  }
-
-  private void runSlot(List<ClaimedJob> jobs) {
+  private void runSlot(List<ClaimedJob> jobs, long leasedAt) {
     if (handedBack) {
       slotDone(jobs); // its jobs were released to the database at the end of the drain
       return;
@@ -471,12 +467,23 @@ public final class Capsule extends Loop {
       lock.unlock();
     }
     try {
-      Instant due = runner.run(jobs, timeout(jobs));
+      Instant due =
+          runner.run(jobs, grouping, jobTimeouts, leasedAt, () -> handlerStarting(jobs.get(0)));
       if (due != null) {
         dueAt(due);
       }
     } finally {
       slotDone(jobs);
+    }
+  }
+
+  /** A handler of the slot starts: the stall check counts the slot's time from here. */
+  private void handlerStarting(ClaimedJob first) {
+    lock.lock();
+    try {
+      runningSince.replace(first.id(), System.nanoTime());
+    } finally {
+      lock.unlock();
     }
   }
 

@@ -10,16 +10,26 @@ import java.util.regex.Pattern;
  * A named worker group: an ordered queue list (strict priority, earlier queues always win), how
  * many transactions it runs at once, and how many jobs share one transaction.
  *
- * <p>{@code jobsPerTransaction} above 1 trades latency under failure for throughput: a slot runs up
- * to that many claimed jobs one after another in one transaction and completes them with one
- * statement, so each job's business writes still commit exactly with its completion. If any handler
- * fails, the transaction rolls back and the other jobs run again one per transaction.
+ * <p>{@code jobsPerTransaction} is {@link #AUTO} (the default, {@code auto} in the settings), 1, or
+ * a fixed upper bound up to {@link #MAX_JOBS_PER_TRANSACTION}. Above 1 (and under {@code auto},
+ * once a backlog shows) a slot runs several claimed jobs one after another in one transaction and
+ * completes them with one statement, so each job's business writes still commit exactly with its
+ * completion. If any handler fails, the transaction rolls back, the failing job's attempt is
+ * recorded alone, and the others run again without spending an attempt. {@link Grouping} decides
+ * how many jobs a slot takes; 1 means never group.
  */
 public record CapsuleConfig(
     String name, List<String> queues, int concurrency, int jobsPerTransaction) {
 
   /** Most jobs one transaction may carry. */
   public static final int MAX_JOBS_PER_TRANSACTION = 100;
+
+  /**
+   * Adaptive jobs per transaction, the default: a lone job runs at once in a transaction of its
+   * own; a backlog runs in transactions of up to {@link Grouping#AUTO_MAX} jobs (see {@link
+   * Grouping}).
+   */
+  public static final int AUTO = 0;
 
   /**
    * Most queues one capsule lists. Its claim and the poller's statement take the list as one array
@@ -64,19 +74,25 @@ public record CapsuleConfig(
       throw new IllegalArgumentException(
           "capsule '" + name + "' concurrency " + concurrency + " is out of range: use 1 to 1000");
     }
-    if (jobsPerTransaction < 1 || jobsPerTransaction > MAX_JOBS_PER_TRANSACTION) {
+    if (jobsPerTransaction != AUTO
+        && (jobsPerTransaction < 1 || jobsPerTransaction > MAX_JOBS_PER_TRANSACTION)) {
       throw new IllegalArgumentException(
           "capsule '"
               + name
               + "' jobs-per-transaction "
               + jobsPerTransaction
-              + " is out of range: use 1 to "
+              + " is out of range: use auto (CapsuleConfig.AUTO) or 1 to "
               + MAX_JOBS_PER_TRANSACTION);
     }
   }
 
-  /** One job per transaction. */
+  /** Adaptive jobs per transaction ({@link #AUTO}), the default. */
   public CapsuleConfig(String name, List<String> queues, int concurrency) {
-    this(name, queues, concurrency, 1);
+    this(name, queues, concurrency, AUTO);
+  }
+
+  /** Whether the capsule sizes its transactions by the backlog ({@link #AUTO}). */
+  public boolean adaptive() {
+    return jobsPerTransaction == AUTO;
   }
 }

@@ -219,12 +219,13 @@ public final class Engine {
   }
 
   /**
-   * A job whose handler opens its own transactions shares none with other jobs: a capsule that
-   * reads such a queue must run one job per transaction.
+   * A job whose handler opens its own transactions shares none with other jobs: an adaptive
+   * capsule runs such jobs alone, and a capsule with a fixed jobs-per-transaction above 1 must not
+   * read such a queue.
    */
   private static void requireUnbatched(EngineConfig config, Set<String> handlerTransactions) {
     for (CapsuleConfig cc : config.capsules()) {
-      if (cc.jobsPerTransaction() == 1) {
+      if (cc.jobsPerTransaction() == 1 || cc.adaptive()) {
         continue;
       }
       for (String q : cc.queues()) {

@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.LongConsumer;
 import java.util.function.Predicate;
 import javax.sql.DataSource;
 
@@ -161,6 +162,14 @@ final class JobRunner {
    * was already reported for this attempt (a job run again after its shared transaction failed).
    */
   Instant run(ClaimedJob job, Duration timeout, boolean announce) {
+    return run(job, timeout, announce, nanos -> {});
+  }
+
+  /**
+   * As {@link #run(ClaimedJob, Duration, boolean)}, and tells {@code handlerNanos} how long the
+   * handler itself ran (the transaction's commit not included), when it returned.
+   */
+  Instant run(ClaimedJob job, Duration timeout, boolean announce, LongConsumer handlerNanos) {
     long started = System.nanoTime();
     if (announce) {
       events.started(job);
@@ -171,10 +180,24 @@ final class JobRunner {
       if (own) {
         // The handler commits on its own, for as long as its job timeout allows; only the
         // outcome needs a transaction of pgbus's, and a short one.
-        Outcome outcome = transactions.outsideTransaction(() -> handle(null, job, timeout));
+        Outcome outcome =
+            transactions.outsideTransaction(
+                () -> {
+                  long start = System.nanoTime();
+                  Outcome o = handle(null, job, timeout);
+                  handlerNanos.accept(System.nanoTime() - start);
+                  return o;
+                });
         settled = transactions.inNewTransaction(c -> settle(c, job, outcome));
       } else {
-        settled = transactions.inNewTransaction(c -> settle(c, job, handle(c, job, timeout)));
+        settled =
+            transactions.inNewTransaction(
+                c -> {
+                  long start = System.nanoTime();
+                  Outcome outcome = handle(c, job, timeout);
+                  handlerNanos.accept(System.nanoTime() - start);
+                  return settle(c, job, outcome);
+                });
       }
     } catch (Throwable t) {
       Throwable cause = rootCause(t);

@@ -121,10 +121,7 @@ record PgbusSettings(
         }
       }
       int concurrency = r.valueOrDefault(Setting.integer(prefix + "concurrency", 4, 1, 1000));
-      int perTransaction =
-          r.valueOrDefault(
-              Setting.integer(
-                  prefix + "jobs-per-transaction", 1, 1, CapsuleConfig.MAX_JOBS_PER_TRANSACTION));
+      int perTransaction = jobsPerTransaction(r, prefix + "jobs-per-transaction");
       try {
         b.capsule(new CapsuleConfig(name, queues, concurrency, perTransaction));
       } catch (RuntimeException e) {
@@ -206,6 +203,34 @@ record PgbusSettings(
   }
 
   /** Which metrics adapter: see {@link PgbusMetrics#load}. */
+  /**
+   * A capsule's jobs-per-transaction: {@code auto} (the default, {@link CapsuleConfig#AUTO}) or a
+   * whole number from 1 (never group) to {@link CapsuleConfig#MAX_JOBS_PER_TRANSACTION}.
+   */
+  private static int jobsPerTransaction(Reader r, String key) {
+    String v = r.string(key).orElse("auto").strip();
+    if (v.equalsIgnoreCase("auto")) {
+      return CapsuleConfig.AUTO;
+    }
+    try {
+      int n = Integer.parseInt(v);
+      if (n >= 1 && n <= CapsuleConfig.MAX_JOBS_PER_TRANSACTION) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new InvalidSettingException(
+        "pgbus: "
+            + key
+            + "="
+            + v
+            + " is invalid: use auto (one job per transaction, more under a backlog) or a whole"
+            + " number from 1 (never group) to "
+            + CapsuleConfig.MAX_JOBS_PER_TRANSACTION
+            + " (default auto)");
+  }
+
   private static String metrics(String v) {
     String mode = v.trim().toLowerCase(java.util.Locale.ROOT);
     if (!java.util.Set.of("auto", "mp", "otel", "none").contains(mode)) {

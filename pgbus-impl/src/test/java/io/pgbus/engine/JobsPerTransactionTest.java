@@ -280,8 +280,11 @@ class JobsPerTransactionTest {
 
   @Test
   void refusesJobsPerTransactionOutOfRange() {
-    assertThatThrownBy(() -> new CapsuleConfig("c", List.of("q"), 1, 0))
-        .hasMessageContaining("capsule 'c' jobs-per-transaction 0 is out of range: use 1 to 100");
+    assertThatThrownBy(() -> new CapsuleConfig("c", List.of("q"), 1, -1))
+        .hasMessageContaining(
+            "capsule 'c' jobs-per-transaction -1 is out of range: use auto (CapsuleConfig.AUTO) or"
+                + " 1 to 100");
+    assertThat(new CapsuleConfig("c", List.of("q"), 1).adaptive()).as("the default").isTrue();
     assertThatThrownBy(() -> new CapsuleConfig("c", List.of("q"), 1, 101))
         .hasMessageContaining("jobs-per-transaction 101");
   }

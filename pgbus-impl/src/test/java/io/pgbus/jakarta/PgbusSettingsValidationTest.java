@@ -71,6 +71,36 @@ class PgbusSettingsValidationTest {
   }
 
   @Test
+  void jobsPerTransactionIsAutoByDefaultAndTakesAutoOrOneToOneHundred() {
+    assertThat(read().engine().capsules().get(0).jobsPerTransaction())
+        .as("default")
+        .isEqualTo(io.pgbus.engine.CapsuleConfig.AUTO);
+    assertThat(
+            read("pgbus.capsule.mail.jobs-per-transaction", "AUTO")
+                .engine()
+                .capsules()
+                .get(0)
+                .adaptive())
+        .isTrue();
+    assertThat(
+            read("pgbus.capsule.mail.jobs-per-transaction", "1")
+                .engine()
+                .capsules()
+                .get(0)
+                .jobsPerTransaction())
+        .as("never group")
+        .isEqualTo(1);
+    for (String bad : List.of("0", "101", "-1", "ten")) {
+      assertThatThrownBy(() -> read("pgbus.capsule.mail.jobs-per-transaction", bad))
+          .hasMessage(
+              "pgbus: pgbus.capsule.mail.jobs-per-transaction="
+                  + bad
+                  + " is invalid: use auto (one job per transaction, more under a backlog) or a"
+                  + " whole number from 1 (never group) to 100 (default auto)");
+    }
+  }
+
+  @Test
   void keysOfOtherPrefixesAreLeftAlone() {
     assertThat(
             read("pgbus.it.http.port", "19080", "pgbus.datasource.max-pool-size", "20")
