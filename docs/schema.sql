@@ -319,8 +319,8 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
   -- Columns win over the parameters of the same name (queue, unique_key in ON CONFLICT);
   -- parameters are always written enqueue_job.<name>.
   --
-  -- Shape (issue #15, docs/performance.md "Enqueue at the raw ceiling"): two SQL statements per
-  -- call, the read of the payload limit and the pause together, then the INSERT. Every check
+  -- Shape (issue #15, docs/performance.md "Enqueue at the raw ceiling"): one SQL statement per
+  -- call, the INSERT, which returns the payload limit and the queue's pause with the id. Every check
   -- is a PL/pgSQL simple expression, evaluated without the executor; the functions that raise
   -- (pgbus.queue, check_payload, check_run_at) are called only when their cheap test trips, so
   -- the messages stay theirs. The wake-up is pgbus.notify's, inlined: a simple expression too.
@@ -355,15 +355,6 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
         pg_catalog.quote_literal(pg_catalog.left(enqueue_job.unique_key, 80)), enqueue_job.queue
         USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    -- The limit as pgbus.check_payload reads it (the default stands in should the row be gone),
-    -- and the pause pgbus.notify looks up, in one statement.
-    SELECT coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
-           EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = v_queue::text)
-      INTO v_limit, v_paused;
-    -- pgbus.check_payload's test (a sixth of the limit, see there); it raises the message.
-    IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6 THEN
-      PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
-    END IF;
     IF enqueue_job.unique_key IS NULL THEN
       -- No key, no conflict possible: a plain INSERT, without ON CONFLICT's speculative insertion.
       INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at,
@@ -372,7 +363,12 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
               CASE WHEN v_run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
               enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
               enqueue_job.trace_parent, enqueue_job.trace_state)
-      RETURNING j.id INTO id;
+      -- The limit as pgbus.check_payload reads it (the default stands in should the row be
+      -- gone) and the pause pgbus.notify looks up come back with the row: one statement in all.
+      RETURNING j.id,
+                coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
+                EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = v_queue::text)
+        INTO id, v_limit, v_paused;
     ELSE
       LOOP
         -- The inference predicate is job_unique_idx's, word for word but for the operator, which
@@ -387,7 +383,10 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
           WHERE unique_key IS NOT NULL
             AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
           DO NOTHING
-        RETURNING j.id INTO id;
+        RETURNING j.id,
+                  coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
+                  EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = v_queue::text)
+          INTO id, v_limit, v_paused;
         EXIT WHEN FOUND;
         -- Only a keyed job can conflict, so here unique_key is set.
         SELECT j.id INTO id
@@ -395,10 +394,18 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
          WHERE j.queue::text = v_queue::text AND j.unique_key = enqueue_job.unique_key
            AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}');
         IF FOUND THEN
+          -- Refused all the same, as when the limit was checked before the INSERT.
+          PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
           duplicate := true;
           RETURN;
         END IF;
       END LOOP;
+    END IF;
+    -- pgbus.check_payload's test (a sixth of the limit, see there); it raises the message. After
+    -- the INSERT, so that the limit comes with it; the error undoes the row (and no wake-up has
+    -- been sent yet), so a refused payload still writes nothing.
+    IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6 THEN
+      PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
     END IF;
     duplicate := false;
     -- pgbus.notify's wake-up (see there for the hint and the pause), as a simple expression: a
