@@ -96,25 +96,25 @@ final class EnqueueWorkload {
     List<Runnable> steps = new ArrayList<>();
     Measure[] m = new Measure[PATHS.size()];
     steps.add(
-        () -> m[0] = timed(rdb, singles, () -> loop(singles, () -> raw.enqueueOne(rc, QUEUE), rc)));
+        () -> m[0] = timed(rdb, singles, loop(singles, () -> raw.enqueueOne(rc, QUEUE), rc)));
     steps.add(
         () ->
-            m[1] = timed(pdb, singles, () -> loop(singles, () -> pgbus.enqueueOne(pc, QUEUE), pc)));
-    steps.add(() -> m[2] = timed(pdb, singles, () -> loop(singles, () -> sqlEnqueue(pc), pc)));
+            m[1] = timed(pdb, singles, loop(singles, () -> pgbus.enqueueOne(pc, QUEUE), pc)));
+    steps.add(() -> m[2] = timed(pdb, singles, loop(singles, () -> sqlEnqueue(pc), pc)));
     steps.add(
         () ->
             m[3] =
                 timed(
                     rdb,
                     batches * batch,
-                    () -> loop(batches, () -> raw.enqueueBatch(rc, QUEUE, batch), rc)));
+                    loop(batches, () -> raw.enqueueBatch(rc, QUEUE, batch), rc)));
     steps.add(
         () ->
             m[4] =
                 timed(
                     pdb,
                     batches * batch,
-                    () -> loop(batches, () -> pgbus.enqueueBatch(pc, QUEUE, batch), pc)));
+                    loop(batches, () -> pgbus.enqueueBatch(pc, QUEUE, batch), pc)));
     int shift = out == null ? 0 : out.get(PATHS.get(0)).size() % steps.size();
     for (int i = 0; i < steps.size(); i++) {
       steps.get((i + shift) % steps.size()).run();
