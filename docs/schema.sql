@@ -9,6 +9,48 @@
 CREATE SCHEMA pgbus;
 
 --
+-- Name: job_cancel_attempt; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_cancel_attempt AS integer;
+
+--
+-- Name: job_correlation_id; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_correlation_id AS text;
+
+--
+-- Name: job_enqueued_by; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_enqueued_by AS text;
+
+--
+-- Name: job_max_attempts; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_max_attempts AS integer;
+
+--
+-- Name: job_priority; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_priority AS smallint;
+
+--
+-- Name: job_progress; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_progress AS jsonb;
+
+--
+-- Name: job_result; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_result AS jsonb;
+
+--
 -- Name: job_state; Type: TYPE; Schema: pgbus; Owner: -
 --
 
@@ -23,11 +65,29 @@ CREATE TYPE pgbus.job_state AS ENUM (
 );
 
 --
+-- Name: job_unique_key; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_unique_key AS text;
+
+--
 -- Name: queue_name; Type: DOMAIN; Schema: pgbus; Owner: -
 --
 
 CREATE DOMAIN pgbus.queue_name AS text
 	CONSTRAINT queue_name_check CHECK (((VALUE ~ '^[a-z][a-z0-9_]*$'::text) AND (length(VALUE) <= 48)));
+
+--
+-- Name: trace_parent; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.trace_parent AS text;
+
+--
+-- Name: trace_state; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.trace_state AS text;
 
 --
 -- Name: actor(); Type: FUNCTION; Schema: pgbus; Owner: -
@@ -129,10 +189,10 @@ CREATE TABLE pgbus.job (
     id bigint NOT NULL,
     queue pgbus.queue_name NOT NULL,
     state pgbus.job_state DEFAULT 'available'::pgbus.job_state NOT NULL,
-    priority smallint DEFAULT 0 NOT NULL,
+    priority pgbus.job_priority DEFAULT 0 NOT NULL,
     payload jsonb NOT NULL,
     attempt integer DEFAULT 0 NOT NULL,
-    max_attempts integer DEFAULT 25 NOT NULL,
+    max_attempts pgbus.job_max_attempts DEFAULT 25 NOT NULL,
     run_at timestamp with time zone DEFAULT now() NOT NULL,
     attempted_at timestamp with time zone,
     attempted_by text,
@@ -140,22 +200,14 @@ CREATE TABLE pgbus.job (
     errors jsonb DEFAULT '[]'::jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     finalized_at timestamp with time zone,
-    unique_key text,
-    trace_parent text,
-    trace_state text,
-    enqueued_by text DEFAULT COALESCE(NULLIF(current_setting('pgbus.principal'::text, true), ''::text), (SESSION_USER)::text),
-    correlation_id text DEFAULT NULLIF(current_setting('pgbus.correlation_id'::text, true), ''::text),
-    cancel_attempt integer,
-    progress jsonb,
-    result jsonb,
-    CONSTRAINT job_cancel_attempt_check CHECK ((cancel_attempt >= 1)),
-    CONSTRAINT job_correlation_id_check CHECK (((length(correlation_id) >= 1) AND (length(correlation_id) <= 128))),
-    CONSTRAINT job_enqueued_by_check CHECK (((length(enqueued_by) >= 1) AND (length(enqueued_by) <= 256))),
-    CONSTRAINT job_max_attempts_check CHECK ((max_attempts >= 1)),
-    CONSTRAINT job_priority_check CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
-    CONSTRAINT job_trace_parent_check CHECK (((trace_parent ~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'::text) AND (substr(trace_parent, 4, 32) <> '00000000000000000000000000000000'::text) AND (substr(trace_parent, 37, 16) <> '0000000000000000'::text))),
-    CONSTRAINT job_trace_state_check CHECK (((trace_state IS NULL) OR ((trace_parent IS NOT NULL) AND (length(trace_state) <= 512) AND (trace_state ~ '^[\x20-\x7e]*$'::text)))),
-    CONSTRAINT job_unique_key_check CHECK (((length(unique_key) >= 1) AND (length(unique_key) <= 255)))
+    unique_key pgbus.job_unique_key,
+    trace_parent pgbus.trace_parent,
+    trace_state pgbus.trace_state,
+    enqueued_by pgbus.job_enqueued_by DEFAULT COALESCE(NULLIF(current_setting('pgbus.principal'::text, true), ''::text), (SESSION_USER)::text),
+    correlation_id pgbus.job_correlation_id DEFAULT NULLIF(current_setting('pgbus.correlation_id'::text, true), ''::text),
+    cancel_attempt pgbus.job_cancel_attempt,
+    progress pgbus.job_progress,
+    result pgbus.job_result
 );
 
 --
@@ -250,17 +302,12 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
 --
 
 CREATE FUNCTION pgbus.enqueue(queue text, payload jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text) RETURNS bigint
-    LANGUAGE plpgsql
+    LANGUAGE sql
     AS $$
-  DECLARE
-    v_id bigint;
-  BEGIN
-    SELECT e.id INTO v_id
-      FROM pgbus.enqueue_job(enqueue.queue, enqueue.payload, enqueue.run_at, enqueue.priority,
-                             enqueue.max_attempts, enqueue.unique_key,
-                             enqueue.trace_parent, enqueue.trace_state) e;
-    RETURN v_id;
-  END $$;
+    SELECT (pgbus.enqueue_job(enqueue.queue, enqueue.payload, enqueue.run_at, enqueue.priority,
+                              enqueue.max_attempts, enqueue.unique_key,
+                              enqueue.trace_parent, enqueue.trace_state)).id
+  $$;
 
 --
 -- Name: enqueue_job(text, jsonb, timestamp with time zone, integer, integer, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
@@ -268,22 +315,36 @@ CREATE FUNCTION pgbus.enqueue(queue text, payload jsonb, run_at timestamp with t
 
 CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text, OUT id bigint, OUT duplicate boolean) RETURNS record
     LANGUAGE plpgsql
-    AS $$
+    AS $_$
   -- Columns win over the parameters of the same name (queue, unique_key in ON CONFLICT);
   -- parameters are always written enqueue_job.<name>.
+  --
+  -- Shape (issue #15, docs/performance.md "Enqueue at the raw ceiling"): one SQL statement per
+  -- call, the INSERT, which returns the payload limit and the queue's pause with the id. Every check
+  -- is a PL/pgSQL simple expression, evaluated without the executor; the functions that raise
+  -- (pgbus.queue, check_payload, check_run_at) are called only when their cheap test trips, so
+  -- the messages stay theirs. The wake-up is pgbus.notify's, inlined: a simple expression too.
   #variable_conflict use_column
   DECLARE
-    v_queue  pgbus.queue_name := pgbus.queue(enqueue_job.queue);
+    v_queue  pgbus.queue_name;
     v_run_at timestamptz := coalesce(enqueue_job.run_at, now());
-    v_state  pgbus.job_state :=
-      CASE WHEN coalesce(enqueue_job.run_at, now()) <= now() THEN 'available' ELSE 'scheduled' END;
+    v_limit  integer;
+    v_paused boolean;
   BEGIN
+    -- pgbus.queue's rule; it raises the message.
+    IF enqueue_job.queue IS NULL OR enqueue_job.queue !~ '^[a-z][a-z0-9_]*$'
+       OR pg_catalog.length(enqueue_job.queue) > 48 THEN
+      PERFORM pgbus.queue(enqueue_job.queue);
+    END IF;
+    v_queue := enqueue_job.queue;
     IF enqueue_job.payload IS NULL OR pg_catalog.jsonb_typeof(enqueue_job.payload) = 'null' THEN
       RAISE EXCEPTION 'pgbus: payload must not be null (queue %); use ''{}'' for an empty payload', enqueue_job.queue
         USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
-    PERFORM pgbus.check_run_at(v_queue, v_run_at);
+    -- pgbus.check_run_at's tests; it raises the message.
+    IF NOT pg_catalog.isfinite(v_run_at) OR v_run_at > now() + interval '36500 days' THEN
+      PERFORM pgbus.check_run_at(v_queue, v_run_at);
+    END IF;
     IF enqueue_job.trace_parent IS NOT NULL OR enqueue_job.trace_state IS NOT NULL THEN
       PERFORM pgbus.check_trace(v_queue, enqueue_job.trace_parent, enqueue_job.trace_state);
     END IF;
@@ -294,35 +355,71 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
         pg_catalog.quote_literal(pg_catalog.left(enqueue_job.unique_key, 80)), enqueue_job.queue
         USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    LOOP
-      -- The inference predicate is job_unique_idx's, word for word but for the operator, which
-      -- is the one the index was built with (enum_eq), named so that no look-alike can stand in.
-      INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at, unique_key,
+    IF enqueue_job.unique_key IS NULL THEN
+      -- No key, no conflict possible: a plain INSERT, without ON CONFLICT's speculative insertion.
+      INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at,
                                   trace_parent, trace_state)
-      VALUES (v_queue, v_state, enqueue_job.priority, enqueue_job.payload,
-              enqueue_job.max_attempts, v_run_at, enqueue_job.unique_key,
+      VALUES (v_queue,
+              CASE WHEN v_run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
+              enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
               enqueue_job.trace_parent, enqueue_job.trace_state)
-      ON CONFLICT (queue, unique_key)
-        WHERE unique_key IS NOT NULL
-          AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
-        DO NOTHING
-      RETURNING j.id INTO id;
-      IF FOUND THEN
-        duplicate := false;
-        PERFORM pgbus.notify(v_queue, v_run_at);
-        RETURN;
+      -- The limit as pgbus.check_payload reads it (the default stands in should the row be
+      -- gone) and the pause pgbus.notify looks up come back with the row: one statement in all.
+      RETURNING j.id,
+                coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
+                EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = v_queue::text)
+        INTO id, v_limit, v_paused;
+    ELSE
+      LOOP
+        -- The inference predicate is job_unique_idx's, word for word but for the operator, which
+        -- is the one the index was built with (enum_eq), named so that no look-alike can stand in.
+        INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at,
+                                    unique_key, trace_parent, trace_state)
+        VALUES (v_queue,
+                CASE WHEN v_run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
+                enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
+                enqueue_job.unique_key, enqueue_job.trace_parent, enqueue_job.trace_state)
+        ON CONFLICT (queue, unique_key)
+          WHERE unique_key IS NOT NULL
+            AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
+          DO NOTHING
+        RETURNING j.id,
+                  coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
+                  EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = v_queue::text)
+          INTO id, v_limit, v_paused;
+        EXIT WHEN FOUND;
+        -- Only a keyed job can conflict, so here unique_key is set.
+        SELECT j.id INTO id
+          FROM pgbus.job j
+         WHERE j.queue::text = v_queue::text AND j.unique_key = enqueue_job.unique_key
+           AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}');
+        IF FOUND THEN
+          -- Refused all the same, as when the limit was checked before the INSERT.
+          PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
+          duplicate := true;
+          RETURN;
+        END IF;
+      END LOOP;
+    END IF;
+    -- pgbus.check_payload's test (a sixth of the limit, see there); it raises the message. After
+    -- the INSERT, so that the limit comes with it; the error undoes the row (and no wake-up has
+    -- been sent yet), so a refused payload still writes nothing.
+    IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6 THEN
+      PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
+    END IF;
+    duplicate := false;
+    -- pgbus.notify's wake-up (see there for the hint and the pause), as a simple expression: a
+    -- void result is never NULL, so the IF only evaluates it.
+    IF NOT v_paused THEN
+      IF pg_catalog.pg_notify(
+           pgbus.channel(v_queue),
+           CASE WHEN v_run_at <= now() THEN ''
+                ELSE (pg_catalog.ceil(extract(epoch FROM v_run_at)::numeric * 1000.0))::bigint::text END)
+         IS NULL THEN
+        NULL;
       END IF;
-      -- Only a keyed job can conflict, so here unique_key is set.
-      SELECT j.id INTO id
-        FROM pgbus.job j
-       WHERE j.queue::text = v_queue::text AND j.unique_key = enqueue_job.unique_key
-         AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}');
-      IF FOUND THEN
-        duplicate := true;
-        RETURN;
-      END IF;
-    END LOOP;
-  END $$;
+    END IF;
+  END $_$;
 
 --
 -- Name: enqueue_many(text[], jsonb[], timestamp with time zone[], integer[], integer[], text[], text[], text[]); Type: FUNCTION; Schema: pgbus; Owner: -
@@ -346,6 +443,10 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
       RAISE EXCEPTION 'pgbus: payload % of the batch is null; use ''{}'' for an empty payload', v_null
         USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    -- Queue names: pgbus.queue once per distinct name (it raises the message), not once per job;
+    -- the INSERT's cast to the domain holds each row to the same rule.
+    PERFORM pgbus.queue(d.q)
+       FROM (SELECT DISTINCT t.q FROM pg_catalog.unnest(queues) AS t(q)) d;
     -- Checked for the whole batch before anything is written. The filters only spare the call
     -- (and its read of pgbus.setting) for the jobs that cannot fail it; the checks raise. The
     -- unique-key path below checks each job again in pgbus.enqueue_job.
@@ -356,7 +457,7 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
        FROM unnest(queues, run_ats) AS t(q, r)
       WHERE NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days';
     IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
-      PERFORM pgbus.check_trace(pgbus.queue(queues[i]), trace_parents[i], trace_states[i])
+      PERFORM pgbus.check_trace(queues[i]::pgbus.queue_name, trace_parents[i], trace_states[i])
          FROM pg_catalog.generate_series(1, v_n) AS g(i);
     END IF;
     IF unique_keys IS NOT NULL
@@ -371,7 +472,7 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
     END IF;
     RETURN QUERY
       WITH input AS (
-        SELECT pgbus.queue(t.q) AS queue, t.p AS payload, coalesce(t.r, now()) AS run_at,
+        SELECT t.q::pgbus.queue_name AS queue, t.p AS payload, coalesce(t.r, now()) AS run_at,
                t.pr AS priority, t.m AS max_attempts, t.ord,
                trace_parents[t.ord] AS trace_parent, trace_states[t.ord] AS trace_state
           FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
@@ -651,6 +752,34 @@ ALTER TABLE ONLY pgbus.cron
     ADD CONSTRAINT cron_pkey PRIMARY KEY (name);
 
 --
+-- Name: job_cancel_attempt job_cancel_attempt_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.job_cancel_attempt
+    ADD CONSTRAINT job_cancel_attempt_check CHECK ((VALUE >= 1)) NOT VALID;
+
+--
+-- Name: job_correlation_id job_correlation_id_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.job_correlation_id
+    ADD CONSTRAINT job_correlation_id_check CHECK (((length(VALUE) >= 1) AND (length(VALUE) <= 128))) NOT VALID;
+
+--
+-- Name: job_enqueued_by job_enqueued_by_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.job_enqueued_by
+    ADD CONSTRAINT job_enqueued_by_check CHECK (((length(VALUE) >= 1) AND (length(VALUE) <= 256))) NOT VALID;
+
+--
+-- Name: job_max_attempts job_max_attempts_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.job_max_attempts
+    ADD CONSTRAINT job_max_attempts_check CHECK ((VALUE >= 1)) NOT VALID;
+
+--
 -- Name: job job_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
 --
 
@@ -658,22 +787,57 @@ ALTER TABLE ONLY pgbus.job
     ADD CONSTRAINT job_pkey PRIMARY KEY (id);
 
 --
--- Name: job job_progress_shape; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+-- Name: job_priority job_priority_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
 --
 
-ALTER TABLE pgbus.job
-    ADD CONSTRAINT job_progress_shape CHECK (((progress IS NULL) OR ((jsonb_typeof(progress) = 'object'::text) AND (octet_length((progress)::text) <= 1024) AND
+ALTER DOMAIN pgbus.job_priority
+    ADD CONSTRAINT job_priority_check CHECK (((VALUE >= '-100'::integer) AND (VALUE <= 100))) NOT VALID;
+
+--
+-- Name: job_progress job_progress_shape; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.job_progress
+    ADD CONSTRAINT job_progress_shape CHECK (((VALUE IS NULL) OR ((jsonb_typeof(VALUE) = 'object'::text) AND (octet_length((VALUE)::text) <= 1024) AND
 CASE
-    WHEN (jsonb_typeof((progress -> 'percent'::text)) = 'number'::text) THEN ((((progress ->> 'percent'::text))::numeric >= (0)::numeric) AND (((progress ->> 'percent'::text))::numeric <= (100)::numeric))
+    WHEN (jsonb_typeof((VALUE -> 'percent'::text)) = 'number'::text) THEN ((((VALUE ->> 'percent'::text))::numeric >= (0)::numeric) AND (((VALUE ->> 'percent'::text))::numeric <= (100)::numeric))
     ELSE false
-END AND (COALESCE(jsonb_typeof((progress -> 'message'::text)), 'null'::text) = ANY (ARRAY['string'::text, 'null'::text])) AND (COALESCE(length((progress ->> 'message'::text)), 0) <= 200)))) NOT VALID;
+END AND (COALESCE(jsonb_typeof((VALUE -> 'message'::text)), 'null'::text) = ANY (ARRAY['string'::text, 'null'::text])) AND (COALESCE(length((VALUE ->> 'message'::text)), 0) <= 200)))) NOT VALID;
 
 --
--- Name: job job_result_size_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+-- Name: job_result job_result_size_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.job_result
+    ADD CONSTRAINT job_result_size_chk CHECK ((octet_length((VALUE)::text) <= 65536)) NOT VALID;
+
+--
+-- Name: trace_parent job_trace_parent_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.trace_parent
+    ADD CONSTRAINT job_trace_parent_check CHECK (((VALUE ~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'::text) AND (substr(VALUE, 4, 32) <> '00000000000000000000000000000000'::text) AND (substr(VALUE, 37, 16) <> '0000000000000000'::text))) NOT VALID;
+
+--
+-- Name: trace_state job_trace_state_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.trace_state
+    ADD CONSTRAINT job_trace_state_check CHECK (((length(VALUE) <= 512) AND (VALUE ~ '^[\x20-\x7e]*$'::text))) NOT VALID;
+
+--
+-- Name: job job_trace_state_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
 --
 
 ALTER TABLE pgbus.job
-    ADD CONSTRAINT job_result_size_chk CHECK (((result IS NULL) OR (octet_length((result)::text) <= 65536))) NOT VALID;
+    ADD CONSTRAINT job_trace_state_check CHECK (((trace_state IS NULL) OR (trace_parent IS NOT NULL))) NOT VALID;
+
+--
+-- Name: job_unique_key job_unique_key_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.job_unique_key
+    ADD CONSTRAINT job_unique_key_check CHECK (((length(VALUE) >= 1) AND (length(VALUE) <= 255))) NOT VALID;
 
 --
 -- Name: leader leader_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -

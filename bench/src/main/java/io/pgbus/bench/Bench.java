@@ -54,8 +54,7 @@ public final class Bench {
       var results = new Results();
       CpuMeter.Sample cpu0 = h.cpu.sample();
       // W5's consumers are the demo server's: it warms them up itself.
-      if (!options.workloads().equals(Set.of("w5"))
-          && !options.workloads().equals(Set.of("admin"))) {
+      if (!Set.of("w5", "admin", "enq").containsAll(options.workloads())) {
         h.log("warm-up (unmeasured) ...");
         new ThroughputWorkload(h).warmUp();
       }
@@ -71,6 +70,7 @@ public final class Bench {
           case "w4" -> new SustainedLoadWorkload(h).run(results);
           case "w5" -> new LibertyWakeLatencyWorkload(h, w2.pgbusRuns()).run(results);
           case "admin" -> new AdminQueryWorkload(h).run(results);
+          case "enq" -> new EnqueueWorkload(h).run(results);
           default -> throw new IllegalStateException(w);
         }
       }

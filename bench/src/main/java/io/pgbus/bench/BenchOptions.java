@@ -58,12 +58,12 @@ record BenchOptions(
     int adminJobs) {
 
   // W5 comes after W2, so its report can set the Java SE figures of the same run beside it.
-  static final List<String> ALL = List.of("w1", "w2", "w3", "fleet", "w4", "w5", "admin");
+  static final List<String> ALL = List.of("w1", "w2", "w3", "fleet", "w4", "w5", "admin", "enq");
 
   static final String USAGE =
       """
       usage: ./run-bench [--with-demo] [--quick] [--url=JDBC_URL] [--runs=N]
-                         [--only=w1,w2,w3,fleet,w4,w5,admin] [--admin-jobs=N]
+                         [--only=w1,w2,w3,fleet,w4,w5,admin,enq] [--admin-jobs=N]
                          [--w1-jobs=N] [--w1-batch=N] [--single-jobs=N] [--w2-jobs=N]
                          [--idle-seconds=N] [--fleet=1,10,100] [--w4-rate=N] [--w4-seconds=N]
                          [--workers=N] [--raw-batch=K] [--jobs-per-transaction=N]

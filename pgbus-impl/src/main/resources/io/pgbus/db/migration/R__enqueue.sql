@@ -44,19 +44,33 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
   AS $$
   -- Columns win over the parameters of the same name (queue, unique_key in ON CONFLICT);
   -- parameters are always written enqueue_job.<name>.
+  --
+  -- Shape (issue #15, docs/performance.md "Enqueue at the raw ceiling"): one SQL statement per
+  -- call, the INSERT, which returns the payload limit and the queue's pause with the id. Every check
+  -- is a PL/pgSQL simple expression, evaluated without the executor; the functions that raise
+  -- (pgbus.queue, check_payload, check_run_at) are called only when their cheap test trips, so
+  -- the messages stay theirs. The wake-up is pgbus.notify's, inlined: a simple expression too.
   #variable_conflict use_column
   DECLARE
-    v_queue  pgbus.queue_name := pgbus.queue(enqueue_job.queue);
+    v_queue  pgbus.queue_name;
     v_run_at timestamptz := coalesce(enqueue_job.run_at, now());
-    v_state  pgbus.job_state :=
-      CASE WHEN coalesce(enqueue_job.run_at, now()) <= now() THEN 'available' ELSE 'scheduled' END;
+    v_limit  integer;
+    v_paused boolean;
   BEGIN
+    -- pgbus.queue's rule; it raises the message.
+    IF enqueue_job.queue IS NULL OR enqueue_job.queue !~ '^[a-z][a-z0-9_]*$'
+       OR pg_catalog.length(enqueue_job.queue) > 48 THEN
+      PERFORM pgbus.queue(enqueue_job.queue);
+    END IF;
+    v_queue := enqueue_job.queue;
     IF enqueue_job.payload IS NULL OR pg_catalog.jsonb_typeof(enqueue_job.payload) = 'null' THEN
       RAISE EXCEPTION 'pgbus: payload must not be null (queue %); use ''{}'' for an empty payload', enqueue_job.queue
         USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
-    PERFORM pgbus.check_run_at(v_queue, v_run_at);
+    -- pgbus.check_run_at's tests; it raises the message.
+    IF NOT pg_catalog.isfinite(v_run_at) OR v_run_at > now() + interval '36500 days' THEN
+      PERFORM pgbus.check_run_at(v_queue, v_run_at);
+    END IF;
     IF enqueue_job.trace_parent IS NOT NULL OR enqueue_job.trace_state IS NOT NULL THEN
       PERFORM pgbus.check_trace(v_queue, enqueue_job.trace_parent, enqueue_job.trace_state);
     END IF;
@@ -67,34 +81,70 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
         pg_catalog.quote_literal(pg_catalog.left(enqueue_job.unique_key, 80)), enqueue_job.queue
         USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    LOOP
-      -- The inference predicate is job_unique_idx's, word for word but for the operator, which
-      -- is the one the index was built with (enum_eq), named so that no look-alike can stand in.
-      INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at, unique_key,
+    IF enqueue_job.unique_key IS NULL THEN
+      -- No key, no conflict possible: a plain INSERT, without ON CONFLICT's speculative insertion.
+      INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at,
                                   trace_parent, trace_state)
-      VALUES (v_queue, v_state, enqueue_job.priority, enqueue_job.payload,
-              enqueue_job.max_attempts, v_run_at, enqueue_job.unique_key,
+      VALUES (v_queue,
+              CASE WHEN v_run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
+              enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
               enqueue_job.trace_parent, enqueue_job.trace_state)
-      ON CONFLICT (queue, unique_key)
-        WHERE unique_key IS NOT NULL
-          AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
-        DO NOTHING
-      RETURNING j.id INTO id;
-      IF FOUND THEN
-        duplicate := false;
-        PERFORM pgbus.notify(v_queue, v_run_at);
-        RETURN;
+      -- The limit as pgbus.check_payload reads it (the default stands in should the row be
+      -- gone) and the pause pgbus.notify looks up come back with the row: one statement in all.
+      RETURNING j.id,
+                coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
+                EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = v_queue::text)
+        INTO id, v_limit, v_paused;
+    ELSE
+      LOOP
+        -- The inference predicate is job_unique_idx's, word for word but for the operator, which
+        -- is the one the index was built with (enum_eq), named so that no look-alike can stand in.
+        INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at,
+                                    unique_key, trace_parent, trace_state)
+        VALUES (v_queue,
+                CASE WHEN v_run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
+                enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
+                enqueue_job.unique_key, enqueue_job.trace_parent, enqueue_job.trace_state)
+        ON CONFLICT (queue, unique_key)
+          WHERE unique_key IS NOT NULL
+            AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
+          DO NOTHING
+        RETURNING j.id,
+                  coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
+                  EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = v_queue::text)
+          INTO id, v_limit, v_paused;
+        EXIT WHEN FOUND;
+        -- Only a keyed job can conflict, so here unique_key is set.
+        SELECT j.id INTO id
+          FROM pgbus.job j
+         WHERE j.queue::text = v_queue::text AND j.unique_key = enqueue_job.unique_key
+           AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}');
+        IF FOUND THEN
+          -- Refused all the same, as when the limit was checked before the INSERT.
+          PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
+          duplicate := true;
+          RETURN;
+        END IF;
+      END LOOP;
+    END IF;
+    -- pgbus.check_payload's test (a sixth of the limit, see there); it raises the message. After
+    -- the INSERT, so that the limit comes with it; the error undoes the row (and no wake-up has
+    -- been sent yet), so a refused payload still writes nothing.
+    IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6 THEN
+      PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
+    END IF;
+    duplicate := false;
+    -- pgbus.notify's wake-up (see there for the hint and the pause), as a simple expression: a
+    -- void result is never NULL, so the IF only evaluates it.
+    IF NOT v_paused THEN
+      IF pg_catalog.pg_notify(
+           pgbus.channel(v_queue),
+           CASE WHEN v_run_at <= now() THEN ''
+                ELSE (pg_catalog.ceil(extract(epoch FROM v_run_at)::numeric * 1000.0))::bigint::text END)
+         IS NULL THEN
+        NULL;
       END IF;
-      -- Only a keyed job can conflict, so here unique_key is set.
-      SELECT j.id INTO id
-        FROM pgbus.job j
-       WHERE j.queue::text = v_queue::text AND j.unique_key = enqueue_job.unique_key
-         AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}');
-      IF FOUND THEN
-        duplicate := true;
-        RETURN;
-      END IF;
-    END LOOP;
+    END IF;
   END $$;
 
 -- Enqueues one job in the caller's transaction and returns its id, or the id of the waiting or
@@ -102,26 +152,23 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
 --   SELECT pgbus.enqueue('emails', '{"to":"a@example.com"}');
 --   SELECT pgbus.enqueue('emails', '{}', run_at => now() + interval '5 minutes', priority => -1);
 --   SELECT pgbus.enqueue('reports', '{"order":42}', unique_key => 'order-42');
--- PL/pgSQL, not SQL: a SQL function whose body selects FROM another function cannot be inlined,
--- and would be parsed and planned on every call. It only calls pgbus.enqueue_job by its
--- qualified name with its own typed parameters, so nothing in it depends on the path. Its
--- parameters are pgbus.enqueue_job's.
+-- SQL, and a single expression without FROM, so the planner inlines it into the calling query:
+-- the caller's statement calls pgbus.enqueue_job directly, with no function call, parse or plan
+-- of its own per call (V4 had made it PL/pgSQL because its body then selected FROM
+-- pgbus.enqueue_job, which cannot be inlined). The body is parsed where it is inlined, with the
+-- caller's path; it only calls pgbus.enqueue_job by its qualified name with parameters of exactly
+-- its types, so nothing in it depends on the path. Its parameters are pgbus.enqueue_job's.
 CREATE OR REPLACE FUNCTION pgbus.enqueue(
     queue text, payload jsonb, run_at timestamptz DEFAULT NULL, priority integer DEFAULT 0,
     max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL,
     trace_parent text DEFAULT NULL, trace_state text DEFAULT NULL)
   RETURNS bigint
-  LANGUAGE plpgsql VOLATILE
+  LANGUAGE sql VOLATILE
   AS $$
-  DECLARE
-    v_id bigint;
-  BEGIN
-    SELECT e.id INTO v_id
-      FROM pgbus.enqueue_job(enqueue.queue, enqueue.payload, enqueue.run_at, enqueue.priority,
-                             enqueue.max_attempts, enqueue.unique_key,
-                             enqueue.trace_parent, enqueue.trace_state) e;
-    RETURN v_id;
-  END $$;
+    SELECT (pgbus.enqueue_job(enqueue.queue, enqueue.payload, enqueue.run_at, enqueue.priority,
+                              enqueue.max_attempts, enqueue.unique_key,
+                              enqueue.trace_parent, enqueue.trace_state)).id
+  $$;
 
 -- Enqueues many jobs (arrays of equal length, NULL run_at = now) and returns their ids in input
 -- order. Without unique keys: one INSERT and one notification per queue and due time, not one per
@@ -157,6 +204,10 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
       RAISE EXCEPTION 'pgbus: payload % of the batch is null; use ''{}'' for an empty payload', v_null
         USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    -- Queue names: pgbus.queue once per distinct name (it raises the message), not once per job;
+    -- the INSERT's cast to the domain holds each row to the same rule.
+    PERFORM pgbus.queue(d.q)
+       FROM (SELECT DISTINCT t.q FROM pg_catalog.unnest(queues) AS t(q)) d;
     -- Checked for the whole batch before anything is written. The filters only spare the call
     -- (and its read of pgbus.setting) for the jobs that cannot fail it; the checks raise. The
     -- unique-key path below checks each job again in pgbus.enqueue_job.
@@ -167,7 +218,7 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
        FROM unnest(queues, run_ats) AS t(q, r)
       WHERE NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days';
     IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
-      PERFORM pgbus.check_trace(pgbus.queue(queues[i]), trace_parents[i], trace_states[i])
+      PERFORM pgbus.check_trace(queues[i]::pgbus.queue_name, trace_parents[i], trace_states[i])
          FROM pg_catalog.generate_series(1, v_n) AS g(i);
     END IF;
     IF unique_keys IS NOT NULL
@@ -182,7 +233,7 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
     END IF;
     RETURN QUERY
       WITH input AS (
-        SELECT pgbus.queue(t.q) AS queue, t.p AS payload, coalesce(t.r, now()) AS run_at,
+        SELECT t.q::pgbus.queue_name AS queue, t.p AS payload, coalesce(t.r, now()) AS run_at,
                t.pr AS priority, t.m AS max_attempts, t.ord,
                trace_parents[t.ord] AS trace_parent, trace_states[t.ord] AS trace_state
           FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
