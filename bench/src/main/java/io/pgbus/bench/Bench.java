@@ -55,7 +55,8 @@ public final class Bench {
       CpuMeter.Sample cpu0 = h.cpu.sample();
       // W5's consumers are the demo server's: it warms them up itself.
       if (!options.workloads().equals(Set.of("w5"))
-          && !options.workloads().equals(Set.of("admin"))) {
+          && !options.workloads().equals(Set.of("admin"))
+          && options.workloads().stream().noneMatch(BenchOptions.OPT_IN::contains)) {
         h.log("warm-up (unmeasured) ...");
         new ThroughputWorkload(h).warmUp();
       }
@@ -71,6 +72,10 @@ public final class Bench {
           case "w4" -> new SustainedLoadWorkload(h).run(results);
           case "w5" -> new LibertyWakeLatencyWorkload(h, w2.pgbusRuns()).run(results);
           case "admin" -> new AdminQueryWorkload(h).run(results);
+          case "size" -> new TableSizeWorkload(h).run(results);
+          case "xmin" -> new LongTransactionWorkload(h).run(results);
+          case "queues" -> new ManyQueuesWorkload(h).run(results);
+          case "soak" -> new SoakWorkload(h).run(results);
           default -> throw new IllegalStateException(w);
         }
       }

@@ -160,4 +160,17 @@ final class JobTracker {
         .sorted()
         .toArray();
   }
+
+  /**
+   * Commit-to-handler-start latencies in microseconds, sorted, of the jobs whose commit returned in
+   * [{@code fromNanos}, {@code toNanos}) and whose handler has started.
+   */
+  long[] latenciesMicros(long fromNanos, long toNanos) {
+    return committedAt.entrySet().stream()
+        .filter(e -> e.getValue() >= fromNanos && e.getValue() < toNanos)
+        .filter(e -> startedAt.containsKey(e.getKey()))
+        .mapToLong(e -> Math.max(0, startedAt.get(e.getKey()) - e.getValue()) / 1_000)
+        .sorted()
+        .toArray();
+  }
 }
