@@ -162,14 +162,15 @@ final class JobTracker {
   }
 
   /**
-   * Commit-to-handler-start latencies in microseconds, sorted, of the jobs whose commit returned in
-   * [{@code fromNanos}, {@code toNanos}) and whose handler has started.
+   * Commit-to-handler-start latencies in microseconds, sorted, of the jobs whose handler started in
+   * [{@code fromNanos}, {@code toNanos}): what a window of a steady load delivered, also when the
+   * consumers fall behind and start jobs committed windows ago.
    */
   long[] latenciesMicros(long fromNanos, long toNanos) {
-    return committedAt.entrySet().stream()
+    return startedAt.entrySet().stream()
         .filter(e -> e.getValue() >= fromNanos && e.getValue() < toNanos)
-        .filter(e -> startedAt.containsKey(e.getKey()))
-        .mapToLong(e -> Math.max(0, startedAt.get(e.getKey()) - e.getValue()) / 1_000)
+        .filter(e -> committedAt.containsKey(e.getKey()))
+        .mapToLong(e -> Math.max(0, e.getValue() - committedAt.get(e.getKey())) / 1_000)
         .sorted()
         .toArray();
   }

@@ -131,7 +131,7 @@ final class LoadTimeline {
           next += tick;
           long now = System.nanoTime();
           if (now - windowStart >= windowNanos || next >= phaseEnd) {
-            // Latencies of the jobs committed a window ago: they have had a whole window to start.
+            // Latencies of the jobs that started in this window, whenever they were committed.
             ServerStats.Snapshot s = h.stats.snapshot(db.name());
             double[] claim = {0, 0};
             s.queriesSince(stats)
