@@ -79,10 +79,10 @@ public final class Doctor {
    * The oldest snapshot in this database that another session holds (backend_xmin), or the oldest
    * prepared transaction. While it lives, VACUUM keeps every row version deleted or updated after
    * it: pruned jobs, claimed and completed rows stay as dead tuples in pgbus.job and its indexes.
-   * Only sessions of this database count: since PostgreSQL 14 another database's snapshot does
-   * not hold back this one's tables. The age is the transaction's (its snapshot is at least that
-   * young under REPEATABLE READ; a READ COMMITTED one holds a snapshot only while a statement
-   * runs). The last column counts client sessions whose details this role may not see
+   * Only sessions of this database count: another database's snapshot does not hold back this
+   * one's tables (replication slots and hot_standby_feedback do; they are not read here). The
+   * age is the transaction's (its snapshot is at least that young under REPEATABLE READ; a READ
+   * COMMITTED one holds a snapshot only while a statement runs). The last column counts client sessions whose details this role may not see
    * (pg_read_all_stats shows them).
    */
   private static final String HORIZON =
