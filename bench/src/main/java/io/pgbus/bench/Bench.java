@@ -54,7 +54,8 @@ public final class Bench {
       var results = new Results();
       CpuMeter.Sample cpu0 = h.cpu.sample();
       // W5's consumers are the demo server's: it warms them up itself.
-      if (!Set.of("w5", "admin", "enq").containsAll(options.workloads())) {
+      if (!Set.of("w5", "admin", "enq").containsAll(options.workloads())
+          && options.workloads().stream().noneMatch(BenchOptions.OPT_IN::contains)) {
         h.log("warm-up (unmeasured) ...");
         new ThroughputWorkload(h).warmUp();
       }
@@ -71,6 +72,10 @@ public final class Bench {
           case "w5" -> new LibertyWakeLatencyWorkload(h, w2.pgbusRuns()).run(results);
           case "admin" -> new AdminQueryWorkload(h).run(results);
           case "enq" -> new EnqueueWorkload(h).run(results);
+          case "size" -> new TableSizeWorkload(h).run(results);
+          case "xmin" -> new LongTransactionWorkload(h).run(results);
+          case "queues" -> new ManyQueuesWorkload(h).run(results);
+          case "soak" -> new SoakWorkload(h).run(results);
           default -> throw new IllegalStateException(w);
         }
       }

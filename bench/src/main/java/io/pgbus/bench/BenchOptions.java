@@ -32,6 +32,13 @@ import java.util.Set;
  * @param libertyDb W5: a JDBC URL to the running demo server's database, or null to skip W5
  * @param libertyHttp W5: the demo server's HTTP root, whose /health/ready is awaited; or null
  * @param results where the markdown results go
+ * @param sizeFinished size: the finished jobs kept in the grown table at each stage, ascending
+ * @param sizeWaiting size: the jobs waiting in one queue at the last stage (0: skipped)
+ * @param claimSamples size and queues: claims timed per measurement
+ * @param xminHoldSeconds xmin: how long the REPEATABLE READ transaction stays open
+ * @param xminPhaseSeconds xmin: the load before the transaction opens and after it commits
+ * @param queueCounts queues: the queue counts compared (a tenth of each is busy)
+ * @param soakMinutes soak: how long the load lasts
  */
 record BenchOptions(
     boolean quick,
@@ -55,15 +62,31 @@ record BenchOptions(
     String libertyDb,
     String libertyHttp,
     Path results,
-    int adminJobs) {
+    int adminJobs,
+    List<Integer> sizeFinished,
+    int sizeWaiting,
+    int claimSamples,
+    int xminHoldSeconds,
+    int xminPhaseSeconds,
+    List<Integer> queueCounts,
+    int soakMinutes) {
 
   // W5 comes after W2, so its report can set the Java SE figures of the same run beside it.
   static final List<String> ALL = List.of("w1", "w2", "w3", "fleet", "w4", "w5", "admin", "enq");
 
+  /**
+   * Workloads that run only when named in --only: each grows or holds a database for many minutes
+   * (docs/performance.md "As the work grows").
+   */
+  static final List<String> OPT_IN = List.of("size", "xmin", "queues", "soak");
+
   static final String USAGE =
       """
       usage: ./run-bench [--with-demo] [--quick] [--url=JDBC_URL] [--runs=N]
-                         [--only=w1,w2,w3,fleet,w4,w5,admin,enq] [--admin-jobs=N]
+                         [--only=w1,w2,w3,fleet,w4,w5,admin,enq,size,xmin,queues,soak]
+                         [--admin-jobs=N] [--size-finished=0,1000000,10000000]
+                         [--size-waiting=N] [--claim-samples=N] [--xmin-hold-seconds=N]
+                         [--xmin-phase-seconds=N] [--queues=10,1000] [--soak-minutes=N]
                          [--w1-jobs=N] [--w1-batch=N] [--single-jobs=N] [--w2-jobs=N]
                          [--idle-seconds=N] [--fleet=1,10,100] [--w4-rate=N] [--w4-seconds=N]
                          [--workers=N] [--raw-batch=K] [--jobs-per-transaction=N]
@@ -73,6 +96,8 @@ record BenchOptions(
                 jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres;
                 without it the bench starts an embedded PostgreSQL with pg_stat_statements
         --quick a smoke run of a minute or two: one run of each workload, smaller sizes
+        --only  size, xmin, queues and soak run only when named here (they take many
+                minutes: a 10M-row table, a transaction held 10 minutes, a 30-minute load)
         --liberty-db    W5: the JDBC URL of a running demo server's database (./run-demo), e.g.
                         jdbc:postgresql://127.0.0.1:15432/pgbus?user=postgres; without it W5 is
                         skipped
@@ -114,6 +139,13 @@ record BenchOptions(
     String libertyHttp = null;
     Path results = Path.of("target", "results.md");
     int adminJobs = quick ? 100_000 : 1_000_000;
+    List<Integer> sizeFinished = quick ? List.of(0, 100_000) : List.of(0, 1_000_000, 10_000_000);
+    int sizeWaiting = quick ? 100_000 : 1_000_000;
+    int claimSamples = quick ? 200 : 1_000;
+    int xminHold = quick ? 30 : 600;
+    int xminPhase = quick ? 15 : 120;
+    List<Integer> queueCounts = List.of(10, 1_000);
+    int soakMinutes = quick ? 2 : 30;
     for (String a : args) {
       String key = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
       String value = a.contains("=") ? a.substring(a.indexOf('=') + 1) : null;
@@ -125,14 +157,14 @@ record BenchOptions(
         case "--only" -> {
           workloads = new LinkedHashSet<>();
           for (String w : require(key, value).toLowerCase(Locale.ROOT).split(",")) {
-            if (!ALL.contains(w)) {
+            if (!ALL.contains(w) && !OPT_IN.contains(w)) {
               throw new IllegalArgumentException(
-                  "--only: unknown workload '" + w + "'; use " + ALL);
+                  "--only: unknown workload '" + w + "'; use " + ALL + " or " + OPT_IN);
             }
             workloads.add(w);
           }
           var ordered = new LinkedHashSet<String>();
-          for (String w : ALL) {
+          for (String w : java.util.stream.Stream.concat(ALL.stream(), OPT_IN.stream()).toList()) {
             if (workloads.contains(w)) {
               ordered.add(w);
             }
@@ -169,6 +201,33 @@ record BenchOptions(
         case "--liberty-http" -> libertyHttp = require(key, value).replaceAll("/+$", "");
         case "--results" -> results = Path.of(require(key, value));
         case "--admin-jobs" -> adminJobs = positive(key, value);
+        case "--size-finished" -> {
+          var sizes = new ArrayList<Integer>();
+          for (String v : require(key, value).split(",")) {
+            int n = "0".equals(v.strip()) ? 0 : positive(key, v.strip());
+            if (!sizes.isEmpty() && n <= sizes.get(sizes.size() - 1)) {
+              throw new IllegalArgumentException(key + " must ascend, was " + value);
+            }
+            sizes.add(n);
+          }
+          sizeFinished = List.copyOf(sizes);
+        }
+        case "--size-waiting" -> sizeWaiting = "0".equals(value) ? 0 : positive(key, value);
+        case "--claim-samples" -> claimSamples = positive(key, value);
+        case "--xmin-hold-seconds" -> xminHold = positive(key, value);
+        case "--xmin-phase-seconds" -> xminPhase = positive(key, value);
+        case "--queues" -> {
+          var counts = new ArrayList<Integer>();
+          for (String v : require(key, value).split(",")) {
+            int n = positive(key, v.strip());
+            if (n < 10 || n > 10_000) {
+              throw new IllegalArgumentException(key + ": each count must be 10..10000, was " + n);
+            }
+            counts.add(n);
+          }
+          queueCounts = List.copyOf(counts);
+        }
+        case "--soak-minutes" -> soakMinutes = positive(key, value);
         default -> throw new IllegalArgumentException("unknown option " + a + "\n" + USAGE);
       }
     }
@@ -201,7 +260,14 @@ record BenchOptions(
         libertyDb,
         libertyHttp,
         results,
-        adminJobs);
+        adminJobs,
+        sizeFinished,
+        sizeWaiting,
+        claimSamples,
+        xminHold,
+        xminPhase,
+        queueCounts,
+        soakMinutes);
   }
 
   boolean runs(String workload) {

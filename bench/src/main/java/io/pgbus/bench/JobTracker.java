@@ -160,4 +160,18 @@ final class JobTracker {
         .sorted()
         .toArray();
   }
+
+  /**
+   * Commit-to-handler-start latencies in microseconds, sorted, of the jobs whose handler started in
+   * [{@code fromNanos}, {@code toNanos}): what a window of a steady load delivered, also when the
+   * consumers fall behind and start jobs committed windows ago.
+   */
+  long[] latenciesMicros(long fromNanos, long toNanos) {
+    return startedAt.entrySet().stream()
+        .filter(e -> e.getValue() >= fromNanos && e.getValue() < toNanos)
+        .filter(e -> committedAt.containsKey(e.getKey()))
+        .mapToLong(e -> Math.max(0, e.getValue() - committedAt.get(e.getKey())) / 1_000)
+        .sorted()
+        .toArray();
+  }
 }

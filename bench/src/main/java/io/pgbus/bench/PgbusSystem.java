@@ -111,13 +111,22 @@ final class PgbusSystem implements QueueSystem {
   @Override
   public Consumers start(
       BenchDatabase db, DataSource pool, List<String> queues, int slots, JobTracker tracker) {
+    return startCapsules(db, pool, queues.stream().map(List::of).toList(), slots, tracker);
+  }
+
+  /** Starts one capsule per element of {@code capsules}, reading its queues, {@code slots} each. */
+  Running startCapsules(
+      BenchDatabase db,
+      DataSource pool,
+      List<List<String>> capsules,
+      int slots,
+      JobTracker tracker) {
     var config = EngineConfig.builder().workerId("bench-" + WORKERS.incrementAndGet());
     if (deleteCompleted) {
       config.completedRetention(Duration.ZERO);
     }
-    for (int i = 0; i < queues.size(); i++) {
-      config.capsule(
-          new CapsuleConfig("c" + (i + 1), List.of(queues.get(i)), slots, jobsPerTransaction));
+    for (int i = 0; i < capsules.size(); i++) {
+      config.capsule(new CapsuleConfig("c" + (i + 1), capsules.get(i), slots, jobsPerTransaction));
     }
     var self = new java.util.concurrent.atomic.AtomicReference<Engine>();
     Engine engine =

@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -74,6 +75,43 @@ public final class Doctor {
       """;
   private static final String BACKEND = "SELECT pg_catalog.pg_backend_pid()";
 
+  /*
+   * The oldest snapshot in this database that another session holds (backend_xmin), or the oldest
+   * prepared transaction. While it lives, VACUUM keeps every row version deleted or updated after
+   * it: pruned jobs, claimed and completed rows stay as dead tuples in pgbus.job and its indexes.
+   * Only sessions of this database count: another database's snapshot does not hold back this
+   * one's tables (replication slots and hot_standby_feedback do; they are not read here). The
+   * age is the transaction's (its snapshot is at least that young under REPEATABLE READ; a READ
+   * COMMITTED one holds a snapshot only while a statement runs). The last column counts client sessions whose details this role may not see
+   * (pg_read_all_stats shows them).
+   */
+  private static final String HORIZON =
+      """
+      WITH holder AS (
+        SELECT a.pid::text AS who, a.usename::text AS usr, a.application_name AS app,
+               a.state AS state,
+               pg_catalog.now() - a.xact_start AS held,
+               pg_catalog.age(a.backend_xmin) AS xids
+        FROM pg_catalog.pg_stat_activity a
+        WHERE a.datname = pg_catalog.current_database()
+          AND a.backend_xmin IS NOT NULL
+          AND a.pid <> pg_catalog.pg_backend_pid()
+          AND a.xact_start IS NOT NULL
+        UNION ALL
+        SELECT 'prepared transaction ' || p.gid, p.owner::text, NULL, 'prepared',
+               pg_catalog.now() - p.prepared, pg_catalog.age(p.transaction)
+        FROM pg_catalog.pg_prepared_xacts p
+        WHERE p.database = pg_catalog.current_database()
+      )
+      SELECT h.who, h.usr, h.app, h.state,
+             pg_catalog.floor(pg_catalog.date_part('epoch', h.held))::bigint, h.xids,
+             (SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_activity a
+              WHERE a.datname = pg_catalog.current_database()
+                AND a.backend_type = 'client backend' AND a.state IS NULL)
+      FROM (SELECT 1) one LEFT JOIN LATERAL
+           (SELECT * FROM holder ORDER BY held DESC LIMIT 1) h ON true
+      """;
+
   private Doctor() {}
 
   /**
@@ -132,6 +170,7 @@ public final class Doctor {
         checks.add(paused(engine, c));
       }
       checks.add(pooler(c, pid));
+      checks.add(horizon(c, config.maintainer().horizonWarn()));
     } catch (SQLException e) {
       String category = DatabaseProblem.of(e);
       // The driver's text (host, port, user) goes to the log; the report shows the category.
@@ -218,6 +257,72 @@ public final class Doctor {
             + (autoCommit ? "" : " in a transaction")
             + ")",
         null);
+  }
+
+  /**
+   * Warns when a transaction elsewhere has held a snapshot longer than {@code warnAfter}: it keeps
+   * VACUUM from removing what pgbus deletes and updates, so the job table and its indexes grow and
+   * claims slow down until it ends (docs/operations.md "A long transaction elsewhere").
+   */
+  static Check horizon(Connection c, Duration warnAfter) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(HORIZON);
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      String who = rs.getString(1);
+      long hidden = rs.getLong(7);
+      String unseen =
+          hidden == 0
+              ? ""
+              : "; "
+                  + hidden
+                  + " session(s) of other roles are hidden from this role (grant it"
+                  + " pg_read_all_stats to see them)";
+      String name = "transaction horizon";
+      if (who == null) {
+        return new Check(name, Status.OK, "no other session holds a snapshot" + unseen, null);
+      }
+      long heldSeconds = rs.getLong(5);
+      String holder =
+          (who.startsWith("prepared") ? who : "pid " + who)
+              + " (user "
+              + rs.getString(2)
+              + (rs.getString(3) == null || rs.getString(3).isEmpty()
+                  ? ""
+                  : ", application '" + rs.getString(3) + "'")
+              + ", "
+              + rs.getString(4)
+              + ")";
+      String detail =
+          "the oldest snapshot is held by "
+              + holder
+              + " for "
+              + Durations.format(Duration.ofSeconds(heldSeconds))
+              + ", "
+              + rs.getLong(6)
+              + " transaction(s) ago"
+              + unseen;
+      if (heldSeconds < warnAfter.toSeconds()) {
+        return new Check(name, Status.OK, detail, null);
+      }
+      return new Check(
+          name,
+          Status.WARN,
+          detail
+              + ": vacuum cannot remove the jobs pgbus deletes or updates after it, so pgbus.job"
+              + " and its indexes grow and claims slow down until it ends",
+          who.startsWith("prepared")
+              ? "COMMIT PREPARED or ROLLBACK PREPARED '"
+                  + who.substring("prepared transaction ".length())
+                  + "'"
+              : "end that transaction (commit it, or SELECT pg_terminate_backend("
+                  + who
+                  + ")); keep long reports off the queue's database (a replica without"
+                  + " hot_standby_feedback) or bound them with idle_in_transaction_session_timeout"
+                  + " and statement_timeout; warns after "
+                  + MaintainerConfig.HORIZON_WARN.key()
+                  + "="
+                  + Durations.format(warnAfter));
+    }
   }
 
   private static Check listener(Engine engine) {

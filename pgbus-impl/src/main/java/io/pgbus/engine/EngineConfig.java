@@ -296,6 +296,10 @@ public record EngineConfig(
       return set(RetentionConfig.AUDIT, v);
     }
 
+    public Builder horizonWarn(Duration v) {
+      return set(MaintainerConfig.HORIZON_WARN, v);
+    }
+
     public Builder pruneBatch(int v) {
       return set(RetentionConfig.BATCH, v);
     }

@@ -1,9 +1,12 @@
 package io.pgbus.engine;
 
+import static java.time.Duration.ofSeconds;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.pgbus.engine.testing.Await;
 import io.pgbus.engine.testing.TestDatabase;
 import io.pgbus.engine.testing.TestEngines;
+import java.sql.Connection;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -45,6 +48,7 @@ class DoctorTest {
             "schema",
             "paused queues",
             "pooler",
+            "transaction horizon",
             "listener",
             "pool",
             "connection budget");
@@ -67,6 +71,43 @@ class DoctorTest {
       } finally {
         engine.jobs().resume(c, "doctor_paused");
       }
+    }
+  }
+
+  @Test
+  void warnsWhileARepeatableReadTransactionElsewhereHoldsTheHorizonBack() throws Exception {
+    Engine engine =
+        engines.start(
+            engines.config().capsule("main", 1, "doctor_horizon").horizonWarn(ofSeconds(1)).build(),
+            (job, tx) -> null);
+    try (Connection report = db.connect()) {
+      report.createStatement().execute("SET application_name = 'nightly report'");
+      report.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+      report.setAutoCommit(false);
+      report.createStatement().execute("SELECT count(*) FROM pgbus.job"); // takes the snapshot
+      long pid = ((org.postgresql.PGConnection) report).getBackendPID();
+
+      Doctor.Check held =
+          Await.until(
+              "the doctor's horizon warning",
+              ofSeconds(10),
+              () -> check(Doctor.examine(engine, db.dataSource(), 20, "k"), "transaction horizon"),
+              c -> c.status() == Doctor.Status.WARN);
+
+      assertThat(held.detail())
+          .contains("pid " + pid)
+          .contains("application 'nightly report'")
+          .contains("idle in transaction")
+          .contains("vacuum cannot remove");
+      assertThat(held.fix())
+          .contains("pg_terminate_backend(" + pid + ")")
+          .contains("pgbus.doctor.horizon-warn=1s");
+
+      report.commit();
+      Doctor.Check after =
+          check(Doctor.examine(engine, db.dataSource(), 20, "k"), "transaction horizon");
+      assertThat(after.status()).isEqualTo(Doctor.Status.OK);
+      assertThat(after.detail()).doesNotContain("pid " + pid);
     }
   }
 

@@ -14,13 +14,20 @@ import java.io.UncheckedIOException;
  *   <li>an embedded PostgreSQL (zonky), started once per JVM and stopped when the JVM ends.
  * </ol>
  *
- * Testcontainers and zonky are touched only on the branch that uses them, so a module that sets the
- * environment variable needs neither on its class path.
+ * With {@value #SOURCE_ENV}{@code =embedded}, step 2 is skipped. Testcontainers and zonky are
+ * touched only on the branch that uses them, so a module that sets the environment variable needs
+ * neither on its class path.
  */
 public final class TestPostgres {
 
   /** The environment variable that points the tests at an existing server. */
   public static final String URL_ENV = "PGBUS_TEST_JDBC_URL";
+
+  /**
+   * Set to {@code embedded} to skip Testcontainers even when Docker is there: the version matrix
+   * (tools/pg-matrix, profiles pg14..pg17) picks the PostgreSQL version through zonky's binaries.
+   */
+  public static final String SOURCE_ENV = "PGBUS_TEST_POSTGRES";
 
   /** The image used when Testcontainers starts the server. */
   public static final String IMAGE = "postgres:15-alpine";
@@ -58,16 +65,27 @@ public final class TestPostgres {
     if (fromEnv != null && !fromEnv.isBlank()) {
       source = "env";
       url = fromEnv.strip();
-    } else if (Containers.dockerAvailable()) {
+    } else if (!"embedded".equals(System.getenv(SOURCE_ENV)) && Containers.dockerAvailable()) {
       source = "testcontainers";
       url = Containers.start();
     } else {
       source = "embedded";
       url = Embedded.start();
     }
+    String version;
+    try (var c = java.sql.DriverManager.getConnection(url);
+        var rs = c.createStatement().executeQuery("SHOW server_version")) {
+      rs.next();
+      version = rs.getString(1);
+    } catch (java.sql.SQLException e) {
+      version = "unknown (" + e.getMessage() + ")";
+    }
+    // Printed as well as logged: the version matrix (tools/pg-matrix) greps it from the output.
+    System.out.println("pgbus tests use PostgreSQL " + version + " from " + source);
     LOG.log(
         System.Logger.Level.INFO,
-        "pgbus tests use PostgreSQL from {0} ({1})",
+        "pgbus tests use PostgreSQL {0} from {1} ({2})",
+        version,
         source,
         url.replaceAll("password=[^&]*", "password=***"));
     return url;
