@@ -219,9 +219,9 @@ public final class Engine {
   }
 
   /**
-   * A job whose handler opens its own transactions shares none with other jobs: an adaptive
-   * capsule runs such jobs alone, and a capsule with a fixed jobs-per-transaction above 1 must not
-   * read such a queue.
+   * A job whose handler opens its own transactions shares none with other jobs: an adaptive capsule
+   * runs such jobs alone, and a capsule with a fixed jobs-per-transaction above 1 must not read
+   * such a queue.
    */
   private static void requireUnbatched(EngineConfig config, Set<String> handlerTransactions) {
     for (CapsuleConfig cc : config.capsules()) {

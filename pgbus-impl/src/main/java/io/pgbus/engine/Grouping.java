@@ -2,8 +2,8 @@ package io.pgbus.engine;
 
 import java.util.List;
 import java.util.Objects;
-import java.util.function.Predicate;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 /**
  * How many claimed jobs share one transaction in a capsule: the one place that decides it ({@link
