@@ -33,8 +33,12 @@ final class Grouping {
   /** Most jobs one transaction carries under {@code auto}. */
   static final int AUTO_MAX = 20;
 
-  /** The time one transaction's handlers should take together under {@code auto}: 100 ms. */
-  static final long TARGET_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  /**
+   * The time one transaction's handlers should take together under {@code auto}: 500 ms. Short
+   * enough for locks and a JTA transaction, long enough that handlers slowed by a busy database
+   * (tens of milliseconds a statement) still share transactions, which is when commits cost most.
+   */
+  static final long TARGET_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
   /** After a group rolled back, how long {@code auto} keeps one job per transaction: 1 s. */
   static final long COOL_DOWN_NANOS = TimeUnit.SECONDS.toNanos(1);

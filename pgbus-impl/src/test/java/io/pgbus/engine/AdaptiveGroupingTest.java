@@ -59,7 +59,7 @@ class AdaptiveGroupingTest {
     awaitDone(events, 1 + backlog.size());
     assertThat(db.queryLong("SELECT count(DISTINCT txid) FROM business WHERE job_id <> " + first))
         .as("the backlog ran in groups")
-        .isLessThan(backlog.size() * 3 / 4L);
+        .isLessThan(backlog.size() / 2L);
 
     long afterBacklog = enqueueAndTimeStart(events, 2 + backlog.size());
     for (long id : List.of(first, afterBacklog)) {
@@ -109,9 +109,9 @@ class AdaptiveGroupingTest {
     long transactions = db.queryLong("SELECT count(DISTINCT txid) FROM business");
     // 400 jobs: alone they take 400 transactions; at 20 a group at least 20. The first claims ramp
     // up from one a slot (1, 2, 4, 8, 16, then 20), and handlers slowed by a loaded machine keep
-    // the groups smaller (100 ms of handler time each): on a quiet machine about 30.
+    // the groups smaller (500 ms of handler time each): on a quiet machine about 30.
     System.err.printf("AdaptiveGroupingTest: 400 jobs in %d transactions%n", transactions);
-    assertThat(transactions).as("transactions for 400 jobs").isBetween(20L, 300L);
+    assertThat(transactions).as("transactions for 400 jobs").isBetween(20L, 200L);
     assertThat(
             db.queryLong("SELECT max(n) FROM (SELECT count(*) AS n FROM business GROUP BY txid) t"))
         .as("most jobs in one transaction")
@@ -194,9 +194,9 @@ class AdaptiveGroupingTest {
     g.claimed(8, 8);
     g.claimed(16, 16);
     assertThat(g.perSlot()).isEqualTo(4);
-    g.ran(1, TimeUnit.MILLISECONDS.toNanos(40), false);
-    assertThat(g.perSlot()).as("40 ms jobs: two fit in 100 ms").isEqualTo(2);
-    g.ran(1, TimeUnit.SECONDS.toNanos(2), false);
+    g.ran(1, TimeUnit.MILLISECONDS.toNanos(200), false);
+    assertThat(g.perSlot()).as("200 ms jobs: two fit in 500 ms").isEqualTo(2);
+    g.ran(1, TimeUnit.SECONDS.toNanos(10), false);
     assertThat(g.perSlot()).as("slow jobs run alone").isEqualTo(1);
 
     var h = new Grouping(new CapsuleConfig("h", List.of("q"), 8));

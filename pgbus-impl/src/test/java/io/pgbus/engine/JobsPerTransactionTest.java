@@ -175,7 +175,7 @@ class JobsPerTransactionTest {
   }
 
   @Test
-  void aTransactionWhoseHandlersOverrunTheSharedTimeoutFailsOnlyTheSlowOne() {
+  void aHandlerThatOverrunsItsOwnTimeoutInAGroupFailsOnlyItself() {
     List<Long> ids = JobFixtures.in(db).enqueue("slow", 3);
     long slow = ids.get(1);
     var events = new RecordingEvents();
