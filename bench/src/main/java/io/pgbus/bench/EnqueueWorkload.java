@@ -95,11 +95,9 @@ final class EnqueueWorkload {
     int batch = h.options.w1Batch();
     List<Runnable> steps = new ArrayList<>();
     Measure[] m = new Measure[PATHS.size()];
+    steps.add(() -> m[0] = timed(rdb, singles, loop(singles, () -> raw.enqueueOne(rc, QUEUE), rc)));
     steps.add(
-        () -> m[0] = timed(rdb, singles, loop(singles, () -> raw.enqueueOne(rc, QUEUE), rc)));
-    steps.add(
-        () ->
-            m[1] = timed(pdb, singles, loop(singles, () -> pgbus.enqueueOne(pc, QUEUE), pc)));
+        () -> m[1] = timed(pdb, singles, loop(singles, () -> pgbus.enqueueOne(pc, QUEUE), pc)));
     steps.add(() -> m[2] = timed(pdb, singles, loop(singles, () -> sqlEnqueue(pc), pc)));
     steps.add(
         () ->
