@@ -17,9 +17,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * A handler in {@code JobTransaction.HANDLER} mode runs past the server's transaction timeout (60 s
- * on the test servers) and its job completes once, with the rows it committed itself; the same job
- * in the default mode loses its transaction to the timeout and does not complete. Both run at once.
+ * A handler in {@code JobTransaction.HANDLER} mode runs past the server's transaction timeout (120
+ * s on the test servers) and its job completes once, with the rows it committed itself; the same
+ * job in the default mode loses its transaction to the timeout and does not complete. Both run at
+ * once.
  */
 @ExtendWith(ArquillianExtension.class)
 class LongRunningHandlerIT {

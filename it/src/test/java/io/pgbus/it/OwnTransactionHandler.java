@@ -18,10 +18,10 @@ import java.time.Duration;
 public class OwnTransactionHandler implements JobHandler<Marker> {
 
   /**
-   * Longer than the transaction timeout of the test servers: 60 s (totalTranLifetimeTimeout in
+   * Longer than the transaction timeout of the test servers: 120 s (totalTranLifetimeTimeout in
    * src/test/liberty/server.xml, default-timeout in src/test/wildfly/it.cli).
    */
-  static final Duration RUNS_FOR = Duration.ofSeconds(65);
+  static final Duration RUNS_FOR = Duration.ofSeconds(125);
 
   @Inject HandledRows rows;
 
