@@ -73,6 +73,11 @@ public final class Capsule extends Loop {
   private volatile boolean handedBack; // the drain ran out: slots not started yet never start
   private boolean executorWaitWarned;
 
+  // Flow control (V14): which queues the database limits, and what to call with those of a
+  // finished slot's jobs. Set once by the engine before start.
+  private java.util.function.Predicate<String> limited = q -> false;
+  private java.util.function.Consumer<java.util.Set<String>> limitFreed = q -> {};
+
   private volatile long beatNanos = System.nanoTime();
   private volatile boolean died; // an Error ended the loop
   private final ErrorBackoff errors;
@@ -108,6 +113,14 @@ public final class Capsule extends Loop {
     this.dataSource = Objects.requireNonNull(dataSource);
     this.executor = Objects.requireNonNull(executor);
     this.runner = Objects.requireNonNull(runner);
+  }
+
+  /** Before start: how to tell limited queues, and whom to tell when their jobs finish. */
+  void onLimitFreed(
+      java.util.function.Predicate<String> limited,
+      java.util.function.Consumer<java.util.Set<String>> freed) {
+    this.limited = Objects.requireNonNull(limited);
+    this.limitFreed = Objects.requireNonNull(freed);
   }
 
   public CapsuleConfig config() {
@@ -455,7 +468,34 @@ public final class Capsule extends Loop {
       }
     } finally {
       slotDone(jobs);
+      freedLimits(jobs);
     }
+  }
+
+  /**
+   * A claim held back by a limit took fewer jobs than it had slots for, and went to sleep with no
+   * backlog: a finished job of a limited queue is its reason to claim again, here at once and, by
+   * the queue's wake-up, in every other JVM. Unlimited queues skip all of it.
+   */
+  private void freedLimits(List<ClaimedJob> jobs) {
+    java.util.Set<String> queues = null;
+    for (ClaimedJob job : jobs) {
+      if (limited.test(job.queue())) {
+        queues = queues == null ? new java.util.TreeSet<>() : queues;
+        queues.add(job.queue());
+      }
+    }
+    if (queues == null) {
+      return;
+    }
+    lock.lock();
+    try {
+      woken = true;
+      signal().signal();
+    } finally {
+      lock.unlock();
+    }
+    limitFreed.accept(queues);
   }
 
   private void slotDone(List<ClaimedJob> jobs) {

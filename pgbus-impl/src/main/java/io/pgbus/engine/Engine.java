@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -54,6 +55,10 @@ public final class Engine {
   private final boolean maintenance;
   private final NodeReporter node;
   private volatile boolean started;
+  private final QueueLimitStore limits = new QueueLimitStore();
+  // The capsules' queues that pgbus.queue_limit limits, as read at start (after this engine wrote
+  // its own): a finished job of one of them wakes the fleet's capsules (see limitFreed).
+  private volatile Set<String> limited = Set.of();
 
   private Engine(Builder b) {
     this.config = b.config;
@@ -123,6 +128,7 @@ public final class Engine {
               threadsNeeded,
               runner,
               this::connectionLost);
+      capsule.onLimitFreed(q -> limited.contains(q), this::limitFreed);
       capsules.add(capsule);
       for (String q : cc.queues()) {
         capsulesByQueue.computeIfAbsent(q, k -> new ArrayList<>()).add(capsule);
@@ -185,6 +191,7 @@ public final class Engine {
     }
     started = true;
     publishPayloadLimit();
+    publishQueueLimits();
     if (node != null) {
       node.started();
     }
@@ -487,6 +494,62 @@ public final class Engine {
           config.workerId(),
           limit,
           e.getMessage());
+    }
+  }
+
+  /**
+   * Writes the configured flow control of every queue the capsules read to pgbus.queue_limit, or
+   * removes it when none is configured here (the last engine to start that reads a queue decides,
+   * as for pgbus.max-payload-bytes), then reads which of them the database limits.
+   */
+  private void publishQueueLimits() {
+    List<String> queues = config.queues();
+    if (queues.isEmpty()) {
+      return;
+    }
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(true);
+      for (String q : queues) {
+        limits.queueLimitWrite(c, config.queueLimit(q), config.workerId());
+      }
+      limited = Set.copyOf(limits.queuesLimited(c, queues));
+    } catch (SQLException e) {
+      // The claim still enforces whatever the table holds; only this engine's own limits and its
+      // wake-ups on a freed slot are missing (capsules then claim on the next poll).
+      limited = Set.copyOf(queues);
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus engine {0} could not write its queue limits (pgbus.queue.*.global-concurrency,"
+              + " key-concurrency) to pgbus.queue_limit: {1}; the claims obey the limits stored"
+              + " there. Grant the application's role EXECUTE on pgbus.queue_limit_set",
+          config.workerId(),
+          e.getMessage());
+    }
+  }
+
+  /**
+   * Jobs of limited queues finished here: wake every capsule of the fleet that reads them, since
+   * one may be waiting on the limit (the claim that hit it went back to sleep). Autocommit, after
+   * the jobs' own transaction; a failure only costs the wait until the next poll.
+   */
+  private void limitFreed(Set<String> queues) {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(true);
+      limits.queueWake(c, queues);
+    } catch (SQLException e) {
+      LOG.log(
+          System.Logger.Level.DEBUG,
+          "pgbus engine {0} could not send the wake-up of limited queues {1}: {2}",
+          config.workerId(),
+          queues,
+          e.getMessage());
+    }
+  }
+
+  /** Every limited queue of the database, its limits and what waits on them. */
+  public List<QueueLimitStatus> queueLimits() throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      return limits.queueLimitStatus(c);
     }
   }
 
