@@ -47,6 +47,26 @@ CREATE FUNCTION pgbus.channel(queue pgbus.queue_name) RETURNS text
     AS $$ SELECT 'pgbus_' || queue::text $$;
 
 --
+-- Name: check_concurrency_key(pgbus.queue_name, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.check_concurrency_key(queue pgbus.queue_name, concurrency_key text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+  #variable_conflict use_column
+  BEGIN
+    IF pg_catalog.btrim(check_concurrency_key.concurrency_key) = ''
+       OR pg_catalog.length(check_concurrency_key.concurrency_key) > 255 THEN
+      RAISE EXCEPTION 'pgbus: invalid concurrency key % (queue %, % characters): use 1 to 255 characters, not only blanks, or NULL for no key',
+        pg_catalog.quote_literal(pg_catalog.left(check_concurrency_key.concurrency_key, 80)),
+        check_concurrency_key.queue::text, pg_catalog.length(check_concurrency_key.concurrency_key)
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO pgbus.queue_limit AS l (queue) VALUES (check_concurrency_key.queue)
+      ON CONFLICT (queue) DO NOTHING;
+  END $$;
+
+--
 -- Name: check_payload(text, jsonb); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -148,6 +168,7 @@ CREATE TABLE pgbus.job (
     cancel_attempt integer,
     progress jsonb,
     result jsonb,
+    concurrency_key text,
     CONSTRAINT job_cancel_attempt_check CHECK ((cancel_attempt >= 1)),
     CONSTRAINT job_correlation_id_check CHECK (((length(correlation_id) >= 1) AND (length(correlation_id) <= 128))),
     CONSTRAINT job_enqueued_by_check CHECK (((length(enqueued_by) >= 1) AND (length(enqueued_by) <= 256))),
@@ -175,10 +196,48 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
     buried integer;
     r record;
+    lim record;          -- the queue's pgbus.queue_limit row, when it has one
+    limited boolean;
+    holding boolean := false;  -- this claim holds a limit row (until its commit)
+    q_left integer;      -- what this queue may still take
+    keyed boolean;       -- the queue counts running jobs per concurrency key
+    v_ids bigint[];      -- keyed: the candidates that keep every key within its limit
+    v_window integer;
+    v_seen integer;
   BEGIN
     FOREACH q IN ARRAY queues LOOP
       EXIT WHEN remaining <= 0;
       CONTINUE WHEN EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = q);
+      IF NOT holding THEN
+        SELECT l.global_concurrency, l.key_concurrency INTO lim
+          FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
+        limited := FOUND;
+      ELSE
+        SELECT l.global_concurrency, l.key_concurrency INTO lim
+          FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
+        limited := FOUND;
+        IF NOT limited AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
+          PERFORM pgbus.notify(q, now());  -- another claim holds it: come back after its commit
+          CONTINUE;
+        END IF;
+      END IF;
+      q_left := remaining;
+      keyed := false;
+      IF limited THEN
+        holding := true;
+        IF current_setting('transaction_isolation') <> 'read committed' THEN
+          RAISE EXCEPTION 'pgbus: claiming from limited queue % needs READ COMMITTED, not %: run pgbus.claim in its own transaction',
+            q, current_setting('transaction_isolation')
+            USING ERRCODE = 'invalid_transaction_state';
+        END IF;
+        IF lim.global_concurrency IS NOT NULL THEN
+          q_left := least(remaining, lim.global_concurrency
+                                     - (SELECT count(*) FROM pgbus.job x
+                                         WHERE x.queue = q AND x.state = 'running')::integer);
+          CONTINUE WHEN q_left <= 0;
+        END IF;
+        keyed := true;
+      END IF;
       prio := -32768;  -- below any priority (the column's check allows -100..100)
       LOOP
         -- The queue's next priority level with a waiting job, due or not.
@@ -192,6 +251,43 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
         EXIT WHEN NOT FOUND;
         LOOP
           buried := 0;
+          IF keyed THEN
+            v_window := q_left * 4 + 32;
+            LOOP
+              WITH win AS (
+                SELECT c.id, c.run_at, c.concurrency_key
+                  FROM pgbus.job c
+                 WHERE c.queue = q
+                   AND c.priority = prio
+                   AND c.state IN ('available', 'scheduled', 'retryable')
+                   AND c.run_at <= now()
+                 ORDER BY c.priority, c.run_at, c.id
+                 LIMIT v_window
+              ), ranked AS (
+                SELECT w.id, w.run_at, w.concurrency_key,
+                       row_number() OVER (PARTITION BY w.concurrency_key ORDER BY w.run_at, w.id) AS n
+                  FROM win w
+              ), busy AS (
+                SELECT x.concurrency_key, count(*) AS n
+                  FROM pgbus.job x
+                 WHERE x.queue = q AND x.state = 'running' AND x.concurrency_key IS NOT NULL
+                 GROUP BY x.concurrency_key
+              ), ok AS (
+                SELECT k.id, k.run_at
+                  FROM ranked k LEFT JOIN busy b ON b.concurrency_key = k.concurrency_key
+                 WHERE k.concurrency_key IS NULL
+                    OR k.n + coalesce(b.n, 0) <= coalesce(lim.key_concurrency, 1)
+                 ORDER BY k.run_at, k.id
+                 LIMIT q_left
+              )
+              SELECT (SELECT count(*) FROM win),
+                     coalesce((SELECT array_agg(o.id ORDER BY o.run_at, o.id) FROM ok o), '{}')
+                INTO v_seen, v_ids;
+              EXIT WHEN cardinality(v_ids) >= q_left OR v_seen < v_window OR v_window >= 10000;
+              v_window := least(v_window * 4, 10000);
+            END LOOP;
+            EXIT WHEN cardinality(v_ids) = 0;
+          END IF;
           FOR r IN
             WITH picked AS (
               SELECT c.id,
@@ -202,8 +298,9 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                  AND c.priority = prio
                  AND c.state IN ('available', 'scheduled', 'retryable')
                  AND c.run_at <= now()
+                 AND (NOT keyed OR c.id = ANY (v_ids))
                ORDER BY c.priority, c.run_at, c.id
-               LIMIT remaining
+               LIMIT q_left
                FOR UPDATE SKIP LOCKED
             ), claimed AS (
               UPDATE pgbus.job j
@@ -235,21 +332,22 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
               buried := buried + 1;
             ELSE
               remaining := remaining - 1;
+              q_left := q_left - 1;
               RETURN NEXT r.job;
             END IF;
           END LOOP;
-          EXIT WHEN buried = 0 OR remaining <= 0;
+          EXIT WHEN buried = 0 OR q_left <= 0;
         END LOOP;
-        EXIT WHEN remaining <= 0;
+        EXIT WHEN q_left <= 0;
       END LOOP;
     END LOOP;
   END $_$;
 
 --
--- Name: enqueue(text, jsonb, timestamp with time zone, integer, integer, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: enqueue(text, jsonb, timestamp with time zone, integer, integer, text, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.enqueue(queue text, payload jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text) RETURNS bigint
+CREATE FUNCTION pgbus.enqueue(queue text, payload jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text) RETURNS bigint
     LANGUAGE plpgsql
     AS $$
   DECLARE
@@ -258,15 +356,16 @@ CREATE FUNCTION pgbus.enqueue(queue text, payload jsonb, run_at timestamp with t
     SELECT e.id INTO v_id
       FROM pgbus.enqueue_job(enqueue.queue, enqueue.payload, enqueue.run_at, enqueue.priority,
                              enqueue.max_attempts, enqueue.unique_key,
-                             enqueue.trace_parent, enqueue.trace_state) e;
+                             enqueue.trace_parent, enqueue.trace_state,
+                             enqueue.concurrency_key) e;
     RETURN v_id;
   END $$;
 
 --
--- Name: enqueue_job(text, jsonb, timestamp with time zone, integer, integer, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: enqueue_job(text, jsonb, timestamp with time zone, integer, integer, text, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text, OUT id bigint, OUT duplicate boolean) RETURNS record
+CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, OUT id bigint, OUT duplicate boolean) RETURNS record
     LANGUAGE plpgsql
     AS $$
   -- Columns win over the parameters of the same name (queue, unique_key in ON CONFLICT);
@@ -294,14 +393,17 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
         pg_catalog.quote_literal(pg_catalog.left(enqueue_job.unique_key, 80)), enqueue_job.queue
         USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF enqueue_job.concurrency_key IS NOT NULL THEN
+      PERFORM pgbus.check_concurrency_key(v_queue, enqueue_job.concurrency_key);
+    END IF;
     LOOP
       -- The inference predicate is job_unique_idx's, word for word but for the operator, which
       -- is the one the index was built with (enum_eq), named so that no look-alike can stand in.
       INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at, unique_key,
-                                  trace_parent, trace_state)
+                                  trace_parent, trace_state, concurrency_key)
       VALUES (v_queue, v_state, enqueue_job.priority, enqueue_job.payload,
               enqueue_job.max_attempts, v_run_at, enqueue_job.unique_key,
-              enqueue_job.trace_parent, enqueue_job.trace_state)
+              enqueue_job.trace_parent, enqueue_job.trace_state, enqueue_job.concurrency_key)
       ON CONFLICT (queue, unique_key)
         WHERE unique_key IS NOT NULL
           AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
@@ -325,10 +427,10 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
   END $$;
 
 --
--- Name: enqueue_many(text[], jsonb[], timestamp with time zone[], integer[], integer[], text[], text[], text[]); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: enqueue_many(text[], jsonb[], timestamp with time zone[], integer[], integer[], text[], text[], text[], text[]); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats timestamp with time zone[], priorities integer[], max_attempts integer[], unique_keys text[] DEFAULT NULL::text[], trace_parents text[] DEFAULT NULL::text[], trace_states text[] DEFAULT NULL::text[]) RETURNS SETOF bigint
+CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats timestamp with time zone[], priorities integer[], max_attempts integer[], unique_keys text[] DEFAULT NULL::text[], trace_parents text[] DEFAULT NULL::text[], trace_states text[] DEFAULT NULL::text[], concurrency_keys text[] DEFAULT NULL::text[]) RETURNS SETOF bigint
     LANGUAGE plpgsql
     AS $$
   DECLARE
@@ -359,13 +461,19 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
       PERFORM pgbus.check_trace(pgbus.queue(queues[i]), trace_parents[i], trace_states[i])
          FROM pg_catalog.generate_series(1, v_n) AS g(i);
     END IF;
+    IF concurrency_keys IS NOT NULL THEN
+      PERFORM pgbus.check_concurrency_key(pgbus.queue(queues[i]), concurrency_keys[i])
+         FROM pg_catalog.generate_series(1, v_n) AS g(i)
+        WHERE concurrency_keys[i] IS NOT NULL;
+    END IF;
     IF unique_keys IS NOT NULL
        AND EXISTS (SELECT 1 FROM pg_catalog.unnest(unique_keys) k WHERE k IS NOT NULL) THEN
       FOR i IN 1 .. v_n LOOP
         RETURN NEXT (SELECT e.id
                        FROM pgbus.enqueue_job(queues[i], payloads[i], run_ats[i], priorities[i],
                                               max_attempts[i], unique_keys[i],
-                                              trace_parents[i], trace_states[i]) e);
+                                              trace_parents[i], trace_states[i],
+                                              concurrency_keys[i]) e);
       END LOOP;
       RETURN;
     END IF;
@@ -373,15 +481,17 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
       WITH input AS (
         SELECT pgbus.queue(t.q) AS queue, t.p AS payload, coalesce(t.r, now()) AS run_at,
                t.pr AS priority, t.m AS max_attempts, t.ord,
-               trace_parents[t.ord] AS trace_parent, trace_states[t.ord] AS trace_state
+               trace_parents[t.ord] AS trace_parent, trace_states[t.ord] AS trace_state,
+               concurrency_keys[t.ord] AS concurrency_key
           FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
                WITH ORDINALITY AS t(q, p, r, pr, m, ord)
       ), inserted AS (
         INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, run_at,
-                               trace_parent, trace_state)
+                               trace_parent, trace_state, concurrency_key)
         SELECT i.queue,
                CASE WHEN i.run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
-               i.priority, i.payload, i.max_attempts, i.run_at, i.trace_parent, i.trace_state
+               i.priority, i.payload, i.max_attempts, i.run_at, i.trace_parent, i.trace_state,
+               i.concurrency_key
           FROM input i
          ORDER BY i.ord
         RETURNING id
@@ -458,6 +568,67 @@ CREATE FUNCTION pgbus.queue(name text) RETURNS pgbus.queue_name
     END IF;
     RETURN name::pgbus.queue_name;
   END $_$;
+
+--
+-- Name: queue_limit_clear(text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(queue_limit_clear.queue);
+  BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = v_queue) THEN
+      RETURN false;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pgbus.job j
+                WHERE j.queue = v_queue AND j.concurrency_key IS NOT NULL
+                  AND j.state IN ('available', 'scheduled', 'retryable', 'running')) THEN
+      PERFORM pgbus.queue_limit_set(v_queue, NULL, NULL, NULL);
+      RETURN false;
+    END IF;
+    DELETE FROM pgbus.queue_limit l WHERE l.queue = v_queue;
+    PERFORM pgbus.notify(v_queue, now());
+    RETURN true;
+  END $$;
+
+--
+-- Name: queue_limit_set(text, integer, integer, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.queue_limit_set(queue text, global_concurrency integer DEFAULT NULL::integer, key_concurrency integer DEFAULT NULL::integer, updated_by text DEFAULT NULL::text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  #variable_conflict use_column
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(queue_limit_set.queue);
+  BEGIN
+    IF queue_limit_set.global_concurrency NOT BETWEEN 1 AND 100000 THEN
+      RAISE EXCEPTION 'pgbus: global concurrency % for queue % is invalid: use 1 to 100000 running jobs, or NULL for no limit',
+        queue_limit_set.global_concurrency, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF queue_limit_set.key_concurrency NOT BETWEEN 1 AND 100000 THEN
+      RAISE EXCEPTION 'pgbus: key concurrency % for queue % is invalid: use 1 to 100000 running jobs per key, or NULL for 1',
+        queue_limit_set.key_concurrency, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO pgbus.queue_limit AS l (queue, global_concurrency, key_concurrency, updated_by)
+    VALUES (v_queue, queue_limit_set.global_concurrency, queue_limit_set.key_concurrency,
+            coalesce(queue_limit_set.updated_by, current_user::text))
+    ON CONFLICT (queue) DO UPDATE
+      SET global_concurrency = excluded.global_concurrency,
+          key_concurrency = excluded.key_concurrency,
+          updated_at = now(),
+          updated_by = excluded.updated_by
+      WHERE (l.global_concurrency, l.key_concurrency)
+            IS DISTINCT FROM (excluded.global_concurrency, excluded.key_concurrency);
+    -- A raised limit frees capacity now: wake the queue's workers at commit.
+    PERFORM pgbus.notify(v_queue, now());
+  END $$;
 
 --
 -- Name: resume(text); Type: FUNCTION; Schema: pgbus; Owner: -
@@ -566,6 +737,20 @@ CREATE TABLE pgbus.node (
 );
 
 --
+-- Name: queue_limit; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.queue_limit (
+    queue pgbus.queue_name NOT NULL,
+    global_concurrency integer,
+    key_concurrency integer,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_by text,
+    CONSTRAINT queue_limit_global_chk CHECK (((global_concurrency >= 1) AND (global_concurrency <= 100000))),
+    CONSTRAINT queue_limit_key_chk CHECK (((key_concurrency >= 1) AND (key_concurrency <= 100000)))
+);
+
+--
 -- Name: queue_pause; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -601,6 +786,13 @@ ALTER TABLE ONLY pgbus.audit
 
 ALTER TABLE ONLY pgbus.cron
     ADD CONSTRAINT cron_pkey PRIMARY KEY (name);
+
+--
+-- Name: job job_concurrency_key_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.job
+    ADD CONSTRAINT job_concurrency_key_chk CHECK (((length(concurrency_key) >= 1) AND (length(concurrency_key) <= 255))) NOT VALID;
 
 --
 -- Name: job job_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
@@ -640,6 +832,13 @@ ALTER TABLE ONLY pgbus.leader
 
 ALTER TABLE ONLY pgbus.node
     ADD CONSTRAINT node_pkey PRIMARY KEY (worker_id);
+
+--
+-- Name: queue_limit queue_limit_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.queue_limit
+    ADD CONSTRAINT queue_limit_pkey PRIMARY KEY (queue);
 
 --
 -- Name: queue_pause queue_pause_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
@@ -696,6 +895,12 @@ CREATE INDEX job_due_idx ON pgbus.job USING btree (queue, run_at) WHERE (state =
 --
 
 CREATE INDEX job_finalized_queue_idx ON pgbus.job USING btree (state, finalized_at) INCLUDE (queue) WHERE (state = ANY (ARRAY['completed'::pgbus.job_state, 'dead'::pgbus.job_state, 'cancelled'::pgbus.job_state]));
+
+--
+-- Name: job_key_running_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_key_running_idx ON pgbus.job USING btree (queue, concurrency_key) WHERE ((state = 'running'::pgbus.job_state) AND (concurrency_key IS NOT NULL));
 
 --
 -- Name: job_lease_idx; Type: INDEX; Schema: pgbus; Owner: -

@@ -474,8 +474,12 @@ public final class Capsule extends Loop {
 
   /**
    * A claim held back by a limit took fewer jobs than it had slots for, and went to sleep with no
-   * backlog: a finished job of a limited queue is its reason to claim again, here at once and, by
-   * the queue's wake-up, in every other JVM. Unlimited queues skip all of it.
+   * backlog: a finished job of a limited queue is its reason to claim again. This capsule claims at
+   * once: it has the slot the job just left, and any capsule may take any job of the queue, so the
+   * capacity the job freed is taken here. Other JVMs are woken (the queue's wake-up) only when this
+   * capsule may not take it: it is stopping, or it reads several queues and may spend the slot on
+   * an earlier one. Waking every JVM on every finished job would make each of them claim, in turn
+   * under the queue's limit row, for a slot that this one takes. Unlimited queues skip all of it.
    */
   private void freedLimits(List<ClaimedJob> jobs) {
     java.util.Set<String> queues = null;
@@ -495,7 +499,9 @@ public final class Capsule extends Loop {
     } finally {
       lock.unlock();
     }
-    limitFreed.accept(queues);
+    if (stopping() || config.queues().size() > 1) {
+      limitFreed.accept(queues);
+    }
   }
 
   private void slotDone(List<ClaimedJob> jobs) {

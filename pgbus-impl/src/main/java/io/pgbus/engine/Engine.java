@@ -546,10 +546,37 @@ public final class Engine {
     }
   }
 
+  /**
+   * The limited queues in one line for health data, for example {@code "partner_api(global 5, per
+   * key 1: 5 running, 120 waiting on the limit, 0 on a worker)"}; "" when none.
+   */
+  public static String describeLimits(List<QueueLimitStatus> limits) {
+    var parts = new ArrayList<String>();
+    for (QueueLimitStatus l : limits) {
+      parts.add(
+          l.queue()
+              + "(global "
+              + (l.globalConcurrency() == null ? "none" : l.globalConcurrency())
+              + ", per key "
+              + l.keyConcurrency()
+              + ": "
+              + l.running()
+              + " running, "
+              + l.waitingOnLimit()
+              + " waiting on the limit, "
+              + l.waitingOnWorker()
+              + " on a worker)");
+    }
+    return String.join(", ", parts);
+  }
+
   /** Every limited queue of the database, its limits and what waits on them. */
-  public List<QueueLimitStatus> queueLimits() throws SQLException {
+  public List<QueueLimitStatus> queueLimits() {
     try (Connection c = dataSource.getConnection()) {
       return limits.queueLimitStatus(c);
+    } catch (SQLException e) {
+      throw new io.pgbus.PgbusException(
+          "pgbus could not read the queue limits: " + e.getMessage(), e);
     }
   }
 

@@ -33,27 +33,35 @@ final class QueueLimitStore {
 
   // What the doctor, readiness and the admin API show: every limited queue, its limits, how many
   // of its jobs run, and how many due jobs wait while it is at its global limit (waiting on the
-  // limit) or below it (waiting on a worker). Counts over the partial indexes; off the hot path.
+  // limit) or below it (waiting on a worker). Counts over the partial indexes, the waiting ones
+  // capped at COUNT_CAP per queue (readiness runs it too); off the hot path.
   private static final String STATUS =
       """
       SELECT l.queue::text, l.global_concurrency, coalesce(l.key_concurrency, 1),
              (SELECT count(*) FROM pgbus.job r
                WHERE r.queue = l.queue AND r.state OPERATOR(pg_catalog.=) 'running') AS running,
-             (SELECT count(*) FROM pgbus.job w
-               WHERE w.queue = l.queue
-                 AND w.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
-                 AND w.run_at <= now()) AS due,
-             (SELECT count(*) FROM pgbus.job w
-               WHERE w.queue = l.queue
-                 AND w.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
-                 AND w.run_at <= now() AND w.concurrency_key IS NOT NULL
-                 AND (SELECT count(*) FROM pgbus.job k
-                       WHERE k.queue = l.queue AND k.concurrency_key = w.concurrency_key
-                         AND k.state OPERATOR(pg_catalog.=) 'running')
-                     >= coalesce(l.key_concurrency, 1)) AS key_blocked
+             (SELECT count(*) FROM (
+                SELECT 1 FROM pgbus.job w
+                 WHERE w.queue = l.queue
+                   AND w.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
+                   AND w.run_at <= now()
+                 LIMIT ?) d) AS due,
+             (SELECT count(*) FROM (
+                SELECT 1 FROM pgbus.job w
+                 WHERE w.queue = l.queue
+                   AND w.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
+                   AND w.run_at <= now() AND w.concurrency_key IS NOT NULL
+                   AND (SELECT count(*) FROM pgbus.job k
+                         WHERE k.queue = l.queue AND k.concurrency_key = w.concurrency_key
+                           AND k.state OPERATOR(pg_catalog.=) 'running')
+                       >= coalesce(l.key_concurrency, 1)
+                 LIMIT ?) b) AS key_blocked
         FROM pgbus.queue_limit l
        ORDER BY l.queue
       """;
+
+  /** The most waiting jobs the status counts per queue. */
+  static final int COUNT_CAP = 10_000;
 
   /** Writes a queue's limits, or removes them when {@code limit} sets none. */
   void queueLimitWrite(Connection c, QueueLimit limit, String by) throws SQLException {
@@ -97,8 +105,15 @@ final class QueueLimitStore {
 
   /** Every limited queue with its limits and what waits on them. */
   List<QueueLimitStatus> queueLimitStatus(Connection c) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(STATUS);
-        ResultSet rs = ps.executeQuery()) {
+    try (PreparedStatement ps = c.prepareStatement(STATUS)) {
+      ps.setInt(1, COUNT_CAP);
+      ps.setInt(2, COUNT_CAP);
+      return status(ps);
+    }
+  }
+
+  private static List<QueueLimitStatus> status(PreparedStatement ps) throws SQLException {
+    try (ResultSet rs = ps.executeQuery()) {
       var out = new ArrayList<QueueLimitStatus>();
       while (rs.next()) {
         Integer global = (Integer) rs.getObject(2);

@@ -177,6 +177,12 @@ class FlowControlTest {
       List<ClaimedJob> first = claim(c, "capped", 10);
       assertThat(first).hasSize(2);
       assertThat(claim(c, "capped", 10)).as("at the limit").isEmpty();
+      assertThat(new QueueLimitStore().queueLimitStatus(c))
+          .as("what the doctor, readiness and the admin API show")
+          .containsExactly(new QueueLimitStatus("capped", 2, 1, 2, 3, 0));
+      assertThat(Engine.describeLimits(new QueueLimitStore().queueLimitStatus(c)))
+          .isEqualTo(
+              "capped(global 2, per key 1: 2 running, 3 waiting on the limit, 0 on a worker)");
       assertThat(store.jobComplete(c, first.get(0))).isTrue();
       assertThat(claim(c, "capped", 10)).as("one slot freed").hasSize(1);
       // Keys count within one claim too: three jobs of one key, one at a time.
