@@ -27,6 +27,9 @@ public final class EnqueueOptions {
   /** The longest unique key, in characters. */
   public static final int MAX_UNIQUE_KEY_LENGTH = 255;
 
+  /** The longest concurrency key, in characters. */
+  public static final int MAX_CONCURRENCY_KEY_LENGTH = 255;
+
   /** The longest correlation id, in characters. */
   public static final int MAX_CORRELATION_ID_LENGTH = 128;
 
@@ -43,7 +46,7 @@ public final class EnqueueOptions {
   private static final int UNCHOSEN = 0;
 
   private static final EnqueueOptions DEFAULTS =
-      new EnqueueOptions(null, null, 0, UNCHOSEN, null, null);
+      new EnqueueOptions(null, null, 0, UNCHOSEN, null, null, null);
 
   private final Instant runAt;
   private final Duration delay;
@@ -51,6 +54,7 @@ public final class EnqueueOptions {
   private final int maxAttempts;
   private final String uniqueKey;
   private final String correlationId;
+  private final String concurrencyKey;
 
   private EnqueueOptions(
       Instant runAt,
@@ -58,13 +62,15 @@ public final class EnqueueOptions {
       int priority,
       int maxAttempts,
       String uniqueKey,
-      String correlationId) {
+      String correlationId,
+      String concurrencyKey) {
     this.runAt = runAt;
     this.delay = delay;
     this.priority = priority;
     this.maxAttempts = maxAttempts;
     this.uniqueKey = uniqueKey;
     this.correlationId = correlationId;
+    this.concurrencyKey = concurrencyKey;
   }
 
   /** Run now, priority 0, {@value #DEFAULT_MAX_ATTEMPTS} attempts. */
@@ -83,7 +89,8 @@ public final class EnqueueOptions {
         priority,
         maxAttempts,
         uniqueKey,
-        correlationId);
+        correlationId,
+        concurrencyKey);
   }
 
   /** Runs no earlier than {@code delay} after the database's clock at enqueue. Replaces runAt. */
@@ -93,7 +100,8 @@ public final class EnqueueOptions {
       throw new InvalidJobException(null, "delay must not be negative, was " + delay);
     }
     requireWithinHorizon("delay", delay);
-    return new EnqueueOptions(null, delay, priority, maxAttempts, uniqueKey, correlationId);
+    return new EnqueueOptions(
+        null, delay, priority, maxAttempts, uniqueKey, correlationId, concurrencyKey);
   }
 
   public EnqueueOptions withPriority(int priority) {
@@ -108,7 +116,8 @@ public final class EnqueueOptions {
               + MAX_PRIORITY
               + " (lower runs first)");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, correlationId);
+    return new EnqueueOptions(
+        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, concurrencyKey);
   }
 
   public EnqueueOptions withMaxAttempts(int maxAttempts) {
@@ -116,7 +125,8 @@ public final class EnqueueOptions {
       throw new InvalidJobException(
           null, "maxAttempts " + maxAttempts + " is out of range: use 1 to 1000");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, correlationId);
+    return new EnqueueOptions(
+        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, concurrencyKey);
   }
 
   /**
@@ -152,7 +162,47 @@ public final class EnqueueOptions {
               + key.replaceAll("\\p{Cntrl}", "?")
               + "' contains a control character: use printable characters only");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts, key, correlationId);
+    return new EnqueueOptions(
+        runAt, delay, priority, maxAttempts, key, correlationId, concurrencyKey);
+  }
+
+  /**
+   * Limits how many jobs of the queue with this key run at once, across every JVM: by default one
+   * (a mutex per customer, account or document), or {@code pgbus.queue.<name>.key-concurrency}. The
+   * other jobs of the key wait, and jobs of other keys run meanwhile. The claim enforces it in the
+   * database (see docs/schema.md, "Flow control").
+   *
+   * @param key 1 to {@value #MAX_CONCURRENCY_KEY_LENGTH} characters, not only blanks, no control
+   *     characters
+   */
+  public EnqueueOptions withConcurrencyKey(String key) {
+    if (key == null || key.isBlank()) {
+      throw new InvalidJobException(
+          null,
+          "concurrency key must not be "
+              + (key == null ? "null" : "blank")
+              + ": name what must not run twice at once, for example"
+              + " withConcurrencyKey(\"customer-7\")");
+    }
+    if (key.length() > MAX_CONCURRENCY_KEY_LENGTH) {
+      throw new InvalidJobException(
+          null,
+          "concurrency key '"
+              + key.substring(0, 40)
+              + "...' is "
+              + key.length()
+              + " characters long: use at most "
+              + MAX_CONCURRENCY_KEY_LENGTH
+              + " (a hash of a longer key works)");
+    }
+    if (key.chars().anyMatch(Character::isISOControl)) {
+      throw new InvalidJobException(
+          null,
+          "concurrency key '"
+              + key.replaceAll("\\p{Cntrl}", "?")
+              + "' contains a control character: use printable characters only");
+    }
+    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, correlationId, key);
   }
 
   /**
@@ -188,7 +238,7 @@ public final class EnqueueOptions {
               + id.replaceAll("\\p{Cntrl}", "?")
               + "' contains a control character: use printable characters only");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, id);
+    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, id, concurrencyKey);
   }
 
   /**
@@ -244,6 +294,11 @@ public final class EnqueueOptions {
     return uniqueKey;
   }
 
+  /** The concurrency key, or {@code null} for a job no key limit counts. */
+  public String concurrencyKey() {
+    return concurrencyKey;
+  }
+
   /** The correlation id, or {@code null} to inherit the handled job's (or have none). */
   public String correlationId() {
     return correlationId;
@@ -261,6 +316,7 @@ public final class EnqueueOptions {
         + (maxAttemptsChosen() ? Integer.toString(maxAttempts) : "default")
         + (uniqueKey == null ? "" : ", uniqueKey=" + uniqueKey)
         + (correlationId == null ? "" : ", correlationId=" + correlationId)
+        + (concurrencyKey == null ? "" : ", concurrencyKey=" + concurrencyKey)
         + "]";
   }
 }

@@ -40,6 +40,10 @@ final class PgbusSystem implements QueueSystem {
 
   private final int jobsPerTransaction;
   private final boolean deleteCompleted;
+  // Flow control (V14): a global limit of this many running jobs per queue (0: none), and this
+  // many concurrency keys dealt round-robin over the enqueued jobs, limit 1 per key (0: no keys).
+  private final int globalLimit;
+  private final int keys;
 
   /**
    * pgbus as configured by default: adaptive jobs per transaction ({@code auto}), completed jobs
@@ -54,8 +58,18 @@ final class PgbusSystem implements QueueSystem {
    * with {@code deleteCompleted}, {@code pgbus.retention.completed=0}.
    */
   PgbusSystem(int jobsPerTransaction, boolean deleteCompleted) {
+    this(jobsPerTransaction, deleteCompleted, 0, 0);
+  }
+
+  /**
+   * pgbus by default, with a global limit of {@code globalLimit} running jobs on each queue (0:
+   * none), and jobs dealt over {@code keys} concurrency keys of limit 1 (0: no keys).
+   */
+  PgbusSystem(int jobsPerTransaction, boolean deleteCompleted, int globalLimit, int keys) {
     this.jobsPerTransaction = jobsPerTransaction;
     this.deleteCompleted = deleteCompleted;
+    this.globalLimit = globalLimit;
+    this.keys = keys;
   }
 
   @Override
@@ -79,7 +93,11 @@ final class PgbusSystem implements QueueSystem {
   public long[] enqueueBatch(Connection c, String queue, int count) {
     var jobs = new ArrayList<NewJob>(count);
     for (int i = 0; i < count; i++) {
-      jobs.add(NewJob.of(queue, "{\"n\": " + i + "}"));
+      var options = io.pgbus.EnqueueOptions.defaults();
+      if (keys > 0) {
+        options = options.withConcurrencyKey("k" + (i % keys));
+      }
+      jobs.add(new NewJob(queue, "{\"n\": " + i + "}", options));
     }
     List<Long> ids = PRODUCER.enqueueAll(c, jobs);
     return ids.stream().mapToLong(Long::longValue).toArray();
@@ -127,6 +145,11 @@ final class PgbusSystem implements QueueSystem {
     }
     for (int i = 0; i < capsules.size(); i++) {
       config.capsule(new CapsuleConfig("c" + (i + 1), capsules.get(i), slots, jobsPerTransaction));
+      if (globalLimit > 0) {
+        for (String queue : capsules.get(i)) {
+          config.queueLimit(new io.pgbus.engine.QueueLimit(queue, globalLimit, null));
+        }
+      }
     }
     var self = new java.util.concurrent.atomic.AtomicReference<Engine>();
     Engine engine =

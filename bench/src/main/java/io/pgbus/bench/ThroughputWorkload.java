@@ -56,6 +56,8 @@ final class ThroughputWorkload {
     List<Run> batched = new ArrayList<>();
     List<Run> batchedDeleting = new ArrayList<>();
     List<Run> dbScheduler = new ArrayList<>();
+    List<Run> limited = new ArrayList<>();
+    List<Run> keyed = new ArrayList<>();
     for (int r = 0; r < o.runs(); r++) {
       // db-scheduler goes first in odd runs and last in even ones, so drift hits it as the others.
       if (r % 2 == 1) {
@@ -72,6 +74,20 @@ final class ThroughputWorkload {
             Stats.rate(run.processPerSec),
             Stats.rate(run.singlePerSec));
       }
+      // Flow control (issue #16): a global limit equal to the slots, which never binds but makes
+      // every claim take the queue's limit row and count its running jobs; then 1,000 keys of
+      // limit 1 dealt round-robin.
+      Run lim =
+          once(new PgbusSystem(io.pgbus.engine.CapsuleConfig.AUTO, false, o.workers(), 0), "w1_pgbuslim_" + (r + 1), o.w1Jobs(), 1);
+      limited.add(lim);
+      h.log(
+          "W1 run %d pgbus, global limit %d: process %s jobs/s",
+          r + 1, o.workers(), Stats.rate(lim.processPerSec));
+      Run key = once(new PgbusSystem(io.pgbus.engine.CapsuleConfig.AUTO, false, 0, 1000), "w1_pgbuskey_" + (r + 1), o.w1Jobs(), 1);
+      keyed.add(key);
+      h.log(
+          "W1 run %d pgbus, 1,000 keys of limit 1: process %s jobs/s",
+          r + 1, Stats.rate(key.processPerSec));
       if (o.jobsPerTransaction() > 0) {
         for (boolean delete : new boolean[] {false, true}) {
           Run run =
@@ -108,6 +124,23 @@ final class ThroughputWorkload {
         batchedDeleting,
         dbScheduler,
         perJobAck);
+    double[] pp = runs.get("pgbus").stream().mapToDouble(Run::processPerSec).toArray();
+    double[] lp = limited.stream().mapToDouble(Run::processPerSec).toArray();
+    double[] kp = keyed.stream().mapToDouble(Run::processPerSec).toArray();
+    results.section(
+        "W1 with flow control",
+        Results.table(
+            List.of("W1 processing (" + pp.length + " runs)", "jobs/s", "/ unlimited pgbus"),
+            List.of(
+                List.of("pgbus, unlimited", Stats.spreadRate(pp), "1"),
+                List.of(
+                    "pgbus, global-concurrency = " + o.workers() + " (the slots)",
+                    Stats.spreadRate(lp),
+                    Stats.spread(ratios(lp, pp), "%.2f")),
+                List.of(
+                    "pgbus, 1,000 concurrency keys, limit 1",
+                    Stats.spreadRate(kp),
+                    Stats.spread(ratios(kp, pp), "%.2f")))));
   }
 
   private Run dbSchedulerOnce(int r) throws Exception {

@@ -77,6 +77,11 @@ public final class Capsule extends Loop {
   private volatile boolean handedBack; // the drain ran out: slots not started yet never start
   private boolean executorWaitWarned;
 
+  // Flow control (V14): which queues the database limits, and what to call with those of a
+  // finished slot's jobs. Set once by the engine before start.
+  private java.util.function.Predicate<String> limited = q -> false;
+  private java.util.function.Consumer<java.util.Set<String>> limitFreed = q -> {};
+
   private volatile long beatNanos = System.nanoTime();
   private volatile boolean died; // an Error ended the loop
   private final ErrorBackoff errors;
@@ -113,6 +118,14 @@ public final class Capsule extends Loop {
     this.executor = Objects.requireNonNull(executor);
     this.runner = Objects.requireNonNull(runner);
     this.grouping = new Grouping(config, job -> !runner.ownsTransactions(job));
+  }
+
+  /** Before start: how to tell limited queues, and whom to tell when their jobs finish. */
+  void onLimitFreed(
+      java.util.function.Predicate<String> limited,
+      java.util.function.Consumer<java.util.Set<String>> freed) {
+    this.limited = Objects.requireNonNull(limited);
+    this.limitFreed = Objects.requireNonNull(freed);
   }
 
   public CapsuleConfig config() {
@@ -474,6 +487,39 @@ public final class Capsule extends Loop {
       }
     } finally {
       slotDone(jobs);
+      freedLimits(jobs);
+    }
+  }
+
+  /**
+   * A claim held back by a limit took fewer jobs than it had slots for, and went to sleep with no
+   * backlog: a finished job of a limited queue is its reason to claim again. This capsule claims at
+   * once: it has the slot the job just left, and any capsule may take any job of the queue, so the
+   * capacity the job freed is taken here. Other JVMs are woken (the queue's wake-up) only when this
+   * capsule may not take it: it is stopping, or it reads several queues and may spend the slot on
+   * an earlier one. Waking every JVM on every finished job would make each of them claim, in turn
+   * under the queue's limit row, for a slot that this one takes. Unlimited queues skip all of it.
+   */
+  private void freedLimits(List<ClaimedJob> jobs) {
+    java.util.Set<String> queues = null;
+    for (ClaimedJob job : jobs) {
+      if (limited.test(job.queue())) {
+        queues = queues == null ? new java.util.TreeSet<>() : queues;
+        queues.add(job.queue());
+      }
+    }
+    if (queues == null) {
+      return;
+    }
+    lock.lock();
+    try {
+      woken = true;
+      signal().signal();
+    } finally {
+      lock.unlock();
+    }
+    if (stopping() || config.queues().size() > 1) {
+      limitFreed.accept(queues);
     }
   }
 

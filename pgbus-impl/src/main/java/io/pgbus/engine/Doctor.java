@@ -168,6 +168,7 @@ public final class Doctor {
       checks.add(schema);
       if (schema.status() == Status.OK) {
         checks.add(paused(engine, c));
+        checks.add(limited(c));
       }
       checks.add(pooler(c, pid));
       checks.add(horizon(c, config.maintainer().horizonWarn()));
@@ -209,6 +210,31 @@ public final class Doctor {
             : "pgbus schema version " + version + ", this build expects " + Schema.EXPECTED_VERSION,
         "set pgbus.migrate=true (the default) and restart, or apply the migrations in"
             + " io/pgbus/db/migration");
+  }
+
+  /**
+   * Which queues pgbus.queue_limit limits (V14), and how many of their due jobs wait on a limit
+   * rather than on a worker. Informational: a limit is a choice, so it never warns.
+   */
+  private static Check limited(Connection c) throws SQLException {
+    List<QueueLimitStatus> limits = new QueueLimitStore().queueLimitStatus(c);
+    if (limits.isEmpty()) {
+      return new Check("flow control", Status.OK, "no queue is limited", null);
+    }
+    var parts = new ArrayList<String>();
+    for (QueueLimitStatus l : limits) {
+      parts.add(
+          String.format(
+              Locale.ROOT,
+              "%s (global %s, per key %d: %d running, %d waiting on the limit, %d on a worker)",
+              l.queue(),
+              l.globalConcurrency() == null ? "none" : l.globalConcurrency().toString(),
+              l.keyConcurrency(),
+              l.running(),
+              l.waitingOnLimit(),
+              l.waitingOnWorker()));
+    }
+    return new Check("flow control", Status.OK, "limited: " + String.join("; ", parts), null);
   }
 
   private static Check paused(Engine engine, Connection c) {

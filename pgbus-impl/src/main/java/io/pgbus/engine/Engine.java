@@ -55,6 +55,10 @@ public final class Engine {
   private final boolean maintenance;
   private final NodeReporter node;
   private volatile boolean started;
+  private final QueueLimitStore limits = new QueueLimitStore();
+  // The capsules' queues that pgbus.queue_limit limits, as read at start (after this engine wrote
+  // its own): a finished job of one of them wakes the fleet's capsules (see limitFreed).
+  private volatile Set<String> limited = Set.of();
 
   private Engine(Builder b) {
     requireUnbatched(b.config, b.handlerTransactions);
@@ -133,6 +137,7 @@ public final class Engine {
               threadsNeeded,
               runner,
               this::connectionLost);
+      capsule.onLimitFreed(q -> limited.contains(q), this::limitFreed);
       capsules.add(capsule);
       for (String q : cc.queues()) {
         capsulesByQueue.computeIfAbsent(q, k -> new ArrayList<>()).add(capsule);
@@ -279,6 +284,7 @@ public final class Engine {
     }
     started = true;
     publishPayloadLimit();
+    publishQueueLimits();
     if (node != null) {
       node.started();
     }
@@ -581,6 +587,89 @@ public final class Engine {
           config.workerId(),
           limit,
           e.getMessage());
+    }
+  }
+
+  /**
+   * Writes the configured flow control of every queue the capsules read to pgbus.queue_limit, or
+   * removes it when none is configured here (the last engine to start that reads a queue decides,
+   * as for pgbus.max-payload-bytes), then reads which of them the database limits.
+   */
+  private void publishQueueLimits() {
+    List<String> queues = config.queues();
+    if (queues.isEmpty()) {
+      return;
+    }
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(true);
+      for (String q : queues) {
+        limits.queueLimitWrite(c, config.queueLimit(q), config.workerId());
+      }
+      limited = Set.copyOf(limits.queuesLimited(c, queues));
+    } catch (SQLException e) {
+      // The claim still enforces whatever the table holds; only this engine's own limits and its
+      // wake-ups on a freed slot are missing (capsules then claim on the next poll).
+      limited = Set.copyOf(queues);
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus engine {0} could not write its queue limits (pgbus.queue.*.global-concurrency,"
+              + " key-concurrency) to pgbus.queue_limit: {1}; the claims obey the limits stored"
+              + " there. Grant the application's role EXECUTE on pgbus.queue_limit_set",
+          config.workerId(),
+          e.getMessage());
+    }
+  }
+
+  /**
+   * Jobs of limited queues finished here: wake every capsule of the fleet that reads them, since
+   * one may be waiting on the limit (the claim that hit it went back to sleep). Autocommit, after
+   * the jobs' own transaction; a failure only costs the wait until the next poll.
+   */
+  private void limitFreed(Set<String> queues) {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(true);
+      limits.queueWake(c, queues);
+    } catch (SQLException e) {
+      LOG.log(
+          System.Logger.Level.DEBUG,
+          "pgbus engine {0} could not send the wake-up of limited queues {1}: {2}",
+          config.workerId(),
+          queues,
+          e.getMessage());
+    }
+  }
+
+  /**
+   * The limited queues in one line for health data, for example {@code "partner_api(global 5, per
+   * key 1: 5 running, 120 waiting on the limit, 0 on a worker)"}; "" when none.
+   */
+  public static String describeLimits(List<QueueLimitStatus> limits) {
+    var parts = new ArrayList<String>();
+    for (QueueLimitStatus l : limits) {
+      parts.add(
+          l.queue()
+              + "(global "
+              + (l.globalConcurrency() == null ? "none" : l.globalConcurrency())
+              + ", per key "
+              + l.keyConcurrency()
+              + ": "
+              + l.running()
+              + " running, "
+              + l.waitingOnLimit()
+              + " waiting on the limit, "
+              + l.waitingOnWorker()
+              + " on a worker)");
+    }
+    return String.join(", ", parts);
+  }
+
+  /** Every limited queue of the database, its limits and what waits on them. */
+  public List<QueueLimitStatus> queueLimits() {
+    try (Connection c = dataSource.getConnection()) {
+      return limits.queueLimitStatus(c);
+    } catch (SQLException e) {
+      throw new io.pgbus.PgbusException(
+          "pgbus could not read the queue limits: " + e.getMessage(), e);
     }
   }
 

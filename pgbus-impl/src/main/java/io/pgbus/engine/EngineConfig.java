@@ -30,6 +30,8 @@ import java.util.stream.Stream;
  * @param crons periodic jobs the maintenance leader enqueues (see {@link CronJob})
  * @param queuePolicies what single queues override of {@code execution} ({@link QueuePolicy}), by
  *     queue; a queue without one keeps the globals
+ * @param queueLimits the flow control of single queues ({@link QueueLimit}), by queue; written to
+ *     the database at start for the queues the capsules read
  */
 public record EngineConfig(
     String workerId,
@@ -42,7 +44,8 @@ public record EngineConfig(
     RetentionConfig retention,
     int maxPayloadBytes,
     List<CronJob> crons,
-    Map<String, QueuePolicy> queuePolicies) {
+    Map<String, QueuePolicy> queuePolicies,
+    Map<String, QueueLimit> queueLimits) {
 
   public static final Setting<Integer> MAX_PAYLOAD_BYTES =
       Setting.integer("pgbus.max-payload-bytes", 1024 * 1024, 2, 256 * 1024 * 1024);
@@ -94,6 +97,13 @@ public record EngineConfig(
       }
       e.getValue().resolve(execution); // refuses a bad one now, naming its key
     }
+    queueLimits = Map.copyOf(queueLimits);
+  }
+
+  /** The queue's flow control as configured here: none set means no limit. */
+  public QueueLimit queueLimit(String queue) {
+    QueueLimit l = queueLimits.get(queue);
+    return l != null ? l : new QueueLimit(queue, null, null);
   }
 
   /** The effective execution of a queue: its policy over the globals. */
@@ -143,7 +153,8 @@ public record EngineConfig(
         retention,
         maxPayloadBytes,
         crons,
-        merged);
+        merged,
+        queueLimits);
   }
 
   /** Every queue some capsule reads, in first-seen order. */
@@ -172,6 +183,7 @@ public record EngineConfig(
     private final List<CapsuleConfig> capsules = new ArrayList<>();
     private final List<CronJob> crons = new ArrayList<>();
     private final Map<String, QueuePolicy> policies = new HashMap<>();
+    private final Map<String, QueueLimit> limits = new HashMap<>();
     private final Map<Setting<?>, Object> values = new HashMap<>();
     private SettingSource base = SettingSource.DEFAULTS;
 
@@ -226,6 +238,12 @@ public record EngineConfig(
     /** What one queue overrides of the execution settings; replaces its earlier policy. */
     public Builder queuePolicy(QueuePolicy v) {
       policies.put(v.queue(), v);
+      return this;
+    }
+
+    /** A queue's flow control across the fleet; replaces its earlier one. */
+    public Builder queueLimit(QueueLimit v) {
+      limits.put(v.queue(), v);
       return this;
     }
 
@@ -320,7 +338,8 @@ public record EngineConfig(
           RetentionConfig.from(source),
           source.valueOrDefault(MAX_PAYLOAD_BYTES),
           crons,
-          policies);
+          policies,
+          limits);
     }
   }
 }

@@ -86,7 +86,7 @@ public final class JobStore {
                        true) AS c
               OFFSET 0) s,
              LATERAL pgbus.enqueue_job(s.queue, ?::jsonb, coalesce(?, now() + ?::float8 * interval '1 millisecond'), ?, ?, ?,
-                             ?, ?) e
+                             ?, ?, ?) e
       """;
 
   private static final String ENQUEUE_MANY =
@@ -106,6 +106,7 @@ public final class JobStore {
                ORDER BY t.ord),
         ?::integer[],
         ?::integer[],
+        ?::text[],
         ?::text[],
         ?::text[],
         ?::text[]) AS t(id)
@@ -459,6 +460,7 @@ public final class JobStore {
       ps.setString(10, o.uniqueKey());
       ps.setString(11, trace == null ? null : trace.traceParent());
       ps.setString(12, trace == null ? null : trace.traceState());
+      ps.setString(13, o.concurrencyKey());
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return new Enqueued(rs.getLong(1), rs.getBoolean(2));
@@ -488,6 +490,8 @@ public final class JobStore {
     Integer[] priorities = new Integer[n];
     Integer[] maxAttempts = new Integer[n];
     String[] uniqueKeys = new String[n];
+    String[] concurrencyKeys = new String[n];
+    boolean anyConcurrencyKey = false;
     for (int i = 0; i < n; i++) {
       NewJob j = jobs.get(i);
       EnqueueOptions o = j.options();
@@ -498,6 +502,8 @@ public final class JobStore {
       priorities[i] = o.priority();
       maxAttempts[i] = o.maxAttempts();
       uniqueKeys[i] = o.uniqueKey();
+      concurrencyKeys[i] = o.concurrencyKey();
+      anyConcurrencyKey |= o.concurrencyKey() != null;
     }
     NewJob first = jobs.get(0);
     for (NewJob j : jobs) {
@@ -531,6 +537,11 @@ public final class JobStore {
         java.util.Arrays.fill(states, trace.traceState());
         ps.setArray(11, c.createArrayOf("text", parents));
         ps.setArray(12, c.createArrayOf("text", states));
+      }
+      if (anyConcurrencyKey) {
+        ps.setArray(13, c.createArrayOf("text", concurrencyKeys));
+      } else {
+        ps.setNull(13, java.sql.Types.ARRAY);
       }
       var ids = new ArrayList<Long>(n);
       try (ResultSet rs = ps.executeQuery()) {

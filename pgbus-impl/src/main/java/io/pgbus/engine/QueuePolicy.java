@@ -27,9 +27,12 @@ public record QueuePolicy(
   /** The key family: {@code pgbus.queue.<name>.<suffix>}. */
   public static final String KEY_PREFIX = "pgbus.queue.";
 
-  /** The suffixes of a queue's keys. */
+  /** The suffixes of a queue's keys, its {@link QueueLimit flow control} included. */
   public static final List<String> SUFFIXES =
-      List.of("job-timeout", "max-attempts", "retry.base", "retry.cap");
+      java.util.stream.Stream.concat(
+              java.util.stream.Stream.of("job-timeout", "max-attempts", "retry.base", "retry.cap"),
+              QueueLimit.SUFFIXES.stream())
+          .toList();
 
   public QueuePolicy {
     QueueNames.require(queue);

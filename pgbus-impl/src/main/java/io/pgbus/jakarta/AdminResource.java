@@ -210,6 +210,8 @@ public class AdminResource {
         () -> {
           Engine engine = runtime.engine();
           List<NodeStore.Node> nodes = nodes();
+          var limits = new java.util.HashMap<String, io.pgbus.engine.QueueLimitStatus>();
+          engine.queueLimits().forEach(l -> limits.put(l.queue(), l));
           var out = new ArrayList<Map<String, Object>>();
           for (QueueStats s : admin.queues()) {
             var m = new LinkedHashMap<String, Object>();
@@ -222,11 +224,29 @@ public class AdminResource {
             m.put("countsCapped", s.capped().stream().map(JobState::sqlName).sorted().toList());
             m.put("oldestWaitingMs", s.oldestWaiting().toMillis());
             m.put("paused", s.paused());
+            m.put("limit", limit(limits.get(s.queue())));
             m.put("readers", readers(engine, nodes, s.queue()));
             out.add(m);
           }
           return Response.ok(Map.of("countCap", JobAdmin.COUNT_CAP, "queues", out)).build();
         });
+  }
+
+  /**
+   * A queue's flow control (V14), or null when it has none: its limits, its running jobs, and its
+   * due jobs waiting on a limit or on a worker.
+   */
+  private static Map<String, Object> limit(io.pgbus.engine.QueueLimitStatus l) {
+    if (l == null) {
+      return null;
+    }
+    var m = new LinkedHashMap<String, Object>();
+    m.put("globalConcurrency", l.globalConcurrency());
+    m.put("keyConcurrency", l.keyConcurrency());
+    m.put("running", l.running());
+    m.put("waitingOnLimit", l.waitingOnLimit());
+    m.put("waitingOnWorker", l.waitingOnWorker());
+    return m;
   }
 
   @GET

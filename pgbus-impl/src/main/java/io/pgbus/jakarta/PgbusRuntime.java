@@ -354,6 +354,8 @@ public class PgbusRuntime {
         } else {
           // Paused queues are intended, so they never make readiness DOWN; they are shown.
           data.put("paused", String.join(",", engine.jobs().pausedQueues(c)));
+          // Limits are intended too (V14): shown, never DOWN.
+          data.put("limited", Engine.describeLimits(engine.queueLimits()));
         }
         problems.solved();
       } catch (Exception e) {

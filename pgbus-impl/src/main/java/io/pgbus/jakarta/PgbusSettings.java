@@ -8,6 +8,7 @@ import io.pgbus.engine.Durations;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.ErrorDetail;
 import io.pgbus.engine.InvalidConfigException;
+import io.pgbus.engine.QueueLimit;
 import io.pgbus.engine.QueuePolicy;
 import io.pgbus.engine.Setting;
 import io.pgbus.engine.SettingSource;
@@ -137,6 +138,15 @@ record PgbusSettings(
       QueuePolicy p = queuePolicy(queue, r);
       if (!p.isEmpty()) {
         b.queuePolicy(p);
+      }
+      QueueLimit l;
+      try {
+        l = QueueLimit.from(queue, r);
+      } catch (InvalidConfigException e) {
+        throw new InvalidSettingException("pgbus: " + e.keyedMessage());
+      }
+      if (!l.isEmpty()) {
+        b.queueLimit(l);
       }
     }
     EngineConfig engine;

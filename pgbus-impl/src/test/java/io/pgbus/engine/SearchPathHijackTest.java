@@ -51,7 +51,8 @@ class SearchPathHijackTest {
           "enqueue_many",
           "check_payload",
           "check_run_at",
-          "check_trace");
+          "check_trace",
+          "check_concurrency_key");
 
   private static final String TRAPS =
       """
@@ -305,6 +306,14 @@ class SearchPathHijackTest {
           "SELECT * FROM pgbus.enqueue_many(ARRAY['sql'], ARRAY['{}']::jsonb[],"
               + " ARRAY[NULL]::timestamptz[], ARRAY[0], ARRAY[25], NULL,"
               + " ARRAY['00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'])");
+      // With a concurrency key (V14): checked, the queue gets its limit row, the claim counts it.
+      st.execute("SELECT pgbus.enqueue('sql', '{}', concurrency_key => 'c')");
+      st.execute(
+          "SELECT * FROM pgbus.enqueue_many(ARRAY['sql'], ARRAY['{}']::jsonb[],"
+              + " ARRAY[NULL]::timestamptz[], ARRAY[0], ARRAY[25], NULL, NULL, NULL, ARRAY['c'])");
+      st.execute("SELECT pgbus.queue_limit_set('sql', global_concurrency => 3)");
+      st.execute("SELECT * FROM pgbus.claim(ARRAY['sql'], 10, 'me', interval '1 minute')");
+      st.execute("SELECT pgbus.queue_limit_clear('sql')");
       st.execute("SELECT pgbus.pause('sql')");
       st.execute("SELECT pgbus.resume('sql')");
       st.execute("SELECT * FROM pgbus.claim(ARRAY['sql'], 10, 'me', interval '1 minute')");

@@ -40,6 +40,38 @@
 -- from a never-analyzed table with auto_explain on and fails on a Sort over pgbus.job. The
 -- per-level shape also means not-yet-due jobs of a level are never walked: the run_at bound
 -- ends the range, where the older shape filtered them one by one.
+--
+-- Flow control (V14, issue #16; docs/schema.md, "Flow control"). A queue with a row in
+-- pgbus.queue_limit is limited: at most global_concurrency of its jobs run at once across the
+-- fleet, and at most key_concurrency (NULL: 1) per concurrency key. A queue without a row pays one
+-- primary-key probe that finds nothing, like the pause check, and takes no lock.
+--
+-- The concurrency argument. A claim that visits a limited queue first locks its limit row (FOR
+-- UPDATE), so the claims of one limited queue take turns, each for the few milliseconds of its
+-- statement (a claim runs in autocommit). Only under that lock does it count the queue's running
+-- jobs, in a statement of its own and so with a fresh snapshot (READ COMMITTED; a claim in any
+-- other isolation raises, since a snapshot taken before the lock would miss the turn before it).
+-- The claim before it committed before it released the row, so its jobs are in that count. A job
+-- becomes running only here, under the row lock; every other change of a running job (complete,
+-- fail, snooze, cancel, rescue, release) only lowers the count, and a count that missed one is
+-- too high, never too low. So the running jobs never exceed the limit, and a claim takes at most
+-- limit - running. The per-key count is the same argument per key, with the jobs this claim
+-- takes counted too (row_number per key over the candidates in claim order).
+--
+-- No deadlock: a claim waits for a limit row only while it holds none. At a second limited queue
+-- it takes the row FOR UPDATE SKIP LOCKED, and if another claim holds it, it skips the queue and
+-- sends the queue's wake-up (delivered at its commit), so the capacity it could not look at is
+-- claimed by the next round rather than at the next poll. Nothing else waits for a limit row
+-- while holding a job row: pgbus.queue_limit_set and the enqueue of a keyed job (INSERT ... ON
+-- CONFLICT DO NOTHING does not wait for a row lock) touch no job row first. A claim that finds
+-- no capacity locks no job row; the limit row it held goes at its commit.
+--
+-- Key-limited candidates: a claim reads the due jobs of a priority level in claim order, a window
+-- of them at a time (first 4 x what it may take + 32), drops those whose key is at its limit
+-- (running ones counted through job_key_running_idx) and takes the first of the rest. When that
+-- leaves it short and the window was full, it widens the window fourfold, up to 10,000 jobs: a key
+-- with thousands of waiting jobs at the head of the queue delays the others by at most that scan,
+-- and one further than 10,000 jobs deep waits until the head drains.
 CREATE OR REPLACE FUNCTION pgbus.claim(
     queues   text[],
     max_jobs integer,
@@ -58,10 +90,48 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
     buried integer;
     r record;
+    lim record;          -- the queue's pgbus.queue_limit row, when it has one
+    limited boolean;
+    holding boolean := false;  -- this claim holds a limit row (until its commit)
+    q_left integer;      -- what this queue may still take
+    keyed boolean;       -- the queue counts running jobs per concurrency key
+    v_ids bigint[];      -- keyed: the candidates that keep every key within its limit
+    v_window integer;
+    v_seen integer;
   BEGIN
     FOREACH q IN ARRAY queues LOOP
       EXIT WHEN remaining <= 0;
       CONTINUE WHEN EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = q);
+      IF NOT holding THEN
+        SELECT l.global_concurrency, l.key_concurrency INTO lim
+          FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
+        limited := FOUND;
+      ELSE
+        SELECT l.global_concurrency, l.key_concurrency INTO lim
+          FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
+        limited := FOUND;
+        IF NOT limited AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
+          PERFORM pgbus.notify(q, now());  -- another claim holds it: come back after its commit
+          CONTINUE;
+        END IF;
+      END IF;
+      q_left := remaining;
+      keyed := false;
+      IF limited THEN
+        holding := true;
+        IF current_setting('transaction_isolation') <> 'read committed' THEN
+          RAISE EXCEPTION 'pgbus: claiming from limited queue % needs READ COMMITTED, not %: run pgbus.claim in its own transaction',
+            q, current_setting('transaction_isolation')
+            USING ERRCODE = 'invalid_transaction_state';
+        END IF;
+        IF lim.global_concurrency IS NOT NULL THEN
+          q_left := least(remaining, lim.global_concurrency
+                                     - (SELECT count(*) FROM pgbus.job x
+                                         WHERE x.queue = q AND x.state = 'running')::integer);
+          CONTINUE WHEN q_left <= 0;
+        END IF;
+        keyed := true;
+      END IF;
       prio := -32768;  -- below any priority (the column's check allows -100..100)
       LOOP
         -- The queue's next priority level with a waiting job, due or not.
@@ -75,6 +145,43 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
         EXIT WHEN NOT FOUND;
         LOOP
           buried := 0;
+          IF keyed THEN
+            v_window := q_left * 4 + 32;
+            LOOP
+              WITH win AS (
+                SELECT c.id, c.run_at, c.concurrency_key
+                  FROM pgbus.job c
+                 WHERE c.queue = q
+                   AND c.priority = prio
+                   AND c.state IN ('available', 'scheduled', 'retryable')
+                   AND c.run_at <= now()
+                 ORDER BY c.priority, c.run_at, c.id
+                 LIMIT v_window
+              ), ranked AS (
+                SELECT w.id, w.run_at, w.concurrency_key,
+                       row_number() OVER (PARTITION BY w.concurrency_key ORDER BY w.run_at, w.id) AS n
+                  FROM win w
+              ), busy AS (
+                SELECT x.concurrency_key, count(*) AS n
+                  FROM pgbus.job x
+                 WHERE x.queue = q AND x.state = 'running' AND x.concurrency_key IS NOT NULL
+                 GROUP BY x.concurrency_key
+              ), ok AS (
+                SELECT k.id, k.run_at
+                  FROM ranked k LEFT JOIN busy b ON b.concurrency_key = k.concurrency_key
+                 WHERE k.concurrency_key IS NULL
+                    OR k.n + coalesce(b.n, 0) <= coalesce(lim.key_concurrency, 1)
+                 ORDER BY k.run_at, k.id
+                 LIMIT q_left
+              )
+              SELECT (SELECT count(*) FROM win),
+                     coalesce((SELECT array_agg(o.id ORDER BY o.run_at, o.id) FROM ok o), '{}')
+                INTO v_seen, v_ids;
+              EXIT WHEN cardinality(v_ids) >= q_left OR v_seen < v_window OR v_window >= 10000;
+              v_window := least(v_window * 4, 10000);
+            END LOOP;
+            EXIT WHEN cardinality(v_ids) = 0;
+          END IF;
           FOR r IN
             WITH picked AS (
               SELECT c.id,
@@ -85,8 +192,9 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
                  AND c.priority = prio
                  AND c.state IN ('available', 'scheduled', 'retryable')
                  AND c.run_at <= now()
+                 AND (NOT keyed OR c.id = ANY (v_ids))
                ORDER BY c.priority, c.run_at, c.id
-               LIMIT remaining
+               LIMIT q_left
                FOR UPDATE SKIP LOCKED
             ), claimed AS (
               UPDATE pgbus.job j
@@ -118,12 +226,13 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
               buried := buried + 1;
             ELSE
               remaining := remaining - 1;
+              q_left := q_left - 1;
               RETURN NEXT r.job;
             END IF;
           END LOOP;
-          EXIT WHEN buried = 0 OR remaining <= 0;
+          EXIT WHEN buried = 0 OR q_left <= 0;
         END LOOP;
-        EXIT WHEN remaining <= 0;
+        EXIT WHEN q_left <= 0;
       END LOOP;
     END LOOP;
   END $$;

@@ -38,6 +38,7 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
     unique_key   text        DEFAULT NULL,
     trace_parent text        DEFAULT NULL,
     trace_state  text        DEFAULT NULL,
+    concurrency_key text     DEFAULT NULL,
     OUT id        bigint,
     OUT duplicate boolean)
   LANGUAGE plpgsql VOLATILE
@@ -81,14 +82,17 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
         pg_catalog.quote_literal(pg_catalog.left(enqueue_job.unique_key, 80)), enqueue_job.queue
         USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF enqueue_job.concurrency_key IS NOT NULL THEN
+      PERFORM pgbus.check_concurrency_key(v_queue, enqueue_job.concurrency_key);
+    END IF;
     IF enqueue_job.unique_key IS NULL THEN
       -- No key, no conflict possible: a plain INSERT, without ON CONFLICT's speculative insertion.
       INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at,
-                                  trace_parent, trace_state)
+                                  trace_parent, trace_state, concurrency_key)
       VALUES (v_queue,
               CASE WHEN v_run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
               enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
-              enqueue_job.trace_parent, enqueue_job.trace_state)
+              enqueue_job.trace_parent, enqueue_job.trace_state, enqueue_job.concurrency_key)
       -- The limit as pgbus.check_payload reads it (the default stands in should the row be
       -- gone) and the pause pgbus.notify looks up come back with the row: one statement in all.
       RETURNING j.id,
@@ -100,11 +104,12 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
         -- The inference predicate is job_unique_idx's, word for word but for the operator, which
         -- is the one the index was built with (enum_eq), named so that no look-alike can stand in.
         INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at,
-                                    unique_key, trace_parent, trace_state)
+                                    unique_key, trace_parent, trace_state, concurrency_key)
         VALUES (v_queue,
                 CASE WHEN v_run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
                 enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
-                enqueue_job.unique_key, enqueue_job.trace_parent, enqueue_job.trace_state)
+                enqueue_job.unique_key, enqueue_job.trace_parent, enqueue_job.trace_state,
+                enqueue_job.concurrency_key)
         ON CONFLICT (queue, unique_key)
           WHERE unique_key IS NOT NULL
             AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
@@ -161,13 +166,15 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
 CREATE OR REPLACE FUNCTION pgbus.enqueue(
     queue text, payload jsonb, run_at timestamptz DEFAULT NULL, priority integer DEFAULT 0,
     max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL,
-    trace_parent text DEFAULT NULL, trace_state text DEFAULT NULL)
+    trace_parent text DEFAULT NULL, trace_state text DEFAULT NULL,
+    concurrency_key text DEFAULT NULL)
   RETURNS bigint
   LANGUAGE sql VOLATILE
   AS $$
     SELECT (pgbus.enqueue_job(enqueue.queue, enqueue.payload, enqueue.run_at, enqueue.priority,
                               enqueue.max_attempts, enqueue.unique_key,
-                              enqueue.trace_parent, enqueue.trace_state)).id
+                              enqueue.trace_parent, enqueue.trace_state,
+                              enqueue.concurrency_key)).id
   $$;
 
 -- Enqueues many jobs (arrays of equal length, NULL run_at = now) and returns their ids in input
@@ -185,7 +192,8 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
     max_attempts  integer[],
     unique_keys   text[] DEFAULT NULL,
     trace_parents text[] DEFAULT NULL,
-    trace_states  text[] DEFAULT NULL)
+    trace_states  text[] DEFAULT NULL,
+    concurrency_keys text[] DEFAULT NULL)
   RETURNS SETOF bigint
   LANGUAGE plpgsql VOLATILE
   AS $$
@@ -221,13 +229,19 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
       PERFORM pgbus.check_trace(queues[i]::pgbus.queue_name, trace_parents[i], trace_states[i])
          FROM pg_catalog.generate_series(1, v_n) AS g(i);
     END IF;
+    IF concurrency_keys IS NOT NULL THEN
+      PERFORM pgbus.check_concurrency_key(queues[i]::pgbus.queue_name, concurrency_keys[i])
+         FROM pg_catalog.generate_series(1, v_n) AS g(i)
+        WHERE concurrency_keys[i] IS NOT NULL;
+    END IF;
     IF unique_keys IS NOT NULL
        AND EXISTS (SELECT 1 FROM pg_catalog.unnest(unique_keys) k WHERE k IS NOT NULL) THEN
       FOR i IN 1 .. v_n LOOP
         RETURN NEXT (SELECT e.id
                        FROM pgbus.enqueue_job(queues[i], payloads[i], run_ats[i], priorities[i],
                                               max_attempts[i], unique_keys[i],
-                                              trace_parents[i], trace_states[i]) e);
+                                              trace_parents[i], trace_states[i],
+                                              concurrency_keys[i]) e);
       END LOOP;
       RETURN;
     END IF;
@@ -235,15 +249,17 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
       WITH input AS (
         SELECT t.q::pgbus.queue_name AS queue, t.p AS payload, coalesce(t.r, now()) AS run_at,
                t.pr AS priority, t.m AS max_attempts, t.ord,
-               trace_parents[t.ord] AS trace_parent, trace_states[t.ord] AS trace_state
+               trace_parents[t.ord] AS trace_parent, trace_states[t.ord] AS trace_state,
+               concurrency_keys[t.ord] AS concurrency_key
           FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
                WITH ORDINALITY AS t(q, p, r, pr, m, ord)
       ), inserted AS (
         INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, run_at,
-                               trace_parent, trace_state)
+                               trace_parent, trace_state, concurrency_key)
         SELECT i.queue,
                CASE WHEN i.run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
-               i.priority, i.payload, i.max_attempts, i.run_at, i.trace_parent, i.trace_state
+               i.priority, i.payload, i.max_attempts, i.run_at, i.trace_parent, i.trace_state,
+               i.concurrency_key
           FROM input i
          ORDER BY i.ord
         RETURNING id
@@ -254,4 +270,26 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
       )
       -- Identity values are assigned in insert order, which follows ORDER BY i.ord above.
       SELECT id FROM inserted, (SELECT count(*) FROM notified) force_notify ORDER BY id;
+  END $$;
+
+-- Checks a concurrency key (V14) and makes sure its queue has a pgbus.queue_limit row, so that
+-- every claim counts the key (limit 1 per key unless pgbus.queue_limit_set said otherwise).
+-- Called only for a job with a key: an enqueue without one pays nothing. The row, when there is
+-- one already, is found by the primary key and not written (ON CONFLICT DO NOTHING waits on no
+-- row lock, so a claim holding the row does not hold up an enqueue).
+CREATE OR REPLACE FUNCTION pgbus.check_concurrency_key(queue pgbus.queue_name, concurrency_key text)
+  RETURNS void
+  LANGUAGE plpgsql VOLATILE
+  AS $$
+  #variable_conflict use_column
+  BEGIN
+    IF pg_catalog.btrim(check_concurrency_key.concurrency_key) = ''
+       OR pg_catalog.length(check_concurrency_key.concurrency_key) > 255 THEN
+      RAISE EXCEPTION 'pgbus: invalid concurrency key % (queue %, % characters): use 1 to 255 characters, not only blanks, or NULL for no key',
+        pg_catalog.quote_literal(pg_catalog.left(check_concurrency_key.concurrency_key, 80)),
+        check_concurrency_key.queue::text, pg_catalog.length(check_concurrency_key.concurrency_key)
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO pgbus.queue_limit AS l (queue) VALUES (check_concurrency_key.queue)
+      ON CONFLICT (queue) DO NOTHING;
   END $$;

@@ -29,6 +29,7 @@ CREATE DOMAIN pgbus.job_enqueued_by AS text;
 CREATE DOMAIN pgbus.job_correlation_id AS text;
 CREATE DOMAIN pgbus.job_progress AS jsonb;
 CREATE DOMAIN pgbus.job_result AS jsonb;
+CREATE DOMAIN pgbus.job_concurrency_key AS text;
 
 ALTER TABLE pgbus.job
   DROP CONSTRAINT job_priority_check,
@@ -41,6 +42,7 @@ ALTER TABLE pgbus.job
   DROP CONSTRAINT job_correlation_id_check,
   DROP CONSTRAINT job_progress_shape,
   DROP CONSTRAINT job_result_size_chk,
+  DROP CONSTRAINT job_concurrency_key_chk,
   ALTER COLUMN priority TYPE pgbus.job_priority,
   ALTER COLUMN max_attempts TYPE pgbus.job_max_attempts,
   ALTER COLUMN cancel_attempt TYPE pgbus.job_cancel_attempt,
@@ -51,6 +53,7 @@ ALTER TABLE pgbus.job
   ALTER COLUMN correlation_id TYPE pgbus.job_correlation_id,
   ALTER COLUMN progress TYPE pgbus.job_progress,
   ALTER COLUMN result TYPE pgbus.job_result,
+  ALTER COLUMN concurrency_key TYPE pgbus.job_concurrency_key,
   -- The one rule across two columns (V6). NOT VALID: the rows passed it as V6's CHECK.
   ADD CONSTRAINT job_trace_state_check CHECK (trace_state IS NULL OR trace_parent IS NOT NULL)
     NOT VALID;
@@ -90,3 +93,6 @@ ALTER DOMAIN pgbus.job_progress ADD CONSTRAINT job_progress_shape CHECK (
 ) NOT VALID;
 ALTER DOMAIN pgbus.job_result
   ADD CONSTRAINT job_result_size_chk CHECK (octet_length(VALUE::text) <= 65536) NOT VALID;
+-- V14's concurrency key bound, as EnqueueOptions.MAX_CONCURRENCY_KEY_LENGTH in Java.
+ALTER DOMAIN pgbus.job_concurrency_key
+  ADD CONSTRAINT job_concurrency_key_chk CHECK (length(VALUE) BETWEEN 1 AND 255) NOT VALID;

@@ -1,0 +1,131 @@
+package io.pgbus.engine;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * All SQL on {@code pgbus.queue_limit} (V14): writing a queue's flow control, reading which queues
+ * are limited, and the wake-up a finished job of a limited queue sends. Setting and clearing are
+ * the SQL functions of R__flow.sql, so an operator can do the same from psql. Each method runs in
+ * the caller's transaction.
+ */
+final class QueueLimitStore {
+
+  private static final String SET = "SELECT pgbus.queue_limit_set(?, ?, ?, ?)";
+
+  private static final String CLEAR = "SELECT pgbus.queue_limit_clear(?)";
+
+  private static final String LIMITED =
+      "SELECT queue::text FROM pgbus.queue_limit WHERE queue::text = ANY (?::text[])";
+
+  // A running job of a limited queue finished: the capsules that wait on the limit may claim
+  // again. One notification per queue, delivered at commit (autocommit here).
+  private static final String WAKE =
+      "SELECT pgbus.notify(q::pgbus.queue_name, now()) FROM pg_catalog.unnest(?::text[]) AS q";
+
+  // What the doctor, readiness and the admin API show: every limited queue, its limits, how many
+  // of its jobs run, and how many due jobs wait while it is at its global limit (waiting on the
+  // limit) or below it (waiting on a worker). Counts over the partial indexes, the waiting ones
+  // capped at COUNT_CAP per queue (readiness runs it too); off the hot path.
+  private static final String STATUS =
+      """
+      SELECT l.queue::text, l.global_concurrency, coalesce(l.key_concurrency, 1),
+             (SELECT count(*) FROM pgbus.job r
+               WHERE r.queue = l.queue AND r.state OPERATOR(pg_catalog.=) 'running') AS running,
+             (SELECT count(*) FROM (
+                SELECT 1 FROM pgbus.job w
+                 WHERE w.queue = l.queue
+                   AND w.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
+                   AND w.run_at <= now()
+                 LIMIT ?) d) AS due,
+             (SELECT count(*) FROM (
+                SELECT 1 FROM pgbus.job w
+                 WHERE w.queue = l.queue
+                   AND w.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
+                   AND w.run_at <= now() AND w.concurrency_key IS NOT NULL
+                   AND (SELECT count(*) FROM pgbus.job k
+                         WHERE k.queue = l.queue AND k.concurrency_key = w.concurrency_key
+                           AND k.state OPERATOR(pg_catalog.=) 'running')
+                       >= coalesce(l.key_concurrency, 1)
+                 LIMIT ?) b) AS key_blocked
+        FROM pgbus.queue_limit l
+       ORDER BY l.queue
+      """;
+
+  /** The most waiting jobs the status counts per queue. */
+  static final int COUNT_CAP = 10_000;
+
+  /** Writes a queue's limits, or removes them when {@code limit} sets none. */
+  void queueLimitWrite(Connection c, QueueLimit limit, String by) throws SQLException {
+    if (limit.isEmpty()) {
+      try (PreparedStatement ps = c.prepareStatement(CLEAR)) {
+        ps.setString(1, limit.queue());
+        ps.executeQuery().close();
+      }
+      return;
+    }
+    try (PreparedStatement ps = c.prepareStatement(SET)) {
+      ps.setString(1, limit.queue());
+      ps.setObject(2, limit.globalConcurrency(), Types.INTEGER);
+      ps.setObject(3, limit.keyConcurrency(), Types.INTEGER);
+      ps.setString(4, by);
+      ps.executeQuery().close();
+    }
+  }
+
+  /** Which of {@code queues} the database limits. */
+  Set<String> queuesLimited(Connection c, Collection<String> queues) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(LIMITED)) {
+      ps.setArray(1, c.createArrayOf("text", queues.toArray()));
+      var out = new TreeSet<String>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(rs.getString(1));
+        }
+      }
+      return out;
+    }
+  }
+
+  /** Sends each queue's wake-up at commit. */
+  void queueWake(Connection c, Collection<String> queues) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(WAKE)) {
+      ps.setArray(1, c.createArrayOf("text", queues.toArray()));
+      ps.executeQuery().close();
+    }
+  }
+
+  /** Every limited queue with its limits and what waits on them. */
+  List<QueueLimitStatus> queueLimitStatus(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(STATUS)) {
+      ps.setInt(1, COUNT_CAP);
+      ps.setInt(2, COUNT_CAP);
+      return status(ps);
+    }
+  }
+
+  private static List<QueueLimitStatus> status(PreparedStatement ps) throws SQLException {
+    try (ResultSet rs = ps.executeQuery()) {
+      var out = new ArrayList<QueueLimitStatus>();
+      while (rs.next()) {
+        Integer global = (Integer) rs.getObject(2);
+        long running = rs.getLong(4);
+        long due = rs.getLong(5);
+        long keyBlocked = rs.getLong(6);
+        long onLimit = global != null && running >= global ? due : Math.min(due, keyBlocked);
+        out.add(
+            new QueueLimitStatus(
+                rs.getString(1), global, rs.getInt(3), running, onLimit, due - onLimit));
+      }
+      return out;
+    }
+  }
+}

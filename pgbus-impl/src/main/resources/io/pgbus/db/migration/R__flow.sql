@@ -1,0 +1,70 @@
+-- Repeatable migration: setting and clearing a queue's flow-control limits (V14,
+-- pgbus.queue_limit). Flyway applies it after the versioned migrations and again whenever this
+-- file changes. See docs/schema.md, "Flow control". Off the hot path: both pin their path.
+
+-- Sets a queue's limits, replacing the ones it had: global_concurrency (running jobs of the queue
+-- across the fleet) and key_concurrency (running jobs per concurrency key; NULL: 1). NULL for
+-- both keeps the row, with no global limit and a key limit of 1: a queue whose jobs carry keys
+-- needs its row for the claim to count them. Raises on a limit of 0 or less, or over 100000, and
+-- writes nothing then. Engines call it at start for every queue they serve.
+--   SELECT pgbus.queue_limit_set('partner_api', global_concurrency => 5);
+CREATE OR REPLACE FUNCTION pgbus.queue_limit_set(
+    queue              text,
+    global_concurrency integer DEFAULT NULL,
+    key_concurrency    integer DEFAULT NULL,
+    updated_by         text    DEFAULT NULL)
+  RETURNS void
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  #variable_conflict use_column
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(queue_limit_set.queue);
+  BEGIN
+    IF queue_limit_set.global_concurrency NOT BETWEEN 1 AND 100000 THEN
+      RAISE EXCEPTION 'pgbus: global concurrency % for queue % is invalid: use 1 to 100000 running jobs, or NULL for no limit',
+        queue_limit_set.global_concurrency, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF queue_limit_set.key_concurrency NOT BETWEEN 1 AND 100000 THEN
+      RAISE EXCEPTION 'pgbus: key concurrency % for queue % is invalid: use 1 to 100000 running jobs per key, or NULL for 1',
+        queue_limit_set.key_concurrency, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO pgbus.queue_limit AS l (queue, global_concurrency, key_concurrency, updated_by)
+    VALUES (v_queue, queue_limit_set.global_concurrency, queue_limit_set.key_concurrency,
+            coalesce(queue_limit_set.updated_by, current_user::text))
+    ON CONFLICT (queue) DO UPDATE
+      SET global_concurrency = excluded.global_concurrency,
+          key_concurrency = excluded.key_concurrency,
+          updated_at = now(),
+          updated_by = excluded.updated_by
+      WHERE (l.global_concurrency, l.key_concurrency)
+            IS DISTINCT FROM (excluded.global_concurrency, excluded.key_concurrency);
+    -- A raised limit frees capacity now: wake the queue's workers at commit.
+    PERFORM pgbus.notify(v_queue, now());
+  END $$;
+
+-- Removes a queue's limits: its claims no longer count running jobs. A queue whose waiting jobs
+-- carry concurrency keys keeps its row (the keys still hold, one running job per key); true when
+-- the row went.
+CREATE OR REPLACE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(queue_limit_clear.queue);
+  BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = v_queue) THEN
+      RETURN false;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pgbus.job j
+                WHERE j.queue = v_queue AND j.concurrency_key IS NOT NULL
+                  AND j.state IN ('available', 'scheduled', 'retryable', 'running')) THEN
+      PERFORM pgbus.queue_limit_set(v_queue, NULL, NULL, NULL);
+      RETURN false;
+    END IF;
+    DELETE FROM pgbus.queue_limit l WHERE l.queue = v_queue;
+    PERFORM pgbus.notify(v_queue, now());
+    RETURN true;
+  END $$;

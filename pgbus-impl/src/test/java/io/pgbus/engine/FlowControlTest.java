@@ -1,0 +1,287 @@
+package io.pgbus.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pgbus.EnqueueOptions;
+import io.pgbus.InvalidJobException;
+import io.pgbus.Outcome;
+import io.pgbus.engine.testing.Await;
+import io.pgbus.engine.testing.JobFixtures;
+import io.pgbus.engine.testing.TestDatabase;
+import io.pgbus.engine.testing.TestEngines;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Flow control (V14): a global limit per queue and a limit per concurrency key hold across several
+ * engines on one database, enforced by the claim alone; bad limits and keys write nothing.
+ */
+class FlowControlTest {
+
+  @RegisterExtension
+  static final TestDatabase db =
+      TestDatabase.migrated().emptiedBeforeEach("pgbus.job", "pgbus.queue_limit");
+
+  @RegisterExtension final TestEngines engines = new TestEngines(db);
+
+  private final JobStore store = new JobStore();
+
+  /** One handler run: which job, and when it started and ended (System.nanoTime, one JVM). */
+  record Run(long id, String key, long start, long end) {}
+
+  @Test
+  void aGlobalLimitOfFiveHoldsAcrossThreeEnginesOfEightSlots() throws Exception {
+    int total = 2_000;
+    Set<Long> enqueued = Set.copyOf(JobFixtures.in(db).enqueue("limited", total));
+    var runs = new ConcurrentLinkedQueue<Run>();
+    Set<Long> handled = ConcurrentHashMap.newKeySet();
+    var duplicates = new AtomicInteger();
+    var sampledMax = new AtomicLong();
+    var samples = new AtomicInteger();
+    var sampling = new AtomicBoolean(true);
+    Thread sampler =
+        new Thread(
+            () -> {
+              try (Connection c = db.connect();
+                  var ps =
+                      c.prepareStatement(
+                          "SELECT count(*) FROM pgbus.job WHERE queue = 'limited'"
+                              + " AND state = 'running'")) {
+                while (sampling.get()) {
+                  try (var rs = ps.executeQuery()) {
+                    rs.next();
+                    sampledMax.accumulateAndGet(rs.getLong(1), Math::max);
+                    samples.incrementAndGet();
+                  }
+                  // About a sample per millisecond: enough to see a sixth running job, which
+                  // lives for milliseconds, without a tight loop that loads the database.
+                  java.util.concurrent.locks.LockSupport.parkNanos(500_000);
+                }
+              } catch (SQLException e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    sampler.start();
+    long t0 = System.nanoTime();
+    try {
+      for (int e = 0; e < 3; e++) {
+        EngineConfig config =
+            engines
+                .config()
+                .capsule("main", 8, "limited")
+                .queueLimit(new QueueLimit("limited", 5, null))
+                .build();
+        engines.start(
+            config,
+            (job, tx) -> {
+              long start = System.nanoTime();
+              if (!handled.add(job.id())) {
+                duplicates.incrementAndGet();
+              }
+              Thread.sleep(2 + job.id() % 3);
+              runs.add(new Run(job.id(), null, start, System.nanoTime()));
+              return Outcome.complete();
+            });
+      }
+      Await.until(
+          "every job to complete",
+          Duration.ofMinutes(10),
+          () -> db.jobCount("limited", "completed") == total);
+    } finally {
+      sampling.set(false);
+      sampler.join();
+    }
+    long elapsedMs = (System.nanoTime() - t0) / 1_000_000;
+    int overlap = maxOverlap(List.copyOf(runs));
+    System.out.printf(
+        "[measure] global limit 5, 3 engines x 8 slots, %d jobs: %d ms, max running sampled %d"
+            + " (%d samples), max handler overlap %d%n",
+        total, elapsedMs, sampledMax.get(), samples.get(), overlap);
+
+    assertThat(sampledMax.get()).as("running jobs, sampled").isBetween(1L, 5L);
+    assertThat(overlap).as("overlapping handler runs").isBetween(2, 5);
+    assertThat(duplicates).as("jobs run twice").hasValue(0);
+    assertThat(handled).as("jobs run").isEqualTo(enqueued);
+    assertThat(db.jobCount("limited", "completed")).isEqualTo(total);
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE attempt <> 1")).isZero();
+  }
+
+  @Test
+  void aKeyLimitOfOneKeepsEachKeyToOneRunningJobWhileKeysRunInParallel() throws Exception {
+    int keys = 100;
+    int perKey = 20;
+    var jobs = new ArrayList<NewJob>();
+    for (int n = 0; n < perKey; n++) {
+      for (int k = 0; k < keys; k++) {
+        jobs.add(
+            new NewJob(
+                "keyed",
+                "{\"k\":" + k + "}",
+                EnqueueOptions.defaults().withConcurrencyKey("customer-" + k)));
+      }
+    }
+    try (Connection c = db.connect()) {
+      store.jobInsertMany(c, jobs);
+    }
+    var runs = new ConcurrentLinkedQueue<Run>();
+    for (int e = 0; e < 3; e++) {
+      engines.start(
+          engines.config().capsule("main", 8, "keyed").build(),
+          (job, tx) -> {
+            long start = System.nanoTime();
+            Thread.sleep(2);
+            String key = job.payload().replaceAll("\\D", "");
+            runs.add(new Run(job.id(), key, start, System.nanoTime()));
+            return Outcome.complete();
+          });
+    }
+    Await.until(
+        "every job to complete",
+        Duration.ofMinutes(10),
+        () -> db.jobCount("keyed", "completed") == keys * perKey);
+
+    Map<String, List<Run>> byKey = new HashMap<>();
+    runs.forEach(r -> byKey.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r));
+    int worstKey = byKey.values().stream().mapToInt(FlowControlTest::maxOverlap).max().orElse(0);
+    int all = maxOverlap(List.copyOf(runs));
+    System.out.printf(
+        "[measure] key limit 1, %d keys x %d jobs, 3 engines x 8 slots: max overlap per key %d,"
+            + " across keys %d%n",
+        keys, perKey, worstKey, all);
+    assertThat(runs).hasSize(keys * perKey);
+    assertThat(byKey).hasSize(keys);
+    assertThat(worstKey).as("overlapping runs of one key").isEqualTo(1);
+    assertThat(all).as("overlapping runs across keys").isGreaterThan(4);
+  }
+
+  @Test
+  void theClaimTakesNoMoreThanTheLimitLeavesAndTakesMoreWhenARunningJobEnds() throws Exception {
+    JobFixtures.in(db).enqueue("capped", 5);
+    try (Connection c = db.connect()) {
+      new QueueLimitStore().queueLimitWrite(c, new QueueLimit("capped", 2, null), "test");
+      List<ClaimedJob> first = claim(c, "capped", 10);
+      assertThat(first).hasSize(2);
+      assertThat(claim(c, "capped", 10)).as("at the limit").isEmpty();
+      assertThat(new QueueLimitStore().queueLimitStatus(c))
+          .as("what the doctor, readiness and the admin API show")
+          .containsExactly(new QueueLimitStatus("capped", 2, 1, 2, 3, 0));
+      assertThat(Engine.describeLimits(new QueueLimitStore().queueLimitStatus(c)))
+          .isEqualTo(
+              "capped(global 2, per key 1: 2 running, 3 waiting on the limit, 0 on a worker)");
+      assertThat(store.jobComplete(c, first.get(0))).isTrue();
+      assertThat(claim(c, "capped", 10)).as("one slot freed").hasSize(1);
+      // Keys count within one claim too: three jobs of one key, one at a time.
+      for (int i = 0; i < 3; i++) {
+        JobFixtures.in(db).enqueue("one_key", EnqueueOptions.defaults().withConcurrencyKey("same"));
+      }
+      JobFixtures.in(db).enqueue("one_key", EnqueueOptions.defaults().withConcurrencyKey("other"));
+      JobFixtures.in(db).enqueue("one_key");
+      List<ClaimedJob> keyed = claim(c, "one_key", 10);
+      assertThat(keyed).as("one of 'same', one of 'other', the job without a key").hasSize(3);
+      assertThat(claim(c, "one_key", 10)).isEmpty();
+      new QueueLimitStore().queueLimitWrite(c, new QueueLimit("one_key", null, 2), "test");
+      assertThat(claim(c, "one_key", 10)).as("'same' may now run two").hasSize(1);
+    }
+  }
+
+  @Test
+  void anEngineWritesItsLimitsAtStartAndTheLastToStartWithoutThemRemovesThem() throws Exception {
+    engines.start(
+        engines
+            .config()
+            .capsule("main", 2, "published")
+            .queueLimit(new QueueLimit("published", 3, 2))
+            .build(),
+        (job, tx) -> Outcome.complete());
+    assertThat(
+            db.queryLong(
+                "SELECT global_concurrency * 10 + key_concurrency FROM pgbus.queue_limit"
+                    + " WHERE queue = 'published'"))
+        .isEqualTo(32);
+    Engine other =
+        engines.start(
+            engines.config().capsule("main", 2, "published").build(),
+            (job, tx) -> Outcome.complete());
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.queue_limit")).isZero();
+    assertThat(other.queueLimits()).isEmpty();
+  }
+
+  @Test
+  void badLimitsAndKeysAreRefusedWithTheValueAndTheFixAndWriteNothing() throws Exception {
+    assertThatThrownBy(() -> new QueueLimit("q", 0, null))
+        .isInstanceOf(InvalidConfigException.class)
+        .hasMessageContaining("pgbus.queue.q.global-concurrency=0 is invalid: use 1 to 100000");
+    assertThatThrownBy(() -> new QueueLimit("q", null, -1))
+        .hasMessageContaining("pgbus.queue.q.key-concurrency=-1 is invalid");
+    String longKey = "k".repeat(256);
+    assertThatThrownBy(() -> EnqueueOptions.defaults().withConcurrencyKey(longKey))
+        .isInstanceOf(InvalidJobException.class)
+        .hasMessageContaining("256 characters long: use at most 255");
+    assertThatThrownBy(() -> EnqueueOptions.defaults().withConcurrencyKey(" "))
+        .hasMessageContaining("concurrency key must not be blank");
+
+    assertThat(sqlError("SELECT pgbus.queue_limit_set('q', 0)"))
+        .contains("global concurrency 0 for queue q is invalid: use 1 to 100000");
+    assertThat(sqlError("SELECT pgbus.queue_limit_set('q', NULL, 100001)"))
+        .contains("key concurrency 100001 for queue q is invalid");
+    assertThat(sqlError("SELECT pgbus.enqueue('q', '{}', concurrency_key => repeat('k', 256))"))
+        .contains("invalid concurrency key")
+        .contains("256 characters");
+    assertThat(
+            sqlError(
+                "SELECT pgbus.enqueue_many(ARRAY['q', 'q'], ARRAY['{}', '{}']::jsonb[],"
+                    + " ARRAY[NULL, NULL]::timestamptz[], ARRAY[0, 0], ARRAY[25, 25],"
+                    + " concurrency_keys => ARRAY['ok', ''])"))
+        .contains("invalid concurrency key ''");
+    assertThat(db.jobCount()).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.queue_limit")).isZero();
+  }
+
+  /** The error message of a statement that must fail. */
+  private static String sqlError(String sql) {
+    try (Connection c = db.connect();
+        var st = c.createStatement()) {
+      st.execute(sql);
+    } catch (SQLException e) {
+      return e.getMessage();
+    }
+    throw new AssertionError("no error from " + sql);
+  }
+
+  private List<ClaimedJob> claim(Connection c, String queue, int max) throws SQLException {
+    return store.jobClaim(c, List.of(queue), max, "tester", Duration.ofMinutes(5));
+  }
+
+  /** The most runs that overlap at any moment: a sweep over starts (+1) and ends (-1). */
+  static int maxOverlap(List<Run> runs) {
+    var events = new ArrayList<long[]>();
+    for (Run r : runs) {
+      events.add(new long[] {r.start(), 1});
+      events.add(new long[] {r.end(), -1});
+    }
+    // At equal times an end goes first: a run that ends as another starts does not overlap it.
+    events.sort(Comparator.<long[]>comparingLong(e -> e[0]).thenComparingLong(e -> e[1]));
+    int now = 0;
+    int max = 0;
+    for (long[] e : events) {
+      now += (int) e[1];
+      max = Math.max(max, now);
+    }
+    return max;
+  }
+}
