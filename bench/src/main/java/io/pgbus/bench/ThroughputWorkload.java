@@ -78,12 +78,21 @@ final class ThroughputWorkload {
       // every claim take the queue's limit row and count its running jobs; then 1,000 keys of
       // limit 1 dealt round-robin.
       Run lim =
-          once(new PgbusSystem(io.pgbus.engine.CapsuleConfig.AUTO, false, o.workers(), 0), "w1_pgbuslim_" + (r + 1), o.w1Jobs(), 1);
+          once(
+              new PgbusSystem(io.pgbus.engine.CapsuleConfig.AUTO, false, o.workers(), 0),
+              "w1_pgbuslim_" + (r + 1),
+              o.w1Jobs(),
+              1);
       limited.add(lim);
       h.log(
           "W1 run %d pgbus, global limit %d: process %s jobs/s",
           r + 1, o.workers(), Stats.rate(lim.processPerSec));
-      Run key = once(new PgbusSystem(io.pgbus.engine.CapsuleConfig.AUTO, false, 0, 1000), "w1_pgbuskey_" + (r + 1), o.w1Jobs(), 1);
+      Run key =
+          once(
+              new PgbusSystem(io.pgbus.engine.CapsuleConfig.AUTO, false, 0, 1000),
+              "w1_pgbuskey_" + (r + 1),
+              o.w1Jobs(),
+              1);
       keyed.add(key);
       h.log(
           "W1 run %d pgbus, 1,000 keys of limit 1: process %s jobs/s",
