@@ -761,6 +761,40 @@ CREATE TABLE pgbus.queue_pause (
 );
 
 --
+-- Name: schedule; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.schedule (
+    name text NOT NULL,
+    cron text NOT NULL,
+    zone text NOT NULL,
+    queue pgbus.queue_name NOT NULL,
+    payload jsonb NOT NULL,
+    priority integer DEFAULT 0 NOT NULL,
+    max_attempts integer,
+    misfire text DEFAULT 'run_once'::text NOT NULL,
+    catch_up_limit integer,
+    paused boolean DEFAULT false NOT NULL,
+    last_run_at timestamp with time zone,
+    next_run_at timestamp with time zone,
+    source text NOT NULL,
+    revision bigint DEFAULT 1 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_by text DEFAULT CURRENT_USER NOT NULL,
+    CONSTRAINT schedule_catch_up_chk CHECK ((((misfire = 'catch_up'::text) = (catch_up_limit IS NOT NULL)) AND ((catch_up_limit >= 1) AND (catch_up_limit <= 1000)))),
+    CONSTRAINT schedule_cron_chk CHECK (((length(cron) >= 1) AND (length(cron) <= 200))),
+    CONSTRAINT schedule_max_attempts_chk CHECK (((max_attempts >= 1) AND (max_attempts <= 1000))),
+    CONSTRAINT schedule_misfire_chk CHECK ((misfire = ANY (ARRAY['skip'::text, 'run_once'::text, 'catch_up'::text]))),
+    CONSTRAINT schedule_name_chk CHECK ((name ~ '^[A-Za-z][A-Za-z0-9_-]{0,62}$'::text)),
+    CONSTRAINT schedule_payload_chk CHECK (((jsonb_typeof(payload) <> 'null'::text) AND (octet_length((payload)::text) <= 65536))),
+    CONSTRAINT schedule_priority_chk CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
+    CONSTRAINT schedule_source_chk CHECK ((source = ANY (ARRAY['config'::text, 'api'::text]))),
+    CONSTRAINT schedule_updated_by_chk CHECK (((length(updated_by) >= 1) AND (length(updated_by) <= 255))),
+    CONSTRAINT schedule_zone_chk CHECK (((length(zone) >= 1) AND (length(zone) <= 64)))
+);
+
+--
 -- Name: setting; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -848,6 +882,13 @@ ALTER TABLE ONLY pgbus.queue_pause
     ADD CONSTRAINT queue_pause_pkey PRIMARY KEY (queue);
 
 --
+-- Name: schedule schedule_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.schedule
+    ADD CONSTRAINT schedule_pkey PRIMARY KEY (name);
+
+--
 -- Name: setting setting_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
 --
 
@@ -925,6 +966,12 @@ CREATE UNIQUE INDEX job_unique_idx ON pgbus.job USING btree (queue, unique_key) 
 --
 
 CREATE INDEX job_unique_key_idx ON pgbus.job USING btree (unique_key) WHERE (unique_key IS NOT NULL);
+
+--
+-- Name: schedule_due_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX schedule_due_idx ON pgbus.schedule USING btree (next_run_at) WHERE (NOT paused);
 
 --
 -- Name: TABLE setting; Type: ACL; Schema: pgbus; Owner: -

@@ -1,19 +1,48 @@
-// The crons of this application: schedule, zone, queue, last and next run.
-import { get, h, when } from './core.js';
+// The schedules (pgbus.schedule): configured crons and those made at run time, with their
+// expression, zone, queue, pause, last and next run; admins pause, resume, trigger and delete.
+import { get, post, h, fill, when, stateBadge, actionButton, flash } from './core.js';
 
 export async function render(view) {
   const box = h('div', {});
-  view.replaceChildren(h('h1', {}, 'Crons'), box);
+  const more = h('div', { class: 'toolbar' });
+  view.replaceChildren(h('h1', {}, 'Schedules'), box, more);
   async function refresh() {
-    const { crons } = await get('crons');
-    box.replaceChildren(crons.length === 0
-      ? h('p', { class: 'muted' }, 'This application configures no crons (pgbus.crons).')
+    // One page of up to 500 by name; the rest follow with "Next".
+    await show(null);
+  }
+  async function show(after) {
+    const { schedules, next } = await get('schedules', { limit: 500, after });
+    fill(box, schedules.length === 0
+      ? h('p', { class: 'muted' }, 'No schedules: configure pgbus.crons, or create them with Schedules or the admin API.')
       : h('table', { id: 'crons' },
-        h('thead', {}, h('tr', {}, ['name', 'schedule', 'zone', 'queue', 'last run', 'next run'].map((t) => h('th', {}, t)))),
-        h('tbody', {}, crons.map((c) => h('tr', {},
-          h('td', {}, c.name), h('td', {}, h('code', {}, c.schedule)), h('td', {}, c.zone),
-          h('td', {}, h('a', { href: '#/queue/' + encodeURIComponent(c.queue) }, c.queue)),
-          h('td', {}, when(c.lastRun)), h('td', {}, when(c.nextRun)))))));
+        h('thead', {}, h('tr', {}, ['name', 'cron', 'zone', 'queue', 'misfire', 'source', 'state', 'last run', 'next run', ''].map((t) => h('th', {}, t)))),
+        h('tbody', {}, schedules.map((s) => h('tr', { 'data-schedule': s.name },
+          h('td', {}, s.name), h('td', {}, h('code', {}, s.cron)), h('td', {}, s.zone),
+          h('td', {}, h('a', { href: '#/queue/' + encodeURIComponent(s.queue) }, s.queue)),
+          h('td', {}, s.misfire + (s.catchUpLimit ? ` (${s.catchUpLimit})` : '')),
+          h('td', { class: 'muted' }, s.source),
+          h('td', {}, stateBadge(s.paused ? 'paused' : 'active')),
+          h('td', {}, when(s.lastRun)), h('td', {}, s.paused ? '—' : when(s.nextRun)),
+          h('td', {}, actions(s)))))));
+    fill(more, next ? h('button', { type: 'button', onclick: () => show(next) }, 'Next') : null);
+  }
+  function actions(s) {
+    const path = `schedules/${encodeURIComponent(s.name)}/`;
+    const act = async (action, done) => {
+      const r = await post(path + action);
+      flash(done(r), true);
+      await refresh();
+    };
+    return [
+      s.paused
+        ? actionButton('Resume', 'resume', () => act('resume', () => `Schedule ${s.name}: resumed.`))
+        : actionButton('Pause', 'pause', () => act('pause', () => `Schedule ${s.name}: paused.`), true),
+      actionButton('Trigger now', 'trigger', () => act('trigger', (r) => `Schedule ${s.name}: job ${r.jobId} enqueued.`)),
+      actionButton('Delete', 'delete', async () => {
+        if (!confirm(`Delete schedule ${s.name}?`)) return;
+        await act('delete', () => `Schedule ${s.name}: deleted.`);
+      }, true),
+    ];
   }
   await refresh();
   return { refresh };

@@ -287,6 +287,21 @@ class ConsoleBrowserIT {
       b.open(console + "#/crons");
       assertTrue(b.find("#crons").getText().contains("nightly"));
       b.screenshot("crons");
+      // The configured cron is a schedule: an admin pauses, triggers and resumes it.
+      String row = "tr[data-schedule=nightly] ";
+      b.find(row + ".state.active");
+      b.find(row + "button[data-action=pause]").click();
+      b.find(row + ".state.paused");
+      assertTrue(
+          count("SELECT count(*) FROM pgbus.schedule WHERE name = 'nightly' AND paused") == 1);
+      b.find(row + "button[data-action=trigger]").click();
+      b.await(10, d -> b.find("#flash").getText().contains("enqueued"));
+      assertTrue(count("SELECT count(*) FROM pgbus.job WHERE queue = 'it_console_cron'") >= 1);
+      b.find(row + "button[data-action=resume]").click();
+      b.find(row + ".state.active");
+      assertTrue(
+          count("SELECT count(*) FROM pgbus.schedule WHERE name = 'nightly' AND paused") == 0);
+      b.screenshot("schedules");
       b.open(console + "#/fleet");
       b.find("#doctor-report");
       b.await(20, d -> !b.find("#leader").getText().isBlank());
@@ -354,6 +369,15 @@ class ConsoleBrowserIT {
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getString(1) : null;
       }
+    }
+  }
+
+  private static long count(String sql) throws Exception {
+    try (Connection c = db();
+        PreparedStatement ps = c.prepareStatement(sql);
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
     }
   }
 

@@ -6,16 +6,16 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
- * A periodic job: at every run of {@code schedule} (evaluated in {@code zone}), the maintenance
- * leader enqueues one job with {@code payloadJson} to {@code queue}. Validated at construction.
+ * A periodic job from the configuration ({@code pgbus.cron.<name>.*}): at every run of {@code
+ * schedule} (evaluated in {@code zone}), the maintenance leader enqueues one job with {@code
+ * payloadJson} to {@code queue}. Validated at construction.
  *
- * <p>Exactly one job per scheduled run across all JVMs, also across a leader change: the run is
- * recorded in {@code pgbus.cron} by a compare-and-set in the same transaction as the enqueue. After
- * downtime only the latest missed run is enqueued, late; the ones before it are skipped. A cron
- * seen for the first time starts with the next run after that moment.
+ * <p>At start it becomes a schedule in {@code pgbus.schedule} (source {@code config}, misfire
+ * policy {@code RUN_ONCE}); see {@link ScheduleEnqueuer} for exactly once, missed runs and leader
+ * changes, and docs/operations.md, "Schedules (cron)".
  *
- * @param name identifies the cron in {@code pgbus.cron}; a letter, then letters, digits, '_' or
- *     '-', at most 63 characters
+ * @param name identifies the schedule in {@code pgbus.schedule}; a letter, then letters, digits,
+ *     '_' or '-', at most 63 characters
  */
 public record CronJob(String name, String schedule, ZoneId zone, String queue, String payloadJson) {
 

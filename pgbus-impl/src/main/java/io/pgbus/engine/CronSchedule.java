@@ -106,7 +106,13 @@ final class CronSchedule {
 
   /** The first run strictly after {@code t}, or null when the schedule has none. */
   Instant nextAfter(Instant t) {
-    return times.nextExecution(t.atZone(zone)).map(ZonedDateTime::toInstant).orElse(null);
+    // Truncated first: cron-utils keeps the fraction of a second it is given in what it returns
+    // (after 02:59:59.5 came 03:00:00.5), and runs are whole seconds or minutes.
+    ZonedDateTime from = t.atZone(zone).truncatedTo(precision);
+    return times
+        .nextExecution(from)
+        .map(next -> next.truncatedTo(precision).toInstant())
+        .orElse(null);
   }
 
   @Override

@@ -51,7 +51,8 @@ public final class Engine {
   private final Elector elector;
   private final Maintainer maintainer;
   private final JobRunner single;
-  private final CronEnqueuer cron;
+  private final ScheduleEnqueuer cron;
+  private final ScheduleBook schedules;
   private final boolean maintenance;
   private final NodeReporter node;
   private volatile boolean started;
@@ -154,7 +155,9 @@ public final class Engine {
                 this::listenerState,
                 () -> notifier == null ? null : notifier.backendPid(),
                 execution.heartbeatTtl());
-    this.cron = config.crons().isEmpty() ? null : new CronEnqueuer(config.crons(), store, tx);
+    // Always there: schedules made through the API need the leader's tick without any config.
+    this.cron = new ScheduleEnqueuer(config.crons(), store, tx, config.poller().ceiling());
+    this.schedules = new ScheduleBook(jobs, config.maxPayloadBytes());
     // The maintainer asks the elector through this engine, and the elector tells the maintainer of
     // a change: neither needs the other at construction.
     this.maintainer =
@@ -285,6 +288,7 @@ public final class Engine {
     started = true;
     publishPayloadLimit();
     publishQueueLimits();
+    syncConfiguredSchedules();
     if (node != null) {
       node.started();
     }
@@ -463,8 +467,8 @@ public final class Engine {
   }
 
   /**
-   * Each configured cron with its last enqueued run (null before the leader first saw it) and its
-   * next run after that (or after now), by the database's record.
+   * Each configured cron with its last enqueued run (null before the first) and its next run, as
+   * {@code pgbus.schedule} records them (a cron not stored yet shows its next run after now).
    */
   public List<CronStatus> crons(Connection c) {
     List<CronJob> crons = config.crons();
@@ -472,20 +476,20 @@ public final class Engine {
       return List.of();
     }
     try {
-      CronStore.State state =
-          new CronStore().cronState(c, crons.stream().map(CronJob::name).toList());
+      var store = new ScheduleStore();
+      java.time.Instant now = store.now(c);
       var out = new ArrayList<CronStatus>(crons.size());
       for (CronJob j : crons) {
-        java.time.Instant last = state.lastRuns().get(j.name());
-        java.time.Instant from = last == null ? state.now() : last;
+        var row = store.scheduleGet(c, j.name());
         out.add(
             new CronStatus(
                 j.name(),
                 j.schedule(),
                 j.zone().getId(),
                 j.queue(),
-                last,
-                CronSchedule.parse(j.schedule(), j.zone()).nextAfter(from)));
+                row.map(r -> r.schedule().lastRun()).orElse(null),
+                row.map(r -> r.schedule().nextRun())
+                    .orElseGet(() -> j.parsedSchedule().nextAfter(now))));
       }
       return out;
     } catch (SQLException e) {
@@ -548,9 +552,33 @@ public final class Engine {
     return elector.statements();
   }
 
-  /** Cron runs this engine has enqueued (only while it was the leader). */
+  /** Schedule runs this engine has enqueued (only while it was the leader). */
   public long cronRunsEnqueued() {
-    return cron == null ? 0 : cron.enqueued();
+    return cron.enqueued();
+  }
+
+  /** The schedule operations ({@code pgbus.schedule}); they need no running engine. */
+  public ScheduleBook schedules() {
+    return schedules;
+  }
+
+  /**
+   * Creates or updates the configured crons as schedules. A failure (database down, no V15 schema
+   * yet) is logged; the leader's schedule task tries again before its first tick.
+   */
+  private void syncConfiguredSchedules() {
+    if (config.crons().isEmpty()) {
+      return;
+    }
+    try {
+      cron.syncConfig(null);
+    } catch (Exception e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus could not store the configured crons as schedules yet ({0}); the maintenance"
+              + " leader tries again",
+          e.toString());
+    }
   }
 
   /** Maintenance rounds this engine has run (only while it was the leader). */

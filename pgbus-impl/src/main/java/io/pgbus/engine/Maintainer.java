@@ -13,7 +13,8 @@ import javax.sql.DataSource;
  * Periodic upkeep, on the elected leader only: rescue of expired leases, retention, and cron.
  * Rescue and retention back off toward ten times their base interval while they find nothing to do
  * and snap back as soon as they do something, so an idle deployment pays almost nothing for them.
- * Cron runs at the next due run of any cron (at least once a minute), see {@link CronEnqueuer}.
+ * Schedules run at the next due run of any schedule (at least once per poll ceiling), see {@link
+ * ScheduleEnqueuer}.
  */
 final class Maintainer extends Loop {
 
@@ -69,19 +70,19 @@ final class Maintainer extends Loop {
       MaintainerConfig config,
       RetentionConfig retention,
       java.util.function.BooleanSupplier leader,
-      CronEnqueuer cron,
+      ScheduleEnqueuer cron,
       Duration rescueAtLeastEvery) {
     this.dataSource = Objects.requireNonNull(dataSource);
     this.leader = Objects.requireNonNull(leader);
     var all = new java.util.ArrayList<Task>();
     if (cron != null) {
       all.add(
-          new Task("cron", CronEnqueuer.MAX_WAIT) {
+          new Task("schedules", ScheduleEnqueuer.MAX_WAIT) {
             private Duration untilNext = Duration.ZERO;
 
             @Override
             long runOnce(Connection c) throws Exception {
-              CronEnqueuer.Tick tick = cron.tick(c);
+              ScheduleEnqueuer.Tick tick = cron.tick(c);
               untilNext = tick.untilNext();
               return tick.enqueued();
             }

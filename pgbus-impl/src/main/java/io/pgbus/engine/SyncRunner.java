@@ -123,15 +123,15 @@ public final class SyncRunner {
   /**
    * Enqueues the runs of {@code crons} that are due at {@code clock}, exactly as the maintenance
    * leader does at the database's clock (one run per cron and tick, the latest due; a cron seen for
-   * the first time starts at {@code clock}). Each run's job is then moved back by {@code ahead},
-   * how far {@code clock} is ahead of the database's clock, so that it is due now. Returns the runs
-   * enqueued.
+   * the first time starts at {@code clock}; other schedules in pgbus.schedule are ticked too). Each
+   * run's job is then moved back by {@code ahead}, how far {@code clock} is ahead of the database's
+   * clock, so that it is due now. Returns the runs enqueued.
    */
   public int tickCrons(List<CronJob> crons, Instant clock, Duration ahead) {
     if (crons.isEmpty()) {
       return 0;
     }
-    var enqueuer = new CronEnqueuer(crons, store, transactions);
+    var enqueuer = new ScheduleEnqueuer(crons, store, transactions, ScheduleEnqueuer.MAX_WAIT);
     try (Connection c = dataSource.getConnection()) {
       int n = enqueuer.tick(c, clock).enqueued();
       if (!ahead.isZero()) {
@@ -155,7 +155,7 @@ public final class SyncRunner {
     try (PreparedStatement ps = c.prepareStatement(SHIFT_CRON_RUN)) {
       ps.setLong(1, ahead.toMillis());
       ps.setString(2, cron.queue());
-      ps.setString(3, CronEnqueuer.runKey(cron.name(), due));
+      ps.setString(3, ScheduleEnqueuer.runKey(cron.name(), due));
       ps.setObject(4, OffsetDateTime.ofInstant(due, ZoneOffset.UTC));
       ps.executeUpdate();
     }

@@ -1,6 +1,9 @@
 package io.pgbus.jakarta;
 
+import io.pgbus.InvalidScheduleException;
 import io.pgbus.JobQueue;
+import io.pgbus.Schedule;
+import io.pgbus.Schedules;
 import io.pgbus.admin.InvalidFilterException;
 import io.pgbus.admin.JobAdmin;
 import io.pgbus.admin.JobFilter;
@@ -48,8 +51,9 @@ import java.util.function.Supplier;
 
 /**
  * The REST admin API (docs/admin-api.md): jobs (search, one, actions), queues, throughput, crons,
- * fleet and the doctor, as JSON. Like {@link DoctorResource} it carries no {@code @Path} and is
- * never mounted by itself; an application opts in with a subclass:
+ * schedules (list, one, create, update, actions), fleet and the doctor, as JSON. Like {@link
+ * DoctorResource} it carries no {@code @Path} and is never mounted by itself; an application opts
+ * in with a subclass:
  *
  * <pre>{@code
  * @RequestScoped
@@ -92,6 +96,7 @@ public class AdminResource {
 
   @Inject JobAdmin admin;
   @Inject JobQueue queue;
+  @Inject Schedules schedules;
   @Inject PgbusRuntime runtime;
   @Inject PgbusResources resources;
 
@@ -299,6 +304,127 @@ public class AdminResource {
         });
   }
 
+  /**
+   * Schedules by name: {@code ?after=<name>&limit=<1..500>}; {@code next} is the next page's after.
+   */
+  @GET
+  @Path("schedules")
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response scheduleList(@Context SecurityContext security, @Context UriInfo uri) {
+    return read(
+        security,
+        () -> {
+          MultivaluedMap<String, String> q = uri.getQueryParameters();
+          int limit = AdminParams.positive("limit", q.getFirst("limit"), DEFAULT_PAGE);
+          List<Schedule> page = schedules.list(q.getFirst("after"), limit);
+          boolean masked = masked(security);
+          var out = new ArrayList<Map<String, Object>>(page.size());
+          for (Schedule s : page) {
+            out.add(ScheduleJson.toMap(s, masked));
+          }
+          var body = new LinkedHashMap<String, Object>();
+          body.put("schedules", out);
+          body.put("next", page.size() == limit ? page.get(page.size() - 1).name() : null);
+          return Response.ok(body).build();
+        });
+  }
+
+  @GET
+  @Path("schedules/{name}")
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response schedule(@Context SecurityContext security, @PathParam("name") String name) {
+    return read(
+        security,
+        () ->
+            schedules
+                .get(name)
+                .map(s -> Response.ok(ScheduleJson.toMap(s, masked(security))).build())
+                .orElseGet(() -> error(Response.Status.NOT_FOUND, "not-found", "name", null)));
+  }
+
+  /** Creates a schedule from a JSON body ({@link ScheduleJson}); 201 with it as stored. */
+  @POST
+  @Path("schedules")
+  @Produces(MediaType.APPLICATION_JSON)
+  @RolesAllowed(ADMIN)
+  public Response scheduleCreate(
+      @Context SecurityContext security, @Context HttpHeaders headers, String body) {
+    return act(
+        security,
+        headers,
+        () ->
+            Response.status(Response.Status.CREATED)
+                .entity(
+                    ScheduleJson.toMap(
+                        schedules.create(ScheduleJson.definition(body, null)), false))
+                .build());
+  }
+
+  /** Replaces a schedule's definition from a JSON body; 404 when there is none. */
+  @POST
+  @Path("schedules/{name}")
+  @Produces(MediaType.APPLICATION_JSON)
+  @RolesAllowed(ADMIN)
+  public Response scheduleUpdate(
+      @Context SecurityContext security,
+      @Context HttpHeaders headers,
+      @PathParam("name") String name,
+      String body) {
+    return act(
+        security,
+        headers,
+        () ->
+            schedules
+                .update(ScheduleJson.definition(body, name))
+                .map(s -> Response.ok(ScheduleJson.toMap(s, false)).build())
+                .orElseGet(() -> error(Response.Status.NOT_FOUND, "not-found", "name", null)));
+  }
+
+  /**
+   * {@code POST schedules/{name}/pause|resume|delete|trigger}: {@code
+   * {"name":..,"action":..,"changed":true}}, with {@code jobId} for a trigger; 404 when there is no
+   * such schedule.
+   */
+  @POST
+  @Path("schedules/{name}/{action}")
+  @Produces(MediaType.APPLICATION_JSON)
+  @RolesAllowed(ADMIN)
+  public Response scheduleAct(
+      @Context SecurityContext security,
+      @Context HttpHeaders headers,
+      @PathParam("name") String name,
+      @PathParam("action") String action) {
+    return act(
+        security,
+        headers,
+        () -> {
+          var body = new LinkedHashMap<String, Object>();
+          body.put("name", name);
+          body.put("action", action);
+          boolean found;
+          switch (action) {
+            case "pause" -> found = schedules.pause(name);
+            case "resume" -> found = schedules.resume(name);
+            case "delete" -> found = schedules.delete(name);
+            case "trigger" -> {
+              var job = schedules.trigger(name);
+              found = job.isPresent();
+              if (found) {
+                body.put("jobId", String.valueOf(job.getAsLong()));
+              }
+            }
+            default ->
+                throw new InvalidFilterException(
+                    "action", action, "use pause, resume, delete or trigger");
+          }
+          if (!found) {
+            return error(Response.Status.NOT_FOUND, "not-found", "name", null);
+          }
+          body.put("changed", true);
+          return Response.ok(body).build();
+        });
+  }
+
   @GET
   @Path("fleet")
   @Produces(MediaType.APPLICATION_JSON)
@@ -497,6 +623,8 @@ public class AdminResource {
       return work.get();
     } catch (InvalidFilterException e) {
       return error(Response.Status.BAD_REQUEST, "bad-request", e.field(), e.getMessage());
+    } catch (InvalidScheduleException e) {
+      return error(Response.Status.BAD_REQUEST, "bad-request", "schedule", e.getMessage());
     } catch (RuntimeException e) {
       LOG.log(System.Logger.Level.WARNING, "pgbus admin API request failed", e);
       return error(Response.Status.INTERNAL_SERVER_ERROR, "internal", null, null);

@@ -248,6 +248,11 @@ public class PgbusRuntime {
     return engine.jobs();
   }
 
+  /** The schedule operations of this runtime's engine ({@code pgbus.schedule}). */
+  public io.pgbus.engine.ScheduleBook schedules() {
+    return engine.schedules();
+  }
+
   /**
    * The doctor's report on this runtime and its database, at most {@link #DOCTOR_CACHE} old: it
    * costs several statements, and callers that ask at once share one run.

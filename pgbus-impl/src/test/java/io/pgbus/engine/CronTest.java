@@ -32,7 +32,7 @@ class CronTest {
 
   @RegisterExtension
   static final TestDatabase db =
-      TestDatabase.migrated().emptiedBeforeEach("pgbus.job", "pgbus.cron");
+      TestDatabase.migrated().emptiedBeforeEach("pgbus.job", "pgbus.cron", "pgbus.schedule");
 
   @RegisterExtension final TestEngines engines = new TestEngines(db);
 
@@ -43,16 +43,16 @@ class CronTest {
 
   @Test
   void aCronSeenForTheFirstTimeStartsWithItsNextRun() throws Exception {
-    CronEnqueuer cron = enqueuer(CronJob.of("nightly", "0 3 * * *", "reports"));
+    ScheduleEnqueuer cron = enqueuer(CronJob.of("nightly", "0 3 * * *", "reports"));
     try (Connection c = db.connect()) {
-      CronEnqueuer.Tick first = cron.tick(c, DAY1_0300.plusSeconds(30));
+      ScheduleEnqueuer.Tick first = cron.tick(c, DAY1_0300.plusSeconds(30));
       assertThat(first.enqueued()).isZero();
       assertThat(cron.tick(c, DAY1_0300.plus(DAY).minusSeconds(1)).enqueued()).isZero();
 
-      CronEnqueuer.Tick due = cron.tick(c, DAY1_0300.plus(DAY).plusMillis(20));
+      ScheduleEnqueuer.Tick due = cron.tick(c, DAY1_0300.plus(DAY).plusMillis(20));
 
       assertThat(due.enqueued()).isEqualTo(1);
-      assertThat(due.untilNext()).isEqualTo(CronEnqueuer.MAX_WAIT);
+      assertThat(due.untilNext()).isEqualTo(ScheduleEnqueuer.MAX_WAIT);
     }
     assertThat(runs("reports")).containsExactly(DAY1_0300.plus(DAY));
     assertThat(
@@ -64,7 +64,7 @@ class CronTest {
 
   @Test
   void afterDowntimeOnlyTheLatestMissedRunIsEnqueued() throws Exception {
-    CronEnqueuer cron = enqueuer(CronJob.of("nightly", "0 3 * * *", "reports"));
+    ScheduleEnqueuer cron = enqueuer(CronJob.of("nightly", "0 3 * * *", "reports"));
     try (Connection c = db.connect()) {
       cron.tick(c, DAY1_0300.minusSeconds(60));
       assertThat(cron.tick(c, DAY1_0300).enqueued()).isEqualTo(1);
@@ -81,8 +81,8 @@ class CronTest {
   void twoLeadersTickingAtOnceEnqueueEachRunOnce() throws Exception {
     // Two enqueuers stand for two JVMs that both believe they lead, for a moment.
     CronJob job = CronJob.of("pulse", "* * * * * *", "pulses");
-    CronEnqueuer a = enqueuer(job);
-    CronEnqueuer b = enqueuer(job);
+    ScheduleEnqueuer a = enqueuer(job);
+    ScheduleEnqueuer b = enqueuer(job);
     try (Connection c = db.connect()) {
       a.tick(c, DAY1_0300.minusMillis(500));
     }
@@ -92,7 +92,7 @@ class CronTest {
         Instant clock = DAY1_0300.plusSeconds(s).plusMillis(100);
         var gate = new CountDownLatch(1);
         var ticks = new ArrayList<Future<Integer>>();
-        for (CronEnqueuer e : List.of(a, b)) {
+        for (ScheduleEnqueuer e : List.of(a, b)) {
           ticks.add(
               threads.submit(
                   () -> {
@@ -199,8 +199,9 @@ class CronTest {
         .hasMessageContaining("two crons are named 'twice'");
   }
 
-  private CronEnqueuer enqueuer(CronJob job) {
-    return new CronEnqueuer(List.of(job), store, new JdbcTransactions(db.dataSource()));
+  private ScheduleEnqueuer enqueuer(CronJob job) {
+    return new ScheduleEnqueuer(
+        List.of(job), store, new JdbcTransactions(db.dataSource()), ScheduleEnqueuer.MAX_WAIT);
   }
 
   /** The run_at of every job of a queue, by id; a cron job's run_at is the run it is for. */

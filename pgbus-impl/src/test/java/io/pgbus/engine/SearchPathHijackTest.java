@@ -270,13 +270,22 @@ class SearchPathHijackTest {
       leaders.leaderResign(c, "other", "me");
 
       var cron =
-          new CronEnqueuer(
+          new ScheduleEnqueuer(
               List.of(CronJob.of("nightly", "0 3 * * *", "ok")),
               store,
-              new JdbcTransactions(db.dataSource()));
+              new JdbcTransactions(db.dataSource()),
+              ScheduleEnqueuer.MAX_WAIT);
       Instant day = Instant.parse("2026-01-05T03:00:00Z");
       cron.tick(c, day.minusSeconds(60));
       cron.tick(c, day);
+      var book = new ScheduleBook(engine.jobs(), 65536);
+      book.create(c, io.pgbus.ScheduleDefinition.of("api", "@hourly", "ok"), null);
+      book.update(c, io.pgbus.ScheduleDefinition.of("api", "@daily", "ok").catchingUp(2), "me");
+      book.pause(c, "api", null);
+      book.resume(c, "api", null);
+      book.trigger(c, "api", null);
+      book.list(c, null, 10);
+      book.delete(c, "api");
 
       Doctor.examine(engine, db.dataSource(), 10, "pool.key");
       Schema.installedVersion(c);

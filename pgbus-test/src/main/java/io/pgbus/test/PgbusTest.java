@@ -42,7 +42,7 @@ public final class PgbusTest {
   public static void reset(DataSource ds) {
     try (Connection c = ds.getConnection();
         Statement st = c.createStatement()) {
-      st.execute("TRUNCATE pgbus.job, pgbus.cron, pgbus.queue_pause, pgbus.audit");
+      st.execute("TRUNCATE pgbus.job, pgbus.cron, pgbus.schedule, pgbus.queue_pause, pgbus.audit");
     } catch (SQLException e) {
       throw new IllegalStateException(
           "pgbus-test could not empty the pgbus tables: "

@@ -76,6 +76,27 @@ public final class Http {
     return send(b);
   }
 
+  /** {@link #request}, with a JSON body. */
+  public static Response requestWithBody(
+      String method, String url, String user, String password, String json, String... headers)
+      throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(url))
+            .method(method, HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8))
+            .header("Content-Type", "application/json");
+    if (user != null) {
+      b.header(
+          "Authorization",
+          "Basic "
+              + Base64.getEncoder()
+                  .encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8)));
+    }
+    for (int i = 0; i < headers.length; i += 2) {
+      b.header(headers[i], headers[i + 1]);
+    }
+    return send(b);
+  }
+
   private static Response send(HttpRequest.Builder request) throws Exception {
     HttpResponse<String> r =
         CLIENT.send(

@@ -1,0 +1,247 @@
+package io.pgbus.engine;
+
+import io.pgbus.MisfirePolicy;
+import io.pgbus.ScheduleDefinition;
+import io.pgbus.Schedules;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Enqueues the runs of the schedules in {@code pgbus.schedule} that are due. It runs as a
+ * maintenance task, so only on the elected leader, at the earliest next run (and at least once per
+ * {@code maxWait}, the poll ceiling capped at a minute: that is how soon a change made on another
+ * JVM is seen).
+ *
+ * <p>Exactly once per run: runs are enqueued in the same transaction that moves the schedule's
+ * {@code next_run_at} past them, a compare-and-set on the {@code revision} this tick read. A second
+ * leader for a moment, a new leader after a change, or an API change in between, make the update
+ * find another revision, and nothing is enqueued. The job also carries the unique key {@code
+ * cron:<name>:<instant>}, which names the run it is for.
+ *
+ * <p>Runs missed while no leader ran follow the schedule's {@link MisfirePolicy}; see {@link
+ * #runsDue}. Times are the database's clock ({@code now()}), so JVMs with skewed clocks agree.
+ */
+final class ScheduleEnqueuer {
+
+  private static final System.Logger LOG = System.getLogger(ScheduleEnqueuer.class.getName());
+
+  /** The most due schedules one tick reads; a full batch makes the next tick follow at once. */
+  static final int BATCH = 500;
+
+  /** The longest a tick ever waits for the next. */
+  static final Duration MAX_WAIT = Duration.ofMinutes(1);
+
+  /** After a tick in which a schedule failed, the next waits at least this (no hot loop). */
+  static final Duration AFTER_FAILURE = Duration.ofSeconds(5);
+
+  /** What one tick did. */
+  record Tick(int enqueued, Duration untilNext) {}
+
+  private final List<CronJob> configured;
+  private final ScheduleStore store = new ScheduleStore();
+  private final JobStore jobs;
+  private final Transactions transactions;
+  private final Duration maxWait;
+  private final AtomicLong enqueued = new AtomicLong();
+  private volatile boolean configSynced;
+
+  /**
+   * @param configured the crons of the configuration, made schedules (source {@code config}) by
+   *     {@link #syncConfig}
+   * @param maxWait the longest wait between ticks (the poll ceiling; at most {@link #MAX_WAIT})
+   */
+  ScheduleEnqueuer(
+      List<CronJob> configured, JobStore jobs, Transactions transactions, Duration maxWait) {
+    this.configured = List.copyOf(configured);
+    this.jobs = Objects.requireNonNull(jobs);
+    this.transactions = Objects.requireNonNull(transactions);
+    this.maxWait = maxWait.compareTo(MAX_WAIT) > 0 ? MAX_WAIT : maxWait;
+    this.configSynced = configured.isEmpty();
+  }
+
+  /** Runs enqueued by this JVM. */
+  long enqueued() {
+    return enqueued.get();
+  }
+
+  /** The schedule a configured cron stands for. */
+  static ScheduleDefinition definition(CronJob cron) {
+    return ScheduleDefinition.of(cron.name(), cron.schedule(), cron.queue())
+        .inZone(cron.zone().getId())
+        .withPayloadJson(cron.payloadJson())
+        .withMisfire(MisfirePolicy.RUN_ONCE);
+  }
+
+  /**
+   * Creates or updates the configured crons as schedules (source {@code config}), in one
+   * transaction, by the database's clock or {@code clock}. A new one starts with its next run after
+   * now, or, when {@code pgbus.cron} (before V15) recorded a run for its name, after that.
+   * Schedules no longer configured are left alone. Returns how many rows changed.
+   */
+  int syncConfig(Instant clock) throws Exception {
+    int changed =
+        transactions.inNewTransaction(
+            c -> {
+              Instant now = clock != null ? clock : store.now(c);
+              int n = 0;
+              for (CronJob cron : configured) {
+                CronSchedule times = cron.parsedSchedule();
+                Instant before = store.cronLastRun(c, cron.name());
+                Instant next =
+                    times.nextAfter(before != null && before.isBefore(now) ? before : now);
+                if (store.scheduleUpsertConfig(c, definition(cron), next, null)) {
+                  n++;
+                }
+              }
+              return n;
+            });
+    configSynced = true;
+    if (changed > 0) {
+      LOG.log(
+          System.Logger.Level.INFO,
+          "pgbus: {0} schedule(s) created or updated from the configuration (pgbus.crons)",
+          changed);
+    }
+    return changed;
+  }
+
+  /** Enqueues what is due by the database's clock. */
+  Tick tick(Connection c) throws Exception {
+    return tick(c, null);
+  }
+
+  /**
+   * Enqueues what is due at {@code clock}, or by the database's clock when it is null (tests drive
+   * the clock to show what happens after downtime).
+   */
+  Tick tick(Connection c, Instant clock) throws Exception {
+    if (!configSynced) {
+      syncConfig(clock);
+    }
+    Instant now = clock != null ? clock : store.now(c);
+    List<ScheduleStore.Row> due = store.scheduleDue(c, now, BATCH);
+    int n = 0;
+    boolean failed = false;
+    for (ScheduleStore.Row row : due) {
+      try {
+        n += enqueueDue(row, now);
+      } catch (Exception e) {
+        // One bad schedule (its queue's payload refused, say) must not hold up the others.
+        failed = true;
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "pgbus schedule ''{0}'' could not enqueue its runs due at {1}: {2}; retrying at the"
+                + " next tick",
+            row.schedule().name(),
+            row.schedule().nextRun(),
+            e.getMessage());
+      }
+    }
+    if (due.size() == BATCH) {
+      return new Tick(n, Duration.ZERO);
+    }
+    Instant earliest = store.scheduleEarliest(c);
+    Duration until = earliest == null ? maxWait : Duration.between(now, earliest);
+    if (until.isNegative()) {
+      until = Duration.ZERO;
+    }
+    if (failed && until.compareTo(AFTER_FAILURE) < 0) {
+      until = AFTER_FAILURE;
+    }
+    return new Tick(n, until.compareTo(maxWait) > 0 ? maxWait : until);
+  }
+
+  /** The unique key of a schedule's run: names the schedule and the instant it is for. */
+  static String runKey(String schedule, Instant run) {
+    return "cron:" + schedule + ":" + run;
+  }
+
+  /**
+   * The runs to enqueue, oldest first, for a schedule whose first run not dealt with is {@code
+   * next}, seen at {@code now}. A run seen within {@link Schedules#MISFIRE_GRACE} of its time is on
+   * time; runs before that were missed: {@link MisfirePolicy#SKIP} enqueues only an on-time run,
+   * {@link MisfirePolicy#RUN_ONCE} the latest run, late or not, {@link MisfirePolicy#CATCH_UP} the
+   * latest {@code limit} runs since {@code next}. Bounded work: it walks back from now at most
+   * {@code limit} runs, never forward over a long downtime.
+   */
+  static List<Instant> runsDue(
+      CronSchedule times, Instant next, Instant now, MisfirePolicy policy, Integer limit) {
+    Instant latest = times.latestAtOrBefore(now);
+    if (latest == null || latest.isBefore(next)) {
+      return List.of();
+    }
+    boolean onTime = Duration.between(latest, now).compareTo(Schedules.MISFIRE_GRACE) <= 0;
+    switch (policy) {
+      case SKIP:
+        return onTime ? List.of(latest) : List.of();
+      case RUN_ONCE:
+        return List.of(latest);
+      case CATCH_UP:
+      default:
+        var runs = new ArrayList<Instant>();
+        Instant t = latest;
+        while (t != null && !t.isBefore(next) && runs.size() < limit) {
+          runs.add(t);
+          t = times.latestAtOrBefore(t.minusMillis(1));
+        }
+        Collections.reverse(runs);
+        return runs;
+    }
+  }
+
+  private int enqueueDue(ScheduleStore.Row row, Instant now) throws Exception {
+    ScheduleDefinition d = row.definition();
+    CronSchedule times = CronSchedule.parse(d.cron(), ZoneId.of(d.zone()));
+    Instant next = row.schedule().nextRun();
+    List<Instant> runs = runsDue(times, next, now, d.misfire(), d.catchUpLimit());
+    Instant following = times.nextAfter(now);
+    Instant last = runs.isEmpty() ? null : runs.get(runs.size() - 1);
+    boolean ours =
+        transactions.inNewTransaction(
+            c -> {
+              if (!store.scheduleAdvance(c, d.name(), row.revision(), following, last)) {
+                return false;
+              }
+              for (Instant run : runs) {
+                jobs.jobInsertIfAbsent(c, ScheduleBook.runJob(d, run, null));
+              }
+              return true;
+            });
+    if (!ours) {
+      return 0;
+    }
+    enqueued.addAndGet(runs.size());
+    Instant firstKept = runs.isEmpty() ? null : runs.get(0);
+    if (firstKept == null || firstKept.isAfter(next)) {
+      LOG.log(
+          System.Logger.Level.INFO,
+          "pgbus schedule ''{0}'' ({1} in {2}): runs from {3} to before {4} were missed (no leader"
+              + " ran) and are dropped by its misfire policy {5}; enqueued {6} run(s) to queue"
+              + " ''{7}''",
+          d.name(),
+          d.cron(),
+          d.zone(),
+          next,
+          firstKept == null ? now : firstKept,
+          d.misfire(),
+          runs.size(),
+          d.queue());
+    } else {
+      LOG.log(
+          System.Logger.Level.DEBUG,
+          "pgbus schedule ''{0}'' enqueued {1} run(s) from {2} to queue ''{3}''",
+          d.name(),
+          runs.size(),
+          firstKept,
+          d.queue());
+    }
+    return runs.size();
+  }
+}

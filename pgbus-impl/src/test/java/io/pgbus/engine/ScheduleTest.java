@@ -1,0 +1,351 @@
+package io.pgbus.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pgbus.InvalidScheduleException;
+import io.pgbus.MisfirePolicy;
+import io.pgbus.Schedule;
+import io.pgbus.ScheduleDefinition;
+import io.pgbus.engine.testing.Await;
+import io.pgbus.engine.testing.TestDatabase;
+import io.pgbus.engine.testing.TestEngines;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Schedules stored in the database: made, changed and deleted at run time on one engine and acted
+ * on by the leader on another within a poll ceiling; misfire policies across a leader change; bad
+ * input refused with nothing written; every change in the caller's transaction.
+ */
+class ScheduleTest {
+
+  @RegisterExtension
+  static final TestDatabase db =
+      TestDatabase.migrated().emptiedBeforeEach("pgbus.job", "pgbus.cron", "pgbus.schedule");
+
+  @RegisterExtension final TestEngines engines = new TestEngines(db);
+
+  private static final Instant DAY1_0300 = Instant.parse("2026-01-05T03:00:00Z");
+  private static final Duration DAY = Duration.ofDays(1);
+
+  private final JobStore store = new JobStore();
+  private final ScheduleBook book =
+      new ScheduleBook(new Jobs(EngineConfig.builder().build()), 65536);
+
+  @Test
+  void misfirePoliciesSkipRunOnceAndCatchUpAcrossALeaderChange() throws Exception {
+    try (Connection c = db.connect()) {
+      book.create(
+          c,
+          ScheduleDefinition.of("skip", "0 3 * * *", "skipq").withMisfire(MisfirePolicy.SKIP),
+          null);
+      book.create(c, ScheduleDefinition.of("once", "0 3 * * *", "onceq"), null);
+      book.create(c, ScheduleDefinition.of("catchup", "0 3 * * *", "catchq").catchingUp(3), null);
+    }
+    db.update("UPDATE pgbus.schedule SET next_run_at = ?", utc(DAY1_0300));
+
+    // The first leader enqueues day 1 on time, under every policy.
+    ScheduleEnqueuer first = enqueuer();
+    try (Connection c = db.connect()) {
+      assertThat(first.tick(c, DAY1_0300.plusMillis(20)).enqueued()).isEqualTo(3);
+    }
+    // It dies. Four days later, an hour past the day-5 run, another JVM leads: it knows nothing
+    // but what the table says. Days 2 to 5 were missed.
+    ScheduleEnqueuer second = enqueuer();
+    Instant day5 = DAY1_0300.plus(DAY.multipliedBy(4));
+    try (Connection c = db.connect()) {
+      assertThat(second.tick(c, day5.plusSeconds(3600)).enqueued()).isEqualTo(0 + 1 + 3);
+      assertThat(second.tick(c, day5.plusSeconds(3601)).enqueued()).isZero();
+      assertThat(first.tick(c, day5.plusSeconds(3602)).enqueued())
+          .as("the old leader, back, repeats nothing")
+          .isZero();
+    }
+    assertThat(runs("skipq")).containsExactly(DAY1_0300);
+    assertThat(runs("onceq")).containsExactly(DAY1_0300, day5);
+    assertThat(runs("catchq"))
+        .containsExactly(DAY1_0300, day5.minus(DAY.multipliedBy(2)), day5.minus(DAY), day5);
+
+    // Day 6 on time, and day 7 seen 30 s late (within the grace): a run, not a miss, everywhere.
+    Instant day6 = day5.plus(DAY);
+    Instant day7 = day6.plus(DAY);
+    try (Connection c = db.connect()) {
+      assertThat(second.tick(c, day6.plusMillis(20)).enqueued()).isEqualTo(3);
+      assertThat(second.tick(c, day7.plusSeconds(30)).enqueued()).isEqualTo(3);
+    }
+    assertThat(runs("skipq")).containsExactly(DAY1_0300, day6, day7);
+    assertThat(book(s -> s.get("once")).lastRun()).isEqualTo(day7);
+    assertThat(book(s -> s.get("once")).nextRun()).isEqualTo(day7.plus(DAY));
+  }
+
+  @Test
+  void catchUpIsBoundedAndWalksNoFurtherThanItsLimit() {
+    CronSchedule everySecond = CronSchedule.parse("* * * * * *", java.time.ZoneId.of("UTC"));
+    // A year down with a run every second: only the latest 5 runs, found walking back.
+    Instant next = DAY1_0300;
+    Instant now = DAY1_0300.plus(Duration.ofDays(365)).plusMillis(500);
+    List<Instant> runs =
+        ScheduleEnqueuer.runsDue(everySecond, next, now, MisfirePolicy.CATCH_UP, 5);
+    Instant latest = now.minusMillis(500);
+    assertThat(runs)
+        .containsExactly(
+            latest.minusSeconds(4),
+            latest.minusSeconds(3),
+            latest.minusSeconds(2),
+            latest.minusSeconds(1),
+            latest);
+    assertThat(
+            ScheduleEnqueuer.runsDue(
+                everySecond, latest.minusSeconds(1), now, MisfirePolicy.CATCH_UP, 5))
+        .containsExactly(latest.minusSeconds(1), latest);
+  }
+
+  @Test
+  void aSecondEngineSeesCreateUpdateAndDeleteWithinOnePollCeiling() {
+    Duration ceiling = Duration.ofSeconds(1);
+    Engine leader =
+        engines.start(
+            engines.builder(
+                engines.config().pollCeiling(ceiling).leaderTtl(Duration.ofSeconds(1)).build()));
+    Await.until("a leader", Duration.ofSeconds(10), leader::leader);
+    // The other engine only stands for the JVM where an operator acts; it does not lead.
+    Engine other =
+        engines.start(
+            engines.builder(
+                engines.config().pollCeiling(ceiling).leaderTtl(Duration.ofSeconds(1)).build()));
+    assertThat(other.leader()).isFalse();
+    // The leader is idle, waiting out its ceiling: a change must be seen within it.
+    Duration within = ceiling.plusSeconds(1).plusSeconds(3); // + one run's period + load margin
+
+    withConnection(
+        c ->
+            other
+                .schedules()
+                .create(c, ScheduleDefinition.of("pulse", "* * * * * *", "pulses"), "ops"));
+    Await.until("a run of the new schedule", within, () -> runs("pulses").size(), n -> n >= 1);
+
+    withConnection(
+        c ->
+            other
+                .schedules()
+                .update(c, ScheduleDefinition.of("pulse", "* * * * * *", "pulses_moved"), "ops"));
+    Await.until("a run to the new queue", within, () -> runs("pulses_moved").size(), n -> n >= 1);
+
+    withConnection(c -> other.schedules().delete(c, "pulse"));
+    int after = runs("pulses_moved").size();
+    // A canary made after the delete proves the leader ticked since.
+    withConnection(
+        c ->
+            other
+                .schedules()
+                .create(c, ScheduleDefinition.of("canary", "* * * * * *", "canary"), null));
+    Await.until("a run of the canary", within, () -> runs("canary").size(), n -> n >= 2);
+    assertThat(runs("pulses_moved")).hasSize(after);
+    assertThat(runs("pulses")).doesNotHaveDuplicates();
+    assertThat(other.cronRunsEnqueued()).isZero();
+  }
+
+  @Test
+  void pauseStopsRunsResumeStartsAfterNowAndTriggerEnqueuesAtOnce() throws Exception {
+    try (Connection c = db.connect()) {
+      book.create(
+          c,
+          ScheduleDefinition.of("nightly", "0 3 * * *", "reports").catchingUp(10).withPriority(5),
+          "ops");
+      assertThat(book.pause(c, "nightly", "ops")).isTrue();
+      assertThat(book.pause(c, "missing", "ops")).isFalse();
+    }
+    db.update("UPDATE pgbus.schedule SET next_run_at = ?", utc(DAY1_0300));
+    ScheduleEnqueuer leader = enqueuer();
+    try (Connection c = db.connect()) {
+      assertThat(leader.tick(c, DAY1_0300.plus(DAY.multipliedBy(3))).enqueued()).isZero();
+
+      OptionalLong job = book.trigger(c, "nightly", "ops");
+      assertThat(job).isPresent();
+      assertThat(book.trigger(c, "missing", "ops")).isEmpty();
+      assertThat(db.job(job.getAsLong()).state()).isEqualTo("available");
+
+      assertThat(book.resume(c, "nightly", "ops")).isTrue();
+      Schedule resumed = book.get(c, "nightly").orElseThrow();
+      assertThat(resumed.paused()).isFalse();
+      assertThat(resumed.nextRun()).isAfter(Instant.now().minusSeconds(1));
+      assertThat(resumed.lastRun()).as("a trigger is no run").isNull();
+      assertThat(resumed.updatedBy()).isEqualTo("ops");
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE queue = 'reports'")).isEqualTo(1);
+    assertThat(db.queryLong("SELECT priority FROM pgbus.job WHERE queue = 'reports'")).isEqualTo(5);
+  }
+
+  @Test
+  void badInputIsRefusedWithTheValueAndTheFixAndWritesNothing() throws Exception {
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      assertThatThrownBy(
+              () -> book.create(c, ScheduleDefinition.of("bad", "61 * * * *", "q"), null))
+          .isInstanceOf(InvalidScheduleException.class)
+          .hasMessageContaining("schedule 'bad': invalid cron schedule '61 * * * *'")
+          .hasMessageContaining("use 5 fields");
+      assertThatThrownBy(() -> ScheduleDefinition.of("bad", "@daily", "q").inZone("Mars/Olympus"))
+          .isInstanceOf(InvalidScheduleException.class)
+          .hasMessageContaining("unknown time zone 'Mars/Olympus'")
+          .hasMessageContaining("use an IANA zone such as 'Europe/Berlin'");
+      assertThatThrownBy(() -> ScheduleDefinition.of("bad name", "@daily", "q"))
+          .hasMessageContaining("invalid schedule name 'bad name'");
+      assertThatThrownBy(() -> ScheduleDefinition.of("ok", "@daily", "Bad-Queue"))
+          .hasMessageContaining("invalid queue name");
+      assertThatThrownBy(() -> ScheduleDefinition.of("ok", "@daily", "q").catchingUp(1001))
+          .hasMessageContaining("catch-up limit 1001 is out of range: use 1 to 1000");
+      assertThatThrownBy(
+              () -> ScheduleDefinition.of("ok", "@daily", "q").withPayloadJson("x".repeat(70_000)))
+          .hasMessageContaining("the payload has 70000 bytes: use at most 65536");
+      // The caller's transaction is still usable, and holds nothing.
+      book.create(c, ScheduleDefinition.of("good", "@daily", "q"), null);
+      assertThatThrownBy(() -> book.create(c, ScheduleDefinition.of("good", "@hourly", "q"), null))
+          .hasMessageContaining("schedule 'good' exists already");
+      c.rollback();
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.schedule")).isZero();
+  }
+
+  @Test
+  void theDatabaseEnforcesTheSameBounds() {
+    for (String insert :
+        List.of(
+            "INSERT INTO pgbus.schedule (name, cron, zone, queue, payload, source)"
+                + " VALUES ('bad name', '@daily', 'UTC', 'q', '{}', 'api')",
+            "INSERT INTO pgbus.schedule (name, cron, zone, queue, payload, source, misfire)"
+                + " VALUES ('n', '@daily', 'UTC', 'q', '{}', 'api', 'catch_up')",
+            "INSERT INTO pgbus.schedule (name, cron, zone, queue, payload, source, misfire,"
+                + " catch_up_limit) VALUES ('n', '@daily', 'UTC', 'q', '{}', 'api', 'catch_up',"
+                + " 1001)",
+            "INSERT INTO pgbus.schedule (name, cron, zone, queue, payload, source)"
+                + " VALUES ('n', '@daily', 'UTC', 'q', jsonb_build_object('x', repeat('y',"
+                + " 70000)), 'api')")) {
+      assertThatThrownBy(() -> db.update(insert))
+          .hasStackTraceContaining("violates check constraint");
+    }
+  }
+
+  @Test
+  void aRolledBackChangeLeavesNoTrace() throws Exception {
+    try (Connection c = db.connect()) {
+      book.create(c, ScheduleDefinition.of("kept", "@daily", "q"), null);
+      c.setAutoCommit(false);
+      book.update(c, ScheduleDefinition.of("kept", "@hourly", "other"), null);
+      book.pause(c, "kept", null);
+      book.create(c, ScheduleDefinition.of("gone", "@daily", "q"), null);
+      book.trigger(c, "kept", null);
+      c.rollback();
+      Schedule kept = book.get(c, "kept").orElseThrow();
+      assertThat(kept.definition().cron()).isEqualTo("@daily");
+      assertThat(kept.definition().queue()).isEqualTo("q");
+      assertThat(kept.paused()).isFalse();
+      assertThat(book.get(c, "gone")).isEmpty();
+    }
+    assertThat(db.jobCount()).isZero();
+  }
+
+  @Test
+  void configuredCronsAreStoredAtStartUpdatedWhenChangedAndKeptWhenRemoved() throws Exception {
+    // A cron that ran before V15: it goes on after its recorded run.
+    db.update("INSERT INTO pgbus.cron (name, last_run_at) VALUES ('nightly', ?)", utc(DAY1_0300));
+    var tx = new JdbcTransactions(db.dataSource());
+    var v1 =
+        new ScheduleEnqueuer(
+            List.of(CronJob.of("nightly", "0 3 * * *", "reports")),
+            store,
+            tx,
+            Duration.ofMinutes(1));
+    assertThat(v1.syncConfig(DAY1_0300.plusSeconds(10))).isEqualTo(1);
+    assertThat(v1.syncConfig(DAY1_0300.plusSeconds(20))).as("a restart changes nothing").isZero();
+    Schedule s = book(b -> b.get("nightly"));
+    assertThat(s.source()).isEqualTo("config");
+    assertThat(s.nextRun()).isEqualTo(DAY1_0300.plus(DAY));
+    assertThat(s.definition().misfire()).isEqualTo(MisfirePolicy.RUN_ONCE);
+
+    var v2 =
+        new ScheduleEnqueuer(
+            List.of(CronJob.of("nightly", "0 4 * * *", "reports")),
+            store,
+            tx,
+            Duration.ofMinutes(1));
+    assertThat(v2.syncConfig(DAY1_0300.plusSeconds(30))).isEqualTo(1);
+    assertThat(book(b -> b.get("nightly")).nextRun()).isEqualTo(DAY1_0300.plusSeconds(3600));
+
+    var v3 = new ScheduleEnqueuer(List.of(), store, tx, Duration.ofMinutes(1));
+    assertThat(v3.syncConfig(DAY1_0300.plusSeconds(40))).isZero();
+    assertThat(book(b -> b.get("nightly")).definition().cron()).isEqualTo("0 4 * * *");
+  }
+
+  private interface BookCall<T> {
+    java.util.Optional<T> call(BookOn b) throws Exception;
+  }
+
+  /** The book bound to a fresh connection. */
+  private final class BookOn {
+    private final Connection c;
+
+    BookOn(Connection c) {
+      this.c = c;
+    }
+
+    java.util.Optional<Schedule> get(String name) {
+      return book.get(c, name);
+    }
+  }
+
+  private <T> T book(BookCall<T> call) throws Exception {
+    try (Connection c = db.connect()) {
+      return call.call(new BookOn(c)).orElseThrow();
+    }
+  }
+
+  private interface ConnectionWork {
+    void run(Connection c) throws Exception;
+  }
+
+  private static void withConnection(ConnectionWork work) {
+    try (Connection c = db.connect()) {
+      work.run(c);
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  private ScheduleEnqueuer enqueuer() {
+    return new ScheduleEnqueuer(
+        List.of(), store, new JdbcTransactions(db.dataSource()), ScheduleEnqueuer.MAX_WAIT);
+  }
+
+  private static OffsetDateTime utc(Instant t) {
+    return OffsetDateTime.ofInstant(t, ZoneOffset.UTC);
+  }
+
+  /** The run_at of every job of a queue, by id; a scheduled job's run_at is the run it is for. */
+  private static List<Instant> runs(String queue) {
+    try (Connection c = db.connect();
+        PreparedStatement ps =
+            c.prepareStatement("SELECT run_at FROM pgbus.job WHERE queue = ? ORDER BY run_at")) {
+      ps.setString(1, queue);
+      var runs = new ArrayList<Instant>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          runs.add(rs.getTimestamp(1).toInstant());
+        }
+      }
+      return runs;
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+  }
+}
