@@ -2,6 +2,9 @@ package io.pgbus;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -43,7 +46,7 @@ public final class EnqueueOptions {
   private static final int UNCHOSEN = 0;
 
   private static final EnqueueOptions DEFAULTS =
-      new EnqueueOptions(null, null, 0, UNCHOSEN, null, null);
+      new EnqueueOptions(null, null, 0, UNCHOSEN, null, null, Map.of());
 
   private final Instant runAt;
   private final Duration delay;
@@ -51,6 +54,13 @@ public final class EnqueueOptions {
   private final int maxAttempts;
   private final String uniqueKey;
   private final String correlationId;
+  private final Map<Long, DependencyFailure> afterJobs; // in the order given; empty: none
+
+  /**
+   * The most jobs one job may wait on ({@link #afterJobs}); the database holds the same bound. To
+   * wait on more, wait on a batch's callback.
+   */
+  public static final int MAX_DEPENDENCIES = 100;
 
   private EnqueueOptions(
       Instant runAt,
@@ -58,13 +68,15 @@ public final class EnqueueOptions {
       int priority,
       int maxAttempts,
       String uniqueKey,
-      String correlationId) {
+      String correlationId,
+      Map<Long, DependencyFailure> afterJobs) {
     this.runAt = runAt;
     this.delay = delay;
     this.priority = priority;
     this.maxAttempts = maxAttempts;
     this.uniqueKey = uniqueKey;
     this.correlationId = correlationId;
+    this.afterJobs = afterJobs;
   }
 
   /** Run now, priority 0, {@value #DEFAULT_MAX_ATTEMPTS} attempts. */
@@ -83,7 +95,8 @@ public final class EnqueueOptions {
         priority,
         maxAttempts,
         uniqueKey,
-        correlationId);
+        correlationId,
+        afterJobs);
   }
 
   /** Runs no earlier than {@code delay} after the database's clock at enqueue. Replaces runAt. */
@@ -93,7 +106,8 @@ public final class EnqueueOptions {
       throw new InvalidJobException(null, "delay must not be negative, was " + delay);
     }
     requireWithinHorizon("delay", delay);
-    return new EnqueueOptions(null, delay, priority, maxAttempts, uniqueKey, correlationId);
+    return new EnqueueOptions(
+        null, delay, priority, maxAttempts, uniqueKey, correlationId, afterJobs);
   }
 
   public EnqueueOptions withPriority(int priority) {
@@ -108,7 +122,8 @@ public final class EnqueueOptions {
               + MAX_PRIORITY
               + " (lower runs first)");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, correlationId);
+    return new EnqueueOptions(
+        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, afterJobs);
   }
 
   public EnqueueOptions withMaxAttempts(int maxAttempts) {
@@ -116,7 +131,8 @@ public final class EnqueueOptions {
       throw new InvalidJobException(
           null, "maxAttempts " + maxAttempts + " is out of range: use 1 to 1000");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, correlationId);
+    return new EnqueueOptions(
+        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, afterJobs);
   }
 
   /**
@@ -152,7 +168,7 @@ public final class EnqueueOptions {
               + key.replaceAll("\\p{Cntrl}", "?")
               + "' contains a control character: use printable characters only");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts, key, correlationId);
+    return new EnqueueOptions(runAt, delay, priority, maxAttempts, key, correlationId, afterJobs);
   }
 
   /**
@@ -188,7 +204,72 @@ public final class EnqueueOptions {
               + id.replaceAll("\\p{Cntrl}", "?")
               + "' contains a control character: use printable characters only");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, id);
+    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, id, afterJobs);
+  }
+
+  /**
+   * Runs only after every one of these jobs completed (a dependency): until then the job waits,
+   * unseen by the claim, and in the transaction that completes the last of them it becomes
+   * available (with a wake-up), so it may run at once on any JVM. When a dependency dies or is
+   * cancelled, this job is cancelled ({@link DependencyFailure#CANCEL}); use {@link
+   * #afterJobs(DependencyFailure, long...)} to hold it instead. Calls add up: each dependency keeps
+   * the policy it was given with. A dependency that completed already counts as done.
+   *
+   * <p>The handler reads its dependencies' results with {@link JobContext#dependencyResults()}.
+   * Each id must be a job that exists when this one is enqueued (the enqueue fails with a clear
+   * error and writes nothing otherwise; a job deleted on completion, {@code
+   * pgbus.retention.completed=0}, or pruned, no longer exists). Not combined with {@link
+   * #withRunAt}, {@link #withDelay} or {@link JobQueue#enqueueAll}.
+   *
+   * @param ids 1 to {@value #MAX_DEPENDENCIES} job ids in all
+   */
+  public EnqueueOptions afterJobs(long... ids) {
+    return afterJobs(DependencyFailure.CANCEL, ids);
+  }
+
+  /**
+   * As {@link #afterJobs(long...)}, with what a dependency that dies or is cancelled does to this
+   * job.
+   */
+  public EnqueueOptions afterJobs(DependencyFailure onFailure, long... ids) {
+    Objects.requireNonNull(onFailure, "onFailure");
+    Objects.requireNonNull(ids, "ids");
+    if (ids.length == 0) {
+      throw new InvalidJobException(null, "afterJobs needs at least one job id");
+    }
+    var all = new LinkedHashMap<>(afterJobs);
+    for (long id : ids) {
+      if (id < 1) {
+        throw new InvalidJobException(
+            null, "dependency job id " + id + " is not a job id: pass ids that enqueue returned");
+      }
+      all.put(id, onFailure);
+    }
+    if (all.size() > MAX_DEPENDENCIES) {
+      throw new InvalidJobException(
+          null,
+          "a job may wait on at most "
+              + MAX_DEPENDENCIES
+              + " jobs, not "
+              + all.size()
+              + ": put the jobs in a batch and enqueue this one as its callback");
+    }
+    return new EnqueueOptions(
+        runAt,
+        delay,
+        priority,
+        maxAttempts,
+        uniqueKey,
+        correlationId,
+        Collections.unmodifiableMap(all));
+  }
+
+  /**
+   * The jobs this one waits on, with what each one's failure does, in the order given; empty for a
+   * job that waits on none.
+   */
+  public Map<Long, DependencyFailure> afterJobs() {
+    return afterJobs;
   }
 
   /**
@@ -261,6 +342,7 @@ public final class EnqueueOptions {
         + (maxAttemptsChosen() ? Integer.toString(maxAttempts) : "default")
         + (uniqueKey == null ? "" : ", uniqueKey=" + uniqueKey)
         + (correlationId == null ? "" : ", correlationId=" + correlationId)
+        + (afterJobs.isEmpty() ? "" : ", afterJobs=" + afterJobs)
         + "]";
   }
 }

@@ -259,6 +259,7 @@ final class JobRunner {
     }
     Outcome outcome;
     ClaimedJob outer = CurrentJob.enter(job);
+    Connection outerConnection = JobLinks.enter(c);
     job.progress().attach(report -> writeProgress(job, report));
     try {
       outcome = function.run(job, c);
@@ -269,6 +270,7 @@ final class JobRunner {
       throw t;
     } finally {
       CurrentJob.restore(outer);
+      JobLinks.restore(outerConnection);
       job.progress().flush();
       job.progress().detach();
     }
