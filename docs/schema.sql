@@ -562,15 +562,15 @@ CREATE FUNCTION pgbus.job_finished(ids bigint[]) RETURNS void
       FROM pgbus.job j
      WHERE j.id = ANY (job_finished.ids) AND j.state IN ('completed', 'dead', 'cancelled');
     IF v_ids IS NOT NULL THEN
-      PERFORM pgbus.job_finished(v_ids, v_batches, v_states, v_results);
+      PERFORM pgbus.job_finished_as(v_ids, v_batches, v_states, v_results);
     END IF;
   END $$;
 
 --
--- Name: job_finished(bigint[], bigint[], text[], jsonb[]); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: job_finished_as(bigint[], bigint[], text[], jsonb[]); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.job_finished(ids bigint[], batches bigint[], states text[], results jsonb[]) RETURNS void
+CREATE FUNCTION pgbus.job_finished_as(ids bigint[], batches bigint[], states text[], results jsonb[]) RETURNS void
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
     AS $$

@@ -429,7 +429,7 @@ public final class JobStore {
 
   private static final String FINISHED_DELETED =
       """
-      SELECT pgbus.job_finished(?::bigint[], ?::bigint[],
+      SELECT pgbus.job_finished_as(?::bigint[], ?::bigint[],
                                 pg_catalog.array_fill('completed'::text, ARRAY[?::int]),
                                 pg_catalog.array_fill(NULL::jsonb, ARRAY[?::int]))
       """;

@@ -25,7 +25,7 @@
 --   long chain needs no stack).
 -- * A dependent that completed or was cancelled loses its own incoming edges (their results were
 --   delivered); a dead one keeps them, so that a replay still reads them.
-CREATE OR REPLACE FUNCTION pgbus.job_finished(
+CREATE OR REPLACE FUNCTION pgbus.job_finished_as(
     ids     bigint[],
     batches bigint[],
     states  text[],
@@ -140,7 +140,7 @@ CREATE OR REPLACE FUNCTION pgbus.job_finished(
     END LOOP;
   END $$;
 
--- pgbus.job_finished for jobs whose rows still exist (every path but a delete on completion):
+-- pgbus.job_finished_as for jobs whose rows still exist (every path but a delete on completion):
 -- reads their batch, final state and result. A job not in a final state is left out.
 CREATE OR REPLACE FUNCTION pgbus.job_finished(ids bigint[])
   RETURNS void
@@ -159,7 +159,7 @@ CREATE OR REPLACE FUNCTION pgbus.job_finished(ids bigint[])
       FROM pgbus.job j
      WHERE j.id = ANY (job_finished.ids) AND j.state IN ('completed', 'dead', 'cancelled');
     IF v_ids IS NOT NULL THEN
-      PERFORM pgbus.job_finished(v_ids, v_batches, v_states, v_results);
+      PERFORM pgbus.job_finished_as(v_ids, v_batches, v_states, v_results);
     END IF;
   END $$;
 
