@@ -51,10 +51,10 @@ class BatchesIT {
 
   @Test
   void aRolledBackBatchAndDependentLeaveNothingBehind() throws Exception {
+    awaitReady(); // the runtime migrates the schema at start; this may be the first test
     String text = "rb-" + UUID.randomUUID();
     long batches = Sql.count(ds, "SELECT count(*) FROM pgbus.batch");
     long edges = Sql.count(ds, "SELECT count(*) FROM pgbus.job_dependency");
-    awaitReady();
     long dependency = jobs.enqueue("it_after", new Marker(text, false));
 
     tx.begin();
