@@ -47,23 +47,31 @@ CREATE FUNCTION pgbus.channel(queue pgbus.queue_name) RETURNS text
     AS $$ SELECT 'pgbus_' || queue::text $$;
 
 --
--- Name: check_concurrency_key(pgbus.queue_name, text); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: check_dependencies(text, bigint[], text[]); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.check_concurrency_key(queue pgbus.queue_name, concurrency_key text) RETURNS void
-    LANGUAGE plpgsql
+CREATE FUNCTION pgbus.check_dependencies(queue text, depends_on bigint[], on_failures text[]) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
     AS $$
-  #variable_conflict use_column
   BEGIN
-    IF pg_catalog.btrim(check_concurrency_key.concurrency_key) = ''
-       OR pg_catalog.length(check_concurrency_key.concurrency_key) > 255 THEN
-      RAISE EXCEPTION 'pgbus: invalid concurrency key % (queue %, % characters): use 1 to 255 characters, not only blanks, or NULL for no key',
-        pg_catalog.quote_literal(pg_catalog.left(check_concurrency_key.concurrency_key, 80)),
-        check_concurrency_key.queue::text, pg_catalog.length(check_concurrency_key.concurrency_key)
+    IF depends_on IS NULL OR cardinality(depends_on) = 0 THEN
+      RAISE EXCEPTION 'pgbus: a job for queue % waits on no job: pass at least one job id, or enqueue it without dependencies', queue
         USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    INSERT INTO pgbus.queue_limit AS l (queue) VALUES (check_concurrency_key.queue)
-      ON CONFLICT (queue) DO NOTHING;
+    IF cardinality(depends_on) > 100 THEN
+      RAISE EXCEPTION 'pgbus: a job for queue % waits on % jobs, over the limit of 100 dependencies per job: wait on a batch''s callback instead', queue, cardinality(depends_on)
+        USING ERRCODE = 'program_limit_exceeded';
+    END IF;
+    IF array_position(depends_on, NULL) IS NOT NULL THEN
+      RAISE EXCEPTION 'pgbus: dependency % of a job for queue % is NULL: pass job ids', array_position(depends_on, NULL), queue
+        USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF cardinality(on_failures) IS DISTINCT FROM cardinality(depends_on)
+       OR EXISTS (SELECT 1 FROM unnest(on_failures) f WHERE f IS NULL OR f NOT IN ('hold', 'cancel')) THEN
+      RAISE EXCEPTION 'pgbus: on_failures % (queue %) must give hold or cancel for each of the % dependencies', on_failures, queue, cardinality(depends_on)
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
   END $$;
 
 --
@@ -168,7 +176,8 @@ CREATE TABLE pgbus.job (
     cancel_attempt integer,
     progress jsonb,
     result jsonb,
-    concurrency_key text,
+    batch_id bigint,
+    linked boolean DEFAULT false NOT NULL,
     CONSTRAINT job_cancel_attempt_check CHECK ((cancel_attempt >= 1)),
     CONSTRAINT job_correlation_id_check CHECK (((length(correlation_id) >= 1) AND (length(correlation_id) <= 128))),
     CONSTRAINT job_enqueued_by_check CHECK (((length(enqueued_by) >= 1) AND (length(enqueued_by) <= 256))),
@@ -196,48 +205,10 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
     buried integer;
     r record;
-    lim record;          -- the queue's pgbus.queue_limit row, when it has one
-    limited boolean;
-    holding boolean := false;  -- this claim holds a limit row (until its commit)
-    q_left integer;      -- what this queue may still take
-    keyed boolean;       -- the queue counts running jobs per concurrency key
-    v_ids bigint[];      -- keyed: the candidates that keep every key within its limit
-    v_window integer;
-    v_seen integer;
   BEGIN
     FOREACH q IN ARRAY queues LOOP
       EXIT WHEN remaining <= 0;
       CONTINUE WHEN EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = q);
-      IF NOT holding THEN
-        SELECT l.global_concurrency, l.key_concurrency INTO lim
-          FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
-        limited := FOUND;
-      ELSE
-        SELECT l.global_concurrency, l.key_concurrency INTO lim
-          FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
-        limited := FOUND;
-        IF NOT limited AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
-          PERFORM pgbus.notify(q, now());  -- another claim holds it: come back after its commit
-          CONTINUE;
-        END IF;
-      END IF;
-      q_left := remaining;
-      keyed := false;
-      IF limited THEN
-        holding := true;
-        IF current_setting('transaction_isolation') <> 'read committed' THEN
-          RAISE EXCEPTION 'pgbus: claiming from limited queue % needs READ COMMITTED, not %: run pgbus.claim in its own transaction',
-            q, current_setting('transaction_isolation')
-            USING ERRCODE = 'invalid_transaction_state';
-        END IF;
-        IF lim.global_concurrency IS NOT NULL THEN
-          q_left := least(remaining, lim.global_concurrency
-                                     - (SELECT count(*) FROM pgbus.job x
-                                         WHERE x.queue = q AND x.state = 'running')::integer);
-          CONTINUE WHEN q_left <= 0;
-        END IF;
-        keyed := true;
-      END IF;
       prio := -32768;  -- below any priority (the column's check allows -100..100)
       LOOP
         -- The queue's next priority level with a waiting job, due or not.
@@ -251,43 +222,6 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
         EXIT WHEN NOT FOUND;
         LOOP
           buried := 0;
-          IF keyed THEN
-            v_window := q_left * 4 + 32;
-            LOOP
-              WITH win AS (
-                SELECT c.id, c.run_at, c.concurrency_key
-                  FROM pgbus.job c
-                 WHERE c.queue = q
-                   AND c.priority = prio
-                   AND c.state IN ('available', 'scheduled', 'retryable')
-                   AND c.run_at <= now()
-                 ORDER BY c.priority, c.run_at, c.id
-                 LIMIT v_window
-              ), ranked AS (
-                SELECT w.id, w.run_at, w.concurrency_key,
-                       row_number() OVER (PARTITION BY w.concurrency_key ORDER BY w.run_at, w.id) AS n
-                  FROM win w
-              ), busy AS (
-                SELECT x.concurrency_key, count(*) AS n
-                  FROM pgbus.job x
-                 WHERE x.queue = q AND x.state = 'running' AND x.concurrency_key IS NOT NULL
-                 GROUP BY x.concurrency_key
-              ), ok AS (
-                SELECT k.id, k.run_at
-                  FROM ranked k LEFT JOIN busy b ON b.concurrency_key = k.concurrency_key
-                 WHERE k.concurrency_key IS NULL
-                    OR k.n + coalesce(b.n, 0) <= coalesce(lim.key_concurrency, 1)
-                 ORDER BY k.run_at, k.id
-                 LIMIT q_left
-              )
-              SELECT (SELECT count(*) FROM win),
-                     coalesce((SELECT array_agg(o.id ORDER BY o.run_at, o.id) FROM ok o), '{}')
-                INTO v_seen, v_ids;
-              EXIT WHEN cardinality(v_ids) >= q_left OR v_seen < v_window OR v_window >= 10000;
-              v_window := least(v_window * 4, 10000);
-            END LOOP;
-            EXIT WHEN cardinality(v_ids) = 0;
-          END IF;
           FOR r IN
             WITH picked AS (
               SELECT c.id,
@@ -298,9 +232,8 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                  AND c.priority = prio
                  AND c.state IN ('available', 'scheduled', 'retryable')
                  AND c.run_at <= now()
-                 AND (NOT keyed OR c.id = ANY (v_ids))
                ORDER BY c.priority, c.run_at, c.id
-               LIMIT q_left
+               LIMIT remaining
                FOR UPDATE SKIP LOCKED
             ), claimed AS (
               UPDATE pgbus.job j
@@ -332,22 +265,21 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
               buried := buried + 1;
             ELSE
               remaining := remaining - 1;
-              q_left := q_left - 1;
               RETURN NEXT r.job;
             END IF;
           END LOOP;
-          EXIT WHEN buried = 0 OR q_left <= 0;
+          EXIT WHEN buried = 0 OR remaining <= 0;
         END LOOP;
-        EXIT WHEN q_left <= 0;
+        EXIT WHEN remaining <= 0;
       END LOOP;
     END LOOP;
   END $_$;
 
 --
--- Name: enqueue(text, jsonb, timestamp with time zone, integer, integer, text, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: enqueue(text, jsonb, timestamp with time zone, integer, integer, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.enqueue(queue text, payload jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text) RETURNS bigint
+CREATE FUNCTION pgbus.enqueue(queue text, payload jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text) RETURNS bigint
     LANGUAGE plpgsql
     AS $$
   DECLARE
@@ -356,16 +288,133 @@ CREATE FUNCTION pgbus.enqueue(queue text, payload jsonb, run_at timestamp with t
     SELECT e.id INTO v_id
       FROM pgbus.enqueue_job(enqueue.queue, enqueue.payload, enqueue.run_at, enqueue.priority,
                              enqueue.max_attempts, enqueue.unique_key,
-                             enqueue.trace_parent, enqueue.trace_state,
-                             enqueue.concurrency_key) e;
+                             enqueue.trace_parent, enqueue.trace_state) e;
     RETURN v_id;
   END $$;
 
 --
--- Name: enqueue_job(text, jsonb, timestamp with time zone, integer, integer, text, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: enqueue_after(text, jsonb, bigint[], text[], integer, integer, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, OUT id bigint, OUT duplicate boolean) RETURNS record
+CREATE FUNCTION pgbus.enqueue_after(queue text, payload jsonb, depends_on bigint[], on_failures text[] DEFAULT NULL::text[], priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text, OUT id bigint, OUT duplicate boolean) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    v_deps bigint[];
+    v_policy text[] := coalesce(enqueue_after.on_failures,
+                                array_fill('cancel'::text, ARRAY[cardinality(enqueue_after.depends_on)]));
+    v_missing bigint[];
+    v_waiting integer;
+    v_failed integer;
+  BEGIN
+    PERFORM pgbus.check_dependencies(enqueue_after.queue, enqueue_after.depends_on, v_policy);
+    v_deps := ARRAY(SELECT DISTINCT d FROM unnest(enqueue_after.depends_on) d ORDER BY d);
+    v_missing := ARRAY(SELECT d FROM unnest(v_deps) d
+                        WHERE NOT EXISTS (SELECT 1 FROM pgbus.job j WHERE j.id = d));
+    IF cardinality(v_missing) > 0 THEN
+      RAISE EXCEPTION 'pgbus: unknown job id(s) % in the dependencies of a job for queue %: depend only on jobs that exist (a job deleted on completion or pruned is gone)',
+        v_missing, enqueue_after.queue
+        USING ERRCODE = 'foreign_key_violation';
+    END IF;
+    -- Lock and mark the dependencies, in id order.
+    WITH marked AS (
+      UPDATE pgbus.job j SET linked = true
+       WHERE j.id = ANY (v_deps)
+      RETURNING j.id, j.state)
+    SELECT count(*) FILTER (WHERE m.state NOT IN ('completed', 'dead', 'cancelled')),
+           count(*) FILTER (WHERE m.state IN ('dead', 'cancelled'))
+      INTO v_waiting, v_failed
+      FROM marked m;
+    SELECT e.id, e.duplicate INTO enqueue_after.id, enqueue_after.duplicate
+      FROM pgbus.enqueue_job(enqueue_after.queue, enqueue_after.payload,
+                             CASE WHEN v_waiting + v_failed > 0 THEN now() + interval '36500 days' END,
+                             enqueue_after.priority, enqueue_after.max_attempts,
+                             enqueue_after.unique_key, enqueue_after.trace_parent,
+                             enqueue_after.trace_state) e;
+    IF enqueue_after.duplicate THEN
+      RETURN;
+    END IF;
+    UPDATE pgbus.job j SET linked = true WHERE j.id = enqueue_after.id;
+    -- A dependency given twice keeps its first policy.
+    INSERT INTO pgbus.job_dependency (depends_on, job_id, on_failure, state, result)
+    SELECT DISTINCT ON (j.id) j.id, enqueue_after.id, p.on_failure,
+           CASE WHEN j.state = 'completed' THEN 'completed'
+                WHEN j.state IN ('dead', 'cancelled') THEN 'failed'
+                ELSE 'waiting' END,
+           CASE WHEN j.state = 'completed' THEN j.result END
+      FROM unnest(enqueue_after.depends_on, v_policy) WITH ORDINALITY AS p(id, on_failure, ord)
+      JOIN pgbus.job j ON j.id = p.id
+     ORDER BY j.id, p.ord;
+    IF EXISTS (SELECT 1 FROM pgbus.job_dependency d
+                WHERE d.job_id = enqueue_after.id AND d.state = 'failed' AND d.on_failure = 'cancel') THEN
+      UPDATE pgbus.job j SET state = 'cancelled', finalized_at = now() WHERE j.id = enqueue_after.id;
+      PERFORM pgbus.job_finished(ARRAY[enqueue_after.id]);
+    END IF;
+  END $$;
+
+--
+-- Name: enqueue_batch(text[], jsonb[], integer[], integer[], text, jsonb, integer, integer, text[], text[]); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.enqueue_batch(queues text[], payloads jsonb[], priorities integer[], max_attempts integer[], callback_queue text, callback_payload jsonb, callback_priority integer DEFAULT 0, callback_attempts integer DEFAULT 25, trace_parents text[] DEFAULT NULL::text[], trace_states text[] DEFAULT NULL::text[], OUT batch_id bigint, OUT job_ids bigint[]) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    v_n integer := coalesce(array_length(queues, 1), 0);
+    v_cbq pgbus.queue_name := pgbus.queue(enqueue_batch.callback_queue);
+    v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
+  BEGIN
+    IF v_n = 0 OR v_n > 10000 THEN
+      RAISE EXCEPTION 'pgbus: a batch of % jobs is out of range: a batch has 1 to 10000 members; split a larger one, or chain batches through their callbacks', v_n
+        USING ERRCODE = 'program_limit_exceeded';
+    END IF;
+    IF enqueue_batch.callback_payload IS NULL OR jsonb_typeof(enqueue_batch.callback_payload) = 'null' THEN
+      RAISE EXCEPTION 'pgbus: the callback payload of a batch (queue %) must not be null; use ''{}'' for an empty payload', v_cbq
+        USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    PERFORM pgbus.check_payload(v_cbq, enqueue_batch.callback_payload);
+    INSERT INTO pgbus.batch (size, pending, callback_queue, callback_payload, callback_priority,
+                             callback_attempts)
+    VALUES (v_n, v_n, v_cbq, enqueue_batch.callback_payload, enqueue_batch.callback_priority,
+            enqueue_batch.callback_attempts)
+    RETURNING id INTO batch_id;
+    IF pg_catalog.array_position(payloads, NULL) IS NOT NULL
+       OR pg_catalog.array_position(payloads, 'null'::jsonb) IS NOT NULL THEN
+      RAISE EXCEPTION 'pgbus: payload % of the batch is null; use ''{}'' for an empty payload',
+        coalesce(array_position(payloads, NULL), array_position(payloads, 'null'::jsonb))
+        USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- As in pgbus.enqueue_many: only a payload that could be over the limit is measured.
+    PERFORM pgbus.check_payload(t.q, t.p)
+       FROM unnest(queues, payloads) AS t(q, p)
+      WHERE pg_column_size(t.p) > v_limit / 6;
+    IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
+      PERFORM pgbus.check_trace(pgbus.queue(queues[i]), trace_parents[i], trace_states[i])
+         FROM generate_series(1, v_n) AS g(i);
+    END IF;
+    -- The members as pgbus.enqueue_many inserts them, with their batch, in one INSERT and one
+    -- notification per queue. Identity values follow the ORDER BY, so ids are in input order.
+    WITH inserted AS (
+      INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, trace_parent,
+                             trace_state, batch_id, linked)
+      SELECT pgbus.queue(t.q), 'available', t.pr, t.p, t.m, trace_parents[t.ord],
+             trace_states[t.ord], enqueue_batch.batch_id, true
+        FROM unnest(queues, payloads, priorities, max_attempts)
+             WITH ORDINALITY AS t(q, p, pr, m, ord)
+       ORDER BY t.ord
+      RETURNING id, queue)
+    SELECT array_agg(i.id ORDER BY i.id) INTO job_ids FROM inserted i;
+    PERFORM pgbus.notify(q.queue, now())
+       FROM (SELECT DISTINCT pgbus.queue(t.q) AS queue FROM unnest(queues) AS t(q)) q;
+  END $$;
+
+--
+-- Name: enqueue_job(text, jsonb, timestamp with time zone, integer, integer, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text, OUT id bigint, OUT duplicate boolean) RETURNS record
     LANGUAGE plpgsql
     AS $$
   -- Columns win over the parameters of the same name (queue, unique_key in ON CONFLICT);
@@ -393,17 +442,14 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
         pg_catalog.quote_literal(pg_catalog.left(enqueue_job.unique_key, 80)), enqueue_job.queue
         USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF enqueue_job.concurrency_key IS NOT NULL THEN
-      PERFORM pgbus.check_concurrency_key(v_queue, enqueue_job.concurrency_key);
-    END IF;
     LOOP
       -- The inference predicate is job_unique_idx's, word for word but for the operator, which
       -- is the one the index was built with (enum_eq), named so that no look-alike can stand in.
       INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at, unique_key,
-                                  trace_parent, trace_state, concurrency_key)
+                                  trace_parent, trace_state)
       VALUES (v_queue, v_state, enqueue_job.priority, enqueue_job.payload,
               enqueue_job.max_attempts, v_run_at, enqueue_job.unique_key,
-              enqueue_job.trace_parent, enqueue_job.trace_state, enqueue_job.concurrency_key)
+              enqueue_job.trace_parent, enqueue_job.trace_state)
       ON CONFLICT (queue, unique_key)
         WHERE unique_key IS NOT NULL
           AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
@@ -427,10 +473,10 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
   END $$;
 
 --
--- Name: enqueue_many(text[], jsonb[], timestamp with time zone[], integer[], integer[], text[], text[], text[], text[]); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: enqueue_many(text[], jsonb[], timestamp with time zone[], integer[], integer[], text[], text[], text[]); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats timestamp with time zone[], priorities integer[], max_attempts integer[], unique_keys text[] DEFAULT NULL::text[], trace_parents text[] DEFAULT NULL::text[], trace_states text[] DEFAULT NULL::text[], concurrency_keys text[] DEFAULT NULL::text[]) RETURNS SETOF bigint
+CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats timestamp with time zone[], priorities integer[], max_attempts integer[], unique_keys text[] DEFAULT NULL::text[], trace_parents text[] DEFAULT NULL::text[], trace_states text[] DEFAULT NULL::text[]) RETURNS SETOF bigint
     LANGUAGE plpgsql
     AS $$
   DECLARE
@@ -461,19 +507,13 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
       PERFORM pgbus.check_trace(pgbus.queue(queues[i]), trace_parents[i], trace_states[i])
          FROM pg_catalog.generate_series(1, v_n) AS g(i);
     END IF;
-    IF concurrency_keys IS NOT NULL THEN
-      PERFORM pgbus.check_concurrency_key(pgbus.queue(queues[i]), concurrency_keys[i])
-         FROM pg_catalog.generate_series(1, v_n) AS g(i)
-        WHERE concurrency_keys[i] IS NOT NULL;
-    END IF;
     IF unique_keys IS NOT NULL
        AND EXISTS (SELECT 1 FROM pg_catalog.unnest(unique_keys) k WHERE k IS NOT NULL) THEN
       FOR i IN 1 .. v_n LOOP
         RETURN NEXT (SELECT e.id
                        FROM pgbus.enqueue_job(queues[i], payloads[i], run_ats[i], priorities[i],
                                               max_attempts[i], unique_keys[i],
-                                              trace_parents[i], trace_states[i],
-                                              concurrency_keys[i]) e);
+                                              trace_parents[i], trace_states[i]) e);
       END LOOP;
       RETURN;
     END IF;
@@ -481,17 +521,15 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
       WITH input AS (
         SELECT pgbus.queue(t.q) AS queue, t.p AS payload, coalesce(t.r, now()) AS run_at,
                t.pr AS priority, t.m AS max_attempts, t.ord,
-               trace_parents[t.ord] AS trace_parent, trace_states[t.ord] AS trace_state,
-               concurrency_keys[t.ord] AS concurrency_key
+               trace_parents[t.ord] AS trace_parent, trace_states[t.ord] AS trace_state
           FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
                WITH ORDINALITY AS t(q, p, r, pr, m, ord)
       ), inserted AS (
         INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, run_at,
-                               trace_parent, trace_state, concurrency_key)
+                               trace_parent, trace_state)
         SELECT i.queue,
                CASE WHEN i.run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
-               i.priority, i.payload, i.max_attempts, i.run_at, i.trace_parent, i.trace_state,
-               i.concurrency_key
+               i.priority, i.payload, i.max_attempts, i.run_at, i.trace_parent, i.trace_state
           FROM input i
          ORDER BY i.ord
         RETURNING id
@@ -502,6 +540,144 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
       )
       -- Identity values are assigned in insert order, which follows ORDER BY i.ord above.
       SELECT id FROM inserted, (SELECT count(*) FROM notified) force_notify ORDER BY id;
+  END $$;
+
+--
+-- Name: job_finished(bigint[]); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.job_finished(ids bigint[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    v_ids bigint[];
+    v_batches bigint[];
+    v_states text[];
+    v_results jsonb[];
+  BEGIN
+    SELECT array_agg(j.id ORDER BY j.id), array_agg(j.batch_id ORDER BY j.id),
+           array_agg(j.state::text ORDER BY j.id), array_agg(j.result ORDER BY j.id)
+      INTO v_ids, v_batches, v_states, v_results
+      FROM pgbus.job j
+     WHERE j.id = ANY (job_finished.ids) AND j.state IN ('completed', 'dead', 'cancelled');
+    IF v_ids IS NOT NULL THEN
+      PERFORM pgbus.job_finished_as(v_ids, v_batches, v_states, v_results);
+    END IF;
+  END $$;
+
+--
+-- Name: job_finished_as(bigint[], bigint[], text[], jsonb[]); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.job_finished_as(ids bigint[], batches bigint[], states text[], results jsonb[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    w_ids     bigint[] := ids;
+    w_batches bigint[] := batches;
+    w_states  text[]   := states;
+    w_results jsonb[]  := results;
+    v_cancel  bigint[];
+    b record;
+    x record;
+    v_cb bigint;
+    v_woken bigint;
+  BEGIN
+    WHILE coalesce(array_length(w_ids, 1), 0) > 0 LOOP
+      -- Batches, in id order.
+      FOR b IN
+        SELECT t.batch, count(*) FILTER (WHERE t.state = 'completed')::int AS completed,
+               count(*) FILTER (WHERE t.state = 'dead')::int AS dead,
+               count(*) FILTER (WHERE t.state = 'cancelled')::int AS cancelled
+          FROM unnest(w_batches, w_states) AS t(batch, state)
+         WHERE t.batch IS NOT NULL
+         GROUP BY t.batch
+         ORDER BY t.batch
+      LOOP
+        UPDATE pgbus.batch k
+           SET pending = k.pending - (b.completed + b.dead + b.cancelled),
+               completed = k.completed + b.completed,
+               dead = k.dead + b.dead,
+               cancelled = k.cancelled + b.cancelled
+         WHERE k.id = b.batch AND k.pending >= b.completed + b.dead + b.cancelled
+        RETURNING k.id, k.pending, k.callback_job_id, k.callback_queue, k.callback_payload,
+                  k.callback_priority, k.callback_attempts
+          INTO x;
+        IF FOUND AND x.pending = 0 AND x.callback_job_id IS NULL THEN
+          SELECT e.id INTO v_cb
+            FROM pgbus.enqueue_job(x.callback_queue::text, x.callback_payload, NULL,
+                                   x.callback_priority::int, x.callback_attempts) e;
+          UPDATE pgbus.batch k SET callback_job_id = v_cb, finished_at = now() WHERE k.id = x.id;
+        END IF;
+      END LOOP;
+
+      -- Dependents of completed jobs: the edge is completed and keeps the result.
+      UPDATE pgbus.job_dependency d
+         SET state = 'completed', result = t.result
+        FROM unnest(w_ids, w_states, w_results) AS t(id, state, result)
+       WHERE d.depends_on = t.id AND t.state = 'completed' AND d.state <> 'completed';
+
+      -- ... and a waiting dependent with no edge left undone may run now, with a wake-up. Its row
+      -- is locked first, in id order, in a statement of its own: two transactions that complete
+      -- two dependencies of one job at once then check its edges one after the other, the second
+      -- with a snapshot taken after the first committed, so one of them releases it (checked in
+      -- the same statement as the lock, both could see the other's edge still waiting).
+      PERFORM 1
+         FROM pgbus.job j
+        WHERE j.id IN (SELECT d.job_id
+                         FROM pgbus.job_dependency d
+                         JOIN unnest(w_ids, w_states) AS t(id, state) ON d.depends_on = t.id
+                        WHERE t.state = 'completed')
+        ORDER BY j.id
+          FOR UPDATE;
+      WITH released AS (
+        UPDATE pgbus.job j
+           SET state = 'available', run_at = now()
+         WHERE j.id IN (SELECT d.job_id
+                          FROM pgbus.job_dependency d
+                          JOIN unnest(w_ids, w_states) AS t(id, state) ON d.depends_on = t.id
+                         WHERE t.state = 'completed')
+           AND j.state = 'scheduled'
+           AND NOT EXISTS (SELECT 1 FROM pgbus.job_dependency o
+                            WHERE o.job_id = j.id AND o.state <> 'completed')
+        RETURNING j.queue)
+      SELECT count(*) INTO v_woken
+        FROM (SELECT pgbus.notify(r.queue, now()) FROM released r GROUP BY r.queue) n;
+
+      -- Dependents of dead or cancelled jobs: the edge fails; 'cancel' edges cancel the dependent.
+      WITH failed AS (
+        UPDATE pgbus.job_dependency d
+           SET state = 'failed'
+          FROM unnest(w_ids, w_states) AS t(id, state)
+         WHERE d.depends_on = t.id AND t.state IN ('dead', 'cancelled') AND d.state <> 'completed'
+        RETURNING d.job_id, d.on_failure)
+      SELECT array_agg(DISTINCT f.job_id) FILTER (WHERE f.on_failure = 'cancel')
+        INTO v_cancel
+        FROM failed f;
+
+      -- A dependent that completed or was cancelled needs its incoming edges no more; a dead one
+      -- keeps them, so that a replay still reads its dependencies' results.
+      DELETE FROM pgbus.job_dependency d
+       USING unnest(w_ids, w_states) AS t(id, state)
+       WHERE d.job_id = t.id AND t.state IN ('completed', 'cancelled');
+
+      -- The next round: the dependents just cancelled, reported in turn.
+      w_ids := NULL;
+      IF v_cancel IS NOT NULL THEN
+        WITH cancelled AS (
+          UPDATE pgbus.job j
+             SET state = 'cancelled', finalized_at = now()
+           WHERE j.id = ANY (v_cancel)
+             AND j.state IN ('scheduled', 'available', 'retryable')
+          RETURNING j.id, j.batch_id)
+        SELECT array_agg(c.id), array_agg(c.batch_id), array_agg('cancelled'::text),
+               array_agg(NULL::jsonb)
+          INTO w_ids, w_batches, w_states, w_results
+          FROM cancelled c;
+      END IF;
+    END LOOP;
   END $$;
 
 --
@@ -570,67 +746,6 @@ CREATE FUNCTION pgbus.queue(name text) RETURNS pgbus.queue_name
   END $_$;
 
 --
--- Name: queue_limit_clear(text); Type: FUNCTION; Schema: pgbus; Owner: -
---
-
-CREATE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
-    LANGUAGE plpgsql
-    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
-    AS $$
-  DECLARE
-    v_queue pgbus.queue_name := pgbus.queue(queue_limit_clear.queue);
-  BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = v_queue) THEN
-      RETURN false;
-    END IF;
-    IF EXISTS (SELECT 1 FROM pgbus.job j
-                WHERE j.queue = v_queue AND j.concurrency_key IS NOT NULL
-                  AND j.state IN ('available', 'scheduled', 'retryable', 'running')) THEN
-      PERFORM pgbus.queue_limit_set(v_queue, NULL, NULL, NULL);
-      RETURN false;
-    END IF;
-    DELETE FROM pgbus.queue_limit l WHERE l.queue = v_queue;
-    PERFORM pgbus.notify(v_queue, now());
-    RETURN true;
-  END $$;
-
---
--- Name: queue_limit_set(text, integer, integer, text); Type: FUNCTION; Schema: pgbus; Owner: -
---
-
-CREATE FUNCTION pgbus.queue_limit_set(queue text, global_concurrency integer DEFAULT NULL::integer, key_concurrency integer DEFAULT NULL::integer, updated_by text DEFAULT NULL::text) RETURNS void
-    LANGUAGE plpgsql
-    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
-    AS $$
-  #variable_conflict use_column
-  DECLARE
-    v_queue pgbus.queue_name := pgbus.queue(queue_limit_set.queue);
-  BEGIN
-    IF queue_limit_set.global_concurrency NOT BETWEEN 1 AND 100000 THEN
-      RAISE EXCEPTION 'pgbus: global concurrency % for queue % is invalid: use 1 to 100000 running jobs, or NULL for no limit',
-        queue_limit_set.global_concurrency, v_queue::text
-        USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF queue_limit_set.key_concurrency NOT BETWEEN 1 AND 100000 THEN
-      RAISE EXCEPTION 'pgbus: key concurrency % for queue % is invalid: use 1 to 100000 running jobs per key, or NULL for 1',
-        queue_limit_set.key_concurrency, v_queue::text
-        USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    INSERT INTO pgbus.queue_limit AS l (queue, global_concurrency, key_concurrency, updated_by)
-    VALUES (v_queue, queue_limit_set.global_concurrency, queue_limit_set.key_concurrency,
-            coalesce(queue_limit_set.updated_by, current_user::text))
-    ON CONFLICT (queue) DO UPDATE
-      SET global_concurrency = excluded.global_concurrency,
-          key_concurrency = excluded.key_concurrency,
-          updated_at = now(),
-          updated_by = excluded.updated_by
-      WHERE (l.global_concurrency, l.key_concurrency)
-            IS DISTINCT FROM (excluded.global_concurrency, excluded.key_concurrency);
-    -- A raised limit frees capacity now: wake the queue's workers at commit.
-    PERFORM pgbus.notify(v_queue, now());
-  END $$;
-
---
 -- Name: resume(text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -686,6 +801,42 @@ ALTER TABLE pgbus.audit ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
 );
 
 --
+-- Name: batch; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.batch (
+    id bigint NOT NULL,
+    size integer NOT NULL,
+    pending integer NOT NULL,
+    completed integer DEFAULT 0 NOT NULL,
+    dead integer DEFAULT 0 NOT NULL,
+    cancelled integer DEFAULT 0 NOT NULL,
+    callback_queue pgbus.queue_name NOT NULL,
+    callback_payload jsonb NOT NULL,
+    callback_priority smallint DEFAULT 0 NOT NULL,
+    callback_attempts integer DEFAULT 25 NOT NULL,
+    callback_job_id bigint,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    CONSTRAINT batch_counts_chk CHECK (((((completed + dead) + cancelled) + pending) = size)),
+    CONSTRAINT batch_pending_check CHECK ((pending >= 0)),
+    CONSTRAINT batch_size_check CHECK (((size >= 1) AND (size <= 10000)))
+);
+
+--
+-- Name: batch_id_seq; Type: SEQUENCE; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.batch ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME pgbus.batch_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
 -- Name: cron; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -693,6 +844,21 @@ CREATE TABLE pgbus.cron (
     name text NOT NULL,
     last_run_at timestamp with time zone NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: job_dependency; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.job_dependency (
+    depends_on bigint NOT NULL,
+    job_id bigint NOT NULL,
+    on_failure text NOT NULL,
+    state text DEFAULT 'waiting'::text NOT NULL,
+    result jsonb,
+    CONSTRAINT job_dependency_on_failure_check CHECK ((on_failure = ANY (ARRAY['hold'::text, 'cancel'::text]))),
+    CONSTRAINT job_dependency_result_check CHECK (((result IS NULL) OR (octet_length((result)::text) <= 65536))),
+    CONSTRAINT job_dependency_state_check CHECK ((state = ANY (ARRAY['waiting'::text, 'completed'::text, 'failed'::text])))
 );
 
 --
@@ -737,20 +903,6 @@ CREATE TABLE pgbus.node (
 );
 
 --
--- Name: queue_limit; Type: TABLE; Schema: pgbus; Owner: -
---
-
-CREATE TABLE pgbus.queue_limit (
-    queue pgbus.queue_name NOT NULL,
-    global_concurrency integer,
-    key_concurrency integer,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_by text,
-    CONSTRAINT queue_limit_global_chk CHECK (((global_concurrency >= 1) AND (global_concurrency <= 100000))),
-    CONSTRAINT queue_limit_key_chk CHECK (((key_concurrency >= 1) AND (key_concurrency <= 100000)))
-);
-
---
 -- Name: queue_pause; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -758,40 +910,6 @@ CREATE TABLE pgbus.queue_pause (
     queue pgbus.queue_name NOT NULL,
     paused_at timestamp with time zone DEFAULT now() NOT NULL,
     paused_by text
-);
-
---
--- Name: schedule; Type: TABLE; Schema: pgbus; Owner: -
---
-
-CREATE TABLE pgbus.schedule (
-    name text NOT NULL,
-    cron text NOT NULL,
-    zone text NOT NULL,
-    queue pgbus.queue_name NOT NULL,
-    payload jsonb NOT NULL,
-    priority integer DEFAULT 0 NOT NULL,
-    max_attempts integer,
-    misfire text DEFAULT 'run_once'::text NOT NULL,
-    catch_up_limit integer,
-    paused boolean DEFAULT false NOT NULL,
-    last_run_at timestamp with time zone,
-    next_run_at timestamp with time zone,
-    source text NOT NULL,
-    revision bigint DEFAULT 1 NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_by text DEFAULT CURRENT_USER NOT NULL,
-    CONSTRAINT schedule_catch_up_chk CHECK ((((misfire = 'catch_up'::text) = (catch_up_limit IS NOT NULL)) AND ((catch_up_limit >= 1) AND (catch_up_limit <= 1000)))),
-    CONSTRAINT schedule_cron_chk CHECK (((length(cron) >= 1) AND (length(cron) <= 200))),
-    CONSTRAINT schedule_max_attempts_chk CHECK (((max_attempts >= 1) AND (max_attempts <= 1000))),
-    CONSTRAINT schedule_misfire_chk CHECK ((misfire = ANY (ARRAY['skip'::text, 'run_once'::text, 'catch_up'::text]))),
-    CONSTRAINT schedule_name_chk CHECK ((name ~ '^[A-Za-z][A-Za-z0-9_-]{0,62}$'::text)),
-    CONSTRAINT schedule_payload_chk CHECK (((jsonb_typeof(payload) <> 'null'::text) AND (octet_length((payload)::text) <= 65536))),
-    CONSTRAINT schedule_priority_chk CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
-    CONSTRAINT schedule_source_chk CHECK ((source = ANY (ARRAY['config'::text, 'api'::text]))),
-    CONSTRAINT schedule_updated_by_chk CHECK (((length(updated_by) >= 1) AND (length(updated_by) <= 255))),
-    CONSTRAINT schedule_zone_chk CHECK (((length(zone) >= 1) AND (length(zone) <= 64)))
 );
 
 --
@@ -815,6 +933,13 @@ ALTER TABLE ONLY pgbus.audit
     ADD CONSTRAINT audit_pkey PRIMARY KEY (id);
 
 --
+-- Name: batch batch_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.batch
+    ADD CONSTRAINT batch_pkey PRIMARY KEY (id);
+
+--
 -- Name: cron cron_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
 --
 
@@ -822,11 +947,11 @@ ALTER TABLE ONLY pgbus.cron
     ADD CONSTRAINT cron_pkey PRIMARY KEY (name);
 
 --
--- Name: job job_concurrency_key_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+-- Name: job_dependency job_dependency_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
 --
 
-ALTER TABLE pgbus.job
-    ADD CONSTRAINT job_concurrency_key_chk CHECK (((length(concurrency_key) >= 1) AND (length(concurrency_key) <= 255))) NOT VALID;
+ALTER TABLE ONLY pgbus.job_dependency
+    ADD CONSTRAINT job_dependency_pkey PRIMARY KEY (depends_on, job_id);
 
 --
 -- Name: job job_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
@@ -868,25 +993,11 @@ ALTER TABLE ONLY pgbus.node
     ADD CONSTRAINT node_pkey PRIMARY KEY (worker_id);
 
 --
--- Name: queue_limit queue_limit_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
---
-
-ALTER TABLE ONLY pgbus.queue_limit
-    ADD CONSTRAINT queue_limit_pkey PRIMARY KEY (queue);
-
---
 -- Name: queue_pause queue_pause_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
 --
 
 ALTER TABLE ONLY pgbus.queue_pause
     ADD CONSTRAINT queue_pause_pkey PRIMARY KEY (queue);
-
---
--- Name: schedule schedule_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
---
-
-ALTER TABLE ONLY pgbus.schedule
-    ADD CONSTRAINT schedule_pkey PRIMARY KEY (name);
 
 --
 -- Name: setting setting_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
@@ -908,6 +1019,18 @@ CREATE INDEX audit_job_idx ON pgbus.audit USING btree (job_id) WHERE (job_id IS 
 CREATE INDEX audit_queue_idx ON pgbus.audit USING btree (queue, id);
 
 --
+-- Name: batch_callback_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX batch_callback_idx ON pgbus.batch USING btree (callback_job_id) WHERE (callback_job_id IS NOT NULL);
+
+--
+-- Name: job_batch_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_batch_idx ON pgbus.job USING btree (batch_id) WHERE (batch_id IS NOT NULL);
+
+--
 -- Name: job_claim_idx; Type: INDEX; Schema: pgbus; Owner: -
 --
 
@@ -926,6 +1049,12 @@ CREATE INDEX job_created_idx ON pgbus.job USING btree (created_at);
 CREATE INDEX job_dead_payload_idx ON pgbus.job USING gin (payload jsonb_path_ops) WHERE (state = 'dead'::pgbus.job_state);
 
 --
+-- Name: job_dependency_job_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_dependency_job_idx ON pgbus.job_dependency USING btree (job_id);
+
+--
 -- Name: job_due_idx; Type: INDEX; Schema: pgbus; Owner: -
 --
 
@@ -936,12 +1065,6 @@ CREATE INDEX job_due_idx ON pgbus.job USING btree (queue, run_at) WHERE (state =
 --
 
 CREATE INDEX job_finalized_queue_idx ON pgbus.job USING btree (state, finalized_at) INCLUDE (queue) WHERE (state = ANY (ARRAY['completed'::pgbus.job_state, 'dead'::pgbus.job_state, 'cancelled'::pgbus.job_state]));
-
---
--- Name: job_key_running_idx; Type: INDEX; Schema: pgbus; Owner: -
---
-
-CREATE INDEX job_key_running_idx ON pgbus.job USING btree (queue, concurrency_key) WHERE ((state = 'running'::pgbus.job_state) AND (concurrency_key IS NOT NULL));
 
 --
 -- Name: job_lease_idx; Type: INDEX; Schema: pgbus; Owner: -
@@ -966,12 +1089,6 @@ CREATE UNIQUE INDEX job_unique_idx ON pgbus.job USING btree (queue, unique_key) 
 --
 
 CREATE INDEX job_unique_key_idx ON pgbus.job USING btree (unique_key) WHERE (unique_key IS NOT NULL);
-
---
--- Name: schedule_due_idx; Type: INDEX; Schema: pgbus; Owner: -
---
-
-CREATE INDEX schedule_due_idx ON pgbus.schedule USING btree (next_run_at) WHERE (NOT paused);
 
 --
 -- Name: TABLE setting; Type: ACL; Schema: pgbus; Owner: -

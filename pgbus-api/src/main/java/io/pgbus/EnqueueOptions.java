@@ -2,6 +2,9 @@ package io.pgbus;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -46,7 +49,7 @@ public final class EnqueueOptions {
   private static final int UNCHOSEN = 0;
 
   private static final EnqueueOptions DEFAULTS =
-      new EnqueueOptions(null, null, 0, UNCHOSEN, null, null, null);
+      new EnqueueOptions(null, null, 0, UNCHOSEN, null, null, null, Map.of());
 
   private final Instant runAt;
   private final Duration delay;
@@ -55,6 +58,13 @@ public final class EnqueueOptions {
   private final String uniqueKey;
   private final String correlationId;
   private final String concurrencyKey;
+  private final Map<Long, DependencyFailure> afterJobs; // in the order given; empty: none
+
+  /**
+   * The most jobs one job may wait on ({@link #afterJobs}); the database holds the same bound. To
+   * wait on more, wait on a batch's callback.
+   */
+  public static final int MAX_DEPENDENCIES = 100;
 
   private EnqueueOptions(
       Instant runAt,
@@ -63,7 +73,8 @@ public final class EnqueueOptions {
       int maxAttempts,
       String uniqueKey,
       String correlationId,
-      String concurrencyKey) {
+      String concurrencyKey,
+      Map<Long, DependencyFailure> afterJobs) {
     this.runAt = runAt;
     this.delay = delay;
     this.priority = priority;
@@ -71,6 +82,7 @@ public final class EnqueueOptions {
     this.uniqueKey = uniqueKey;
     this.correlationId = correlationId;
     this.concurrencyKey = concurrencyKey;
+    this.afterJobs = afterJobs;
   }
 
   /** Run now, priority 0, {@value #DEFAULT_MAX_ATTEMPTS} attempts. */
@@ -90,7 +102,7 @@ public final class EnqueueOptions {
         maxAttempts,
         uniqueKey,
         correlationId,
-        concurrencyKey);
+        concurrencyKey, afterJobs);
   }
 
   /** Runs no earlier than {@code delay} after the database's clock at enqueue. Replaces runAt. */
@@ -101,7 +113,7 @@ public final class EnqueueOptions {
     }
     requireWithinHorizon("delay", delay);
     return new EnqueueOptions(
-        null, delay, priority, maxAttempts, uniqueKey, correlationId, concurrencyKey);
+        null, delay, priority, maxAttempts, uniqueKey, correlationId, concurrencyKey, afterJobs);
   }
 
   public EnqueueOptions withPriority(int priority) {
@@ -117,7 +129,7 @@ public final class EnqueueOptions {
               + " (lower runs first)");
     }
     return new EnqueueOptions(
-        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, concurrencyKey);
+        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, concurrencyKey, afterJobs);
   }
 
   public EnqueueOptions withMaxAttempts(int maxAttempts) {
@@ -126,7 +138,7 @@ public final class EnqueueOptions {
           null, "maxAttempts " + maxAttempts + " is out of range: use 1 to 1000");
     }
     return new EnqueueOptions(
-        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, concurrencyKey);
+        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, concurrencyKey, afterJobs);
   }
 
   /**
@@ -163,7 +175,7 @@ public final class EnqueueOptions {
               + "' contains a control character: use printable characters only");
     }
     return new EnqueueOptions(
-        runAt, delay, priority, maxAttempts, key, correlationId, concurrencyKey);
+        runAt, delay, priority, maxAttempts, key, correlationId, concurrencyKey, afterJobs);
   }
 
   /**
@@ -202,7 +214,7 @@ public final class EnqueueOptions {
               + key.replaceAll("\\p{Cntrl}", "?")
               + "' contains a control character: use printable characters only");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, correlationId, key);
+    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, correlationId, key, afterJobs);
   }
 
   /**
@@ -238,7 +250,73 @@ public final class EnqueueOptions {
               + id.replaceAll("\\p{Cntrl}", "?")
               + "' contains a control character: use printable characters only");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, id, concurrencyKey);
+    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, id, concurrencyKey, afterJobs);
+  }
+
+  /**
+   * Runs only after every one of these jobs completed (a dependency): until then the job waits,
+   * unseen by the claim, and in the transaction that completes the last of them it becomes
+   * available (with a wake-up), so it may run at once on any JVM. When a dependency dies or is
+   * cancelled, this job is cancelled ({@link DependencyFailure#CANCEL}); use {@link
+   * #afterJobs(DependencyFailure, long...)} to hold it instead. Calls add up: each dependency keeps
+   * the policy it was given with. A dependency that completed already counts as done.
+   *
+   * <p>The handler reads its dependencies' results with {@link JobContext#dependencyResults()}.
+   * Each id must be a job that exists when this one is enqueued (the enqueue fails with a clear
+   * error and writes nothing otherwise; a job deleted on completion, {@code
+   * pgbus.retention.completed=0}, or pruned, no longer exists). Not combined with {@link
+   * #withRunAt}, {@link #withDelay} or {@link JobQueue#enqueueAll}.
+   *
+   * @param ids 1 to {@value #MAX_DEPENDENCIES} job ids in all
+   */
+  public EnqueueOptions afterJobs(long... ids) {
+    return afterJobs(DependencyFailure.CANCEL, ids);
+  }
+
+  /**
+   * As {@link #afterJobs(long...)}, with what a dependency that dies or is cancelled does to this
+   * job.
+   */
+  public EnqueueOptions afterJobs(DependencyFailure onFailure, long... ids) {
+    Objects.requireNonNull(onFailure, "onFailure");
+    Objects.requireNonNull(ids, "ids");
+    if (ids.length == 0) {
+      throw new InvalidJobException(null, "afterJobs needs at least one job id");
+    }
+    var all = new LinkedHashMap<>(afterJobs);
+    for (long id : ids) {
+      if (id < 1) {
+        throw new InvalidJobException(
+            null, "dependency job id " + id + " is not a job id: pass ids that enqueue returned");
+      }
+      all.put(id, onFailure);
+    }
+    if (all.size() > MAX_DEPENDENCIES) {
+      throw new InvalidJobException(
+          null,
+          "a job may wait on at most "
+              + MAX_DEPENDENCIES
+              + " jobs, not "
+              + all.size()
+              + ": put the jobs in a batch and enqueue this one as its callback");
+    }
+    return new EnqueueOptions(
+        runAt,
+        delay,
+        priority,
+        maxAttempts,
+        uniqueKey,
+        correlationId,
+        concurrencyKey,
+        Collections.unmodifiableMap(all));
+  }
+
+  /**
+   * The jobs this one waits on, with what each one's failure does, in the order given; empty for a
+   * job that waits on none.
+   */
+  public Map<Long, DependencyFailure> afterJobs() {
+    return afterJobs;
   }
 
   /**
@@ -317,6 +395,7 @@ public final class EnqueueOptions {
         + (uniqueKey == null ? "" : ", uniqueKey=" + uniqueKey)
         + (correlationId == null ? "" : ", correlationId=" + correlationId)
         + (concurrencyKey == null ? "" : ", concurrencyKey=" + concurrencyKey)
+        + (afterJobs.isEmpty() ? "" : ", afterJobs=" + afterJobs)
         + "]";
   }
 }

@@ -1,6 +1,10 @@
 package io.pgbus;
 
 import java.time.Instant;
+import java.util.Collections;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedMap;
 
 /** What a handler knows about the job it runs. */
 public interface JobContext {
@@ -60,5 +64,43 @@ public interface JobContext {
               + message.substring(0, 40)
               + "\")");
     }
+  }
+
+  /**
+   * For a batch callback: its batch's id and counts per outcome; empty for any other job. Call it
+   * from the handler's thread; it reads the database in the handler's transaction.
+   */
+  default Optional<BatchSummary> batch() {
+    return Optional.empty();
+  }
+
+  /** The most results one {@link #batchResults} call returns. */
+  int MAX_RESULTS_PAGE = 1000;
+
+  /**
+   * For a batch callback: the JSON results ({@link Outcome#complete(Object)}) of its members that
+   * returned one and are still kept ({@code pgbus.retention.completed}), by job id in id order,
+   * after {@code afterJobId} (0 for the first page), at most {@code limit}. Empty for any other
+   * job. From the handler's thread.
+   *
+   * @param limit 1 to {@value #MAX_RESULTS_PAGE}
+   */
+  default SortedMap<Long, String> batchResults(long afterJobId, int limit) {
+    if (limit < 1 || limit > MAX_RESULTS_PAGE) {
+      throw new IllegalArgumentException(
+          "pgbus batchResults limit " + limit + " is out of range: use 1 to " + MAX_RESULTS_PAGE);
+    }
+    return Collections.emptySortedMap();
+  }
+
+  /**
+   * For a job enqueued with {@link EnqueueOptions#afterJobs}: the JSON results of its dependencies
+   * that returned one, by job id (at most {@value EnqueueOptions#MAX_DEPENDENCIES} of at most
+   * {@value Outcome#MAX_RESULT_BYTES} bytes each). Taken when each dependency completed, so a
+   * pruned dependency's result is still here; a dependency deleted on completion ({@code
+   * pgbus.retention.completed=0}) stores none. Empty for any other job. From the handler's thread.
+   */
+  default Map<Long, String> dependencyResults() {
+    return Map.of();
   }
 }

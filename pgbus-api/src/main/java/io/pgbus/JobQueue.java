@@ -68,6 +68,17 @@ public interface JobQueue {
   int MAX_BATCH_SIZE = 10_000;
 
   /**
+   * Enqueues a batch: its members and, once every member has finished (completed, dead or
+   * cancelled), its callback, exactly once, in the transaction that finishes the last member. See
+   * {@link JobBatch}. Joins the caller's transaction like enqueue: a rollback leaves no batch and
+   * no member behind.
+   *
+   * @throws InvalidJobException when the batch is empty or over {@link JobBatch#MAX_SIZE}, or a
+   *     payload is invalid; nothing is written then
+   */
+  EnqueuedBatch enqueueBatch(JobBatch batch);
+
+  /**
    * Cancels a job. A job that has not started yet is {@code cancelled} at once. For a running job,
    * the request is recorded and, at commit, the JVM that runs it (any JVM on the database with a
    * working listener) interrupts the handler, whose {@link JobContext#cancellationRequested()} then

@@ -19,6 +19,12 @@ import java.time.Instant;
  * @param enqueuedBy who enqueued it (caller principal or database role)
  * @param progress the latest progress report as JSON ({@code {"percent":40,"message":"...",
  *     "at":...,"attempt":2}}), or null when its handler reported none
+ * @param batchId the batch the job belongs to ({@code JobQueue.enqueueBatch}); null when none, when
+ *     a replay took it out of its batch, and in search results
+ * @param dependencies the jobs it waits on ({@code EnqueueOptions.afterJobs}) as a JSON array,
+ *     {@code [{"job":41,"state":"waiting","onFailure":"cancel"}]} (state waiting, completed, or
+ *     failed: the dependency died or was cancelled and this job is held); null when none (also once
+ *     the job completed or was cancelled), and in search results
  */
 public record JobView(
     long id,
@@ -40,7 +46,9 @@ public record JobView(
     String payload,
     String errors,
     String progress,
-    String result) {
+    String result,
+    Long batchId,
+    String dependencies) {
 
   /** This view without payload and result, as shown to callers for whom payloads are masked. */
   public JobView withoutPayload() {
@@ -64,6 +72,8 @@ public record JobView(
         null,
         errors,
         progress,
-        null);
+        null,
+        batchId,
+        dependencies);
   }
 }

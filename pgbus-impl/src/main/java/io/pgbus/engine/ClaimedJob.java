@@ -93,6 +93,22 @@ public record ClaimedJob(
     progress.report(percent, message);
   }
 
+  @Override
+  public java.util.Optional<io.pgbus.BatchSummary> batch() {
+    return JobLinks.batch(id);
+  }
+
+  @Override
+  public java.util.SortedMap<Long, String> batchResults(long afterJobId, int limit) {
+    JobContext.super.batchResults(afterJobId, limit); // the bounds, with their error text
+    return JobLinks.batchResults(id, afterJobId, limit);
+  }
+
+  @Override
+  public java.util.Map<Long, String> dependencyResults() {
+    return JobLinks.dependencyResults(id);
+  }
+
   /** A job enqueued in no trace. */
   public ClaimedJob(
       long id,

@@ -151,7 +151,14 @@ public final class JobAdminStore {
   private static final String ONE =
       "SELECT "
           + COLUMNS
-          + ", j.payload::text, j.errors::text, j.result::text FROM pgbus.job j WHERE j.id = ?::bigint";
+          + """
+          , j.payload::text, j.errors::text, j.result::text, j.batch_id,
+            (SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                      'job', d.depends_on, 'state', d.state, 'onFailure', d.on_failure)
+                    ORDER BY d.depends_on)
+               FROM pgbus.job_dependency d WHERE d.job_id = j.id)::text
+            FROM pgbus.job j WHERE j.id = ?::bigint
+          """;
 
   // The bulk actions. picked: the newest matching jobs in the action's states, locked; a job that
   // another transaction holds (being claimed, completed, acted on) is skipped, so a bulk action
@@ -186,7 +193,7 @@ public final class JobAdminStore {
       , acted AS (
         UPDATE pgbus.job d
            SET state = 'available', max_attempts = d.attempt + d.max_attempts, run_at = now(),
-               finalized_at = NULL
+               finalized_at = NULL, batch_id = NULL
           FROM (SELECT p.id, p.unique_key, pg_catalog.row_number() OVER (
                          PARTITION BY p.queue, p.unique_key ORDER BY p.id DESC) AS nth
                   FROM picked p) p
@@ -210,6 +217,9 @@ public final class JobAdminStore {
         UPDATE pgbus.job d SET state = 'available', run_at = now()
           FROM picked p
          WHERE d.id = p.id AND d.state OPERATOR(pg_catalog.=) ANY ('{scheduled,retryable}')
+           -- A job waiting on dependencies (V16) runs only when they completed.
+           AND NOT EXISTS (SELECT 1 FROM pgbus.job_dependency w
+                            WHERE w.job_id = d.id AND w.state <> 'completed')
         RETURNING d.id, d.queue)
       """
           + AUDITED
@@ -225,11 +235,12 @@ public final class JobAdminStore {
         UPDATE pgbus.job d SET state = 'cancelled', finalized_at = now()
           FROM picked p
          WHERE d.id = p.id AND d.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,retryable}')
-        RETURNING d.id, d.queue)
+        RETURNING d.id, d.queue, d.linked)
       """
           + AUDITED
           + """
-      SELECT (SELECT count(*) FROM acted), 0
+      SELECT (SELECT count(*) FROM acted), 0,
+             (SELECT pg_catalog.array_agg(id) FROM acted WHERE linked)
       """;
 
   private static final String DELETE_SQL =
@@ -381,10 +392,18 @@ public final class JobAdminStore {
       ps.setInt(i, limit);
       ps.setString(i + 1, actor);
       ps.setString(i + 2, action.auditName);
+      int acted;
+      var ended = new java.util.ArrayList<Long>();
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        return rs.getInt(1);
+        acted = rs.getInt(1);
+        if (rs.getMetaData().getColumnCount() > 2 && rs.getArray(3) != null) {
+          ended.addAll(List.of((Long[]) rs.getArray(3).getArray()));
+        }
       }
+      // Cancelled jobs in a batch or with dependents are reported in the same transaction (V16).
+      JobStore.jobFinished(c, ended);
+      return acted;
     }
   }
 
@@ -530,7 +549,9 @@ public final class JobAdminStore {
         full ? rs.getString(18) : null,
         full ? rs.getString(19) : null,
         rs.getString(17),
-        full ? rs.getString(20) : null);
+        full ? rs.getString(20) : null,
+        full ? rs.getObject(21, Long.class) : null,
+        full ? rs.getString(22) : null);
   }
 
   private static Instant instant(ResultSet rs, int column) throws SQLException {

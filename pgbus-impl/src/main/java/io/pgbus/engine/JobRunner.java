@@ -329,6 +329,7 @@ final class JobRunner {
     }
     Outcome outcome;
     ClaimedJob outer = CurrentJob.enter(job);
+    Connection outerConnection = JobLinks.enter(c);
     job.progress().attach(report -> writeProgress(job, report));
     try {
       outcome = function.run(job, c);
@@ -339,6 +340,7 @@ final class JobRunner {
       throw t;
     } finally {
       CurrentJob.restore(outer);
+      JobLinks.restore(outerConnection);
       job.progress().flush();
       job.progress().detach();
     }

@@ -129,11 +129,16 @@ public final class JobStore {
         FROM pgbus.claim(?::text[], ?, ?, ?::float8 * interval '1 millisecond')
       """;
 
+  // Every statement that brings a job to a final state returns its linked flag (V16): only a job
+  // in a batch, with dependents or with dependencies has it, and only for such a job does the
+  // same transaction go on to report the end to pgbus.job_finished (FINISHED). A plain job's
+  // completion stays one statement, with no trigger.
   private static final String COMPLETE =
       """
       UPDATE pgbus.job
          SET state = 'completed', finalized_at = now(), lease_expires_at = NULL
        WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
+      RETURNING linked
       """;
 
   // COMPLETE with the handler's result, in the same single statement: used only when a result is
@@ -144,6 +149,7 @@ public final class JobStore {
       UPDATE pgbus.job
          SET state = 'completed', finalized_at = now(), lease_expires_at = NULL, result = ?::jsonb
        WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
+      RETURNING linked
       """;
 
   // The same fence as COMPLETE, for a whole transaction's jobs in one statement: each (id,
@@ -154,6 +160,7 @@ public final class JobStore {
          SET state = 'completed', finalized_at = now(), lease_expires_at = NULL
         FROM unnest(?::bigint[], ?::int[]) AS held(id, attempt)
        WHERE j.id = held.id AND j.attempt = held.attempt AND j.state OPERATOR(pg_catalog.=) 'running'
+      RETURNING j.id, j.batch_id, j.linked
       """;
 
   // Completion when completed jobs are not kept (pgbus.retention.completed=0): the same fence,
@@ -163,6 +170,7 @@ public final class JobStore {
       """
       DELETE FROM pgbus.job
        WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
+      RETURNING id, batch_id, linked
       """;
 
   private static final String DELETE_COMPLETED_MANY =
@@ -170,6 +178,7 @@ public final class JobStore {
       DELETE FROM pgbus.job j
        USING unnest(?::bigint[], ?::int[]) AS held(id, attempt)
        WHERE j.id = held.id AND j.attempt = held.attempt AND j.state OPERATOR(pg_catalog.=) 'running'
+      RETURNING j.id, j.batch_id, j.linked
       """;
 
   private static final String EXTEND_LEASES =
@@ -220,7 +229,7 @@ public final class JobStore {
           + """
         FROM (SELECT ?::text AS error) e
        WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
-      RETURNING state::text, run_at
+      RETURNING state::text, run_at, linked
       """;
 
   // A snooze gives the attempt back: the claim counted it, the snooze uncounts it.
@@ -243,6 +252,7 @@ public final class JobStore {
           + """
         FROM (SELECT ?::text AS error) e
        WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
+      RETURNING linked
       """;
 
   // Hands back a claimed job that never started (for example, the executor refused it).
@@ -285,7 +295,7 @@ public final class JobStore {
         UPDATE pgbus.job
            SET state = 'cancelled', finalized_at = now()
          WHERE id = ? AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,retryable}')
-        RETURNING id, queue),
+        RETURNING id, queue, linked),
       running AS (
         UPDATE pgbus.job
            SET cancel_attempt = attempt
@@ -302,7 +312,8 @@ public final class JobStore {
           FROM acted),
       sent AS (
         SELECT pg_catalog.pg_notify('pgbus-cancel', id::text || ':' || attempt::text) FROM running)
-      SELECT (SELECT count(*) FROM acted), (SELECT count(*) FROM sent)
+      SELECT (SELECT count(*) FROM acted), (SELECT count(*) FROM sent),
+             (SELECT count(*) FROM waiting WHERE linked)
       """;
 
   // Whether a cancel of this very attempt was requested: what a JVM checks before it believes a
@@ -321,7 +332,7 @@ public final class JobStore {
       WITH acted AS (
         UPDATE pgbus.job d
            SET state = 'available', max_attempts = d.attempt + d.max_attempts, run_at = now(),
-               finalized_at = NULL
+               finalized_at = NULL, batch_id = NULL
          WHERE d.id = ? AND d.state OPERATOR(pg_catalog.=) 'dead'
            AND (d.unique_key IS NULL OR NOT EXISTS (
                  SELECT 1 FROM pgbus.job o
@@ -378,8 +389,10 @@ public final class JobStore {
           + """
           FROM expired e
          WHERE j.id = e.id
-        RETURNING j.queue)
-      SELECT queue, count(*), pgbus.notify(queue, now()) FROM rescued GROUP BY queue
+        RETURNING j.queue, j.id, j.linked AND j.state OPERATOR(pg_catalog.=) 'dead' AS ended)
+      SELECT queue, count(*), pgbus.notify(queue, now()),
+             pg_catalog.array_agg(id) FILTER (WHERE ended)
+        FROM rescued GROUP BY queue
       """;
 
   // The head of each queue: its earliest waiting job, and whether that one is due by the
@@ -427,6 +440,18 @@ public final class JobStore {
                        FOR UPDATE SKIP LOCKED)
          AND j.state OPERATOR(pg_catalog.=) ?::pgbus.job_state
          AND j.finalized_at < now() - ?::float8 * interval '1 millisecond'
+      """;
+
+  // Reports linked jobs that reached a final state to their batches and dependents (R__links.sql),
+  // in the transaction that finished them. FINISHED reads the rows; FINISHED_DELETED is for jobs
+  // deleted on completion, whose batch the DELETE returned.
+  private static final String FINISHED = "SELECT pgbus.job_finished(?::bigint[])";
+
+  private static final String FINISHED_DELETED =
+      """
+      SELECT pgbus.job_finished_as(?::bigint[], ?::bigint[],
+                                pg_catalog.array_fill('completed'::text, ARRAY[?::int]),
+                                pg_catalog.array_fill(NULL::jsonb, ARRAY[?::int]))
       """;
 
   /** Inserts one job and its wake-up notification in the connection's transaction; its id. */
@@ -607,10 +632,70 @@ public final class JobStore {
    * Marks a held job completed, or deletes it when {@code delete}; false when the lease was lost.
    */
   public boolean jobComplete(Connection c, ClaimedJob job, boolean delete) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(delete ? DELETE_COMPLETED : COMPLETE)) {
+    if (delete) {
+      try (PreparedStatement ps = c.prepareStatement(DELETE_COMPLETED)) {
+        ps.setLong(1, job.id());
+        ps.setInt(2, job.attempt());
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) {
+            return false;
+          }
+          if (rs.getBoolean(3)) {
+            jobFinishedDeleted(c, List.of(job.id()), List.of(rs.getObject(2, Long.class)));
+          }
+          return true;
+        }
+      }
+    }
+    try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
       ps.setLong(1, job.id());
       ps.setInt(2, job.attempt());
-      return ps.executeUpdate() == 1;
+      return finishedIfLinked(c, job.id(), ps);
+    }
+  }
+
+  /**
+   * Runs a single-job finishing statement that returns {@code linked}; when the job is linked,
+   * reports its end (FINISHED) in the same transaction. False when no row matched.
+   */
+  private static boolean finishedIfLinked(Connection c, long id, PreparedStatement ps)
+      throws SQLException {
+    boolean linked;
+    try (ResultSet rs = ps.executeQuery()) {
+      if (!rs.next()) {
+        return false;
+      }
+      linked = rs.getBoolean("linked");
+    }
+    if (linked) {
+      jobFinished(c, List.of(id));
+    }
+    return true;
+  }
+
+  /**
+   * Reports jobs that reached a final state (their rows exist) to their batches and dependents: see
+   * pgbus.job_finished in R__links.sql. Only for linked jobs; the caller's transaction.
+   */
+  static void jobFinished(Connection c, List<Long> ids) throws SQLException {
+    if (ids.isEmpty()) {
+      return;
+    }
+    try (PreparedStatement ps = c.prepareStatement(FINISHED)) {
+      ps.setArray(1, c.createArrayOf("bigint", ids.toArray()));
+      ps.execute();
+    }
+  }
+
+  /** {@link #jobFinished} for completed jobs already deleted; {@code batches} may hold nulls. */
+  private static void jobFinishedDeleted(Connection c, List<Long> ids, List<Long> batches)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(FINISHED_DELETED)) {
+      ps.setArray(1, c.createArrayOf("bigint", ids.toArray()));
+      ps.setArray(2, c.createArrayOf("bigint", batches.toArray()));
+      ps.setInt(3, ids.size());
+      ps.setInt(4, ids.size());
+      ps.execute();
     }
   }
 
@@ -624,7 +709,7 @@ public final class JobStore {
       ps.setString(1, resultJson);
       ps.setLong(2, job.id());
       ps.setInt(3, job.attempt());
-      return ps.executeUpdate() == 1;
+      return finishedIfLinked(c, job.id(), ps);
     }
   }
 
@@ -639,11 +724,30 @@ public final class JobStore {
    */
   public int jobCompleteMany(Connection c, List<ClaimedJob> jobs, boolean delete)
       throws SQLException {
+    int done = 0;
+    var linked = new ArrayList<Long>();
+    var batches = new ArrayList<Long>();
     try (PreparedStatement ps =
         c.prepareStatement(delete ? DELETE_COMPLETED_MANY : COMPLETE_MANY)) {
       bindHeld(c, ps, 1, jobs);
-      return ps.executeUpdate();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          done++;
+          if (rs.getBoolean(3)) {
+            linked.add(rs.getLong(1));
+            batches.add(rs.getObject(2, Long.class));
+          }
+        }
+      }
     }
+    if (!linked.isEmpty()) {
+      if (delete) {
+        jobFinishedDeleted(c, linked, batches);
+      } else {
+        jobFinished(c, linked);
+      }
+    }
+    return done;
   }
 
   /** Renews the leases of held jobs to {@code lease} from now; returns how many were held. */
@@ -684,13 +788,20 @@ public final class JobStore {
       ps.setString(3, truncate(error));
       ps.setLong(4, job.id());
       ps.setInt(5, job.attempt());
+      FailResult result;
+      boolean linked;
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return null;
         }
         boolean dead = "dead".equals(rs.getString(1));
-        return new FailResult(dead, dead ? null : rs.getTimestamp(2).toInstant());
+        result = new FailResult(dead, dead ? null : rs.getTimestamp(2).toInstant());
+        linked = rs.getBoolean(3);
       }
+      if (result.dead() && linked) {
+        jobFinished(c, List.of(job.id()));
+      }
+      return result;
     }
   }
 
@@ -713,7 +824,7 @@ public final class JobStore {
       ps.setString(2, "cancelled: " + truncate(reason));
       ps.setLong(3, job.id());
       ps.setInt(4, job.attempt());
-      return ps.executeUpdate() == 1;
+      return finishedIfLinked(c, job.id(), ps);
     }
   }
 
@@ -756,10 +867,17 @@ public final class JobStore {
       ps.setLong(1, id);
       ps.setLong(2, id);
       ps.setString(3, actor);
+      boolean acted;
+      boolean linked;
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        return rs.getLong(1) == 1;
+        acted = rs.getLong(1) == 1;
+        linked = rs.getLong(3) == 1;
       }
+      if (linked) {
+        jobFinished(c, List.of(id));
+      }
+      return acted;
     }
   }
 
@@ -797,11 +915,17 @@ public final class JobStore {
       ps.setInt(1, limit);
       ps.setInt(2, errorsKept - 1);
       var perQueue = new LinkedHashMap<String, Long>();
+      var ended = new ArrayList<Long>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           perQueue.put(rs.getString(1), rs.getLong(2));
+          Array dead = rs.getArray(4);
+          if (dead != null) {
+            ended.addAll(List.of((Long[]) dead.getArray()));
+          }
         }
       }
+      jobFinished(c, ended);
       return perQueue;
     }
   }

@@ -3,7 +3,9 @@ package io.pgbus.engine;
 import io.pgbus.AuditEntry;
 import io.pgbus.EnqueueOptions;
 import io.pgbus.Enqueued;
+import io.pgbus.EnqueuedBatch;
 import io.pgbus.InvalidJobException;
+import io.pgbus.JobBatch;
 import io.pgbus.JobQueue;
 import io.pgbus.QueueNames;
 import java.nio.charset.StandardCharsets;
@@ -26,6 +28,7 @@ public final class Jobs {
   private final JobStore store = new JobStore();
   private final QueueStore queueStore = new QueueStore();
   private final AuditStore auditStore = new AuditStore();
+  private final LinkStore linkStore = new LinkStore();
   private final String workerId;
   private final int maxPayloadBytes;
   private final JobTracing tracing;
@@ -93,8 +96,63 @@ public final class Jobs {
     NewJob job = withQueueAttempts(given);
     checkPayload(job);
     checkRunAt(job, Instant.now());
+    if (!job.options().afterJobs().isEmpty()) {
+      return enqueueAfter(c, job);
+    }
     return sql(
         job.queue(), "enqueue a job", () -> store.jobInsertIfAbsent(c, job, tracing.capture()));
+  }
+
+  /**
+   * A job that waits on others (pgbus.enqueue_after, R__links.sql): apart from the plain path, so
+   * that an enqueue without dependencies stays one statement of its own. A unique key that a
+   * waiting or running job holds yields that job's id, as a duplicate.
+   */
+  private Enqueued enqueueAfter(Connection c, NewJob job) {
+    EnqueueOptions o = job.options();
+    if (o.runAt() != null || o.delay() != null) {
+      throw new InvalidJobException(
+          job.queue(),
+          "a job for queue '"
+              + job.queue()
+              + "' that waits on other jobs (afterJobs) runs when they complete: drop runAt/delay"
+              + " ("
+              + o
+              + "), or let the job snooze itself");
+    }
+    return sql(
+        job.queue(),
+        "enqueue a job after jobs " + o.afterJobs().keySet(),
+        () -> linkStore.enqueueAfter(c, job, tracing.capture()));
+  }
+
+  /**
+   * Inserts a batch and its members in one statement (pgbus.enqueue_batch): see {@link
+   * io.pgbus.JobBatch}. The callback job is enqueued later, by the transaction that finishes the
+   * last member.
+   */
+  public EnqueuedBatch enqueueBatch(Connection c, List<NewJob> members, NewJob callback) {
+    if (members.isEmpty() || members.size() > JobBatch.MAX_SIZE) {
+      throw new InvalidJobException(
+          callback.queue(),
+          "a batch of "
+              + members.size()
+              + " jobs (callback queue '"
+              + callback.queue()
+              + "') is out of range: a batch has 1 to "
+              + JobBatch.MAX_SIZE
+              + " members; split a larger one, or chain batches through their callbacks");
+    }
+    NewJob cb = withQueueAttempts(callback);
+    checkPayload(cb);
+    List<NewJob> jobs = members.stream().map(this::withQueueAttempts).toList();
+    for (NewJob job : jobs) {
+      checkPayload(job);
+    }
+    return sql(
+        callback.queue(),
+        "enqueue a batch of " + jobs.size() + " jobs",
+        () -> linkStore.enqueueBatch(c, jobs, cb, tracing.capture()));
   }
 
   /**
@@ -117,6 +175,12 @@ public final class Jobs {
               + JobQueue.MAX_BATCH_SIZE
               + " jobs per enqueueAll: split it into batches of at most "
               + JobQueue.MAX_BATCH_SIZE);
+    }
+    if (given.stream().anyMatch(j -> !j.options().afterJobs().isEmpty())) {
+      throw new InvalidJobException(
+          given.get(0).queue(),
+          "enqueueAll does not take afterJobs: enqueue a job that waits on others with enqueue,"
+              + " or wait on a batch's callback");
     }
     List<NewJob> jobs = given.stream().map(this::withQueueAttempts).toList();
     Instant now = Instant.now();

@@ -105,7 +105,19 @@ final class Maintainer extends Loop {
 
               @Override
               long runOnce(Connection c) throws Exception {
-                Map<String, Long> perQueue = store.jobRescueExpired(c, RESCUE_BATCH);
+                // One transaction: a rescued job that died there is reported to its batch and
+                // dependents (V16) with its own state change, or neither happens.
+                Map<String, Long> perQueue;
+                c.setAutoCommit(false);
+                try {
+                  perQueue = store.jobRescueExpired(c, RESCUE_BATCH);
+                  c.commit();
+                } catch (Exception e) {
+                  c.rollback();
+                  throw e;
+                } finally {
+                  c.setAutoCommit(true);
+                }
                 long n = perQueue.values().stream().mapToLong(Long::longValue).sum();
                 if (n > 0) {
                   LOG.log(

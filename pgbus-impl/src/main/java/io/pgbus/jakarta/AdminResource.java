@@ -671,6 +671,8 @@ public class AdminResource {
       m.put("payloadMasked", masked);
       m.put("errors", j.errors());
       m.put("result", masked ? null : j.result());
+      m.put("batchId", j.batchId() == null ? null : String.valueOf(j.batchId()));
+      m.put("dependencies", j.dependencies());
     }
     return m;
   }

@@ -3,7 +3,9 @@ package io.pgbus.jakarta;
 import io.pgbus.AuditEntry;
 import io.pgbus.EnqueueOptions;
 import io.pgbus.Enqueued;
+import io.pgbus.EnqueuedBatch;
 import io.pgbus.InvalidJobException;
+import io.pgbus.JobBatch;
 import io.pgbus.JobQueue;
 import io.pgbus.PgbusException;
 import io.pgbus.QueueNames;
@@ -107,6 +109,29 @@ public class JtaJobQueue implements JobQueue {
             c -> runtime.jobs().enqueueAll(c, jobs));
     runtime.metrics().enqueued(queue, ids.size());
     return ids;
+  }
+
+  @Override
+  public EnqueuedBatch enqueueBatch(JobBatch batch) {
+    String by = caller();
+    var members = new ArrayList<NewJob>(batch.members().size());
+    for (JobBatch.Member m : batch.members()) {
+      members.add(new NewJob(m.queue(), toJson(m.queue(), m.payload()), m.options(), by));
+    }
+    NewJob callback =
+        new NewJob(
+            batch.callbackQueue(),
+            toJson(batch.callbackQueue(), batch.callbackPayload()),
+            batch.callbackOptions(),
+            by);
+    EnqueuedBatch enqueued =
+        withConnection(
+            "enqueue a batch of " + members.size() + " jobs",
+            c -> runtime.jobs().enqueueBatch(c, members, callback));
+    for (JobBatch.Member m : batch.members()) {
+      runtime.metrics().enqueued(m.queue(), 1);
+    }
+    return enqueued;
   }
 
   @Override

@@ -3,7 +3,9 @@ package io.pgbus.test;
 import io.pgbus.AuditEntry;
 import io.pgbus.EnqueueOptions;
 import io.pgbus.Enqueued;
+import io.pgbus.EnqueuedBatch;
 import io.pgbus.InvalidJobException;
+import io.pgbus.JobBatch;
 import io.pgbus.JobQueue;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.Jobs;
@@ -57,6 +59,20 @@ final class JdbcJobQueue implements JobQueue {
       batch.add(new NewJob(queue, Json.of(queue, p), options));
     }
     return on(c -> jobs.enqueueAll(c, batch));
+  }
+
+  @Override
+  public EnqueuedBatch enqueueBatch(JobBatch batch) {
+    var members = new ArrayList<NewJob>(batch.members().size());
+    for (JobBatch.Member m : batch.members()) {
+      members.add(new NewJob(m.queue(), Json.of(m.queue(), m.payload()), m.options()));
+    }
+    NewJob callback =
+        new NewJob(
+            batch.callbackQueue(),
+            Json.of(batch.callbackQueue(), batch.callbackPayload()),
+            batch.callbackOptions());
+    return on(c -> jobs.enqueueBatch(c, members, callback));
   }
 
   @Override

@@ -1,0 +1,198 @@
+package io.pgbus.engine;
+
+import io.pgbus.BatchSummary;
+import io.pgbus.DependencyFailure;
+import io.pgbus.Enqueued;
+import io.pgbus.EnqueuedBatch;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * The SQL of batches and dependencies ({@code pgbus.batch}, {@code pgbus.job_dependency}, V16; the
+ * functions in R__links.sql). Enqueue runs in the caller's transaction; the reads in the handler's.
+ * How a finished job reaches its batch and dependents is in {@link JobStore} (FINISHED).
+ */
+final class LinkStore {
+
+  // Who enqueues, as JobStore.ENQUEUE: the settings the job's column defaults read are set in the
+  // same statement, before the LATERAL function call that inserts.
+  private static final String WHO =
+      """
+        FROM (SELECT ?::text AS queue,
+                     pg_catalog.set_config('pgbus.principal', coalesce(?::text, ''), true) AS p,
+                     pg_catalog.set_config('pgbus.correlation_id',
+                       coalesce(?::text, (SELECT h.correlation_id FROM pgbus.job h WHERE h.id = ?::bigint), ''),
+                       true) AS c
+              OFFSET 0) s,
+      """;
+
+  private static final String ENQUEUE_AFTER =
+      "SELECT e.id, e.duplicate"
+          + WHO
+          + """
+             LATERAL pgbus.enqueue_after(s.queue, ?::jsonb, ?::bigint[], ?::text[], ?::int, ?::int,
+                                         ?::text, ?::text, ?::text) e
+          """;
+
+  private static final String ENQUEUE_BATCH =
+      "SELECT e.batch_id, e.job_ids"
+          + WHO
+          + """
+             LATERAL pgbus.enqueue_batch(?::text[], ?::text[]::jsonb[], ?::int[], ?::int[], s.queue,
+                                         ?::jsonb, ?::int, ?::int, ?::text[], ?::text[]) e
+          """;
+
+  private static final String BATCH_OF_CALLBACK =
+      """
+      SELECT b.id, b.size, b.completed, b.dead, b.cancelled
+        FROM pgbus.batch b WHERE b.callback_job_id = ?::bigint
+      """;
+
+  // Members that left the batch by a replay have no batch_id any more, and are not listed.
+  private static final String BATCH_RESULTS =
+      """
+      SELECT j.id, j.result::text
+        FROM pgbus.job j
+       WHERE j.batch_id = (SELECT b.id FROM pgbus.batch b WHERE b.callback_job_id = ?::bigint)
+         AND j.id > ?::bigint AND j.result IS NOT NULL
+       ORDER BY j.id
+       LIMIT ?::int
+      """;
+
+  private static final String DEPENDENCY_RESULTS =
+      """
+      SELECT d.depends_on, d.result::text
+        FROM pgbus.job_dependency d
+       WHERE d.job_id = ?::bigint AND d.result IS NOT NULL
+       ORDER BY d.depends_on
+      """;
+
+  /** Inserts a job that waits on {@code job.options().afterJobs()} (see enqueue_after). */
+  Enqueued enqueueAfter(Connection c, NewJob job, TraceContext trace) throws SQLException {
+    Map<Long, DependencyFailure> after = job.options().afterJobs();
+    Long[] ids = after.keySet().toArray(Long[]::new);
+    String[] policies =
+        after.values().stream()
+            .map(f -> f.name().toLowerCase(java.util.Locale.ROOT))
+            .toArray(String[]::new);
+    try (PreparedStatement ps = c.prepareStatement(ENQUEUE_AFTER)) {
+      int i = who(ps, job.queue(), job);
+      ps.setString(i++, job.payloadJson());
+      ps.setArray(i++, c.createArrayOf("bigint", ids));
+      ps.setArray(i++, c.createArrayOf("text", policies));
+      ps.setInt(i++, job.options().priority());
+      ps.setInt(i++, job.options().maxAttempts());
+      ps.setString(i++, job.options().uniqueKey());
+      ps.setString(i++, trace == null ? null : trace.traceParent());
+      ps.setString(i, trace == null ? null : trace.traceState());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return new Enqueued(rs.getLong(1), rs.getBoolean(2));
+      }
+    }
+  }
+
+  /** Inserts a batch: its row and its members; the callback is {@code callback}. */
+  EnqueuedBatch enqueueBatch(
+      Connection c, List<NewJob> members, NewJob callback, TraceContext trace) throws SQLException {
+    int n = members.size();
+    String[] queues = new String[n];
+    String[] payloads = new String[n];
+    Integer[] priorities = new Integer[n];
+    Integer[] attempts = new Integer[n];
+    for (int k = 0; k < n; k++) {
+      NewJob m = members.get(k);
+      queues[k] = m.queue();
+      payloads[k] = m.payloadJson();
+      priorities[k] = m.options().priority();
+      attempts[k] = m.options().maxAttempts();
+    }
+    try (PreparedStatement ps = c.prepareStatement(ENQUEUE_BATCH)) {
+      int i = who(ps, callback.queue(), callback);
+      ps.setArray(i++, c.createArrayOf("text", queues));
+      ps.setArray(i++, c.createArrayOf("text", payloads));
+      ps.setArray(i++, c.createArrayOf("int4", priorities));
+      ps.setArray(i++, c.createArrayOf("int4", attempts));
+      ps.setString(i++, callback.payloadJson());
+      ps.setInt(i++, callback.options().priority());
+      ps.setInt(i++, callback.options().maxAttempts());
+      if (trace == null) {
+        ps.setNull(i++, java.sql.Types.ARRAY);
+        ps.setNull(i, java.sql.Types.ARRAY);
+      } else {
+        String[] parents = new String[n];
+        String[] states = new String[n];
+        java.util.Arrays.fill(parents, trace.traceParent());
+        java.util.Arrays.fill(states, trace.traceState());
+        ps.setArray(i++, c.createArrayOf("text", parents));
+        ps.setArray(i, c.createArrayOf("text", states));
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return new EnqueuedBatch(rs.getLong(1), List.of((Long[]) rs.getArray(2).getArray()));
+      }
+    }
+  }
+
+  /** The batch whose callback is job {@code callbackId}, with its counts. */
+  Optional<BatchSummary> batchOfCallback(Connection c, long callbackId) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(BATCH_OF_CALLBACK)) {
+      ps.setLong(1, callbackId);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next()
+            ? Optional.of(
+                new BatchSummary(
+                    rs.getLong(1), rs.getInt(2), rs.getInt(3), rs.getInt(4), rs.getInt(5)))
+            : Optional.empty();
+      }
+    }
+  }
+
+  /** A page of the results of the members of the batch whose callback is {@code callbackId}. */
+  SortedMap<Long, String> batchResults(Connection c, long callbackId, long afterJobId, int limit)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(BATCH_RESULTS)) {
+      ps.setLong(1, callbackId);
+      ps.setLong(2, afterJobId);
+      ps.setInt(3, limit);
+      var results = new TreeMap<Long, String>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          results.put(rs.getLong(1), rs.getString(2));
+        }
+      }
+      return results;
+    }
+  }
+
+  /** The results of the dependencies of job {@code id} that completed with one. */
+  Map<Long, String> dependencyResults(Connection c, long id) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(DEPENDENCY_RESULTS)) {
+      ps.setLong(1, id);
+      var results = new LinkedHashMap<Long, String>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          results.put(rs.getLong(1), rs.getString(2));
+        }
+      }
+      return results;
+    }
+  }
+
+  /** Binds WHO's four parameters; the next index. */
+  private static int who(PreparedStatement ps, String queue, NewJob job) throws SQLException {
+    ps.setString(1, queue);
+    ps.setString(2, job.enqueuedBy());
+    ps.setString(3, job.options().correlationId());
+    ps.setObject(4, CurrentJob.id(), java.sql.Types.BIGINT);
+    return 5;
+  }
+}

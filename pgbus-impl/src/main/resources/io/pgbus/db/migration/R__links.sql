@@ -1,0 +1,341 @@
+-- Repeatable migration: batches and job dependencies (issue #17; tables in V16). See
+-- docs/batches.md and docs/schema.md, "Batches and dependencies".
+--
+-- Off the plain enqueue and completion paths: pgbus.enqueue / enqueue_many never call these, and a
+-- finishing statement (JobStore) calls pgbus.job_finished only for a job whose row says linked.
+-- So every function here pins its search_path.
+
+-- The most dependencies one job may have (EnqueueOptions.MAX_DEPENDENCIES in Java).
+-- The most members one batch may have (JobBatch.MAX_SIZE, = JobQueue.MAX_BATCH_SIZE).
+
+-- Reports jobs that reached a final state (completed, dead, cancelled) to their batches and their
+-- dependents, in the caller's transaction, which is the one that finished them. Arrays of equal
+-- length: the job, its batch (NULL: none), its final state and its result (for dependents).
+-- Works from the arguments, not the job rows, so a job deleted on completion (retention 0) counts.
+--
+-- * Batch: pending - 1 and the outcome's count + 1, under the batch row's lock; the finisher that
+--   brings pending to 0 enqueues the callback (pgbus.enqueue_job, so it is validated and notified
+--   like any job) and records its id. Batches are visited in id order, so two transactions that
+--   finish members of the same batches lock them in the same order and cannot deadlock.
+-- * Dependents of a completed job: the edge becomes completed and keeps the result; a dependent
+--   whose edges are all completed becomes available now, with a wake-up for its queue.
+-- * Dependents of a dead or cancelled job: an edge with on_failure = 'hold' becomes failed (the
+--   dependent waits; a replay of the dependency that completes releases it); one with 'cancel'
+--   cancels the dependent, which is then reported here in turn (a worklist, not recursion, so a
+--   long chain needs no stack).
+-- * A dependent that completed or was cancelled loses its own incoming edges (their results were
+--   delivered); a dead one keeps them, so that a replay still reads them.
+CREATE OR REPLACE FUNCTION pgbus.job_finished_as(
+    ids     bigint[],
+    batches bigint[],
+    states  text[],
+    results jsonb[])
+  RETURNS void
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  DECLARE
+    w_ids     bigint[] := ids;
+    w_batches bigint[] := batches;
+    w_states  text[]   := states;
+    w_results jsonb[]  := results;
+    v_cancel  bigint[];
+    b record;
+    x record;
+    v_cb bigint;
+    v_woken bigint;
+  BEGIN
+    WHILE coalesce(array_length(w_ids, 1), 0) > 0 LOOP
+      -- Batches, in id order.
+      FOR b IN
+        SELECT t.batch, count(*) FILTER (WHERE t.state = 'completed')::int AS completed,
+               count(*) FILTER (WHERE t.state = 'dead')::int AS dead,
+               count(*) FILTER (WHERE t.state = 'cancelled')::int AS cancelled
+          FROM unnest(w_batches, w_states) AS t(batch, state)
+         WHERE t.batch IS NOT NULL
+         GROUP BY t.batch
+         ORDER BY t.batch
+      LOOP
+        UPDATE pgbus.batch k
+           SET pending = k.pending - (b.completed + b.dead + b.cancelled),
+               completed = k.completed + b.completed,
+               dead = k.dead + b.dead,
+               cancelled = k.cancelled + b.cancelled
+         WHERE k.id = b.batch AND k.pending >= b.completed + b.dead + b.cancelled
+        RETURNING k.id, k.pending, k.callback_job_id, k.callback_queue, k.callback_payload,
+                  k.callback_priority, k.callback_attempts
+          INTO x;
+        IF FOUND AND x.pending = 0 AND x.callback_job_id IS NULL THEN
+          SELECT e.id INTO v_cb
+            FROM pgbus.enqueue_job(x.callback_queue::text, x.callback_payload, NULL,
+                                   x.callback_priority::int, x.callback_attempts) e;
+          UPDATE pgbus.batch k SET callback_job_id = v_cb, finished_at = now() WHERE k.id = x.id;
+        END IF;
+      END LOOP;
+
+      -- Dependents of completed jobs: the edge is completed and keeps the result.
+      UPDATE pgbus.job_dependency d
+         SET state = 'completed', result = t.result
+        FROM unnest(w_ids, w_states, w_results) AS t(id, state, result)
+       WHERE d.depends_on = t.id AND t.state = 'completed' AND d.state <> 'completed';
+
+      -- ... and a waiting dependent with no edge left undone may run now, with a wake-up. Its row
+      -- is locked first, in id order, in a statement of its own: two transactions that complete
+      -- two dependencies of one job at once then check its edges one after the other, the second
+      -- with a snapshot taken after the first committed, so one of them releases it (checked in
+      -- the same statement as the lock, both could see the other's edge still waiting).
+      PERFORM 1
+         FROM pgbus.job j
+        WHERE j.id IN (SELECT d.job_id
+                         FROM pgbus.job_dependency d
+                         JOIN unnest(w_ids, w_states) AS t(id, state) ON d.depends_on = t.id
+                        WHERE t.state = 'completed')
+        ORDER BY j.id
+          FOR UPDATE;
+      WITH released AS (
+        UPDATE pgbus.job j
+           SET state = 'available', run_at = now()
+         WHERE j.id IN (SELECT d.job_id
+                          FROM pgbus.job_dependency d
+                          JOIN unnest(w_ids, w_states) AS t(id, state) ON d.depends_on = t.id
+                         WHERE t.state = 'completed')
+           AND j.state = 'scheduled'
+           AND NOT EXISTS (SELECT 1 FROM pgbus.job_dependency o
+                            WHERE o.job_id = j.id AND o.state <> 'completed')
+        RETURNING j.queue)
+      SELECT count(*) INTO v_woken
+        FROM (SELECT pgbus.notify(r.queue, now()) FROM released r GROUP BY r.queue) n;
+
+      -- Dependents of dead or cancelled jobs: the edge fails; 'cancel' edges cancel the dependent.
+      WITH failed AS (
+        UPDATE pgbus.job_dependency d
+           SET state = 'failed'
+          FROM unnest(w_ids, w_states) AS t(id, state)
+         WHERE d.depends_on = t.id AND t.state IN ('dead', 'cancelled') AND d.state <> 'completed'
+        RETURNING d.job_id, d.on_failure)
+      SELECT array_agg(DISTINCT f.job_id) FILTER (WHERE f.on_failure = 'cancel')
+        INTO v_cancel
+        FROM failed f;
+
+      -- A dependent that completed or was cancelled needs its incoming edges no more; a dead one
+      -- keeps them, so that a replay still reads its dependencies' results.
+      DELETE FROM pgbus.job_dependency d
+       USING unnest(w_ids, w_states) AS t(id, state)
+       WHERE d.job_id = t.id AND t.state IN ('completed', 'cancelled');
+
+      -- The next round: the dependents just cancelled, reported in turn.
+      w_ids := NULL;
+      IF v_cancel IS NOT NULL THEN
+        WITH cancelled AS (
+          UPDATE pgbus.job j
+             SET state = 'cancelled', finalized_at = now()
+           WHERE j.id = ANY (v_cancel)
+             AND j.state IN ('scheduled', 'available', 'retryable')
+          RETURNING j.id, j.batch_id)
+        SELECT array_agg(c.id), array_agg(c.batch_id), array_agg('cancelled'::text),
+               array_agg(NULL::jsonb)
+          INTO w_ids, w_batches, w_states, w_results
+          FROM cancelled c;
+      END IF;
+    END LOOP;
+  END $$;
+
+-- pgbus.job_finished_as for jobs whose rows still exist (every path but a delete on completion):
+-- reads their batch, final state and result. A job not in a final state is left out.
+CREATE OR REPLACE FUNCTION pgbus.job_finished(ids bigint[])
+  RETURNS void
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  DECLARE
+    v_ids bigint[];
+    v_batches bigint[];
+    v_states text[];
+    v_results jsonb[];
+  BEGIN
+    SELECT array_agg(j.id ORDER BY j.id), array_agg(j.batch_id ORDER BY j.id),
+           array_agg(j.state::text ORDER BY j.id), array_agg(j.result ORDER BY j.id)
+      INTO v_ids, v_batches, v_states, v_results
+      FROM pgbus.job j
+     WHERE j.id = ANY (job_finished.ids) AND j.state IN ('completed', 'dead', 'cancelled');
+    IF v_ids IS NOT NULL THEN
+      PERFORM pgbus.job_finished_as(v_ids, v_batches, v_states, v_results);
+    END IF;
+  END $$;
+
+-- Enqueues one job that runs only after every job of depends_on completed (EnqueueOptions
+-- .afterJobs), in the caller's transaction; returns its id (with a unique key that a waiting or
+-- running job holds: that job's id, duplicate = true, and nothing written). on_failures (per dependency, 'hold' or
+-- 'cancel'; NULL: all 'cancel') says what a dependency that dies or is cancelled does to it.
+--   SELECT id FROM pgbus.enqueue_after('report', '{}', ARRAY[41, 42]);
+--
+-- Refused, with nothing written: more than 100 dependencies, a NULL id, an id no job has (also a
+-- job deleted on completion or pruned), on_failure other than hold or cancel. A cycle cannot be
+-- formed this way: a job can only wait on jobs that exist before it, and no existing job can
+-- wait on one that does not exist yet (pgbus.add_dependencies refuses the cycles it could make).
+--
+-- While it waits, the job is scheduled with run_at 100 years ahead: the claim's run_at bound ends
+-- its range before it, as for any delayed job. The dependencies' rows are locked (UPDATE ...
+-- linked = true), so a dependency that finishes concurrently either finished before (its state
+-- here says so) or waits for this transaction and then sees the edge.
+CREATE OR REPLACE FUNCTION pgbus.enqueue_after(
+    queue        text,
+    payload      jsonb,
+    depends_on   bigint[],
+    on_failures  text[]  DEFAULT NULL,
+    priority     integer DEFAULT 0,
+    max_attempts integer DEFAULT 25,
+    unique_key   text    DEFAULT NULL,
+    trace_parent text    DEFAULT NULL,
+    trace_state  text    DEFAULT NULL,
+    OUT id        bigint,
+    OUT duplicate boolean)
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  DECLARE
+    v_deps bigint[];
+    v_policy text[] := coalesce(enqueue_after.on_failures,
+                                array_fill('cancel'::text, ARRAY[cardinality(enqueue_after.depends_on)]));
+    v_missing bigint[];
+    v_waiting integer;
+    v_failed integer;
+  BEGIN
+    PERFORM pgbus.check_dependencies(enqueue_after.queue, enqueue_after.depends_on, v_policy);
+    v_deps := ARRAY(SELECT DISTINCT d FROM unnest(enqueue_after.depends_on) d ORDER BY d);
+    v_missing := ARRAY(SELECT d FROM unnest(v_deps) d
+                        WHERE NOT EXISTS (SELECT 1 FROM pgbus.job j WHERE j.id = d));
+    IF cardinality(v_missing) > 0 THEN
+      RAISE EXCEPTION 'pgbus: unknown job id(s) % in the dependencies of a job for queue %: depend only on jobs that exist (a job deleted on completion or pruned is gone)',
+        v_missing, enqueue_after.queue
+        USING ERRCODE = 'foreign_key_violation';
+    END IF;
+    -- Lock and mark the dependencies, in id order.
+    WITH marked AS (
+      UPDATE pgbus.job j SET linked = true
+       WHERE j.id = ANY (v_deps)
+      RETURNING j.id, j.state)
+    SELECT count(*) FILTER (WHERE m.state NOT IN ('completed', 'dead', 'cancelled')),
+           count(*) FILTER (WHERE m.state IN ('dead', 'cancelled'))
+      INTO v_waiting, v_failed
+      FROM marked m;
+    SELECT e.id, e.duplicate INTO enqueue_after.id, enqueue_after.duplicate
+      FROM pgbus.enqueue_job(enqueue_after.queue, enqueue_after.payload,
+                             CASE WHEN v_waiting + v_failed > 0 THEN now() + interval '36500 days' END,
+                             enqueue_after.priority, enqueue_after.max_attempts,
+                             enqueue_after.unique_key, enqueue_after.trace_parent,
+                             enqueue_after.trace_state) e;
+    IF enqueue_after.duplicate THEN
+      RETURN;
+    END IF;
+    UPDATE pgbus.job j SET linked = true WHERE j.id = enqueue_after.id;
+    -- A dependency given twice keeps its first policy.
+    INSERT INTO pgbus.job_dependency (depends_on, job_id, on_failure, state, result)
+    SELECT DISTINCT ON (j.id) j.id, enqueue_after.id, p.on_failure,
+           CASE WHEN j.state = 'completed' THEN 'completed'
+                WHEN j.state IN ('dead', 'cancelled') THEN 'failed'
+                ELSE 'waiting' END,
+           CASE WHEN j.state = 'completed' THEN j.result END
+      FROM unnest(enqueue_after.depends_on, v_policy) WITH ORDINALITY AS p(id, on_failure, ord)
+      JOIN pgbus.job j ON j.id = p.id
+     ORDER BY j.id, p.ord;
+    IF EXISTS (SELECT 1 FROM pgbus.job_dependency d
+                WHERE d.job_id = enqueue_after.id AND d.state = 'failed' AND d.on_failure = 'cancel') THEN
+      UPDATE pgbus.job j SET state = 'cancelled', finalized_at = now() WHERE j.id = enqueue_after.id;
+      PERFORM pgbus.job_finished(ARRAY[enqueue_after.id]);
+    END IF;
+  END $$;
+
+-- The bounds of a dependency list, with the Java API's messages (EnqueueOptions.afterJobs).
+CREATE OR REPLACE FUNCTION pgbus.check_dependencies(queue text, depends_on bigint[], on_failures text[])
+  RETURNS void
+  LANGUAGE plpgsql IMMUTABLE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  BEGIN
+    IF depends_on IS NULL OR cardinality(depends_on) = 0 THEN
+      RAISE EXCEPTION 'pgbus: a job for queue % waits on no job: pass at least one job id, or enqueue it without dependencies', queue
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF cardinality(depends_on) > 100 THEN
+      RAISE EXCEPTION 'pgbus: a job for queue % waits on % jobs, over the limit of 100 dependencies per job: wait on a batch''s callback instead', queue, cardinality(depends_on)
+        USING ERRCODE = 'program_limit_exceeded';
+    END IF;
+    IF array_position(depends_on, NULL) IS NOT NULL THEN
+      RAISE EXCEPTION 'pgbus: dependency % of a job for queue % is NULL: pass job ids', array_position(depends_on, NULL), queue
+        USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF cardinality(on_failures) IS DISTINCT FROM cardinality(depends_on)
+       OR EXISTS (SELECT 1 FROM unnest(on_failures) f WHERE f IS NULL OR f NOT IN ('hold', 'cancel')) THEN
+      RAISE EXCEPTION 'pgbus: on_failures % (queue %) must give hold or cancel for each of the % dependencies', on_failures, queue, cardinality(depends_on)
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+  END $$;
+
+-- Enqueues a batch: its members (arrays of equal length, as pgbus.enqueue_many, without unique
+-- keys or delays) and the callback that the transaction finishing the last member enqueues.
+-- Returns the batch id and the member ids in input order. At most 10000 members.
+CREATE OR REPLACE FUNCTION pgbus.enqueue_batch(
+    queues            text[],
+    payloads          jsonb[],
+    priorities        integer[],
+    max_attempts      integer[],
+    callback_queue    text,
+    callback_payload  jsonb,
+    callback_priority integer DEFAULT 0,
+    callback_attempts integer DEFAULT 25,
+    trace_parents     text[]  DEFAULT NULL,
+    trace_states      text[]  DEFAULT NULL,
+    OUT batch_id bigint,
+    OUT job_ids  bigint[])
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  DECLARE
+    v_n integer := coalesce(array_length(queues, 1), 0);
+    v_cbq pgbus.queue_name := pgbus.queue(enqueue_batch.callback_queue);
+    v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
+  BEGIN
+    IF v_n = 0 OR v_n > 10000 THEN
+      RAISE EXCEPTION 'pgbus: a batch of % jobs is out of range: a batch has 1 to 10000 members; split a larger one, or chain batches through their callbacks', v_n
+        USING ERRCODE = 'program_limit_exceeded';
+    END IF;
+    IF enqueue_batch.callback_payload IS NULL OR jsonb_typeof(enqueue_batch.callback_payload) = 'null' THEN
+      RAISE EXCEPTION 'pgbus: the callback payload of a batch (queue %) must not be null; use ''{}'' for an empty payload', v_cbq
+        USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    PERFORM pgbus.check_payload(v_cbq, enqueue_batch.callback_payload);
+    INSERT INTO pgbus.batch (size, pending, callback_queue, callback_payload, callback_priority,
+                             callback_attempts)
+    VALUES (v_n, v_n, v_cbq, enqueue_batch.callback_payload, enqueue_batch.callback_priority,
+            enqueue_batch.callback_attempts)
+    RETURNING id INTO batch_id;
+    IF pg_catalog.array_position(payloads, NULL) IS NOT NULL
+       OR pg_catalog.array_position(payloads, 'null'::jsonb) IS NOT NULL THEN
+      RAISE EXCEPTION 'pgbus: payload % of the batch is null; use ''{}'' for an empty payload',
+        coalesce(array_position(payloads, NULL), array_position(payloads, 'null'::jsonb))
+        USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- As in pgbus.enqueue_many: only a payload that could be over the limit is measured.
+    PERFORM pgbus.check_payload(t.q, t.p)
+       FROM unnest(queues, payloads) AS t(q, p)
+      WHERE pg_column_size(t.p) > v_limit / 6;
+    IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
+      PERFORM pgbus.check_trace(pgbus.queue(queues[i]), trace_parents[i], trace_states[i])
+         FROM generate_series(1, v_n) AS g(i);
+    END IF;
+    -- The members as pgbus.enqueue_many inserts them, with their batch, in one INSERT and one
+    -- notification per queue. Identity values follow the ORDER BY, so ids are in input order.
+    WITH inserted AS (
+      INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, trace_parent,
+                             trace_state, batch_id, linked)
+      SELECT pgbus.queue(t.q), 'available', t.pr, t.p, t.m, trace_parents[t.ord],
+             trace_states[t.ord], enqueue_batch.batch_id, true
+        FROM unnest(queues, payloads, priorities, max_attempts)
+             WITH ORDINALITY AS t(q, p, pr, m, ord)
+       ORDER BY t.ord
+      RETURNING id, queue)
+    SELECT array_agg(i.id ORDER BY i.id) INTO job_ids FROM inserted i;
+    PERFORM pgbus.notify(q.queue, now())
+       FROM (SELECT DISTINCT pgbus.queue(t.q) AS queue FROM unnest(queues) AS t(q)) q;
+  END $$;

@@ -1,0 +1,248 @@
+package io.pgbus.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pgbus.DependencyFailure;
+import io.pgbus.EnqueueOptions;
+import io.pgbus.InvalidJobException;
+import io.pgbus.Outcome;
+import io.pgbus.PgbusException;
+import io.pgbus.engine.testing.Await;
+import io.pgbus.engine.testing.TestDatabase;
+import io.pgbus.engine.testing.TestEngines;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.LongStream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A job enqueued with afterJobs runs only once its dependencies completed, released by the
+ * transaction that completes the last one; a dependency that dies or is cancelled cancels or holds
+ * it, as set; bad input is refused with nothing written.
+ */
+class DependencyTest {
+
+  @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
+  @RegisterExtension final TestEngines engines = new TestEngines(db);
+
+  private final Jobs jobs = new Jobs("dependency-test", 1 << 20, JobTracing.NONE);
+  private final JobStore store = new JobStore();
+
+  /** Handled job ids in the order their handlers ran. */
+  private final List<Long> ran = new CopyOnWriteArrayList<>();
+
+  private final Map<Long, Map<Long, String>> seenResults = new ConcurrentHashMap<>();
+  private final Set<Long> failing = ConcurrentHashMap.newKeySet();
+
+  @BeforeEach
+  void freshTables() {
+    db.update("DELETE FROM pgbus.job");
+    db.update("DELETE FROM pgbus.job_dependency");
+  }
+
+  private void startEngine(String queue) {
+    engines.start(
+        engines
+            .builder(
+                engines
+                    .config()
+                    .retry(new RetryPolicy(Duration.ofMillis(1), Duration.ofMillis(1), 0))
+                    .capsule(new CapsuleConfig("d", List.of(queue), 4))
+                    .build())
+            .jobs(
+                (job, tx) -> {
+                  if (failing.contains(job.id())) {
+                    throw new IllegalStateException("job " + job.id() + " fails");
+                  }
+                  seenResults.put(job.id(), job.dependencyResults());
+                  ran.add(job.id());
+                  return Outcome.completeJson("{\"from\":" + job.id() + "}");
+                }));
+  }
+
+  private long enqueue(String queue, EnqueueOptions options) throws Exception {
+    try (Connection c = db.connect()) {
+      return jobs.enqueue(c, new NewJob(queue, "{}", options));
+    }
+  }
+
+  @Test
+  void aChainRunsInOrderAndEachLinkReadsTheResultOfTheOneBefore() throws Exception {
+    long a = enqueue("dep_chain", EnqueueOptions.defaults());
+    long b = enqueue("dep_chain", EnqueueOptions.defaults().afterJobs(a));
+    long c = enqueue("dep_chain", EnqueueOptions.defaults().withPriority(-100).afterJobs(b));
+    assertThat(db.job(b).state()).isEqualTo("scheduled");
+    startEngine("dep_chain");
+
+    Await.until("the chain to run", Duration.ofSeconds(30), () -> ran.size() == 3);
+    assertThat(ran).containsExactly(a, b, c);
+    assertThat(seenResults.get(b)).isEqualTo(Map.of(a, "{\"from\": " + a + "}"));
+    assertThat(seenResults.get(c)).isEqualTo(Map.of(b, "{\"from\": " + b + "}"));
+    // The handler notes its run before its completion commits; the edges go with the commit.
+    Await.until(
+        "the edges of the completed dependents to go",
+        Duration.ofSeconds(30),
+        () -> db.queryLong("SELECT count(*) FROM pgbus.job_dependency") == 0);
+  }
+
+  @Test
+  void aDeadDependencyCancelsTheChainBehindItByDefaultAndNoneOfItRuns() throws Exception {
+    long a = enqueue("dep_dead", EnqueueOptions.defaults().withMaxAttempts(1));
+    failing.add(a);
+    long b = enqueue("dep_dead", EnqueueOptions.defaults().afterJobs(a));
+    long c = enqueue("dep_dead", EnqueueOptions.defaults().afterJobs(b));
+    startEngine("dep_dead");
+
+    Await.until(
+        "the dependents to be cancelled",
+        Duration.ofSeconds(30),
+        () -> db.job(c).state().equals("cancelled"));
+    assertThat(db.job(a).state()).isEqualTo("dead");
+    assertThat(db.job(b).state()).isEqualTo("cancelled");
+    assertThat(ran).isEmpty();
+  }
+
+  @Test
+  void aHeldDependentWaitsForAReplayOfItsDeadDependencyAndRunsWhenThatCompletes() throws Exception {
+    long a = enqueue("dep_hold", EnqueueOptions.defaults().withMaxAttempts(1));
+    failing.add(a);
+    long b = enqueue("dep_hold", EnqueueOptions.defaults().afterJobs(DependencyFailure.HOLD, a));
+    long c = enqueue("dep_hold", EnqueueOptions.defaults().afterJobs(DependencyFailure.HOLD, b));
+    startEngine("dep_hold");
+
+    Await.until(
+        "the dependency to die", Duration.ofSeconds(30), () -> db.job(a).state().equals("dead"));
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job_dependency WHERE state = 'failed'"))
+        .isEqualTo(1);
+    assertThat(db.job(b).state()).isEqualTo("scheduled");
+    assertThat(db.job(c).state()).isEqualTo("scheduled");
+    assertThat(ran).isEmpty();
+
+    failing.remove(a);
+    try (Connection conn = db.connect()) {
+      assertThat(jobs.replay(conn, a)).isTrue();
+    }
+    Await.until("the chain to run after the replay", Duration.ofSeconds(30), () -> ran.size() == 3);
+    assertThat(ran).containsExactly(a, b, c);
+  }
+
+  @Test
+  void aCancelledDependencyCancelsOrHoldsEachDependentAsSetPerDependency() throws Exception {
+    long a = enqueue("dep_cancel", EnqueueOptions.defaults().withDelay(Duration.ofHours(1)));
+    long other = enqueue("dep_cancel", EnqueueOptions.defaults().withDelay(Duration.ofHours(1)));
+    long cancelled = enqueue("dep_cancel", EnqueueOptions.defaults().afterJobs(a));
+    long held =
+        enqueue(
+            "dep_cancel",
+            EnqueueOptions.defaults().afterJobs(other).afterJobs(DependencyFailure.HOLD, a));
+    try (Connection c = db.connect()) {
+      assertThat(jobs.cancel(c, a)).isTrue();
+    }
+    assertThat(db.job(cancelled).state()).isEqualTo("cancelled");
+    assertThat(db.job(held).state()).isEqualTo("scheduled");
+    // A dependent enqueued after its dependency was cancelled is cancelled (or held) at once.
+    long late = enqueue("dep_cancel", EnqueueOptions.defaults().afterJobs(a));
+    assertThat(db.job(late).state()).isEqualTo("cancelled");
+  }
+
+  @Test
+  void aDependencyThatCompletedAlreadyCountsAsDoneAndItsResultIsPassedOn() throws Exception {
+    long a = enqueue("dep_done", EnqueueOptions.defaults());
+    try (Connection c = db.connect()) {
+      ClaimedJob held =
+          store.jobClaim(c, List.of("dep_done"), 1, "w", Duration.ofMinutes(1)).get(0);
+      store.jobCompleteWithResult(c, held, "{\"total\":3}");
+    }
+    long b = enqueue("dep_done", EnqueueOptions.defaults().afterJobs(a));
+    assertThat(db.job(b).state()).isEqualTo("available");
+    startEngine("dep_done");
+    Await.until("the dependent to run", Duration.ofSeconds(30), () -> ran.contains(b));
+    assertThat(seenResults.get(b)).isEqualTo(Map.of(a, "{\"total\": 3}"));
+  }
+
+  @Test
+  void anUnknownJobIdIsRefusedNamingItAndNothingIsWritten() throws Exception {
+    long a = enqueue("dep_bad", EnqueueOptions.defaults());
+    long next = a + 1_000;
+    // A cycle would need a job to wait on one enqueued after it: that id does not exist yet.
+    assertThatThrownBy(() -> enqueue("dep_bad", EnqueueOptions.defaults().afterJobs(a, next)))
+        .isInstanceOf(PgbusException.class)
+        .hasMessageContaining("unknown job id(s) {" + next + "}");
+    assertThat(db.jobCount()).isEqualTo(1);
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE linked")).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job_dependency")).isZero();
+  }
+
+  @Test
+  void aRolledBackDependentLeavesNoEdgeAndNoMarkBehind() throws Exception {
+    long a = enqueue("dep_rollback", EnqueueOptions.defaults());
+    try (Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      jobs.enqueue(c, new NewJob("dep_rollback", "{}", EnqueueOptions.defaults().afterJobs(a)));
+      c.rollback();
+    }
+    assertThat(db.jobCount()).isEqualTo(1);
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE linked")).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job_dependency")).isZero();
+  }
+
+  @Test
+  void theBoundsAreKeptInJavaAndInSql() throws Exception {
+    long[] tooMany = LongStream.rangeClosed(1, EnqueueOptions.MAX_DEPENDENCIES + 1).toArray();
+    assertThatThrownBy(() -> EnqueueOptions.defaults().afterJobs(tooMany))
+        .isInstanceOf(InvalidJobException.class)
+        .hasMessageContaining("at most 100 jobs, not 101");
+    assertThatThrownBy(() -> EnqueueOptions.defaults().afterJobs(0))
+        .isInstanceOf(InvalidJobException.class)
+        .hasMessageContaining("dependency job id 0 is not a job id");
+    long a = enqueue("dep_bounds", EnqueueOptions.defaults());
+    assertThatThrownBy(
+            () ->
+                enqueue(
+                    "dep_bounds",
+                    EnqueueOptions.defaults().withDelay(Duration.ofMinutes(1)).afterJobs(a)))
+        .isInstanceOf(InvalidJobException.class)
+        .hasMessageContaining("drop runAt/delay");
+    assertThatThrownBy(
+            () ->
+                db.queryLong(
+                    "SELECT id FROM pgbus.enqueue_after('dep_bounds', '{}',"
+                        + " ARRAY(SELECT g::bigint FROM generate_series(1, 101) g))"))
+        .rootCause()
+        .hasMessageContaining("over the limit of 100 dependencies per job");
+    assertThatThrownBy(
+            () ->
+                db.queryLong(
+                    "SELECT id FROM pgbus.enqueue_after('dep_bounds', '{}', ARRAY[?::bigint],"
+                        + " ARRAY['maybe'])",
+                    a))
+        .rootCause()
+        .hasMessageContaining("must give hold or cancel");
+    assertThat(db.jobCount()).isEqualTo(1);
+  }
+
+  @Test
+  void anOperatorRetryDoesNotStartAJobThatStillWaits() throws Exception {
+    long a = enqueue("dep_retry", EnqueueOptions.defaults().withDelay(Duration.ofHours(1)));
+    long b = enqueue("dep_retry", EnqueueOptions.defaults().afterJobs(a));
+    try (Connection c = db.connect()) {
+      new JobAdminStore()
+          .jobAct(
+              c,
+              JobAdminStore.Action.RETRY,
+              io.pgbus.admin.JobFilter.all().withQueue("dep_retry"),
+              100,
+              null);
+    }
+    assertThat(db.job(a).state()).isEqualTo("available");
+    assertThat(db.job(b).state()).isEqualTo("scheduled");
+  }
+}
