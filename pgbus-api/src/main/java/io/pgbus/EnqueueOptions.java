@@ -102,7 +102,8 @@ public final class EnqueueOptions {
         maxAttempts,
         uniqueKey,
         correlationId,
-        concurrencyKey, afterJobs);
+        concurrencyKey,
+        afterJobs);
   }
 
   /** Runs no earlier than {@code delay} after the database's clock at enqueue. Replaces runAt. */
@@ -214,7 +215,8 @@ public final class EnqueueOptions {
               + key.replaceAll("\\p{Cntrl}", "?")
               + "' contains a control character: use printable characters only");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, correlationId, key, afterJobs);
+    return new EnqueueOptions(
+        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, key, afterJobs);
   }
 
   /**
@@ -250,7 +252,8 @@ public final class EnqueueOptions {
               + id.replaceAll("\\p{Cntrl}", "?")
               + "' contains a control character: use printable characters only");
     }
-    return new EnqueueOptions(runAt, delay, priority, maxAttempts, uniqueKey, id, concurrencyKey, afterJobs);
+    return new EnqueueOptions(
+        runAt, delay, priority, maxAttempts, uniqueKey, id, concurrencyKey, afterJobs);
   }
 
   /**
