@@ -9,6 +9,54 @@
 CREATE SCHEMA pgbus;
 
 --
+-- Name: job_cancel_attempt; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_cancel_attempt AS integer;
+
+--
+-- Name: job_concurrency_key; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_concurrency_key AS text;
+
+--
+-- Name: job_correlation_id; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_correlation_id AS text;
+
+--
+-- Name: job_enqueued_by; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_enqueued_by AS text;
+
+--
+-- Name: job_max_attempts; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_max_attempts AS integer;
+
+--
+-- Name: job_priority; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_priority AS smallint;
+
+--
+-- Name: job_progress; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_progress AS jsonb;
+
+--
+-- Name: job_result; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_result AS jsonb;
+
+--
 -- Name: job_state; Type: TYPE; Schema: pgbus; Owner: -
 --
 
@@ -23,11 +71,29 @@ CREATE TYPE pgbus.job_state AS ENUM (
 );
 
 --
+-- Name: job_unique_key; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.job_unique_key AS text;
+
+--
 -- Name: queue_name; Type: DOMAIN; Schema: pgbus; Owner: -
 --
 
 CREATE DOMAIN pgbus.queue_name AS text
 	CONSTRAINT queue_name_check CHECK (((VALUE ~ '^[a-z][a-z0-9_]*$'::text) AND (length(VALUE) <= 48)));
+
+--
+-- Name: trace_parent; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.trace_parent AS text;
+
+--
+-- Name: trace_state; Type: DOMAIN; Schema: pgbus; Owner: -
+--
+
+CREATE DOMAIN pgbus.trace_state AS text;
 
 --
 -- Name: actor(); Type: FUNCTION; Schema: pgbus; Owner: -
@@ -45,6 +111,26 @@ CREATE FUNCTION pgbus.actor() RETURNS text
 CREATE FUNCTION pgbus.channel(queue pgbus.queue_name) RETURNS text
     LANGUAGE sql IMMUTABLE STRICT
     AS $$ SELECT 'pgbus_' || queue::text $$;
+
+--
+-- Name: check_concurrency_key(pgbus.queue_name, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.check_concurrency_key(queue pgbus.queue_name, concurrency_key text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+  #variable_conflict use_column
+  BEGIN
+    IF pg_catalog.btrim(check_concurrency_key.concurrency_key) = ''
+       OR pg_catalog.length(check_concurrency_key.concurrency_key) > 255 THEN
+      RAISE EXCEPTION 'pgbus: invalid concurrency key % (queue %, % characters): use 1 to 255 characters, not only blanks, or NULL for no key',
+        pg_catalog.quote_literal(pg_catalog.left(check_concurrency_key.concurrency_key, 80)),
+        check_concurrency_key.queue::text, pg_catalog.length(check_concurrency_key.concurrency_key)
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO pgbus.queue_limit AS l (queue) VALUES (check_concurrency_key.queue)
+      ON CONFLICT (queue) DO NOTHING;
+  END $$;
 
 --
 -- Name: check_dependencies(text, bigint[], text[]); Type: FUNCTION; Schema: pgbus; Owner: -
@@ -157,10 +243,10 @@ CREATE TABLE pgbus.job (
     id bigint NOT NULL,
     queue pgbus.queue_name NOT NULL,
     state pgbus.job_state DEFAULT 'available'::pgbus.job_state NOT NULL,
-    priority smallint DEFAULT 0 NOT NULL,
+    priority pgbus.job_priority DEFAULT 0 NOT NULL,
     payload jsonb NOT NULL,
     attempt integer DEFAULT 0 NOT NULL,
-    max_attempts integer DEFAULT 25 NOT NULL,
+    max_attempts pgbus.job_max_attempts DEFAULT 25 NOT NULL,
     run_at timestamp with time zone DEFAULT now() NOT NULL,
     attempted_at timestamp with time zone,
     attempted_by text,
@@ -168,24 +254,17 @@ CREATE TABLE pgbus.job (
     errors jsonb DEFAULT '[]'::jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     finalized_at timestamp with time zone,
-    unique_key text,
-    trace_parent text,
-    trace_state text,
-    enqueued_by text DEFAULT COALESCE(NULLIF(current_setting('pgbus.principal'::text, true), ''::text), (SESSION_USER)::text),
-    correlation_id text DEFAULT NULLIF(current_setting('pgbus.correlation_id'::text, true), ''::text),
-    cancel_attempt integer,
-    progress jsonb,
-    result jsonb,
+    unique_key pgbus.job_unique_key,
+    trace_parent pgbus.trace_parent,
+    trace_state pgbus.trace_state,
+    enqueued_by pgbus.job_enqueued_by DEFAULT COALESCE(NULLIF(current_setting('pgbus.principal'::text, true), ''::text), (SESSION_USER)::text),
+    correlation_id pgbus.job_correlation_id DEFAULT NULLIF(current_setting('pgbus.correlation_id'::text, true), ''::text),
+    cancel_attempt pgbus.job_cancel_attempt,
+    progress pgbus.job_progress,
+    result pgbus.job_result,
+    concurrency_key pgbus.job_concurrency_key,
     batch_id bigint,
-    linked boolean DEFAULT false NOT NULL,
-    CONSTRAINT job_cancel_attempt_check CHECK ((cancel_attempt >= 1)),
-    CONSTRAINT job_correlation_id_check CHECK (((length(correlation_id) >= 1) AND (length(correlation_id) <= 128))),
-    CONSTRAINT job_enqueued_by_check CHECK (((length(enqueued_by) >= 1) AND (length(enqueued_by) <= 256))),
-    CONSTRAINT job_max_attempts_check CHECK ((max_attempts >= 1)),
-    CONSTRAINT job_priority_check CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
-    CONSTRAINT job_trace_parent_check CHECK (((trace_parent ~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'::text) AND (substr(trace_parent, 4, 32) <> '00000000000000000000000000000000'::text) AND (substr(trace_parent, 37, 16) <> '0000000000000000'::text))),
-    CONSTRAINT job_trace_state_check CHECK (((trace_state IS NULL) OR ((trace_parent IS NOT NULL) AND (length(trace_state) <= 512) AND (trace_state ~ '^[\x20-\x7e]*$'::text)))),
-    CONSTRAINT job_unique_key_check CHECK (((length(unique_key) >= 1) AND (length(unique_key) <= 255)))
+    linked boolean DEFAULT false NOT NULL
 );
 
 --
@@ -205,10 +284,48 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
     buried integer;
     r record;
+    lim record;          -- the queue's pgbus.queue_limit row, when it has one
+    limited boolean;
+    holding boolean := false;  -- this claim holds a limit row (until its commit)
+    q_left integer;      -- what this queue may still take
+    keyed boolean;       -- the queue counts running jobs per concurrency key
+    v_ids bigint[];      -- keyed: the candidates that keep every key within its limit
+    v_window integer;
+    v_seen integer;
   BEGIN
     FOREACH q IN ARRAY queues LOOP
       EXIT WHEN remaining <= 0;
       CONTINUE WHEN EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = q);
+      IF NOT holding THEN
+        SELECT l.global_concurrency, l.key_concurrency INTO lim
+          FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
+        limited := FOUND;
+      ELSE
+        SELECT l.global_concurrency, l.key_concurrency INTO lim
+          FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
+        limited := FOUND;
+        IF NOT limited AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
+          PERFORM pgbus.notify(q, now());  -- another claim holds it: come back after its commit
+          CONTINUE;
+        END IF;
+      END IF;
+      q_left := remaining;
+      keyed := false;
+      IF limited THEN
+        holding := true;
+        IF current_setting('transaction_isolation') <> 'read committed' THEN
+          RAISE EXCEPTION 'pgbus: claiming from limited queue % needs READ COMMITTED, not %: run pgbus.claim in its own transaction',
+            q, current_setting('transaction_isolation')
+            USING ERRCODE = 'invalid_transaction_state';
+        END IF;
+        IF lim.global_concurrency IS NOT NULL THEN
+          q_left := least(remaining, lim.global_concurrency
+                                     - (SELECT count(*) FROM pgbus.job x
+                                         WHERE x.queue = q AND x.state = 'running')::integer);
+          CONTINUE WHEN q_left <= 0;
+        END IF;
+        keyed := true;
+      END IF;
       prio := -32768;  -- below any priority (the column's check allows -100..100)
       LOOP
         -- The queue's next priority level with a waiting job, due or not.
@@ -222,6 +339,43 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
         EXIT WHEN NOT FOUND;
         LOOP
           buried := 0;
+          IF keyed THEN
+            v_window := q_left * 4 + 32;
+            LOOP
+              WITH win AS (
+                SELECT c.id, c.run_at, c.concurrency_key
+                  FROM pgbus.job c
+                 WHERE c.queue = q
+                   AND c.priority = prio
+                   AND c.state IN ('available', 'scheduled', 'retryable')
+                   AND c.run_at <= now()
+                 ORDER BY c.priority, c.run_at, c.id
+                 LIMIT v_window
+              ), ranked AS (
+                SELECT w.id, w.run_at, w.concurrency_key,
+                       row_number() OVER (PARTITION BY w.concurrency_key ORDER BY w.run_at, w.id) AS n
+                  FROM win w
+              ), busy AS (
+                SELECT x.concurrency_key, count(*) AS n
+                  FROM pgbus.job x
+                 WHERE x.queue = q AND x.state = 'running' AND x.concurrency_key IS NOT NULL
+                 GROUP BY x.concurrency_key
+              ), ok AS (
+                SELECT k.id, k.run_at
+                  FROM ranked k LEFT JOIN busy b ON b.concurrency_key = k.concurrency_key
+                 WHERE k.concurrency_key IS NULL
+                    OR k.n + coalesce(b.n, 0) <= coalesce(lim.key_concurrency, 1)
+                 ORDER BY k.run_at, k.id
+                 LIMIT q_left
+              )
+              SELECT (SELECT count(*) FROM win),
+                     coalesce((SELECT array_agg(o.id ORDER BY o.run_at, o.id) FROM ok o), '{}')
+                INTO v_seen, v_ids;
+              EXIT WHEN cardinality(v_ids) >= q_left OR v_seen < v_window OR v_window >= 10000;
+              v_window := least(v_window * 4, 10000);
+            END LOOP;
+            EXIT WHEN cardinality(v_ids) = 0;
+          END IF;
           FOR r IN
             WITH picked AS (
               SELECT c.id,
@@ -232,8 +386,9 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                  AND c.priority = prio
                  AND c.state IN ('available', 'scheduled', 'retryable')
                  AND c.run_at <= now()
+                 AND (NOT keyed OR c.id = ANY (v_ids))
                ORDER BY c.priority, c.run_at, c.id
-               LIMIT remaining
+               LIMIT q_left
                FOR UPDATE SKIP LOCKED
             ), claimed AS (
               UPDATE pgbus.job j
@@ -265,32 +420,29 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
               buried := buried + 1;
             ELSE
               remaining := remaining - 1;
+              q_left := q_left - 1;
               RETURN NEXT r.job;
             END IF;
           END LOOP;
-          EXIT WHEN buried = 0 OR remaining <= 0;
+          EXIT WHEN buried = 0 OR q_left <= 0;
         END LOOP;
-        EXIT WHEN remaining <= 0;
+        EXIT WHEN q_left <= 0;
       END LOOP;
     END LOOP;
   END $_$;
 
 --
--- Name: enqueue(text, jsonb, timestamp with time zone, integer, integer, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: enqueue(text, jsonb, timestamp with time zone, integer, integer, text, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.enqueue(queue text, payload jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text) RETURNS bigint
-    LANGUAGE plpgsql
+CREATE FUNCTION pgbus.enqueue(queue text, payload jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text) RETURNS bigint
+    LANGUAGE sql
     AS $$
-  DECLARE
-    v_id bigint;
-  BEGIN
-    SELECT e.id INTO v_id
-      FROM pgbus.enqueue_job(enqueue.queue, enqueue.payload, enqueue.run_at, enqueue.priority,
-                             enqueue.max_attempts, enqueue.unique_key,
-                             enqueue.trace_parent, enqueue.trace_state) e;
-    RETURN v_id;
-  END $$;
+    SELECT (pgbus.enqueue_job(enqueue.queue, enqueue.payload, enqueue.run_at, enqueue.priority,
+                              enqueue.max_attempts, enqueue.unique_key,
+                              enqueue.trace_parent, enqueue.trace_state,
+                              enqueue.concurrency_key)).id
+  $$;
 
 --
 -- Name: enqueue_after(text, jsonb, bigint[], text[], integer, integer, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
@@ -411,27 +563,41 @@ CREATE FUNCTION pgbus.enqueue_batch(queues text[], payloads jsonb[], priorities 
   END $$;
 
 --
--- Name: enqueue_job(text, jsonb, timestamp with time zone, integer, integer, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: enqueue_job(text, jsonb, timestamp with time zone, integer, integer, text, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text, OUT id bigint, OUT duplicate boolean) RETURNS record
+CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, OUT id bigint, OUT duplicate boolean) RETURNS record
     LANGUAGE plpgsql
-    AS $$
+    AS $_$
   -- Columns win over the parameters of the same name (queue, unique_key in ON CONFLICT);
   -- parameters are always written enqueue_job.<name>.
+  --
+  -- Shape (issue #15, docs/performance.md "Enqueue at the raw ceiling"): one SQL statement per
+  -- call, the INSERT, which returns the payload limit and the queue's pause with the id. Every check
+  -- is a PL/pgSQL simple expression, evaluated without the executor; the functions that raise
+  -- (pgbus.queue, check_payload, check_run_at) are called only when their cheap test trips, so
+  -- the messages stay theirs. The wake-up is pgbus.notify's, inlined: a simple expression too.
   #variable_conflict use_column
   DECLARE
-    v_queue  pgbus.queue_name := pgbus.queue(enqueue_job.queue);
+    v_queue  pgbus.queue_name;
     v_run_at timestamptz := coalesce(enqueue_job.run_at, now());
-    v_state  pgbus.job_state :=
-      CASE WHEN coalesce(enqueue_job.run_at, now()) <= now() THEN 'available' ELSE 'scheduled' END;
+    v_limit  integer;
+    v_paused boolean;
   BEGIN
+    -- pgbus.queue's rule; it raises the message.
+    IF enqueue_job.queue IS NULL OR enqueue_job.queue !~ '^[a-z][a-z0-9_]*$'
+       OR pg_catalog.length(enqueue_job.queue) > 48 THEN
+      PERFORM pgbus.queue(enqueue_job.queue);
+    END IF;
+    v_queue := enqueue_job.queue;
     IF enqueue_job.payload IS NULL OR pg_catalog.jsonb_typeof(enqueue_job.payload) = 'null' THEN
       RAISE EXCEPTION 'pgbus: payload must not be null (queue %); use ''{}'' for an empty payload', enqueue_job.queue
         USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
-    PERFORM pgbus.check_run_at(v_queue, v_run_at);
+    -- pgbus.check_run_at's tests; it raises the message.
+    IF NOT pg_catalog.isfinite(v_run_at) OR v_run_at > now() + interval '36500 days' THEN
+      PERFORM pgbus.check_run_at(v_queue, v_run_at);
+    END IF;
     IF enqueue_job.trace_parent IS NOT NULL OR enqueue_job.trace_state IS NOT NULL THEN
       PERFORM pgbus.check_trace(v_queue, enqueue_job.trace_parent, enqueue_job.trace_state);
     END IF;
@@ -442,41 +608,81 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
         pg_catalog.quote_literal(pg_catalog.left(enqueue_job.unique_key, 80)), enqueue_job.queue
         USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    LOOP
-      -- The inference predicate is job_unique_idx's, word for word but for the operator, which
-      -- is the one the index was built with (enum_eq), named so that no look-alike can stand in.
-      INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at, unique_key,
-                                  trace_parent, trace_state)
-      VALUES (v_queue, v_state, enqueue_job.priority, enqueue_job.payload,
-              enqueue_job.max_attempts, v_run_at, enqueue_job.unique_key,
-              enqueue_job.trace_parent, enqueue_job.trace_state)
-      ON CONFLICT (queue, unique_key)
-        WHERE unique_key IS NOT NULL
-          AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
-        DO NOTHING
-      RETURNING j.id INTO id;
-      IF FOUND THEN
-        duplicate := false;
-        PERFORM pgbus.notify(v_queue, v_run_at);
-        RETURN;
+    IF enqueue_job.concurrency_key IS NOT NULL THEN
+      PERFORM pgbus.check_concurrency_key(v_queue, enqueue_job.concurrency_key);
+    END IF;
+    IF enqueue_job.unique_key IS NULL THEN
+      -- No key, no conflict possible: a plain INSERT, without ON CONFLICT's speculative insertion.
+      INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at,
+                                  trace_parent, trace_state, concurrency_key)
+      VALUES (v_queue,
+              CASE WHEN v_run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
+              enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
+              enqueue_job.trace_parent, enqueue_job.trace_state, enqueue_job.concurrency_key)
+      -- The limit as pgbus.check_payload reads it (the default stands in should the row be
+      -- gone) and the pause pgbus.notify looks up come back with the row: one statement in all.
+      RETURNING j.id,
+                coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
+                EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = v_queue::text)
+        INTO id, v_limit, v_paused;
+    ELSE
+      LOOP
+        -- The inference predicate is job_unique_idx's, word for word but for the operator, which
+        -- is the one the index was built with (enum_eq), named so that no look-alike can stand in.
+        INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at,
+                                    unique_key, trace_parent, trace_state, concurrency_key)
+        VALUES (v_queue,
+                CASE WHEN v_run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
+                enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
+                enqueue_job.unique_key, enqueue_job.trace_parent, enqueue_job.trace_state,
+                enqueue_job.concurrency_key)
+        ON CONFLICT (queue, unique_key)
+          WHERE unique_key IS NOT NULL
+            AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
+          DO NOTHING
+        RETURNING j.id,
+                  coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
+                  EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = v_queue::text)
+          INTO id, v_limit, v_paused;
+        EXIT WHEN FOUND;
+        -- Only a keyed job can conflict, so here unique_key is set.
+        SELECT j.id INTO id
+          FROM pgbus.job j
+         WHERE j.queue::text = v_queue::text AND j.unique_key = enqueue_job.unique_key
+           AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}');
+        IF FOUND THEN
+          -- Refused all the same, as when the limit was checked before the INSERT.
+          PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
+          duplicate := true;
+          RETURN;
+        END IF;
+      END LOOP;
+    END IF;
+    -- pgbus.check_payload's test (a sixth of the limit, see there); it raises the message. After
+    -- the INSERT, so that the limit comes with it; the error undoes the row (and no wake-up has
+    -- been sent yet), so a refused payload still writes nothing.
+    IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6 THEN
+      PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
+    END IF;
+    duplicate := false;
+    -- pgbus.notify's wake-up (see there for the hint and the pause), as a simple expression: a
+    -- void result is never NULL, so the IF only evaluates it.
+    IF NOT v_paused THEN
+      IF pg_catalog.pg_notify(
+           pgbus.channel(v_queue),
+           CASE WHEN v_run_at <= now() THEN ''
+                ELSE (pg_catalog.ceil(extract(epoch FROM v_run_at)::numeric * 1000.0))::bigint::text END)
+         IS NULL THEN
+        NULL;
       END IF;
-      -- Only a keyed job can conflict, so here unique_key is set.
-      SELECT j.id INTO id
-        FROM pgbus.job j
-       WHERE j.queue::text = v_queue::text AND j.unique_key = enqueue_job.unique_key
-         AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}');
-      IF FOUND THEN
-        duplicate := true;
-        RETURN;
-      END IF;
-    END LOOP;
-  END $$;
+    END IF;
+  END $_$;
 
 --
--- Name: enqueue_many(text[], jsonb[], timestamp with time zone[], integer[], integer[], text[], text[], text[]); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: enqueue_many(text[], jsonb[], timestamp with time zone[], integer[], integer[], text[], text[], text[], text[]); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats timestamp with time zone[], priorities integer[], max_attempts integer[], unique_keys text[] DEFAULT NULL::text[], trace_parents text[] DEFAULT NULL::text[], trace_states text[] DEFAULT NULL::text[]) RETURNS SETOF bigint
+CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats timestamp with time zone[], priorities integer[], max_attempts integer[], unique_keys text[] DEFAULT NULL::text[], trace_parents text[] DEFAULT NULL::text[], trace_states text[] DEFAULT NULL::text[], concurrency_keys text[] DEFAULT NULL::text[]) RETURNS SETOF bigint
     LANGUAGE plpgsql
     AS $$
   DECLARE
@@ -494,6 +700,10 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
       RAISE EXCEPTION 'pgbus: payload % of the batch is null; use ''{}'' for an empty payload', v_null
         USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    -- Queue names: pgbus.queue once per distinct name (it raises the message), not once per job;
+    -- the INSERT's cast to the domain holds each row to the same rule.
+    PERFORM pgbus.queue(d.q)
+       FROM (SELECT DISTINCT t.q FROM pg_catalog.unnest(queues) AS t(q)) d;
     -- Checked for the whole batch before anything is written. The filters only spare the call
     -- (and its read of pgbus.setting) for the jobs that cannot fail it; the checks raise. The
     -- unique-key path below checks each job again in pgbus.enqueue_job.
@@ -504,8 +714,13 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
        FROM unnest(queues, run_ats) AS t(q, r)
       WHERE NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days';
     IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
-      PERFORM pgbus.check_trace(pgbus.queue(queues[i]), trace_parents[i], trace_states[i])
+      PERFORM pgbus.check_trace(queues[i]::pgbus.queue_name, trace_parents[i], trace_states[i])
          FROM pg_catalog.generate_series(1, v_n) AS g(i);
+    END IF;
+    IF concurrency_keys IS NOT NULL THEN
+      PERFORM pgbus.check_concurrency_key(queues[i]::pgbus.queue_name, concurrency_keys[i])
+         FROM pg_catalog.generate_series(1, v_n) AS g(i)
+        WHERE concurrency_keys[i] IS NOT NULL;
     END IF;
     IF unique_keys IS NOT NULL
        AND EXISTS (SELECT 1 FROM pg_catalog.unnest(unique_keys) k WHERE k IS NOT NULL) THEN
@@ -513,23 +728,26 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
         RETURN NEXT (SELECT e.id
                        FROM pgbus.enqueue_job(queues[i], payloads[i], run_ats[i], priorities[i],
                                               max_attempts[i], unique_keys[i],
-                                              trace_parents[i], trace_states[i]) e);
+                                              trace_parents[i], trace_states[i],
+                                              concurrency_keys[i]) e);
       END LOOP;
       RETURN;
     END IF;
     RETURN QUERY
       WITH input AS (
-        SELECT pgbus.queue(t.q) AS queue, t.p AS payload, coalesce(t.r, now()) AS run_at,
+        SELECT t.q::pgbus.queue_name AS queue, t.p AS payload, coalesce(t.r, now()) AS run_at,
                t.pr AS priority, t.m AS max_attempts, t.ord,
-               trace_parents[t.ord] AS trace_parent, trace_states[t.ord] AS trace_state
+               trace_parents[t.ord] AS trace_parent, trace_states[t.ord] AS trace_state,
+               concurrency_keys[t.ord] AS concurrency_key
           FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
                WITH ORDINALITY AS t(q, p, r, pr, m, ord)
       ), inserted AS (
         INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, run_at,
-                               trace_parent, trace_state)
+                               trace_parent, trace_state, concurrency_key)
         SELECT i.queue,
                CASE WHEN i.run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
-               i.priority, i.payload, i.max_attempts, i.run_at, i.trace_parent, i.trace_state
+               i.priority, i.payload, i.max_attempts, i.run_at, i.trace_parent, i.trace_state,
+               i.concurrency_key
           FROM input i
          ORDER BY i.ord
         RETURNING id
@@ -746,6 +964,67 @@ CREATE FUNCTION pgbus.queue(name text) RETURNS pgbus.queue_name
   END $_$;
 
 --
+-- Name: queue_limit_clear(text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(queue_limit_clear.queue);
+  BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = v_queue) THEN
+      RETURN false;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pgbus.job j
+                WHERE j.queue = v_queue AND j.concurrency_key IS NOT NULL
+                  AND j.state IN ('available', 'scheduled', 'retryable', 'running')) THEN
+      PERFORM pgbus.queue_limit_set(v_queue, NULL, NULL, NULL);
+      RETURN false;
+    END IF;
+    DELETE FROM pgbus.queue_limit l WHERE l.queue = v_queue;
+    PERFORM pgbus.notify(v_queue, now());
+    RETURN true;
+  END $$;
+
+--
+-- Name: queue_limit_set(text, integer, integer, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.queue_limit_set(queue text, global_concurrency integer DEFAULT NULL::integer, key_concurrency integer DEFAULT NULL::integer, updated_by text DEFAULT NULL::text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  #variable_conflict use_column
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(queue_limit_set.queue);
+  BEGIN
+    IF queue_limit_set.global_concurrency NOT BETWEEN 1 AND 100000 THEN
+      RAISE EXCEPTION 'pgbus: global concurrency % for queue % is invalid: use 1 to 100000 running jobs, or NULL for no limit',
+        queue_limit_set.global_concurrency, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF queue_limit_set.key_concurrency NOT BETWEEN 1 AND 100000 THEN
+      RAISE EXCEPTION 'pgbus: key concurrency % for queue % is invalid: use 1 to 100000 running jobs per key, or NULL for 1',
+        queue_limit_set.key_concurrency, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO pgbus.queue_limit AS l (queue, global_concurrency, key_concurrency, updated_by)
+    VALUES (v_queue, queue_limit_set.global_concurrency, queue_limit_set.key_concurrency,
+            coalesce(queue_limit_set.updated_by, current_user::text))
+    ON CONFLICT (queue) DO UPDATE
+      SET global_concurrency = excluded.global_concurrency,
+          key_concurrency = excluded.key_concurrency,
+          updated_at = now(),
+          updated_by = excluded.updated_by
+      WHERE (l.global_concurrency, l.key_concurrency)
+            IS DISTINCT FROM (excluded.global_concurrency, excluded.key_concurrency);
+    -- A raised limit frees capacity now: wake the queue's workers at commit.
+    PERFORM pgbus.notify(v_queue, now());
+  END $$;
+
+--
 -- Name: resume(text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -769,6 +1048,52 @@ CREATE FUNCTION pgbus.resume(queue text) RETURNS boolean
       PERFORM pgbus.notify(v_queue, v_due);
     END IF;
     RETURN true;
+  END $$;
+
+--
+-- Name: tick(text[], text, boolean, bigint[], integer[], double precision, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.tick(queues text[], worker text, beat boolean, job_ids bigint[], job_attempts integer[], lease_ms double precision, probe_channel text, probe_payload text, leader_name text) RETURNS TABLE(queue text, run_at timestamp with time zone, due boolean, leader text, leader_ms bigint, node_found boolean, renewed integer)
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  #variable_conflict use_column
+  DECLARE
+    v_found   boolean := NULL;
+    v_renewed integer := 0;
+  BEGIN
+    IF tick.beat THEN
+      UPDATE pgbus.node n SET seen_at = now() WHERE n.worker_id = tick.worker;
+      v_found := FOUND;
+      IF cardinality(tick.job_ids) > 0 THEN
+        UPDATE pgbus.job j
+           SET lease_expires_at = now() + tick.lease_ms * interval '1 millisecond'
+          FROM unnest(tick.job_ids, tick.job_attempts) AS held(id, attempt)
+         WHERE j.id = held.id AND j.attempt = held.attempt AND j.state = 'running';
+        GET DIAGNOSTICS v_renewed = ROW_COUNT;
+      END IF;
+    END IF;
+    IF tick.probe_channel IS NOT NULL THEN
+      PERFORM pg_notify(tick.probe_channel, tick.probe_payload);
+    END IF;
+    RETURN QUERY
+      SELECT NULL::text, NULL::timestamptz, NULL::boolean, l.holder,
+             ceil(extract(epoch FROM l.expires_at - now())::numeric * 1000.0)::bigint,
+             v_found, v_renewed
+        FROM (SELECT 1) one
+        LEFT JOIN pgbus.leader l ON l.name = tick.leader_name AND l.expires_at > now();
+    RETURN QUERY
+      SELECT q.queue, h.run_at, h.run_at <= now(), NULL::text, NULL::bigint, NULL::boolean,
+             NULL::integer
+        FROM unnest(tick.queues) AS q(queue)
+        CROSS JOIN LATERAL (
+          SELECT j.run_at FROM pgbus.job j
+           WHERE j.queue::text = q.queue
+             AND j.state = ANY ('{available,scheduled,retryable}')
+           ORDER BY j.run_at
+           LIMIT 1) h
+       WHERE NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = q.queue);
   END $$;
 
 --
@@ -899,7 +1224,23 @@ CREATE TABLE pgbus.node (
     mode text NOT NULL,
     listener_pid integer,
     capsules jsonb DEFAULT '[]'::jsonb NOT NULL,
+    heartbeat_ttl_ms integer,
+    CONSTRAINT node_heartbeat_ttl_chk CHECK (((heartbeat_ttl_ms >= 1000) AND (heartbeat_ttl_ms <= 3600000))),
     CONSTRAINT node_mode_check CHECK ((mode = ANY (ARRAY['notify'::text, 'polling'::text])))
+);
+
+--
+-- Name: queue_limit; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.queue_limit (
+    queue pgbus.queue_name NOT NULL,
+    global_concurrency integer,
+    key_concurrency integer,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_by text,
+    CONSTRAINT queue_limit_global_chk CHECK (((global_concurrency >= 1) AND (global_concurrency <= 100000))),
+    CONSTRAINT queue_limit_key_chk CHECK (((key_concurrency >= 1) AND (key_concurrency <= 100000)))
 );
 
 --
@@ -910,6 +1251,40 @@ CREATE TABLE pgbus.queue_pause (
     queue pgbus.queue_name NOT NULL,
     paused_at timestamp with time zone DEFAULT now() NOT NULL,
     paused_by text
+);
+
+--
+-- Name: schedule; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.schedule (
+    name text NOT NULL,
+    cron text NOT NULL,
+    zone text NOT NULL,
+    queue pgbus.queue_name NOT NULL,
+    payload jsonb NOT NULL,
+    priority integer DEFAULT 0 NOT NULL,
+    max_attempts integer,
+    misfire text DEFAULT 'run_once'::text NOT NULL,
+    catch_up_limit integer,
+    paused boolean DEFAULT false NOT NULL,
+    last_run_at timestamp with time zone,
+    next_run_at timestamp with time zone,
+    source text NOT NULL,
+    revision bigint DEFAULT 1 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_by text DEFAULT CURRENT_USER NOT NULL,
+    CONSTRAINT schedule_catch_up_chk CHECK ((((misfire = 'catch_up'::text) = (catch_up_limit IS NOT NULL)) AND ((catch_up_limit >= 1) AND (catch_up_limit <= 1000)))),
+    CONSTRAINT schedule_cron_chk CHECK (((length(cron) >= 1) AND (length(cron) <= 200))),
+    CONSTRAINT schedule_max_attempts_chk CHECK (((max_attempts >= 1) AND (max_attempts <= 1000))),
+    CONSTRAINT schedule_misfire_chk CHECK ((misfire = ANY (ARRAY['skip'::text, 'run_once'::text, 'catch_up'::text]))),
+    CONSTRAINT schedule_name_chk CHECK ((name ~ '^[A-Za-z][A-Za-z0-9_-]{0,62}$'::text)),
+    CONSTRAINT schedule_payload_chk CHECK (((jsonb_typeof(payload) <> 'null'::text) AND (octet_length((payload)::text) <= 65536))),
+    CONSTRAINT schedule_priority_chk CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
+    CONSTRAINT schedule_source_chk CHECK ((source = ANY (ARRAY['config'::text, 'api'::text]))),
+    CONSTRAINT schedule_updated_by_chk CHECK (((length(updated_by) >= 1) AND (length(updated_by) <= 255))),
+    CONSTRAINT schedule_zone_chk CHECK (((length(zone) >= 1) AND (length(zone) <= 64)))
 );
 
 --
@@ -947,11 +1322,46 @@ ALTER TABLE ONLY pgbus.cron
     ADD CONSTRAINT cron_pkey PRIMARY KEY (name);
 
 --
+-- Name: job_cancel_attempt job_cancel_attempt_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.job_cancel_attempt
+    ADD CONSTRAINT job_cancel_attempt_check CHECK ((VALUE >= 1)) NOT VALID;
+
+--
+-- Name: job_concurrency_key job_concurrency_key_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.job_concurrency_key
+    ADD CONSTRAINT job_concurrency_key_chk CHECK (((length(VALUE) >= 1) AND (length(VALUE) <= 255))) NOT VALID;
+
+--
+-- Name: job_correlation_id job_correlation_id_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.job_correlation_id
+    ADD CONSTRAINT job_correlation_id_check CHECK (((length(VALUE) >= 1) AND (length(VALUE) <= 128))) NOT VALID;
+
+--
 -- Name: job_dependency job_dependency_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
 --
 
 ALTER TABLE ONLY pgbus.job_dependency
     ADD CONSTRAINT job_dependency_pkey PRIMARY KEY (depends_on, job_id);
+
+--
+-- Name: job_enqueued_by job_enqueued_by_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.job_enqueued_by
+    ADD CONSTRAINT job_enqueued_by_check CHECK (((length(VALUE) >= 1) AND (length(VALUE) <= 256))) NOT VALID;
+
+--
+-- Name: job_max_attempts job_max_attempts_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.job_max_attempts
+    ADD CONSTRAINT job_max_attempts_check CHECK ((VALUE >= 1)) NOT VALID;
 
 --
 -- Name: job job_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
@@ -961,22 +1371,57 @@ ALTER TABLE ONLY pgbus.job
     ADD CONSTRAINT job_pkey PRIMARY KEY (id);
 
 --
--- Name: job job_progress_shape; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+-- Name: job_priority job_priority_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
 --
 
-ALTER TABLE pgbus.job
-    ADD CONSTRAINT job_progress_shape CHECK (((progress IS NULL) OR ((jsonb_typeof(progress) = 'object'::text) AND (octet_length((progress)::text) <= 1024) AND
+ALTER DOMAIN pgbus.job_priority
+    ADD CONSTRAINT job_priority_check CHECK (((VALUE >= '-100'::integer) AND (VALUE <= 100))) NOT VALID;
+
+--
+-- Name: job_progress job_progress_shape; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.job_progress
+    ADD CONSTRAINT job_progress_shape CHECK (((VALUE IS NULL) OR ((jsonb_typeof(VALUE) = 'object'::text) AND (octet_length((VALUE)::text) <= 1024) AND
 CASE
-    WHEN (jsonb_typeof((progress -> 'percent'::text)) = 'number'::text) THEN ((((progress ->> 'percent'::text))::numeric >= (0)::numeric) AND (((progress ->> 'percent'::text))::numeric <= (100)::numeric))
+    WHEN (jsonb_typeof((VALUE -> 'percent'::text)) = 'number'::text) THEN ((((VALUE ->> 'percent'::text))::numeric >= (0)::numeric) AND (((VALUE ->> 'percent'::text))::numeric <= (100)::numeric))
     ELSE false
-END AND (COALESCE(jsonb_typeof((progress -> 'message'::text)), 'null'::text) = ANY (ARRAY['string'::text, 'null'::text])) AND (COALESCE(length((progress ->> 'message'::text)), 0) <= 200)))) NOT VALID;
+END AND (COALESCE(jsonb_typeof((VALUE -> 'message'::text)), 'null'::text) = ANY (ARRAY['string'::text, 'null'::text])) AND (COALESCE(length((VALUE ->> 'message'::text)), 0) <= 200)))) NOT VALID;
 
 --
--- Name: job job_result_size_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+-- Name: job_result job_result_size_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.job_result
+    ADD CONSTRAINT job_result_size_chk CHECK ((octet_length((VALUE)::text) <= 65536)) NOT VALID;
+
+--
+-- Name: trace_parent job_trace_parent_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.trace_parent
+    ADD CONSTRAINT job_trace_parent_check CHECK (((VALUE ~ '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'::text) AND (substr(VALUE, 4, 32) <> '00000000000000000000000000000000'::text) AND (substr(VALUE, 37, 16) <> '0000000000000000'::text))) NOT VALID;
+
+--
+-- Name: trace_state job_trace_state_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.trace_state
+    ADD CONSTRAINT job_trace_state_check CHECK (((length(VALUE) <= 512) AND (VALUE ~ '^[\x20-\x7e]*$'::text))) NOT VALID;
+
+--
+-- Name: job job_trace_state_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
 --
 
 ALTER TABLE pgbus.job
-    ADD CONSTRAINT job_result_size_chk CHECK (((result IS NULL) OR (octet_length((result)::text) <= 65536))) NOT VALID;
+    ADD CONSTRAINT job_trace_state_check CHECK (((trace_state IS NULL) OR (trace_parent IS NOT NULL))) NOT VALID;
+
+--
+-- Name: job_unique_key job_unique_key_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER DOMAIN pgbus.job_unique_key
+    ADD CONSTRAINT job_unique_key_check CHECK (((length(VALUE) >= 1) AND (length(VALUE) <= 255))) NOT VALID;
 
 --
 -- Name: leader leader_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
@@ -993,11 +1438,25 @@ ALTER TABLE ONLY pgbus.node
     ADD CONSTRAINT node_pkey PRIMARY KEY (worker_id);
 
 --
+-- Name: queue_limit queue_limit_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.queue_limit
+    ADD CONSTRAINT queue_limit_pkey PRIMARY KEY (queue);
+
+--
 -- Name: queue_pause queue_pause_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
 --
 
 ALTER TABLE ONLY pgbus.queue_pause
     ADD CONSTRAINT queue_pause_pkey PRIMARY KEY (queue);
+
+--
+-- Name: schedule schedule_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.schedule
+    ADD CONSTRAINT schedule_pkey PRIMARY KEY (name);
 
 --
 -- Name: setting setting_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
@@ -1067,6 +1526,12 @@ CREATE INDEX job_due_idx ON pgbus.job USING btree (queue, run_at) WHERE (state =
 CREATE INDEX job_finalized_queue_idx ON pgbus.job USING btree (state, finalized_at) INCLUDE (queue) WHERE (state = ANY (ARRAY['completed'::pgbus.job_state, 'dead'::pgbus.job_state, 'cancelled'::pgbus.job_state]));
 
 --
+-- Name: job_key_running_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_key_running_idx ON pgbus.job USING btree (queue, concurrency_key) WHERE ((state = 'running'::pgbus.job_state) AND (concurrency_key IS NOT NULL));
+
+--
 -- Name: job_lease_idx; Type: INDEX; Schema: pgbus; Owner: -
 --
 
@@ -1089,6 +1554,12 @@ CREATE UNIQUE INDEX job_unique_idx ON pgbus.job USING btree (queue, unique_key) 
 --
 
 CREATE INDEX job_unique_key_idx ON pgbus.job USING btree (unique_key) WHERE (unique_key IS NOT NULL);
+
+--
+-- Name: schedule_due_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX schedule_due_idx ON pgbus.schedule USING btree (next_run_at) WHERE (NOT paused);
 
 --
 -- Name: TABLE setting; Type: ACL; Schema: pgbus; Owner: -
