@@ -47,6 +47,7 @@ class DoctorTest {
             "database",
             "schema",
             "paused queues",
+            "flow control",
             "pooler",
             "transaction horizon",
             "listener",
