@@ -114,6 +114,23 @@ final class Browser implements AutoCloseable {
     return await(20, d -> d.findElement(By.cssSelector(css)));
   }
 
+  /**
+   * Clicks the element, found afresh each try: a page that re-renders between the find and the
+   * click (the console refreshes its tables) makes the element stale, and the click is retried.
+   */
+  void click(String css) {
+    await(
+        20,
+        d -> {
+          try {
+            d.findElement(By.cssSelector(css)).click();
+            return true;
+          } catch (org.openqa.selenium.StaleElementReferenceException e) {
+            return false;
+          }
+        });
+  }
+
   int count(String css) {
     return driver.findElements(By.cssSelector(css)).size();
   }

@@ -290,14 +290,14 @@ class ConsoleBrowserIT {
       // The configured cron is a schedule: an admin pauses, triggers and resumes it.
       String row = "tr[data-schedule=nightly] ";
       b.find(row + ".state.active");
-      b.find(row + "button[data-action=pause]").click();
+      b.click(row + "button[data-action=pause]");
       b.find(row + ".state.paused");
       assertTrue(
           count("SELECT count(*) FROM pgbus.schedule WHERE name = 'nightly' AND paused") == 1);
-      b.find(row + "button[data-action=trigger]").click();
+      b.click(row + "button[data-action=trigger]");
       b.await(10, d -> b.find("#flash").getText().contains("enqueued"));
       assertTrue(count("SELECT count(*) FROM pgbus.job WHERE queue = 'it_console_cron'") >= 1);
-      b.find(row + "button[data-action=resume]").click();
+      b.click(row + "button[data-action=resume]");
       b.find(row + ".state.active");
       assertTrue(
           count("SELECT count(*) FROM pgbus.schedule WHERE name = 'nightly' AND paused") == 0);
