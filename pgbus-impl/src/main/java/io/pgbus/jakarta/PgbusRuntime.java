@@ -20,6 +20,8 @@ import jakarta.ejb.ConcurrencyManagement;
 import jakarta.ejb.ConcurrencyManagementType;
 import jakarta.ejb.Singleton;
 import jakarta.ejb.Startup;
+import jakarta.ejb.TransactionAttribute;
+import jakarta.ejb.TransactionAttributeType;
 import jakarta.enterprise.event.Event;
 import jakarta.inject.Inject;
 import java.sql.Connection;
@@ -228,7 +230,12 @@ public class PgbusRuntime {
     return false;
   }
 
+  // Without a transaction: the stop drains and then releases the jobs still held, on connections
+  // of the JTA datasource in transactions of their own. In the container's lifecycle transaction
+  // (a CMT singleton's default) Liberty refused that release (DSRA9350E: setAutoCommit during a
+  // global transaction), and the jobs waited for their leases (UndeployDrainIT).
   @PreDestroy
+  @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
   void stop() {
     healthWithdrawal.run();
     bootstrap.stop();
