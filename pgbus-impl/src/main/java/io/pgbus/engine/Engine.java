@@ -694,11 +694,19 @@ public final class Engine {
   /** Every limited queue of the database, its limits and what waits on them. */
   public List<QueueLimitStatus> queueLimits() {
     try (Connection c = dataSource.getConnection()) {
-      return limits.queueLimitStatus(c);
+      return queueLimits(c);
     } catch (SQLException e) {
       throw new io.pgbus.PgbusException(
           "pgbus could not read the queue limits: " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * The queue limits read on the caller's connection: a caller that already holds one (readiness)
+   * must not take a second from the pool, or concurrent callers starve a small pool.
+   */
+  public List<QueueLimitStatus> queueLimits(Connection c) throws SQLException {
+    return limits.queueLimitStatus(c);
   }
 
   private static io.pgbus.Outcome noHandler(ClaimedJob job, Connection c) {

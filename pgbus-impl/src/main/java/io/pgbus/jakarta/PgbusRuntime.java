@@ -69,6 +69,7 @@ public class PgbusRuntime {
   private volatile String schemaVersion;
   private volatile Status cachedStatus;
   private volatile long cachedAt;
+  private final Object statusLock = new Object();
   private final Object doctorLock = new Object();
   private Doctor.Report doctorReport; // guarded by doctorLock
   private long doctorAt; // guarded by doctorLock
@@ -307,11 +308,18 @@ public class PgbusRuntime {
   public Status status() {
     // The database check is cached for a few seconds (a probe every second must not become a
     // query every second); the listener state and mode are always current.
+    // Probes that arrive together share one check: each check holds a pool connection, and a
+    // burst of probes must not take the pool from the engine.
     Status s = cachedStatus;
     if (s == null || System.nanoTime() - cachedAt >= STATUS_CACHE.toNanos()) {
-      s = computeStatus();
-      cachedStatus = s;
-      cachedAt = System.nanoTime();
+      synchronized (statusLock) {
+        s = cachedStatus;
+        if (s == null || System.nanoTime() - cachedAt >= STATUS_CACHE.toNanos()) {
+          s = computeStatus();
+          cachedAt = System.nanoTime();
+          cachedStatus = s;
+        }
+      }
     }
     var data = new LinkedHashMap<>(s.data());
     ListenerState listener = engine.listenerState();
@@ -367,7 +375,7 @@ public class PgbusRuntime {
           // Paused queues are intended, so they never make readiness DOWN; they are shown.
           data.put("paused", String.join(",", engine.jobs().pausedQueues(c)));
           // Limits are intended too (V14): shown, never DOWN.
-          data.put("limited", Engine.describeLimits(engine.queueLimits()));
+          data.put("limited", Engine.describeLimits(engine.queueLimits(c)));
         }
         problems.solved();
       } catch (Exception e) {
