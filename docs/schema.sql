@@ -292,6 +292,7 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     v_ids bigint[];      -- keyed: the candidates that keep every key within its limit
     v_window integer;
     v_seen integer;
+    v_buried bigint[];   -- buried linked jobs, reported to their batches and dependents at the end
   BEGIN
     FOREACH q IN ARRAY queues LOOP
       EXIT WHEN remaining <= 0;
@@ -418,6 +419,9 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
           LOOP
             IF r.oversized THEN
               buried := buried + 1;
+              IF (r.job).linked THEN
+                v_buried := v_buried || (r.job).id;
+              END IF;
             ELSE
               remaining := remaining - 1;
               q_left := q_left - 1;
@@ -429,6 +433,9 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
         EXIT WHEN q_left <= 0;
       END LOOP;
     END LOOP;
+    IF v_buried IS NOT NULL THEN
+      PERFORM pgbus.job_finished(v_buried);
+    END IF;
   END $_$;
 
 --

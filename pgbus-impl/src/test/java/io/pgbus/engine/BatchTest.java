@@ -211,6 +211,95 @@ class BatchTest {
   }
 
   @Test
+  void aMemberBuriedByTheClaimCountsDeadAndTheLastOneFiresOneCallback() throws Exception {
+    // Both members fit the limit when enqueued; the limit is lowered below them before the claim,
+    // which buries them dead (their payload never leaves the database).
+    String big = "{\"blob\":\"" + "x".repeat(4000) + "\"}";
+    EnqueuedBatch batch;
+    try (Connection c = db.connect()) {
+      batch =
+          jobs.enqueueBatch(
+              c,
+              List.of(NewJob.of("bt_buried", big), NewJob.of("bt_buried", big)),
+              NewJob.of("bt_buried_done", "{}"));
+    }
+    try {
+      db.update("UPDATE pgbus.setting SET max_payload_bytes = 2000");
+      try (Connection c = db.connect()) {
+        c.setAutoCommit(false);
+        assertThat(store.jobClaim(c, List.of("bt_buried"), 1, "w", Duration.ofMinutes(1)))
+            .isEmpty();
+        c.rollback();
+        assertThat(callbackCount()).as("a rolled-back claim buries and counts nothing").isZero();
+        assertThat(db.job(batch.jobIds().get(1)).state()).isEqualTo("available");
+        c.setAutoCommit(true);
+        // One claim buries both (a buried job's slot goes to the next job of its queue).
+        assertThat(store.jobClaim(c, List.of("bt_buried"), 1, "w", Duration.ofMinutes(1)))
+            .as("buried, not returned")
+            .isEmpty();
+        assertThat(store.jobClaim(c, List.of("bt_buried"), 1, "w", Duration.ofMinutes(1)))
+            .as("nothing left to bury or claim")
+            .isEmpty();
+      }
+    } finally {
+      db.update("UPDATE pgbus.setting SET max_payload_bytes = 1048576");
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE state = 'dead'")).isEqualTo(2);
+    assertThat(callbackCount()).isEqualTo(1);
+    assertThat(db.jobCount("bt_buried_done", "available")).isEqualTo(1);
+    assertThat(summary(batch.batchId())).isEqualTo(new BatchSummary(batch.batchId(), 2, 0, 2, 0));
+  }
+
+  @Test
+  void anOperatorsBulkCancelCountsEachMemberOnceAndADeleteOfFinishedMembersChangesNothing()
+      throws Exception {
+    var admin = new JobAdminStore();
+    EnqueuedBatch batch;
+    try (Connection c = db.connect()) {
+      batch =
+          jobs.enqueueBatch(
+              c,
+              List.of(
+                  NewJob.of("bt_admin", "{}"),
+                  NewJob.of("bt_admin", "{}"),
+                  NewJob.of("bt_admin", "{}")),
+              NewJob.of("bt_admin_done", "{}"));
+      ClaimedJob first =
+          store.jobClaim(c, List.of("bt_admin"), 1, "w", Duration.ofMinutes(1)).get(0);
+      assertThat(store.jobComplete(c, first)).isTrue();
+      // The other two, by the admin API's bulk cancel; then every finished member is deleted.
+      assertThat(
+              admin.jobAct(
+                  c,
+                  JobAdminStore.Action.CANCEL,
+                  io.pgbus.admin.JobFilter.all().withQueue("bt_admin"),
+                  100,
+                  "ops"))
+          .isEqualTo(2);
+      assertThat(callbackCount()).isEqualTo(1);
+      assertThat(
+              admin.jobAct(
+                  c,
+                  JobAdminStore.Action.DELETE,
+                  io.pgbus.admin.JobFilter.all().withQueue("bt_admin"),
+                  100,
+                  "ops"))
+          .isEqualTo(3);
+      assertThat(
+              admin.jobAct(
+                  c,
+                  JobAdminStore.Action.CANCEL,
+                  io.pgbus.admin.JobFilter.all().withQueue("bt_admin"),
+                  100,
+                  "ops"))
+          .isZero();
+    }
+    assertThat(callbackCount()).isEqualTo(1);
+    assertThat(db.jobCount("bt_admin_done", "available")).isEqualTo(1);
+    assertThat(summary(batch.batchId())).isEqualTo(new BatchSummary(batch.batchId(), 3, 1, 0, 2));
+  }
+
+  @Test
   void aRolledBackBatchLeavesNoBatchAndNoMember() throws Exception {
     try (Connection c = db.connect()) {
       c.setAutoCommit(false);
