@@ -53,6 +53,7 @@ final class Maintainer extends Loop {
   private final AtomicLong rescued = new AtomicLong();
   private final AtomicLong pruned = new AtomicLong();
   private final AuditStore audit = new AuditStore();
+  private final LinkStore links = new LinkStore();
   private final AtomicLong rounds = new AtomicLong();
   private final ErrorBackoff errors =
       new ErrorBackoff(
@@ -136,7 +137,10 @@ final class Maintainer extends Loop {
                     store.jobPrune(c, "completed", retention.completed(), retention.batch())
                         + store.jobPrune(c, "cancelled", retention.completed(), retention.batch())
                         + store.jobPrune(c, "dead", retention.dead(), retention.batch())
-                        + audit.auditPrune(c, retention.audit(), retention.batch());
+                        + audit.auditPrune(c, retention.audit(), retention.batch())
+                        // after the jobs: a batch or edge goes once its jobs are gone (V16)
+                        + links.batchPrune(c, retention.batch())
+                        + links.dependencyPrune(c, retention.batch());
                 pruned.addAndGet(n);
                 return n;
               }
