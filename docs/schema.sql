@@ -1115,8 +1115,10 @@ CREATE TABLE pgbus.audit (
     queue text NOT NULL,
     job_id bigint,
     detail jsonb,
-    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text]))),
-    CONSTRAINT audit_actor_check CHECK (((length(actor) >= 1) AND (length(actor) <= 256)))
+    schedule text,
+    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text, 'schedule_create'::text, 'schedule_update'::text, 'schedule_pause'::text, 'schedule_resume'::text, 'schedule_delete'::text, 'schedule_trigger'::text]))),
+    CONSTRAINT audit_actor_check CHECK (((length(actor) >= 1) AND (length(actor) <= 256))),
+    CONSTRAINT audit_schedule_check CHECK (((length(schedule) >= 1) AND (length(schedule) <= 63)))
 );
 
 --
@@ -1483,6 +1485,12 @@ CREATE INDEX audit_job_idx ON pgbus.audit USING btree (job_id) WHERE (job_id IS 
 --
 
 CREATE INDEX audit_queue_idx ON pgbus.audit USING btree (queue, id);
+
+--
+-- Name: audit_schedule_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX audit_schedule_idx ON pgbus.audit USING btree (schedule, id) WHERE (schedule IS NOT NULL);
 
 --
 -- Name: batch_callback_idx; Type: INDEX; Schema: pgbus; Owner: -

@@ -111,6 +111,71 @@ class ScheduleTest {
   }
 
   @Test
+  void aChangeOnOneEngineWakesTheLeaderOnAnotherAtOnceThroughItsNotify() {
+    // A ceiling far above the bound: only the NOTIFY can make the leader see the change in time.
+    Duration ceiling = Duration.ofSeconds(60);
+    Engine leader =
+        engines.start(
+            engines.builder(
+                engines
+                    .config()
+                    .pollCeiling(ceiling)
+                    .leaderTtl(Duration.ofSeconds(5))
+                    // a capsule, for the LISTEN connection that hears the change
+                    .capsule(new CapsuleConfig("sw", List.of("sw_unused"), 1))
+                    .build()));
+    Await.until("a leader", Duration.ofSeconds(10), leader::leader);
+    TestEngines.awaitDelivering(leader);
+    // Its first rounds (rescue, prune, schedules) are done: the next schedule tick is a ceiling
+    // away.
+    Await.until(
+        "the first maintenance", Duration.ofSeconds(10), () -> leader.maintenanceRounds() >= 3);
+    Engine other =
+        engines.start(
+            engines.builder(
+                engines.config().pollCeiling(ceiling).leaderTtl(Duration.ofSeconds(5)).build()));
+    assertThat(other.leader()).isFalse();
+    Duration within = Duration.ofSeconds(15); // one run's period + load margin, a quarter ceiling
+
+    withConnection(
+        c ->
+            other
+                .schedules()
+                .create(c, ScheduleDefinition.of("wake", "* * * * * *", "wakes"), "ops"));
+    Await.until("a run of the new schedule", within, () -> runs("wakes").size(), n -> n >= 1);
+    assertThat(leader.scheduleWakes()).isGreaterThanOrEqualTo(1);
+
+    withConnection(
+        c ->
+            other
+                .schedules()
+                .update(c, ScheduleDefinition.of("wake", "* * * * * *", "wakes_moved"), "ops"));
+    Await.until("a run to the new queue", within, () -> runs("wakes_moved").size(), n -> n >= 1);
+
+    // Forged notifications (anyone may NOTIFY, with any payload): each only asks for a read, and
+    // the leader reads at most once per gap however many arrive.
+    long before = leader.scheduleWakes();
+    long heardBefore = leader.scheduleChangesHeard();
+    long started = System.nanoTime();
+    db.queryLong(
+        "SELECT count(*) FROM (SELECT pg_notify('pgbus-schedule', g::text || repeat('x', 100))"
+            + " FROM generate_series(1, 500) g) n");
+    for (int i = 0; i < 40; i++) {
+      db.queryLong("SELECT count(*) FROM pg_notify('pgbus-schedule', '9223372036854775807')");
+    }
+    Await.until(
+        "the forged notifications to be heard",
+        Duration.ofSeconds(10),
+        () -> leader.scheduleChangesHeard() - heardBefore,
+        n -> n >= 540);
+    Duration spent = Duration.ofNanos(System.nanoTime() - started);
+    assertThat(leader.scheduleWakes() - before)
+        .as("schedule reads for 540 notifications in %s", spent)
+        .isLessThanOrEqualTo(spent.toMillis() / Maintainer.SCHEDULE_WAKE_GAP.toMillis() + 2);
+    assertThat(leader.leader()).isTrue();
+  }
+
+  @Test
   void aSecondEngineSeesCreateUpdateAndDeleteWithinOnePollCeiling() {
     Duration ceiling = Duration.ofSeconds(1);
     Engine leader =
@@ -141,7 +206,7 @@ class ScheduleTest {
                 .update(c, ScheduleDefinition.of("pulse", "* * * * * *", "pulses_moved"), "ops"));
     Await.until("a run to the new queue", within, () -> runs("pulses_moved").size(), n -> n >= 1);
 
-    withConnection(c -> other.schedules().delete(c, "pulse"));
+    withConnection(c -> other.schedules().delete(c, "pulse", "ops"));
     int after = runs("pulses_moved").size();
     // A canary made after the delete proves the leader ticked since.
     withConnection(
@@ -153,6 +218,87 @@ class ScheduleTest {
     assertThat(runs("pulses_moved")).hasSize(after);
     assertThat(runs("pulses")).doesNotHaveDuplicates();
     assertThat(other.cronRunsEnqueued()).isZero();
+    // Neither engine has a LISTEN connection (no capsules): this is the ceiling without a NOTIFY,
+    // as when one is lost.
+    assertThat(leader.scheduleWakes()).isZero();
+  }
+
+  @Test
+  void everyChangeAndTriggerIsAuditedWithWhoAndWhatInTheCallersTransaction() throws Exception {
+    db.update("DELETE FROM pgbus.audit");
+    try (Connection c = db.connect()) {
+      book.create(c, ScheduleDefinition.of("audited", "@daily", "aq"), "alice");
+      book.update(c, ScheduleDefinition.of("audited", "@hourly", "aq2"), "bob");
+      assertThat(book.pause(c, "audited", "carol")).isTrue();
+      assertThat(book.resume(c, "audited", "dave")).isTrue();
+      assertThat(book.resume(c, "audited", "dave")).as("not paused: no change").isTrue();
+      long job = book.trigger(c, "audited", "erin").getAsLong();
+      assertThat(book.delete(c, "audited", "frank")).isTrue();
+      assertThat(book.delete(c, "audited", "frank")).isFalse();
+      assertThat(book.pause(c, "missing", "x")).isFalse();
+
+      // A rolled-back change leaves no entry.
+      c.setAutoCommit(false);
+      book.create(c, ScheduleDefinition.of("audited", "@daily", "aq"), "mallory");
+      book.trigger(c, "audited", "mallory");
+      c.rollback();
+      c.setAutoCommit(true);
+
+      List<io.pgbus.AuditEntry> history = book.history(c, "audited", 100);
+      assertThat(history)
+          .extracting(io.pgbus.AuditEntry::action)
+          .containsExactly(
+              "schedule_delete",
+              "schedule_trigger",
+              "schedule_resume",
+              "schedule_pause",
+              "schedule_update",
+              "schedule_create");
+      assertThat(history)
+          .extracting(io.pgbus.AuditEntry::actor)
+          .containsExactly("frank", "erin", "dave", "carol", "bob", "alice");
+      assertThat(history.get(1).jobId()).isEqualTo(job);
+      assertThat(history.get(1).queue()).isEqualTo("aq2");
+      assertThat(history.get(5).queue()).isEqualTo("aq");
+      assertThat(history.get(0).at()).isAfter(Instant.now().minusSeconds(60));
+      assertThat(book.history(c, "audited", 2)).hasSize(2);
+      assertThat(book.history(c, "never", 10)).isEmpty();
+      assertThatThrownBy(() -> book.history(c, "audited", 1001))
+          .isInstanceOf(InvalidScheduleException.class)
+          .hasMessageContaining("use 1 to 1000");
+    }
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.audit WHERE schedule = 'audited'"
+                    + " AND detail->>'cron' = '@hourly' AND action = 'schedule_update'"))
+        .isEqualTo(1);
+
+    // The configuration's crons, when the start creates or changes them.
+    var tx = new JdbcTransactions(db.dataSource());
+    new ScheduleEnqueuer(
+            List.of(CronJob.of("fromconfig", "0 3 * * *", "reports")),
+            store,
+            tx,
+            Duration.ofMinutes(1))
+        .syncConfig(null);
+    new ScheduleEnqueuer(
+            List.of(CronJob.of("fromconfig", "0 3 * * *", "reports")),
+            store,
+            tx,
+            Duration.ofMinutes(1))
+        .syncConfig(null);
+    new ScheduleEnqueuer(
+            List.of(CronJob.of("fromconfig", "0 4 * * *", "reports")),
+            store,
+            tx,
+            Duration.ofMinutes(1))
+        .syncConfig(null);
+    try (Connection c = db.connect()) {
+      assertThat(book.history(c, "fromconfig", 10))
+          .extracting(io.pgbus.AuditEntry::action)
+          .as("an unchanged restart is no change")
+          .containsExactly("schedule_update", "schedule_create");
+    }
   }
 
   @Test
