@@ -433,6 +433,45 @@ class ScheduleTest {
     assertThat(book(b -> b.get("nightly")).definition().cron()).isEqualTo("0 4 * * *");
   }
 
+  @Test
+  void aConfiguredCronKeepsItsMisfirePolicyAcrossALeaderChange() throws Exception {
+    var tx = new JdbcTransactions(db.dataSource());
+    List<CronJob> crons =
+        List.of(
+            CronJob.of("cskip", "0 3 * * *", "cskipq").withMisfire("skip"),
+            CronJob.of("conce", "0 3 * * *", "conceq"),
+            CronJob.of("ccatch", "0 3 * * *", "ccatchq").withMisfire("catch-up:2"));
+    var first = new ScheduleEnqueuer(crons, store, tx, Duration.ofMinutes(1));
+    assertThat(first.syncConfig(DAY1_0300.minusSeconds(10))).isEqualTo(3);
+    assertThat(book(b -> b.get("ccatch")).definition().catchUpLimit()).isEqualTo(2);
+    assertThat(book(b -> b.get("cskip")).definition().misfire()).isEqualTo(MisfirePolicy.SKIP);
+    try (Connection c = db.connect()) {
+      assertThat(first.tick(c, DAY1_0300.plusMillis(20)).enqueued()).isEqualTo(3);
+    }
+    // The leader dies; another JVM, with the same configuration, leads an hour past day 5.
+    var second = new ScheduleEnqueuer(crons, store, tx, Duration.ofMinutes(1));
+    Instant day5 = DAY1_0300.plus(DAY.multipliedBy(4));
+    try (Connection c = db.connect()) {
+      assertThat(second.tick(c, day5.plusSeconds(3600)).enqueued()).isEqualTo(0 + 1 + 2);
+    }
+    assertThat(runs("cskipq")).containsExactly(DAY1_0300);
+    assertThat(runs("conceq")).containsExactly(DAY1_0300, day5);
+    assertThat(runs("ccatchq")).containsExactly(DAY1_0300, day5.minus(DAY), day5);
+
+    // A policy changed in the configuration is a change: stored at the next start.
+    var third =
+        new ScheduleEnqueuer(
+            List.of(CronJob.of("cskip", "0 3 * * *", "cskipq").withMisfire("catch-up:7")),
+            store,
+            tx,
+            Duration.ofMinutes(1));
+    assertThat(third.syncConfig(day5.plusSeconds(3700))).isEqualTo(1);
+    assertThat(book(b -> b.get("cskip")).definition().catchUpLimit()).isEqualTo(7);
+    assertThatThrownBy(() -> CronJob.of("bad", "@daily", "q").withMisfire("later"))
+        .isInstanceOf(InvalidConfigException.class)
+        .hasMessageContaining("pgbus.cron.bad.misfire=later is invalid");
+  }
+
   private interface BookCall<T> {
     java.util.Optional<T> call(BookOn b) throws Exception;
   }
