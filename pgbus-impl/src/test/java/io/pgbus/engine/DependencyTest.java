@@ -221,6 +221,29 @@ class DependencyTest {
   }
 
   @Test
+  void aCycleCannotBeFormedAJobThatWouldWaitOnItselfIsRefusedAndNothingIsWritten()
+      throws Exception {
+    long a = enqueue("dep_cycle", EnqueueOptions.defaults());
+    // The id the next job gets: a job enqueued to wait on it would wait on itself (a -> self), the
+    // one cycle a single enqueue could try to close; any longer cycle needs a later id as well.
+    long self = db.queryLong("SELECT pg_catalog.pg_sequence_last_value('pgbus.job_id_seq') + 1");
+    assertThatThrownBy(() -> enqueue("dep_cycle", EnqueueOptions.defaults().afterJobs(a, self)))
+        .isInstanceOf(PgbusException.class)
+        .hasMessageContaining("unknown job id(s) {" + self + "}")
+        .hasMessageContaining("depend only on jobs that exist");
+    assertThatThrownBy(
+            () ->
+                db.queryLong(
+                    "SELECT id FROM pgbus.enqueue_after('dep_cycle', '{}',"
+                        + " ARRAY[pg_catalog.pg_sequence_last_value('pgbus.job_id_seq') + 1])"))
+        .rootCause()
+        .hasMessageContaining("unknown job id(s)");
+    assertThat(db.jobCount()).isEqualTo(1);
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE linked")).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job_dependency")).isZero();
+  }
+
+  @Test
   void aRolledBackDependentLeavesNoEdgeAndNoMarkBehind() throws Exception {
     long a = enqueue("dep_rollback", EnqueueOptions.defaults());
     try (Connection c = db.connect()) {

@@ -89,6 +89,49 @@ class ScheduleTest {
   }
 
   @Test
+  void misfirePoliciesApplyWhenARealEngineTakesTheLeadAfterDowntime() throws Exception {
+    // A daily run 12 hours from the database's hour: the latest run is always long missed.
+    int hour =
+        (int) ((db.queryLong("SELECT extract(hour FROM now() AT TIME ZONE 'UTC')::int") + 12) % 24);
+    String daily = "0 " + hour + " * * *";
+    Engine first =
+        engines.start(engines.builder(engines.config().leaderTtl(Duration.ofSeconds(2)).build()));
+    Await.until("the first leader", Duration.ofSeconds(10), first::leader);
+    withConnection(
+        c -> {
+          first
+              .schedules()
+              .create(
+                  c,
+                  ScheduleDefinition.of("rskip", daily, "rskipq").withMisfire(MisfirePolicy.SKIP),
+                  null);
+          first.schedules().create(c, ScheduleDefinition.of("ronce", daily, "ronceq"), null);
+          first
+              .schedules()
+              .create(c, ScheduleDefinition.of("rcatch", daily, "rcatchq").catchingUp(3), null);
+        });
+    first.stop();
+    // Four days pass with no leader: every JVM was down.
+    db.update("UPDATE pgbus.schedule SET next_run_at = next_run_at - interval '5 days'");
+    Engine second =
+        engines.start(engines.builder(engines.config().leaderTtl(Duration.ofSeconds(2)).build()));
+    Await.until("the new leader", Duration.ofSeconds(10), second::leader);
+    Await.until(
+        "the missed runs to be dealt with",
+        Duration.ofSeconds(30),
+        () -> db.queryLong("SELECT count(*) FROM pgbus.schedule WHERE next_run_at > now()"),
+        n -> n == 3);
+    assertThat(runs("rskipq")).as("skip: missed runs dropped").isEmpty();
+    List<Instant> once = runs("ronceq");
+    assertThat(once).as("run once: the latest missed run").hasSize(1);
+    assertThat(runs("rcatchq"))
+        .as("catch up: the latest three, oldest first")
+        .containsExactly(
+            once.get(0).minus(DAY.multipliedBy(2)), once.get(0).minus(DAY), once.get(0));
+    assertThat(second.cronRunsEnqueued()).isEqualTo(4);
+  }
+
+  @Test
   void catchUpIsBoundedAndWalksNoFurtherThanItsLimit() {
     CronSchedule everySecond = CronSchedule.parse("* * * * * *", java.time.ZoneId.of("UTC"));
     // A year down with a run every second: only the latest 5 runs, found walking back.
