@@ -10,6 +10,7 @@ import io.pgbus.InvalidJobException;
 import io.pgbus.JobBatch;
 import io.pgbus.Outcome;
 import io.pgbus.engine.testing.Await;
+import io.pgbus.engine.testing.ChildJvm;
 import io.pgbus.engine.testing.TestDatabase;
 import io.pgbus.engine.testing.TestEngines;
 import java.sql.Connection;
@@ -142,6 +143,87 @@ class BatchTest {
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.batch WHERE callback_job_id IS NOT NULL"))
         .isEqualTo(1);
     assertThat(callbacks).as("callback runs").hasSize(1);
+  }
+
+  @Test
+  void tenThousandMembersOverThreeJvmsOneKilledMidwayFireOneCallbackWithTheRightCounts()
+      throws Exception {
+    int size = JobBatch.MAX_SIZE;
+    var members = new ArrayList<NewJob>(size);
+    for (int i = 0; i < size; i++) {
+      members.add(
+          new NewJob(
+              "bk_members", "{\"n\":" + i + "}", EnqueueOptions.defaults().withMaxAttempts(2)));
+    }
+    EnqueuedBatch batch;
+    try (Connection c = db.connect()) {
+      batch = jobs.enqueueBatch(c, members, NewJob.of("bk_done", "{}"));
+    }
+    Duration lease = Duration.ofSeconds(3);
+    Duration leaderTtl = Duration.ofSeconds(2);
+    try (ChildJvm child =
+        ChildJvm.start(
+            BatchMemberWorker.class,
+            db.jdbcUrl(),
+            "bk_members",
+            "doomed-batch-jvm",
+            Long.toString(lease.toMillis()),
+            Long.toString(leaderTtl.toMillis()),
+            "1500")) {
+      // The child alone runs the first 1,500 members (some of them fail), then holds some more in
+      // open transactions: the middle of the batch.
+      child.await("HOLDING", Duration.ofMinutes(5));
+      var callbacks = new CopyOnWriteArrayList<BatchSummary>();
+      JobFunction work =
+          (job, tx) -> {
+            if (job.queue().equals("bk_done")) {
+              callbacks.add(job.batch().orElseThrow());
+              return Outcome.complete();
+            }
+            return BatchMemberWorker.member(job.payload());
+          };
+      for (int jobsPerTransaction : new int[] {1, 10}) {
+        engines.start(
+            engines
+                .builder(
+                    engines
+                        .config()
+                        .lease(lease)
+                        .leaderTtl(leaderTtl)
+                        .pollCeiling(Duration.ofSeconds(1))
+                        .rescueInterval(Duration.ofMillis(200))
+                        .retry(new RetryPolicy(Duration.ofMillis(1), Duration.ofMillis(1), 0))
+                        .capsule(
+                            new CapsuleConfig(
+                                "k" + jobsPerTransaction,
+                                List.of("bk_members", "bk_done"),
+                                4,
+                                jobsPerTransaction))
+                        .build())
+                .jobs(work));
+      }
+      long held =
+          db.queryLong(
+              "SELECT count(*) FROM pgbus.job WHERE state = 'running' AND attempted_by = ?",
+              "doomed-batch-jvm");
+      assertThat(child.kill9()).as("exit code of a SIGKILLed JVM").isEqualTo(137);
+
+      Await.until("the callback", Duration.ofMinutes(15), () -> callbacks.size() >= 1);
+      assertThat(callbacks.get(0))
+          .isEqualTo(new BatchSummary(batch.batchId(), size, size - 10, 10, 0));
+      assertThat(held).as("jobs the killed JVM held when it was killed").isPositive();
+    }
+    assertThat(db.queryLong("SELECT pending FROM pgbus.batch WHERE id = ?", batch.batchId()))
+        .isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE queue = 'bk_done'"))
+        .as("callbacks enqueued")
+        .isEqualTo(1);
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.job WHERE queue = 'bk_members' AND errors::text LIKE"
+                    + " '%doomed-batch-jvm%'"))
+        .as("members rescued from the killed JVM")
+        .isPositive();
   }
 
   @Test
