@@ -82,7 +82,6 @@ public final class Notifier extends Loop {
   private final AtomicLong cancelRequests = new AtomicLong();
   private final AtomicLong scheduleChanges = new AtomicLong();
   private volatile Runnable schedulesChanged = () -> {};
-  private boolean scheduleChanged; // only the notifier's thread: one call per batch at most
 
   private volatile ListenerState state = ListenerState.STARTING;
   // The backend pid of the LISTEN connection now (0 before the first connect), for pgbus.node.
@@ -464,6 +463,7 @@ public final class Notifier extends Loop {
   /** Routes one batch as one wake; returns whether it held the awaited probe (null: none). */
   private boolean route(PGNotification[] batch, String awaitedProbe) {
     boolean probeSeen = false;
+    boolean scheduleChanged = false; // handed on once per batch, however many it holds
     var now = new HashSet<String>();
     var later = new HashMap<String, Instant>();
     Instant received = Instant.now();
@@ -505,7 +505,6 @@ public final class Notifier extends Loop {
       wakes.accept(new Wake(now, later, false));
     }
     if (scheduleChanged) {
-      scheduleChanged = false;
       try {
         schedulesChanged.run();
       } catch (RuntimeException e) {
