@@ -382,6 +382,40 @@ class BatchTest {
   }
 
   @Test
+  void anOperatorsBulkReplayOfADeadMemberAfterTheCallbackFiresNoSecondCallback() throws Exception {
+    EnqueuedBatch batch;
+    try (Connection c = db.connect()) {
+      batch =
+          jobs.enqueueBatch(
+              c,
+              List.of(
+                  new NewJob("bt_bulk", "{}", EnqueueOptions.defaults().withMaxAttempts(1)),
+                  NewJob.of("bt_bulk", "{}")),
+              NewJob.of("bt_bulk_done", "{}"));
+      List<ClaimedJob> held = store.jobClaim(c, List.of("bt_bulk"), 2, "w", Duration.ofMinutes(1));
+      assertThat(store.jobFail(c, held.get(0), "boom", Duration.ZERO).dead()).isTrue();
+      assertThat(store.jobComplete(c, held.get(1))).isTrue();
+      assertThat(callbackCount()).isEqualTo(1);
+      assertThat(
+              new JobAdminStore()
+                  .jobAct(
+                      c,
+                      JobAdminStore.Action.REPLAY,
+                      io.pgbus.admin.JobFilter.all().withQueue("bt_bulk"),
+                      100,
+                      "ops"))
+          .isEqualTo(1);
+      ClaimedJob again =
+          store.jobClaim(c, List.of("bt_bulk"), 1, "w", Duration.ofMinutes(1)).get(0);
+      assertThat(again.id()).isEqualTo(held.get(0).id());
+      assertThat(store.jobComplete(c, again)).isTrue();
+    }
+    assertThat(callbackCount()).isEqualTo(1);
+    assertThat(db.jobCount("bt_bulk_done", "available")).isEqualTo(1);
+    assertThat(summary(batch.batchId())).isEqualTo(new BatchSummary(batch.batchId(), 2, 1, 1, 0));
+  }
+
+  @Test
   void aRolledBackBatchLeavesNoBatchAndNoMember() throws Exception {
     try (Connection c = db.connect()) {
       c.setAutoCommit(false);
