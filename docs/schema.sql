@@ -292,6 +292,7 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     v_ids bigint[];      -- keyed: the candidates that keep every key within its limit
     v_window integer;
     v_seen integer;
+    v_buried bigint[];   -- buried linked jobs, reported to their batches and dependents at the end
   BEGIN
     FOREACH q IN ARRAY queues LOOP
       EXIT WHEN remaining <= 0;
@@ -418,6 +419,9 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
           LOOP
             IF r.oversized THEN
               buried := buried + 1;
+              IF (r.job).linked THEN
+                v_buried := v_buried || (r.job).id;
+              END IF;
             ELSE
               remaining := remaining - 1;
               q_left := q_left - 1;
@@ -429,6 +433,9 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
         EXIT WHEN q_left <= 0;
       END LOOP;
     END LOOP;
+    IF v_buried IS NOT NULL THEN
+      PERFORM pgbus.job_finished(v_buried);
+    END IF;
   END $_$;
 
 --
@@ -1108,8 +1115,10 @@ CREATE TABLE pgbus.audit (
     queue text NOT NULL,
     job_id bigint,
     detail jsonb,
-    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text]))),
-    CONSTRAINT audit_actor_check CHECK (((length(actor) >= 1) AND (length(actor) <= 256)))
+    schedule text,
+    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text, 'schedule_create'::text, 'schedule_update'::text, 'schedule_pause'::text, 'schedule_resume'::text, 'schedule_delete'::text, 'schedule_trigger'::text]))),
+    CONSTRAINT audit_actor_check CHECK (((length(actor) >= 1) AND (length(actor) <= 256))),
+    CONSTRAINT audit_schedule_check CHECK (((length(schedule) >= 1) AND (length(schedule) <= 63)))
 );
 
 --
@@ -1476,6 +1485,12 @@ CREATE INDEX audit_job_idx ON pgbus.audit USING btree (job_id) WHERE (job_id IS 
 --
 
 CREATE INDEX audit_queue_idx ON pgbus.audit USING btree (queue, id);
+
+--
+-- Name: audit_schedule_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX audit_schedule_idx ON pgbus.audit USING btree (schedule, id) WHERE (schedule IS NOT NULL);
 
 --
 -- Name: batch_callback_idx; Type: INDEX; Schema: pgbus; Owner: -

@@ -16,6 +16,10 @@ import java.util.OptionalLong;
  * pgbus.poll-ceiling}, at most a minute), so a change made on any JVM takes effect within that.
  * Runs missed while no leader ran follow the schedule's {@link MisfirePolicy}.
  *
+ * <p>Every change (create, update, pause, resume, delete) and every trigger writes an {@linkplain
+ * AuditEntry audit entry} with the caller and the time in the same transaction ({@link #history});
+ * so do the configuration's crons when the start creates or changes them.
+ *
  * <p>Bad input throws {@link InvalidScheduleException} naming the value and the fix, and writes
  * nothing; so does a cron expression that does not parse.
  */
@@ -26,6 +30,9 @@ public interface Schedules {
 
   /** The most schedules one {@link #list} returns. */
   int MAX_PAGE = 500;
+
+  /** The most audit entries one {@link #history} returns. */
+  int MAX_HISTORY = 1000;
 
   /**
    * Creates a schedule; its first run is the first after now. Returns it as stored.
@@ -62,6 +69,16 @@ public interface Schedules {
    * Returns the job's id, or empty when there is no schedule of that name.
    */
   OptionalLong trigger(String name);
+
+  /**
+   * The audit trail of a schedule, newest first: its creates, updates, pauses, resumes, deletes
+   * ({@code schedule_create}, ... {@code schedule_delete}) and triggers ({@code schedule_trigger},
+   * with the job it enqueued), with who did it and when. Kept after a delete, until audit retention
+   * ({@code pgbus.retention.audit}) removes it; empty for a name never used.
+   *
+   * @param limit 1 to {@value #MAX_HISTORY}
+   */
+  List<AuditEntry> history(String name, int limit);
 
   /** One schedule, or empty. */
   Optional<Schedule> get(String name);

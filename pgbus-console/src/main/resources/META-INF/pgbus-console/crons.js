@@ -1,11 +1,13 @@
 // The schedules (pgbus.schedule): configured crons and those made at run time, with their
 // expression, zone, queue, pause, last and next run; admins pause, resume, trigger and delete.
+// Anyone who may read sees a schedule's history (its audit entries: who changed it, and when).
 import { get, post, h, fill, when, stateBadge, actionButton, flash } from './core.js';
 
 export async function render(view) {
   const box = h('div', {});
   const more = h('div', { class: 'toolbar' });
-  view.replaceChildren(h('h1', {}, 'Schedules'), box, more);
+  const history = h('div', { id: 'schedule-history' });
+  view.replaceChildren(h('h1', {}, 'Schedules'), box, more, history);
   async function refresh() {
     // One page of up to 500 by name; the rest follow with "Next".
     await show(null);
@@ -26,6 +28,19 @@ export async function render(view) {
           h('td', {}, actions(s)))))));
     fill(more, next ? h('button', { type: 'button', onclick: () => show(next) }, 'Next') : null);
   }
+  async function showHistory(name) {
+    // GET schedules/{name} carries its latest audit entries, newest first.
+    const s = await get('schedules/' + encodeURIComponent(name));
+    const entries = s.history || [];
+    fill(history, h('h2', {}, `History of ${name}`), entries.length === 0
+      ? h('p', { class: 'muted' }, 'No entries (older ones are removed after pgbus.retention.audit).')
+      : h('table', { class: 'history' },
+        h('thead', {}, h('tr', {}, ['when', 'who', 'what', 'queue', 'job'].map((t) => h('th', {}, t)))),
+        h('tbody', {}, entries.map((e) => h('tr', {},
+          h('td', {}, when(e.at)), h('td', {}, e.actor), h('td', {}, e.action.replace('schedule_', '')),
+          h('td', {}, e.queue),
+          h('td', {}, e.jobId ? h('a', { href: '#/job/' + e.jobId }, e.jobId) : '—'))))));
+  }
   function actions(s) {
     const path = `schedules/${encodeURIComponent(s.name)}/`;
     const act = async (action, done) => {
@@ -34,6 +49,7 @@ export async function render(view) {
       await refresh();
     };
     return [
+      h('button', { type: 'button', 'data-action': 'history', onclick: () => showHistory(s.name).catch((e) => flash(`History failed: ${e.message}`)) }, 'History'),
       s.paused
         ? actionButton('Resume', 'resume', () => act('resume', () => `Schedule ${s.name}: resumed.`))
         : actionButton('Pause', 'pause', () => act('pause', () => `Schedule ${s.name}: paused.`), true),

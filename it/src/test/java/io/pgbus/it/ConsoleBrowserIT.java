@@ -301,6 +301,11 @@ class ConsoleBrowserIT {
       b.find(row + ".state.active");
       assertTrue(
           count("SELECT count(*) FROM pgbus.schedule WHERE name = 'nightly' AND paused") == 0);
+      // Its history: the pause, the trigger and the resume, by the admin.
+      b.click(row + "button[data-action=history]");
+      b.await(10, d -> b.find("#schedule-history").getText().contains("trigger"));
+      assertTrue(b.find("#schedule-history").getText().contains("pause"));
+      assertTrue(b.find("#schedule-history").getText().contains("admin"));
       b.screenshot("schedules");
       b.open(console + "#/fleet");
       b.find("#doctor-report");

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pgbus.AuditEntry;
 import io.pgbus.InvalidScheduleException;
 import io.pgbus.ScheduleDefinition;
 import io.pgbus.Schedules;
@@ -16,6 +17,7 @@ import jakarta.inject.Inject;
 import jakarta.transaction.UserTransaction;
 import java.net.URL;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.jboss.arquillian.container.test.api.Deployment;
@@ -88,6 +90,7 @@ class ScheduleIT {
     schedules.create(ScheduleDefinition.of(name, "* * * * * *", queue));
     tx.rollback();
     assertEquals(0, count("SELECT count(*) FROM pgbus.schedule WHERE name = ?", name));
+    assertEquals(0, count("SELECT count(*) FROM pgbus.audit WHERE schedule = ?", name));
 
     tx.begin();
     InvalidScheduleException bad =
@@ -109,8 +112,15 @@ class ScheduleIT {
     assertTrue(schedules.delete(name));
     tx.rollback();
     assertEquals(1, count("SELECT count(*) FROM pgbus.schedule WHERE name = ?", name));
+    // Audited with the change, in the caller's transaction: the rolled-back delete left none.
+    assertEquals(
+        List.of("schedule_create"),
+        schedules.history(name, 10).stream().map(AuditEntry::action).toList());
     assertTrue(schedules.delete(name));
     assertEquals(0, count("SELECT count(*) FROM pgbus.schedule WHERE name = ?", name));
+    assertEquals(
+        List.of("schedule_delete", "schedule_create"),
+        schedules.history(name, 10).stream().map(AuditEntry::action).toList());
   }
 
   private String api() {
@@ -190,6 +200,12 @@ class ScheduleIT {
             "admin-secret");
     assertEquals(200, updated.status(), updated.body());
     assertEquals("@hourly", Sql.value(ds, "SELECT cron FROM pgbus.schedule WHERE name = ?", name));
+    Http.Response one = Http.request("GET", api() + "schedules/" + name, "viewer", "viewer-secret");
+    assertEquals(200, one.status(), one.body());
+    assertTrue(one.body().contains("\"history\""), one.body());
+    assertTrue(one.body().contains("\"action\":\"schedule_trigger\""), one.body());
+    assertEquals(
+        5, count("SELECT count(*) FROM pgbus.audit WHERE schedule = ? AND actor = 'admin'", name));
 
     assertEquals(200, post("schedules/" + name + "/delete", "", "admin", "admin-secret").status());
     assertEquals(404, post("schedules/" + name + "/delete", "", "admin", "admin-secret").status());

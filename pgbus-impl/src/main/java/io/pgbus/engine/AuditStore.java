@@ -12,7 +12,8 @@ import java.util.List;
 
 /**
  * Reads {@code pgbus.audit} (V7__audit.sql). The rows are written by the actions themselves (the
- * cancel and replay statements of {@link JobStore}, and pgbus.pause/resume), in their transaction.
+ * cancel and replay statements of {@link JobStore}, pgbus.pause/resume, and the schedule changes of
+ * {@link ScheduleStore}, V18), in their transaction.
  */
 final class AuditStore {
 
@@ -26,6 +27,13 @@ final class AuditStore {
       """
       SELECT id, at, actor, action, queue, job_id FROM pgbus.audit
        WHERE queue = ? ORDER BY id DESC LIMIT ?
+      """;
+
+  // A schedule's changes and triggers (V18), newest first: one range of audit_schedule_idx.
+  private static final String BY_SCHEDULE =
+      """
+      SELECT id, at, actor, action, queue, job_id FROM pgbus.audit
+       WHERE schedule = ?::text ORDER BY id DESC LIMIT ?
       """;
 
   // Oldest first through the primary key (ids grow with time), a batch at a time like job
@@ -57,6 +65,14 @@ final class AuditStore {
   List<AuditEntry> auditOfQueue(Connection c, String queue, int limit) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(BY_QUEUE)) {
       ps.setString(1, queue);
+      ps.setInt(2, limit);
+      return entries(ps);
+    }
+  }
+
+  List<AuditEntry> auditOfSchedule(Connection c, String schedule, int limit) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(BY_SCHEDULE)) {
+      ps.setString(1, schedule);
       ps.setInt(2, limit);
       return entries(ps);
     }

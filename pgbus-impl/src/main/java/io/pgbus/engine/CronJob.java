@@ -1,5 +1,6 @@
 package io.pgbus.engine;
 
+import io.pgbus.MisfirePolicy;
 import io.pgbus.QueueNames;
 import java.time.ZoneId;
 import java.util.Objects;
@@ -10,14 +11,31 @@ import java.util.regex.Pattern;
  * schedule} (evaluated in {@code zone}), the maintenance leader enqueues one job with {@code
  * payloadJson} to {@code queue}. Validated at construction.
  *
- * <p>At start it becomes a schedule in {@code pgbus.schedule} (source {@code config}, misfire
- * policy {@code RUN_ONCE}); see {@link ScheduleEnqueuer} for exactly once, missed runs and leader
- * changes, and docs/operations.md, "Schedules (cron)".
+ * <p>At start it becomes a schedule in {@code pgbus.schedule} (source {@code config}); see {@link
+ * ScheduleEnqueuer} for exactly once, missed runs and leader changes, and docs/operations.md,
+ * "Schedules (cron)".
  *
  * @param name identifies the schedule in {@code pgbus.schedule}; a letter, then letters, digits,
  *     '_' or '-', at most 63 characters
+ * @param misfire what runs missed while no leader ran become ({@code pgbus.cron.<name>.misfire},
+ *     {@link #parseMisfire}); {@link MisfirePolicy#RUN_ONCE} by default
+ * @param catchUpLimit the most missed runs {@link MisfirePolicy#CATCH_UP} enqueues (1 to 1000);
+ *     null for the other policies
  */
-public record CronJob(String name, String schedule, ZoneId zone, String queue, String payloadJson) {
+public record CronJob(
+    String name,
+    String schedule,
+    ZoneId zone,
+    String queue,
+    String payloadJson,
+    MisfirePolicy misfire,
+    Integer catchUpLimit) {
+
+  /** The key that sets a cron's misfire policy, after {@code pgbus.cron.<name>.}. */
+  public static final String MISFIRE_KEY = "misfire";
+
+  /** The most missed runs a {@code catch-up:<n>} policy may enqueue. */
+  public static final int MAX_CATCH_UP = 1000;
 
   private static final Pattern NAME = Pattern.compile("[A-Za-z][A-Za-z0-9_-]{0,62}");
 
@@ -42,6 +60,20 @@ public record CronJob(String name, String schedule, ZoneId zone, String queue, S
       throw new InvalidConfigException(NAMES_KEY, NAMES_KEY + ": " + problem, problem);
     }
     Objects.requireNonNull(zone, "zone");
+    Objects.requireNonNull(misfire, "misfire");
+    if ((misfire == MisfirePolicy.CATCH_UP) != (catchUpLimit != null)
+        || (catchUpLimit != null && (catchUpLimit < 1 || catchUpLimit > MAX_CATCH_UP))) {
+      String key = KEY_PREFIX + name + "." + MISFIRE_KEY;
+      throw new InvalidConfigException(
+          key,
+          key
+              + ": policy "
+              + misfire
+              + " with catch-up limit "
+              + catchUpLimit
+              + " is invalid: only catch-up takes a limit, 1 to "
+              + MAX_CATCH_UP);
+    }
     QueueNames.require(queue);
     if (payloadJson == null || payloadJson.isBlank() || payloadJson.strip().equals("null")) {
       throw new IllegalArgumentException(
@@ -61,9 +93,68 @@ public record CronJob(String name, String schedule, ZoneId zone, String queue, S
     }
   }
 
+  /** A cron whose missed runs get one run ({@link MisfirePolicy#RUN_ONCE}), the default. */
+  public CronJob(String name, String schedule, ZoneId zone, String queue, String payloadJson) {
+    this(name, schedule, zone, queue, payloadJson, MisfirePolicy.RUN_ONCE, null);
+  }
+
   /** A cron in UTC with an empty payload. */
   public static CronJob of(String name, String schedule, String queue) {
     return new CronJob(name, schedule, ZoneId.of("UTC"), queue, "{}");
+  }
+
+  /** This cron with the misfire policy {@code text} ({@link #parseMisfire}). */
+  public CronJob withMisfire(String text) {
+    Misfire m = parseMisfire(name, text);
+    return new CronJob(name, schedule, zone, queue, payloadJson, m.policy(), m.catchUpLimit());
+  }
+
+  /** A parsed {@code pgbus.cron.<name>.misfire}: the policy, and the limit of a catch-up. */
+  public record Misfire(MisfirePolicy policy, Integer catchUpLimit) {}
+
+  /**
+   * Parses the value of {@code pgbus.cron.<name>.misfire}: {@code skip}, {@code run-once} or {@code
+   * catch-up:<n>} with n from 1 to {@value #MAX_CATCH_UP} (case and surrounding blanks ignored).
+   *
+   * @throws InvalidConfigException naming the key, the value and the forms allowed
+   */
+  public static Misfire parseMisfire(String name, String text) {
+    String key = KEY_PREFIX + name + "." + MISFIRE_KEY;
+    String v = text == null ? "" : text.strip().toLowerCase(java.util.Locale.ROOT);
+    if (v.equals("skip")) {
+      return new Misfire(MisfirePolicy.SKIP, null);
+    }
+    if (v.equals("run-once")) {
+      return new Misfire(MisfirePolicy.RUN_ONCE, null);
+    }
+    String use =
+        "use skip (missed runs are dropped), run-once (one run for all of them, the default) or"
+            + " catch-up:<n> (each of the latest n, 1 to "
+            + MAX_CATCH_UP
+            + "), e.g. "
+            + key
+            + "=catch-up:5";
+    if (v.startsWith("catch-up")) {
+      String n = v.substring("catch-up".length());
+      if (!n.startsWith(":")) {
+        throw misfireProblem(key, text, "catch-up needs the most runs to catch up; " + use);
+      }
+      int limit;
+      try {
+        limit = Integer.parseInt(n.substring(1).strip());
+      } catch (NumberFormatException e) {
+        throw misfireProblem(key, text, "'" + n.substring(1) + "' is not a whole number; " + use);
+      }
+      if (limit < 1 || limit > MAX_CATCH_UP) {
+        throw misfireProblem(key, text, "the catch-up limit " + limit + " is out of range; " + use);
+      }
+      return new Misfire(MisfirePolicy.CATCH_UP, limit);
+    }
+    throw misfireProblem(key, text, "unknown misfire policy; " + use);
+  }
+
+  private static InvalidConfigException misfireProblem(String key, String value, String problem) {
+    return new InvalidConfigException(key, key + "=" + value + " is invalid: " + problem);
   }
 
   CronSchedule parsedSchedule() {

@@ -169,6 +169,10 @@ public final class Engine {
             this::leader,
             cron,
             execution.heartbeatTtl().dividedBy(3));
+    if (notifier != null) {
+      // A schedule change's NOTIFY brings the leader's next schedule tick forward (rate-limited).
+      notifier.onSchedulesChanged(maintainer::schedulesChanged);
+    }
     this.elector =
         new Elector(
             dataSource,
@@ -555,6 +559,16 @@ public final class Engine {
   /** Schedule runs this engine has enqueued (only while it was the leader). */
   public long cronRunsEnqueued() {
     return cron.enqueued();
+  }
+
+  /** Schedule ticks that a schedule change's NOTIFY brought forward on this engine as leader. */
+  public long scheduleWakes() {
+    return maintainer.scheduleWakes();
+  }
+
+  /** Schedule change notifications this engine's listener heard (0 without a listener). */
+  public long scheduleChangesHeard() {
+    return notifier == null ? 0 : notifier.scheduleChanges();
   }
 
   /** The schedule operations ({@code pgbus.schedule}); they need no running engine. */

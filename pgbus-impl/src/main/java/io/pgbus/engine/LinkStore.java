@@ -75,6 +75,67 @@ final class LinkStore {
        ORDER BY d.depends_on
       """;
 
+  // Retention of batches: a batch is done with once its callback was enqueued (so no member is
+  // pending), no member row is left (pruned, deleted on completion, deleted by an operator, or
+  // replayed out of the batch: a member never joins a batch later), and its callback no longer
+  // needs it (JobContext.batch() reads it by the callback's id): the callback is gone, completed
+  // or cancelled. A dead callback keeps its batch, since a replay runs it again; once the dead
+  // callback is pruned, the batch goes. Walks batch_callback_idx in id order and probes
+  // job_batch_idx and the primary key per batch; a batch changes no more once its callback is
+  // set, so the outer predicate only rechecks a row that another prune took meanwhile.
+  private static final String BATCH_PRUNE =
+      """
+      DELETE FROM pgbus.batch b
+       WHERE b.id IN (SELECT f.id FROM pgbus.batch f
+                       WHERE f.callback_job_id IS NOT NULL
+                         AND NOT EXISTS (SELECT 1 FROM pgbus.job m WHERE m.batch_id = f.id)
+                         AND NOT EXISTS (SELECT 1 FROM pgbus.job cb
+                                          WHERE cb.id = f.callback_job_id
+                                            AND cb.state OPERATOR(pg_catalog.<>) ALL ('{completed,cancelled}'))
+                       ORDER BY f.id
+                       LIMIT ?
+                       FOR UPDATE SKIP LOCKED)
+         AND b.callback_job_id IS NOT NULL
+      """;
+
+  // Retention of dependency edges: an edge whose dependent is gone (pruned or deleted while dead,
+  // the one final state that keeps its incoming edges for a replay) serves no one. An edge whose
+  // dependency is gone stays while its dependent exists: it holds the dependency's state and
+  // result. The completion or cancel of a dependent deletes its edges itself (pgbus.job_finished),
+  // so what is left to walk is the edges of waiting, running and dead dependents: a round reads
+  // them until it found its batch of orphans, probing the job's primary key for each. The outer
+  // NOT EXISTS is the recheck on the row it deletes (an edge is inserted only with its dependent,
+  // in one transaction, so a dependent that is gone never comes back).
+  private static final String DEPENDENCY_PRUNE =
+      """
+      DELETE FROM pgbus.job_dependency d
+       USING (SELECT o.depends_on, o.job_id FROM pgbus.job_dependency o
+               WHERE NOT EXISTS (SELECT 1 FROM pgbus.job j WHERE j.id = o.job_id)
+               LIMIT ?
+               FOR UPDATE SKIP LOCKED) g
+       WHERE d.depends_on = g.depends_on AND d.job_id = g.job_id
+         AND NOT EXISTS (SELECT 1 FROM pgbus.job j WHERE j.id = d.job_id)
+      """;
+
+  /**
+   * Deletes up to {@code batch} finished batches whose members and callback are done with (see
+   * BATCH_PRUNE); the number deleted.
+   */
+  int batchPrune(Connection c, int batch) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(BATCH_PRUNE)) {
+      ps.setInt(1, batch);
+      return ps.executeUpdate();
+    }
+  }
+
+  /** Deletes up to {@code batch} dependency edges whose dependent job is gone. */
+  int dependencyPrune(Connection c, int batch) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(DEPENDENCY_PRUNE)) {
+      ps.setInt(1, batch);
+      return ps.executeUpdate();
+    }
+  }
+
   /** Inserts a job that waits on {@code job.options().afterJobs()} (see enqueue_after). */
   Enqueued enqueueAfter(Connection c, NewJob job, TraceContext trace) throws SQLException {
     Map<Long, DependencyFailure> after = job.options().afterJobs();

@@ -27,6 +27,7 @@ final class Maintainer extends Loop {
     final IdleBackoff backoff;
     final ErrorBackoff errors; // the wait after a failed round
     volatile long nextAt = System.nanoTime();
+    long startedAt = System.nanoTime() - SCHEDULE_WAKE_GAP.toNanos(); // the maintainer's thread
 
     Task(String name, Duration base) {
       this.name = name;
@@ -53,6 +54,7 @@ final class Maintainer extends Loop {
   private final AtomicLong rescued = new AtomicLong();
   private final AtomicLong pruned = new AtomicLong();
   private final AuditStore audit = new AuditStore();
+  private final LinkStore links = new LinkStore();
   private final AtomicLong rounds = new AtomicLong();
   private final ErrorBackoff errors =
       new ErrorBackoff(
@@ -63,6 +65,18 @@ final class Maintainer extends Loop {
    * when the next tick reads it. An early tick costs one read and re-arms.
    */
   private static final Duration CRON_SLACK = Duration.ofMillis(5);
+
+  /**
+   * The least time between the starts of two schedule ticks that a schedule change asked for: a
+   * NOTIFY anyone may send must not make the leader read the schedules in a loop. A change after a
+   * quiet spell is read at once; a burst of them, once per gap.
+   */
+  static final Duration SCHEDULE_WAKE_GAP = Duration.ofMillis(250);
+
+  private final java.util.concurrent.atomic.AtomicBoolean scheduleWake =
+      new java.util.concurrent.atomic.AtomicBoolean();
+  private final AtomicLong scheduleWakes = new AtomicLong();
+  private final Task schedules;
 
   Maintainer(
       DataSource dataSource,
@@ -75,8 +89,9 @@ final class Maintainer extends Loop {
     this.dataSource = Objects.requireNonNull(dataSource);
     this.leader = Objects.requireNonNull(leader);
     var all = new java.util.ArrayList<Task>();
+    Task scheduleTask = null;
     if (cron != null) {
-      all.add(
+      scheduleTask =
           new Task("schedules", ScheduleEnqueuer.MAX_WAIT) {
             private Duration untilNext = Duration.ZERO;
 
@@ -91,8 +106,10 @@ final class Maintainer extends Loop {
             Duration after(long progress) {
               return untilNext.plus(CRON_SLACK);
             }
-          });
+          };
+      all.add(scheduleTask);
     }
+    this.schedules = scheduleTask;
     all.addAll(
         List.of(
             new Task("rescue", min(config.rescueInterval(), rescueAtLeastEvery)) {
@@ -136,7 +153,10 @@ final class Maintainer extends Loop {
                     store.jobPrune(c, "completed", retention.completed(), retention.batch())
                         + store.jobPrune(c, "cancelled", retention.completed(), retention.batch())
                         + store.jobPrune(c, "dead", retention.dead(), retention.batch())
-                        + audit.auditPrune(c, retention.audit(), retention.batch());
+                        + audit.auditPrune(c, retention.audit(), retention.batch())
+                        // after the jobs: a batch or edge goes once its jobs are gone (V16)
+                        + links.batchPrune(c, retention.batch())
+                        + links.dependencyPrune(c, retention.batch());
                 pruned.addAndGet(n);
                 return n;
               }
@@ -189,6 +209,23 @@ final class Maintainer extends Loop {
         .factor();
   }
 
+  /**
+   * A schedule changed somewhere ({@link ScheduleStore#CHANNEL}): the leader re-reads the schedules
+   * now rather than at its next tick, at most once per {@link #SCHEDULE_WAKE_GAP}. Any thread; a
+   * follower ignores it (it reads them all when it becomes leader).
+   */
+  void schedulesChanged() {
+    if (schedules != null) {
+      scheduleWake.set(true);
+      signal().signal();
+    }
+  }
+
+  /** Schedule ticks a change brought forward (for tests and metrics). */
+  long scheduleWakes() {
+    return scheduleWakes.get();
+  }
+
   /** Leadership changed: a new leader starts every task at once, at its base interval. */
   void leadershipChanged() {
     for (Task t : tasks) {
@@ -211,10 +248,19 @@ final class Maintainer extends Loop {
   }
 
   private void round() throws InterruptedException {
+    boolean woken = scheduleWake.getAndSet(false);
     if (!leader.getAsBoolean()) {
       // Only the elected leader maintains; the others wait, issuing nothing.
       signal().await(TimeUnit.SECONDS.toNanos(1));
       return;
+    }
+    if (woken) {
+      // Read at once, or at the gap after the tick before: never sooner, whatever the sender.
+      long at = schedules.startedAt + SCHEDULE_WAKE_GAP.toNanos();
+      if (schedules.nextAt - at > 0) {
+        schedules.nextAt = at;
+        scheduleWakes.incrementAndGet();
+      }
     }
     long now = System.nanoTime();
     long next = Long.MAX_VALUE;
@@ -233,6 +279,7 @@ final class Maintainer extends Loop {
    */
   private void runTask(Task t) {
     rounds.incrementAndGet();
+    t.startedAt = System.nanoTime();
     try (Connection c = dataSource.getConnection()) {
       long n = t.runOnce(c);
       t.errors.succeeded();

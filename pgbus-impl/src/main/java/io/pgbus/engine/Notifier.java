@@ -64,8 +64,8 @@ public final class Notifier extends Loop {
       "SELECT pg_catalog.set_config('application_name', ?, false)";
   private static final String LISTEN =
       """
-      SELECT pgbus.listen(pg_catalog.array_append(pg_catalog.array_append(
-        ARRAY(SELECT pgbus.channel(q) FROM pg_catalog.unnest(?::text[]) AS q), ?::text), ?::text))
+      SELECT pgbus.listen(pg_catalog.array_cat(
+        ARRAY(SELECT pgbus.channel(q) FROM pg_catalog.unnest(?::text[]) AS q), ?::text[]))
       """;
   private static final String PROBE = "SELECT pg_catalog.pg_notify(?, ?)";
 
@@ -80,6 +80,8 @@ public final class Notifier extends Loop {
   private final AtomicLong connects = new AtomicLong();
   private final AtomicLong notifications = new AtomicLong();
   private final AtomicLong cancelRequests = new AtomicLong();
+  private final AtomicLong scheduleChanges = new AtomicLong();
+  private volatile Runnable schedulesChanged = () -> {};
 
   private volatile ListenerState state = ListenerState.STARTING;
   // The backend pid of the LISTEN connection now (0 before the first connect), for pgbus.node.
@@ -150,6 +152,19 @@ public final class Notifier extends Loop {
   /** Well-formed cancel requests heard and handed on (whatever became of them). */
   public long cancelRequests() {
     return cancelRequests.get();
+  }
+
+  /** Notifications of {@value ScheduleStore#CHANNEL} heard (each batch handed on once). */
+  public long scheduleChanges() {
+    return scheduleChanges.get();
+  }
+
+  /**
+   * Who hears that a schedule changed ({@value ScheduleStore#CHANNEL}), on the notifier's thread,
+   * once per batch of notifications; set before {@code start}. The payload is not passed on.
+   */
+  void onSchedulesChanged(Runnable r) {
+    this.schedulesChanged = Objects.requireNonNull(r);
   }
 
   /** The last connection or probe problem, for health output; null when none. */
@@ -303,8 +318,10 @@ public final class Notifier extends Loop {
     }
     try (PreparedStatement ps = c.prepareStatement(LISTEN)) {
       ps.setArray(1, c.createArrayOf("text", queues.toArray(String[]::new)));
-      ps.setString(2, probeChannel);
-      ps.setString(3, CancelRequest.CHANNEL);
+      ps.setArray(
+          2,
+          c.createArrayOf(
+              "text", new String[] {probeChannel, CancelRequest.CHANNEL, ScheduleStore.CHANNEL}));
       ps.execute();
     }
   }
@@ -446,6 +463,7 @@ public final class Notifier extends Loop {
   /** Routes one batch as one wake; returns whether it held the awaited probe (null: none). */
   private boolean route(PGNotification[] batch, String awaitedProbe) {
     boolean probeSeen = false;
+    boolean scheduleChanged = false; // handed on once per batch, however many it holds
     var now = new HashSet<String>();
     var later = new HashMap<String, Instant>();
     Instant received = Instant.now();
@@ -457,6 +475,13 @@ public final class Notifier extends Loop {
       }
       if (channel.equals(CancelRequest.CHANNEL)) {
         cancelHeard(n.getParameter());
+        continue;
+      }
+      if (channel.equals(ScheduleStore.CHANNEL)) {
+        // The payload is ignored: anyone may send one, and all it may ask for is a (rate-limited)
+        // read of the schedules by the leader.
+        scheduleChanges.incrementAndGet();
+        scheduleChanged = true;
         continue;
       }
       if (!channel.startsWith("pgbus_")) {
@@ -478,6 +503,13 @@ public final class Notifier extends Loop {
     }
     if (!now.isEmpty() || !later.isEmpty()) {
       wakes.accept(new Wake(now, later, false));
+    }
+    if (scheduleChanged) {
+      try {
+        schedulesChanged.run();
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.ERROR, "pgbus listener: a schedule change wake failed", e);
+      }
     }
     return probeSeen;
   }

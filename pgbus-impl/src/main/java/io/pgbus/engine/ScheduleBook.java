@@ -1,5 +1,6 @@
 package io.pgbus.engine;
 
+import io.pgbus.AuditEntry;
 import io.pgbus.EnqueueOptions;
 import io.pgbus.Enqueued;
 import io.pgbus.InvalidScheduleException;
@@ -29,6 +30,7 @@ public final class ScheduleBook {
   private static final int RESUME_TRIES = 5;
 
   private final ScheduleStore store = new ScheduleStore();
+  private final AuditStore audit = new AuditStore();
   private final Jobs jobs;
   private final int maxPayloadBytes;
 
@@ -110,9 +112,9 @@ public final class ScheduleBook {
   }
 
   /** See {@link Schedules#delete}. */
-  public boolean delete(Connection c, String name) {
+  public boolean delete(Connection c, String name, String actor) {
     ScheduleDefinition.requireName(name);
-    return sql(name, "delete schedule '" + name + "'", () -> store.scheduleDelete(c, name));
+    return sql(name, "delete schedule '" + name + "'", () -> store.scheduleDelete(c, name, actor));
   }
 
   /** See {@link Schedules#trigger}. */
@@ -123,8 +125,30 @@ public final class ScheduleBook {
     if (row.isEmpty()) {
       return OptionalLong.empty();
     }
-    Enqueued e = jobs.enqueueIfAbsent(c, runJob(row.get().definition(), null, actor));
+    ScheduleDefinition d = row.get().definition();
+    Enqueued e = jobs.enqueueIfAbsent(c, runJob(d, null, actor));
+    sql(
+        name,
+        "audit the trigger of schedule '" + name + "'",
+        () -> {
+          store.scheduleAuditTrigger(c, name, d.queue(), e.id(), actor);
+          return null;
+        });
     return OptionalLong.of(e.id());
+  }
+
+  /** See {@link Schedules#history}. */
+  public List<AuditEntry> history(Connection c, String name, int limit) {
+    ScheduleDefinition.requireName(name);
+    if (limit < 1 || limit > Schedules.MAX_HISTORY) {
+      throw new InvalidScheduleException(
+          name,
+          "schedule history size " + limit + " is out of range: use 1 to " + Schedules.MAX_HISTORY);
+    }
+    return sql(
+        name,
+        "read the history of schedule '" + name + "'",
+        () -> audit.auditOfSchedule(c, name, limit));
   }
 
   /** See {@link Schedules#get}. */

@@ -73,10 +73,13 @@ final class ScheduleEnqueuer {
 
   /** The schedule a configured cron stands for. */
   static ScheduleDefinition definition(CronJob cron) {
-    return ScheduleDefinition.of(cron.name(), cron.schedule(), cron.queue())
-        .inZone(cron.zone().getId())
-        .withPayloadJson(cron.payloadJson())
-        .withMisfire(MisfirePolicy.RUN_ONCE);
+    ScheduleDefinition d =
+        ScheduleDefinition.of(cron.name(), cron.schedule(), cron.queue())
+            .inZone(cron.zone().getId())
+            .withPayloadJson(cron.payloadJson());
+    return cron.misfire() == MisfirePolicy.CATCH_UP
+        ? d.catchingUp(cron.catchUpLimit())
+        : d.withMisfire(cron.misfire());
   }
 
   /**

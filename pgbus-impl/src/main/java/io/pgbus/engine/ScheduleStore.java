@@ -38,38 +38,71 @@ final class ScheduleStore {
 
   private static final String NOW = "SELECT now()";
 
+  /**
+   * The channel a schedule change notifies at its commit, so that the leader re-reads the schedules
+   * at once instead of at its next poll ceiling. The payload is empty and means nothing: anyone may
+   * NOTIFY any channel, so a notification only asks for a read (rate-limited, see {@link
+   * Maintainer#schedulesChanged}). Not a queue's channel: queue names have no '-'.
+   */
+  static final String CHANNEL = "pgbus-schedule";
+
+  /**
+   * The tail of every statement that changes a schedule (V18): in the same statement, one audit row
+   * per changed schedule (who: {@code actor}, an SQL expression; what: {@code action}, its queue
+   * and name, the revision and times it now has; when: the audit row's {@code at}), and the wake-up
+   * of {@link #CHANNEL}, sent at commit. The change is the CTE {@code acted} (RETURNING the
+   * schedule's row); the statement returns {@link #COLUMNS} of the changed rows.
+   */
+  private static String audited(String action, String actor) {
+    return """
+        , audited AS (
+          INSERT INTO pgbus.audit (actor, action, queue, schedule, detail)
+          SELECT %s, %s, a.queue::text, a.name,
+                 pg_catalog.jsonb_build_object('revision', a.revision, 'cron', a.cron,
+                   'zone', a.zone, 'misfire', a.misfire, 'paused', a.paused, 'source', a.source)
+            FROM acted a),
+        sent AS (SELECT pg_catalog.pg_notify('%s', '') FROM acted LIMIT 1)
+        SELECT %s, (SELECT count(*) FROM sent) FROM acted
+        """
+        .formatted(actor, action, CHANNEL, COLUMNS);
+  }
+
   // ON CONFLICT DO NOTHING rather than a unique violation: a taken name is reported without
   // aborting the caller's transaction.
   private static final String CREATE =
       """
-      INSERT INTO pgbus.schedule (name, cron, zone, queue, payload, priority, max_attempts,
-                                  misfire, catch_up_limit, next_run_at, source, updated_by)
-      VALUES (?, ?, ?, pgbus.queue(?), ?::jsonb, ?, ?, ?, ?, ?, 'api',
-              COALESCE(?, current_user))
-      ON CONFLICT (name) DO NOTHING
-      RETURNING
+      WITH acted AS (
+        INSERT INTO pgbus.schedule (name, cron, zone, queue, payload, priority, max_attempts,
+                                    misfire, catch_up_limit, next_run_at, source, updated_by)
+        VALUES (?, ?, ?, pgbus.queue(?), ?::jsonb, ?, ?, ?, ?, ?, 'api',
+                COALESCE(?, current_user))
+        ON CONFLICT (name) DO NOTHING
+        RETURNING *)
       """
-          + COLUMNS;
+          + audited("'schedule_create'", "a.updated_by");
 
   // In SET, cron and zone are the row's values before the update: the next run is recomputed only
   // when the times changed, so an edit of the payload does not skip a run that is due right now.
   private static final String UPDATE =
       """
-      UPDATE pgbus.schedule
-         SET next_run_at = CASE WHEN cron = ?::text AND zone = ?::text THEN next_run_at ELSE ? END,
-             cron = ?, zone = ?, queue = pgbus.queue(?), payload = ?::jsonb, priority = ?,
-             max_attempts = ?, misfire = ?, catch_up_limit = ?, revision = revision + 1,
-             updated_at = now(), updated_by = COALESCE(?, current_user)
-       WHERE name = ?::text
-      RETURNING
+      WITH acted AS (
+        UPDATE pgbus.schedule
+           SET next_run_at = CASE WHEN cron = ?::text AND zone = ?::text THEN next_run_at ELSE ? END,
+               cron = ?, zone = ?, queue = pgbus.queue(?), payload = ?::jsonb, priority = ?,
+               max_attempts = ?, misfire = ?, catch_up_limit = ?, revision = revision + 1,
+               updated_at = now(), updated_by = COALESCE(?, current_user)
+         WHERE name = ?::text
+        RETURNING *)
       """
-          + COLUMNS;
+          + audited("'schedule_update'", "a.updated_by");
 
   // Config wins over what the table holds, but a row that already matches is not touched (no
   // revision bump, no updated_at), so restarts are no change. The pause stays as an operator set
   // it.
+  // Audited as a create when the row is new (xmax 0: no earlier version was locked or updated).
   private static final String UPSERT_CONFIG =
       """
+      WITH acted AS (
       INSERT INTO pgbus.schedule AS s (name, cron, zone, queue, payload, priority, max_attempts,
                                        misfire, catch_up_limit, next_run_at, source, updated_by)
       VALUES (?, ?, ?, pgbus.queue(?), ?::jsonb, ?, ?, ?, ?, ?, 'config', COALESCE(?, current_user))
@@ -86,7 +119,11 @@ final class ScheduleStore {
              IS DISTINCT FROM
              (excluded.cron, excluded.zone, excluded.queue, excluded.payload, excluded.priority,
               excluded.max_attempts, excluded.misfire, excluded.catch_up_limit, excluded.source)
-      """;
+      RETURNING s.*, s.xmax::text = '0' AS inserted)
+      """
+          + audited(
+              "CASE WHEN a.inserted THEN 'schedule_create' ELSE 'schedule_update' END",
+              "a.updated_by");
 
   // Before V15, config crons kept their last run in pgbus.cron (V3).
   private static final String CRON_LAST_RUN =
@@ -94,22 +131,41 @@ final class ScheduleStore {
 
   private static final String PAUSE =
       """
-      UPDATE pgbus.schedule
-         SET paused = true, revision = revision + 1, updated_at = now(),
-             updated_by = COALESCE(?, current_user)
-       WHERE name = ?::text
-      """;
+      WITH acted AS (
+        UPDATE pgbus.schedule
+           SET paused = true, revision = revision + 1, updated_at = now(),
+               updated_by = COALESCE(?, current_user)
+         WHERE name = ?::text
+        RETURNING *)
+      """
+          + audited("'schedule_pause'", "a.updated_by");
 
   // Guarded by the revision read with the cron, since the next run is computed from it in Java.
   private static final String RESUME =
       """
-      UPDATE pgbus.schedule
-         SET paused = false, next_run_at = ?, revision = revision + 1, updated_at = now(),
-             updated_by = COALESCE(?, current_user)
-       WHERE name = ?::text AND revision = ?
-      """;
+      WITH acted AS (
+        UPDATE pgbus.schedule
+           SET paused = false, next_run_at = ?, revision = revision + 1, updated_at = now(),
+               updated_by = COALESCE(?, current_user)
+         WHERE name = ?::text AND revision = ?
+        RETURNING *)
+      """
+          + audited("'schedule_resume'", "a.updated_by");
 
-  private static final String DELETE = "DELETE FROM pgbus.schedule WHERE name = ?::text";
+  // The row's updated_by is the last change's: the delete's own actor is bound.
+  private static final String DELETE =
+      """
+      WITH acted AS (DELETE FROM pgbus.schedule WHERE name = ?::text RETURNING *)
+      """
+          + audited("'schedule_delete'", "COALESCE(?::text, current_user)");
+
+  // A trigger changes no schedule row: its audit names the job it enqueued, in the same
+  // transaction (with no transaction around it, the statement after the enqueue).
+  private static final String AUDIT_TRIGGER =
+      """
+      INSERT INTO pgbus.audit (actor, action, queue, schedule, job_id)
+      VALUES (COALESCE(?::text, current_user), 'schedule_trigger', ?::text, ?::text, ?)
+      """;
 
   private static final String GET =
       "SELECT " + COLUMNS + " FROM pgbus.schedule WHERE name = ?::text";
@@ -187,7 +243,7 @@ final class ScheduleStore {
       int i = bindDefinition(ps, 1, d);
       setInstant(ps, i++, nextRun);
       ps.setString(i, actor);
-      return ps.executeUpdate() == 1;
+      return !all(ps).isEmpty();
     }
   }
 
@@ -205,7 +261,7 @@ final class ScheduleStore {
     try (PreparedStatement ps = c.prepareStatement(PAUSE)) {
       ps.setString(1, actor);
       ps.setString(2, name);
-      return ps.executeUpdate() == 1;
+      return !all(ps).isEmpty();
     }
   }
 
@@ -217,14 +273,27 @@ final class ScheduleStore {
       ps.setString(2, actor);
       ps.setString(3, name);
       ps.setLong(4, revision);
-      return ps.executeUpdate() == 1;
+      return !all(ps).isEmpty();
     }
   }
 
-  boolean scheduleDelete(Connection c, String name) throws SQLException {
+  boolean scheduleDelete(Connection c, String name, String actor) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(DELETE)) {
       ps.setString(1, name);
-      return ps.executeUpdate() == 1;
+      ps.setString(2, actor);
+      return !all(ps).isEmpty();
+    }
+  }
+
+  /** Audits a trigger of schedule {@code name} that enqueued {@code jobId} to {@code queue}. */
+  void scheduleAuditTrigger(Connection c, String name, String queue, long jobId, String actor)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(AUDIT_TRIGGER)) {
+      ps.setString(1, actor);
+      ps.setString(2, queue);
+      ps.setString(3, name);
+      ps.setLong(4, jobId);
+      ps.executeUpdate();
     }
   }
 

@@ -89,6 +89,9 @@ public class AdminResource {
   /** The default page size of a search, and of a bulk action's limit. */
   static final int DEFAULT_PAGE = 50;
 
+  /** How many audit entries GET schedules/{name} shows, newest first. */
+  static final int SCHEDULE_HISTORY = 20;
+
   static final int DEFAULT_BULK = 1000;
 
   private static final System.Logger LOG = System.getLogger(AdminResource.class.getName());
@@ -338,7 +341,15 @@ public class AdminResource {
         () ->
             schedules
                 .get(name)
-                .map(s -> Response.ok(ScheduleJson.toMap(s, masked(security))).build())
+                .map(
+                    s -> {
+                      // Its latest audit entries (V18): who changed or triggered it, and when.
+                      Map<String, Object> m = ScheduleJson.toMap(s, masked(security));
+                      m.put(
+                          "history",
+                          ScheduleJson.history(schedules.history(name, SCHEDULE_HISTORY)));
+                      return Response.ok(m).build();
+                    })
                 .orElseGet(() -> error(Response.Status.NOT_FOUND, "not-found", "name", null)));
   }
 

@@ -1,5 +1,6 @@
 package io.pgbus.jakarta;
 
+import io.pgbus.AuditEntry;
 import io.pgbus.PgbusException;
 import io.pgbus.Schedule;
 import io.pgbus.ScheduleDefinition;
@@ -18,8 +19,8 @@ import java.util.function.Function;
 /**
  * {@link Schedules} on the JTA datasource, like {@link JtaJobQueue}: a call inside the caller's
  * transaction runs on its enlisted connection and commits or rolls back with it; without one, each
- * call commits on its own. Changes record the caller principal in {@code updated_by} (else the
- * database role).
+ * call commits on its own. Changes record the caller principal in {@code updated_by} and in their
+ * audit entry (else the database role).
  */
 @ApplicationScoped
 public class JtaSchedules implements Schedules {
@@ -57,7 +58,14 @@ public class JtaSchedules implements Schedules {
   @Override
   public boolean delete(String name) {
     return withConnection(
-        "delete schedule '" + name + "'", c -> runtime.schedules().delete(c, name));
+        "delete schedule '" + name + "'", c -> runtime.schedules().delete(c, name, caller()));
+  }
+
+  @Override
+  public List<AuditEntry> history(String name, int limit) {
+    return withConnection(
+        "read the history of schedule '" + name + "'",
+        c -> runtime.schedules().history(c, name, limit));
   }
 
   @Override

@@ -316,7 +316,9 @@ record PgbusSettings(
               + ")");
     }
     try {
-      return new CronJob(name, schedule, zone, queue, payload);
+      CronJob job = new CronJob(name, schedule, zone, queue, payload);
+      String misfire = r.string(prefix + CronJob.MISFIRE_KEY).orElse(null);
+      return misfire == null ? job : job.withMisfire(misfire);
     } catch (InvalidConfigException e) {
       throw new InvalidSettingException("pgbus: " + e.keyedMessage());
     }

@@ -1,5 +1,6 @@
 package io.pgbus.jakarta;
 
+import io.pgbus.AuditEntry;
 import io.pgbus.InvalidScheduleException;
 import io.pgbus.MisfirePolicy;
 import io.pgbus.Schedule;
@@ -13,7 +14,9 @@ import jakarta.json.JsonString;
 import jakarta.json.JsonValue;
 import java.io.StringReader;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -129,6 +132,21 @@ final class ScheduleJson {
     m.put("updatedAt", text(s.updatedAt()));
     m.put("updatedBy", s.updatedBy());
     return m;
+  }
+
+  /** A schedule's audit entries (newest first), as the admin API shows them on the schedule. */
+  static List<Map<String, Object>> history(List<AuditEntry> entries) {
+    var out = new ArrayList<Map<String, Object>>(entries.size());
+    for (AuditEntry e : entries) {
+      var m = new LinkedHashMap<String, Object>();
+      m.put("at", text(e.at()));
+      m.put("actor", e.actor());
+      m.put("action", e.action());
+      m.put("queue", e.queue());
+      m.put("jobId", e.jobId() == null ? null : String.valueOf(e.jobId()));
+      out.add(m);
+    }
+    return out;
   }
 
   private static MisfirePolicy policy(String text, String name) {

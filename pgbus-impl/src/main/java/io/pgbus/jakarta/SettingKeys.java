@@ -56,7 +56,8 @@ final class SettingKeys {
   static final String CAPSULE_PREFIX = "pgbus.capsule.";
   static final String CRON_PREFIX = CronJob.KEY_PREFIX;
   static final List<String> CAPSULE_KEYS = List.of("queues", "concurrency", "jobs-per-transaction");
-  static final List<String> CRON_KEYS = List.of("schedule", "queue", "zone", "payload");
+  static final List<String> CRON_KEYS =
+      List.of("schedule", "queue", "zone", "payload", CronJob.MISFIRE_KEY);
 
   private SettingKeys() {}
 

@@ -10,6 +10,7 @@ import io.pgbus.InvalidJobException;
 import io.pgbus.JobBatch;
 import io.pgbus.Outcome;
 import io.pgbus.engine.testing.Await;
+import io.pgbus.engine.testing.ChildJvm;
 import io.pgbus.engine.testing.TestDatabase;
 import io.pgbus.engine.testing.TestEngines;
 import java.sql.Connection;
@@ -145,6 +146,87 @@ class BatchTest {
   }
 
   @Test
+  void tenThousandMembersOverThreeJvmsOneKilledMidwayFireOneCallbackWithTheRightCounts()
+      throws Exception {
+    int size = JobBatch.MAX_SIZE;
+    var members = new ArrayList<NewJob>(size);
+    for (int i = 0; i < size; i++) {
+      members.add(
+          new NewJob(
+              "bk_members", "{\"n\":" + i + "}", EnqueueOptions.defaults().withMaxAttempts(2)));
+    }
+    EnqueuedBatch batch;
+    try (Connection c = db.connect()) {
+      batch = jobs.enqueueBatch(c, members, NewJob.of("bk_done", "{}"));
+    }
+    Duration lease = Duration.ofSeconds(3);
+    Duration leaderTtl = Duration.ofSeconds(2);
+    try (ChildJvm child =
+        ChildJvm.start(
+            BatchMemberWorker.class,
+            db.jdbcUrl(),
+            "bk_members",
+            "doomed-batch-jvm",
+            Long.toString(lease.toMillis()),
+            Long.toString(leaderTtl.toMillis()),
+            "1500")) {
+      // The child alone runs the first 1,500 members (some of them fail), then holds some more in
+      // open transactions: the middle of the batch.
+      child.await("HOLDING", Duration.ofMinutes(5));
+      var callbacks = new CopyOnWriteArrayList<BatchSummary>();
+      JobFunction work =
+          (job, tx) -> {
+            if (job.queue().equals("bk_done")) {
+              callbacks.add(job.batch().orElseThrow());
+              return Outcome.complete();
+            }
+            return BatchMemberWorker.member(job.payload());
+          };
+      for (int jobsPerTransaction : new int[] {1, 10}) {
+        engines.start(
+            engines
+                .builder(
+                    engines
+                        .config()
+                        .lease(lease)
+                        .leaderTtl(leaderTtl)
+                        .pollCeiling(Duration.ofSeconds(1))
+                        .rescueInterval(Duration.ofMillis(200))
+                        .retry(new RetryPolicy(Duration.ofMillis(1), Duration.ofMillis(1), 0))
+                        .capsule(
+                            new CapsuleConfig(
+                                "k" + jobsPerTransaction,
+                                List.of("bk_members", "bk_done"),
+                                4,
+                                jobsPerTransaction))
+                        .build())
+                .jobs(work));
+      }
+      long held =
+          db.queryLong(
+              "SELECT count(*) FROM pgbus.job WHERE state = 'running' AND attempted_by = ?",
+              "doomed-batch-jvm");
+      assertThat(child.kill9()).as("exit code of a SIGKILLed JVM").isEqualTo(137);
+
+      Await.until("the callback", Duration.ofMinutes(15), () -> callbacks.size() >= 1);
+      assertThat(callbacks.get(0))
+          .isEqualTo(new BatchSummary(batch.batchId(), size, size - 10, 10, 0));
+      assertThat(held).as("jobs the killed JVM held when it was killed").isPositive();
+    }
+    assertThat(db.queryLong("SELECT pending FROM pgbus.batch WHERE id = ?", batch.batchId()))
+        .isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE queue = 'bk_done'"))
+        .as("callbacks enqueued")
+        .isEqualTo(1);
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.job WHERE queue = 'bk_members' AND errors::text LIKE"
+                    + " '%doomed-batch-jvm%'"))
+        .as("members rescued from the killed JVM")
+        .isPositive();
+  }
+
+  @Test
   void everyPathToAFinalStateCountsOnceAndTheLastFiresTheCallbackInItsTransaction()
       throws Exception {
     var members = new ArrayList<NewJob>();
@@ -208,6 +290,129 @@ class BatchTest {
     }
     assertThat(callbackCount()).isEqualTo(1);
     assertThat(summary(batch.batchId())).isEqualTo(new BatchSummary(batch.batchId(), 2, 0, 2, 0));
+  }
+
+  @Test
+  void aMemberBuriedByTheClaimCountsDeadAndTheLastOneFiresOneCallback() throws Exception {
+    // Both members fit the limit when enqueued; the limit is lowered below them before the claim,
+    // which buries them dead (their payload never leaves the database).
+    String big = "{\"blob\":\"" + "x".repeat(4000) + "\"}";
+    EnqueuedBatch batch;
+    try (Connection c = db.connect()) {
+      batch =
+          jobs.enqueueBatch(
+              c,
+              List.of(NewJob.of("bt_buried", big), NewJob.of("bt_buried", big)),
+              NewJob.of("bt_buried_done", "{}"));
+    }
+    try {
+      db.update("UPDATE pgbus.setting SET max_payload_bytes = 2000");
+      try (Connection c = db.connect()) {
+        c.setAutoCommit(false);
+        assertThat(store.jobClaim(c, List.of("bt_buried"), 1, "w", Duration.ofMinutes(1)))
+            .isEmpty();
+        c.rollback();
+        assertThat(callbackCount()).as("a rolled-back claim buries and counts nothing").isZero();
+        assertThat(db.job(batch.jobIds().get(1)).state()).isEqualTo("available");
+        c.setAutoCommit(true);
+        // One claim buries both (a buried job's slot goes to the next job of its queue).
+        assertThat(store.jobClaim(c, List.of("bt_buried"), 1, "w", Duration.ofMinutes(1)))
+            .as("buried, not returned")
+            .isEmpty();
+        assertThat(store.jobClaim(c, List.of("bt_buried"), 1, "w", Duration.ofMinutes(1)))
+            .as("nothing left to bury or claim")
+            .isEmpty();
+      }
+    } finally {
+      db.update("UPDATE pgbus.setting SET max_payload_bytes = 1048576");
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE state = 'dead'")).isEqualTo(2);
+    assertThat(callbackCount()).isEqualTo(1);
+    assertThat(db.jobCount("bt_buried_done", "available")).isEqualTo(1);
+    assertThat(summary(batch.batchId())).isEqualTo(new BatchSummary(batch.batchId(), 2, 0, 2, 0));
+  }
+
+  @Test
+  void anOperatorsBulkCancelCountsEachMemberOnceAndADeleteOfFinishedMembersChangesNothing()
+      throws Exception {
+    var admin = new JobAdminStore();
+    EnqueuedBatch batch;
+    try (Connection c = db.connect()) {
+      batch =
+          jobs.enqueueBatch(
+              c,
+              List.of(
+                  NewJob.of("bt_admin", "{}"),
+                  NewJob.of("bt_admin", "{}"),
+                  NewJob.of("bt_admin", "{}")),
+              NewJob.of("bt_admin_done", "{}"));
+      ClaimedJob first =
+          store.jobClaim(c, List.of("bt_admin"), 1, "w", Duration.ofMinutes(1)).get(0);
+      assertThat(store.jobComplete(c, first)).isTrue();
+      // The other two, by the admin API's bulk cancel; then every finished member is deleted.
+      assertThat(
+              admin.jobAct(
+                  c,
+                  JobAdminStore.Action.CANCEL,
+                  io.pgbus.admin.JobFilter.all().withQueue("bt_admin"),
+                  100,
+                  "ops"))
+          .isEqualTo(2);
+      assertThat(callbackCount()).isEqualTo(1);
+      assertThat(
+              admin.jobAct(
+                  c,
+                  JobAdminStore.Action.DELETE,
+                  io.pgbus.admin.JobFilter.all().withQueue("bt_admin"),
+                  100,
+                  "ops"))
+          .isEqualTo(3);
+      assertThat(
+              admin.jobAct(
+                  c,
+                  JobAdminStore.Action.CANCEL,
+                  io.pgbus.admin.JobFilter.all().withQueue("bt_admin"),
+                  100,
+                  "ops"))
+          .isZero();
+    }
+    assertThat(callbackCount()).isEqualTo(1);
+    assertThat(db.jobCount("bt_admin_done", "available")).isEqualTo(1);
+    assertThat(summary(batch.batchId())).isEqualTo(new BatchSummary(batch.batchId(), 3, 1, 0, 2));
+  }
+
+  @Test
+  void anOperatorsBulkReplayOfADeadMemberAfterTheCallbackFiresNoSecondCallback() throws Exception {
+    EnqueuedBatch batch;
+    try (Connection c = db.connect()) {
+      batch =
+          jobs.enqueueBatch(
+              c,
+              List.of(
+                  new NewJob("bt_bulk", "{}", EnqueueOptions.defaults().withMaxAttempts(1)),
+                  NewJob.of("bt_bulk", "{}")),
+              NewJob.of("bt_bulk_done", "{}"));
+      List<ClaimedJob> held = store.jobClaim(c, List.of("bt_bulk"), 2, "w", Duration.ofMinutes(1));
+      assertThat(store.jobFail(c, held.get(0), "boom", Duration.ZERO).dead()).isTrue();
+      assertThat(store.jobComplete(c, held.get(1))).isTrue();
+      assertThat(callbackCount()).isEqualTo(1);
+      assertThat(
+              new JobAdminStore()
+                  .jobAct(
+                      c,
+                      JobAdminStore.Action.REPLAY,
+                      io.pgbus.admin.JobFilter.all().withQueue("bt_bulk"),
+                      100,
+                      "ops"))
+          .isEqualTo(1);
+      ClaimedJob again =
+          store.jobClaim(c, List.of("bt_bulk"), 1, "w", Duration.ofMinutes(1)).get(0);
+      assertThat(again.id()).isEqualTo(held.get(0).id());
+      assertThat(store.jobComplete(c, again)).isTrue();
+    }
+    assertThat(callbackCount()).isEqualTo(1);
+    assertThat(db.jobCount("bt_bulk_done", "available")).isEqualTo(1);
+    assertThat(summary(batch.batchId())).isEqualTo(new BatchSummary(batch.batchId(), 2, 1, 1, 0));
   }
 
   @Test

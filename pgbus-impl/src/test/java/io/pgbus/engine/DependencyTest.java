@@ -154,6 +154,45 @@ class DependencyTest {
   }
 
   @Test
+  void aDependencyBuriedByTheClaimCancelsOrHoldsItsDependentsAndNoneRuns() throws Exception {
+    // Within the limit when enqueued, over it at the claim: buried dead there, never run.
+    String big = "{\"blob\":\"" + "x".repeat(4000) + "\"}";
+    long a;
+    try (Connection c = db.connect()) {
+      a = jobs.enqueue(c, new NewJob("dep_buried", big, EnqueueOptions.defaults()));
+    }
+    long cancelled = enqueue("dep_buried_next", EnqueueOptions.defaults().afterJobs(a));
+    long chained = enqueue("dep_buried_next", EnqueueOptions.defaults().afterJobs(cancelled));
+    long held =
+        enqueue("dep_buried_next", EnqueueOptions.defaults().afterJobs(DependencyFailure.HOLD, a));
+    try {
+      db.update("UPDATE pgbus.setting SET max_payload_bytes = 2000");
+      try (Connection c = db.connect()) {
+        assertThat(store.jobClaim(c, List.of("dep_buried"), 1, "w", Duration.ofMinutes(1)))
+            .isEmpty();
+      }
+    } finally {
+      db.update("UPDATE pgbus.setting SET max_payload_bytes = 1048576");
+    }
+    assertThat(db.job(a).state()).isEqualTo("dead");
+    assertThat(db.job(cancelled).state()).isEqualTo("cancelled");
+    assertThat(db.job(chained).state()).as("cancelled down the chain").isEqualTo("cancelled");
+    assertThat(db.job(held).state()).isEqualTo("scheduled");
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.job_dependency WHERE job_id = ? AND state = 'failed'",
+                held))
+        .isEqualTo(1);
+    startEngine("dep_buried_next");
+    try (Connection c = db.connect()) {
+      assertThat(store.jobClaim(c, List.of("dep_buried_next"), 10, "w", Duration.ofMinutes(1)))
+          .as("nothing of the chain is runnable")
+          .isEmpty();
+    }
+    assertThat(ran).isEmpty();
+  }
+
+  @Test
   void aDependencyThatCompletedAlreadyCountsAsDoneAndItsResultIsPassedOn() throws Exception {
     long a = enqueue("dep_done", EnqueueOptions.defaults());
     try (Connection c = db.connect()) {
@@ -176,6 +215,29 @@ class DependencyTest {
     assertThatThrownBy(() -> enqueue("dep_bad", EnqueueOptions.defaults().afterJobs(a, next)))
         .isInstanceOf(PgbusException.class)
         .hasMessageContaining("unknown job id(s) {" + next + "}");
+    assertThat(db.jobCount()).isEqualTo(1);
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE linked")).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job_dependency")).isZero();
+  }
+
+  @Test
+  void aCycleCannotBeFormedAJobThatWouldWaitOnItselfIsRefusedAndNothingIsWritten()
+      throws Exception {
+    long a = enqueue("dep_cycle", EnqueueOptions.defaults());
+    // The id the next job gets: a job enqueued to wait on it would wait on itself (a -> self), the
+    // one cycle a single enqueue could try to close; any longer cycle needs a later id as well.
+    long self = db.queryLong("SELECT pg_catalog.pg_sequence_last_value('pgbus.job_id_seq') + 1");
+    assertThatThrownBy(() -> enqueue("dep_cycle", EnqueueOptions.defaults().afterJobs(a, self)))
+        .isInstanceOf(PgbusException.class)
+        .hasMessageContaining("unknown job id(s) {" + self + "}")
+        .hasMessageContaining("depend only on jobs that exist");
+    assertThatThrownBy(
+            () ->
+                db.queryLong(
+                    "SELECT id FROM pgbus.enqueue_after('dep_cycle', '{}',"
+                        + " ARRAY[pg_catalog.pg_sequence_last_value('pgbus.job_id_seq') + 1])"))
+        .rootCause()
+        .hasMessageContaining("unknown job id(s)");
     assertThat(db.jobCount()).isEqualTo(1);
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE linked")).isZero();
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.job_dependency")).isZero();

@@ -89,6 +89,49 @@ class ScheduleTest {
   }
 
   @Test
+  void misfirePoliciesApplyWhenARealEngineTakesTheLeadAfterDowntime() throws Exception {
+    // A daily run 12 hours from the database's hour: the latest run is always long missed.
+    int hour =
+        (int) ((db.queryLong("SELECT extract(hour FROM now() AT TIME ZONE 'UTC')::int") + 12) % 24);
+    String daily = "0 " + hour + " * * *";
+    Engine first =
+        engines.start(engines.builder(engines.config().leaderTtl(Duration.ofSeconds(2)).build()));
+    Await.until("the first leader", Duration.ofSeconds(10), first::leader);
+    withConnection(
+        c -> {
+          first
+              .schedules()
+              .create(
+                  c,
+                  ScheduleDefinition.of("rskip", daily, "rskipq").withMisfire(MisfirePolicy.SKIP),
+                  null);
+          first.schedules().create(c, ScheduleDefinition.of("ronce", daily, "ronceq"), null);
+          first
+              .schedules()
+              .create(c, ScheduleDefinition.of("rcatch", daily, "rcatchq").catchingUp(3), null);
+        });
+    first.stop();
+    // Four days pass with no leader: every JVM was down.
+    db.update("UPDATE pgbus.schedule SET next_run_at = next_run_at - interval '5 days'");
+    Engine second =
+        engines.start(engines.builder(engines.config().leaderTtl(Duration.ofSeconds(2)).build()));
+    Await.until("the new leader", Duration.ofSeconds(10), second::leader);
+    Await.until(
+        "the missed runs to be dealt with",
+        Duration.ofSeconds(30),
+        () -> db.queryLong("SELECT count(*) FROM pgbus.schedule WHERE next_run_at > now()"),
+        n -> n == 3);
+    assertThat(runs("rskipq")).as("skip: missed runs dropped").isEmpty();
+    List<Instant> once = runs("ronceq");
+    assertThat(once).as("run once: the latest missed run").hasSize(1);
+    assertThat(runs("rcatchq"))
+        .as("catch up: the latest three, oldest first")
+        .containsExactly(
+            once.get(0).minus(DAY.multipliedBy(2)), once.get(0).minus(DAY), once.get(0));
+    assertThat(second.cronRunsEnqueued()).isEqualTo(4);
+  }
+
+  @Test
   void catchUpIsBoundedAndWalksNoFurtherThanItsLimit() {
     CronSchedule everySecond = CronSchedule.parse("* * * * * *", java.time.ZoneId.of("UTC"));
     // A year down with a run every second: only the latest 5 runs, found walking back.
@@ -108,6 +151,71 @@ class ScheduleTest {
             ScheduleEnqueuer.runsDue(
                 everySecond, latest.minusSeconds(1), now, MisfirePolicy.CATCH_UP, 5))
         .containsExactly(latest.minusSeconds(1), latest);
+  }
+
+  @Test
+  void aChangeOnOneEngineWakesTheLeaderOnAnotherAtOnceThroughItsNotify() {
+    // A ceiling far above the bound: only the NOTIFY can make the leader see the change in time.
+    Duration ceiling = Duration.ofSeconds(60);
+    Engine leader =
+        engines.start(
+            engines.builder(
+                engines
+                    .config()
+                    .pollCeiling(ceiling)
+                    .leaderTtl(Duration.ofSeconds(5))
+                    // a capsule, for the LISTEN connection that hears the change
+                    .capsule(new CapsuleConfig("sw", List.of("sw_unused"), 1))
+                    .build()));
+    Await.until("a leader", Duration.ofSeconds(10), leader::leader);
+    TestEngines.awaitDelivering(leader);
+    // Its first rounds (rescue, prune, schedules) are done: the next schedule tick is a ceiling
+    // away.
+    Await.until(
+        "the first maintenance", Duration.ofSeconds(10), () -> leader.maintenanceRounds() >= 3);
+    Engine other =
+        engines.start(
+            engines.builder(
+                engines.config().pollCeiling(ceiling).leaderTtl(Duration.ofSeconds(5)).build()));
+    assertThat(other.leader()).isFalse();
+    Duration within = Duration.ofSeconds(15); // one run's period + load margin, a quarter ceiling
+
+    withConnection(
+        c ->
+            other
+                .schedules()
+                .create(c, ScheduleDefinition.of("wake", "* * * * * *", "wakes"), "ops"));
+    Await.until("a run of the new schedule", within, () -> runs("wakes").size(), n -> n >= 1);
+    assertThat(leader.scheduleWakes()).isGreaterThanOrEqualTo(1);
+
+    withConnection(
+        c ->
+            other
+                .schedules()
+                .update(c, ScheduleDefinition.of("wake", "* * * * * *", "wakes_moved"), "ops"));
+    Await.until("a run to the new queue", within, () -> runs("wakes_moved").size(), n -> n >= 1);
+
+    // Forged notifications (anyone may NOTIFY, with any payload): each only asks for a read, and
+    // the leader reads at most once per gap however many arrive.
+    long before = leader.scheduleWakes();
+    long heardBefore = leader.scheduleChangesHeard();
+    long started = System.nanoTime();
+    db.queryLong(
+        "SELECT count(*) FROM (SELECT pg_notify('pgbus-schedule', g::text || repeat('x', 100))"
+            + " FROM generate_series(1, 500) g) n");
+    for (int i = 0; i < 40; i++) {
+      db.queryLong("SELECT count(*) FROM pg_notify('pgbus-schedule', '9223372036854775807')");
+    }
+    Await.until(
+        "the forged notifications to be heard",
+        Duration.ofSeconds(10),
+        () -> leader.scheduleChangesHeard() - heardBefore,
+        n -> n >= 540);
+    Duration spent = Duration.ofNanos(System.nanoTime() - started);
+    assertThat(leader.scheduleWakes() - before)
+        .as("schedule reads for 540 notifications in %s", spent)
+        .isLessThanOrEqualTo(spent.toMillis() / Maintainer.SCHEDULE_WAKE_GAP.toMillis() + 2);
+    assertThat(leader.leader()).isTrue();
   }
 
   @Test
@@ -141,7 +249,7 @@ class ScheduleTest {
                 .update(c, ScheduleDefinition.of("pulse", "* * * * * *", "pulses_moved"), "ops"));
     Await.until("a run to the new queue", within, () -> runs("pulses_moved").size(), n -> n >= 1);
 
-    withConnection(c -> other.schedules().delete(c, "pulse"));
+    withConnection(c -> other.schedules().delete(c, "pulse", "ops"));
     int after = runs("pulses_moved").size();
     // A canary made after the delete proves the leader ticked since.
     withConnection(
@@ -153,6 +261,87 @@ class ScheduleTest {
     assertThat(runs("pulses_moved")).hasSize(after);
     assertThat(runs("pulses")).doesNotHaveDuplicates();
     assertThat(other.cronRunsEnqueued()).isZero();
+    // Neither engine has a LISTEN connection (no capsules): this is the ceiling without a NOTIFY,
+    // as when one is lost.
+    assertThat(leader.scheduleWakes()).isZero();
+  }
+
+  @Test
+  void everyChangeAndTriggerIsAuditedWithWhoAndWhatInTheCallersTransaction() throws Exception {
+    db.update("DELETE FROM pgbus.audit");
+    try (Connection c = db.connect()) {
+      book.create(c, ScheduleDefinition.of("audited", "@daily", "aq"), "alice");
+      book.update(c, ScheduleDefinition.of("audited", "@hourly", "aq2"), "bob");
+      assertThat(book.pause(c, "audited", "carol")).isTrue();
+      assertThat(book.resume(c, "audited", "dave")).isTrue();
+      assertThat(book.resume(c, "audited", "dave")).as("not paused: no change").isTrue();
+      long job = book.trigger(c, "audited", "erin").getAsLong();
+      assertThat(book.delete(c, "audited", "frank")).isTrue();
+      assertThat(book.delete(c, "audited", "frank")).isFalse();
+      assertThat(book.pause(c, "missing", "x")).isFalse();
+
+      // A rolled-back change leaves no entry.
+      c.setAutoCommit(false);
+      book.create(c, ScheduleDefinition.of("audited", "@daily", "aq"), "mallory");
+      book.trigger(c, "audited", "mallory");
+      c.rollback();
+      c.setAutoCommit(true);
+
+      List<io.pgbus.AuditEntry> history = book.history(c, "audited", 100);
+      assertThat(history)
+          .extracting(io.pgbus.AuditEntry::action)
+          .containsExactly(
+              "schedule_delete",
+              "schedule_trigger",
+              "schedule_resume",
+              "schedule_pause",
+              "schedule_update",
+              "schedule_create");
+      assertThat(history)
+          .extracting(io.pgbus.AuditEntry::actor)
+          .containsExactly("frank", "erin", "dave", "carol", "bob", "alice");
+      assertThat(history.get(1).jobId()).isEqualTo(job);
+      assertThat(history.get(1).queue()).isEqualTo("aq2");
+      assertThat(history.get(5).queue()).isEqualTo("aq");
+      assertThat(history.get(0).at()).isAfter(Instant.now().minusSeconds(60));
+      assertThat(book.history(c, "audited", 2)).hasSize(2);
+      assertThat(book.history(c, "never", 10)).isEmpty();
+      assertThatThrownBy(() -> book.history(c, "audited", 1001))
+          .isInstanceOf(InvalidScheduleException.class)
+          .hasMessageContaining("use 1 to 1000");
+    }
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.audit WHERE schedule = 'audited'"
+                    + " AND detail->>'cron' = '@hourly' AND action = 'schedule_update'"))
+        .isEqualTo(1);
+
+    // The configuration's crons, when the start creates or changes them.
+    var tx = new JdbcTransactions(db.dataSource());
+    new ScheduleEnqueuer(
+            List.of(CronJob.of("fromconfig", "0 3 * * *", "reports")),
+            store,
+            tx,
+            Duration.ofMinutes(1))
+        .syncConfig(null);
+    new ScheduleEnqueuer(
+            List.of(CronJob.of("fromconfig", "0 3 * * *", "reports")),
+            store,
+            tx,
+            Duration.ofMinutes(1))
+        .syncConfig(null);
+    new ScheduleEnqueuer(
+            List.of(CronJob.of("fromconfig", "0 4 * * *", "reports")),
+            store,
+            tx,
+            Duration.ofMinutes(1))
+        .syncConfig(null);
+    try (Connection c = db.connect()) {
+      assertThat(book.history(c, "fromconfig", 10))
+          .extracting(io.pgbus.AuditEntry::action)
+          .as("an unchanged restart is no change")
+          .containsExactly("schedule_update", "schedule_create");
+    }
   }
 
   @Test
@@ -285,6 +474,45 @@ class ScheduleTest {
     var v3 = new ScheduleEnqueuer(List.of(), store, tx, Duration.ofMinutes(1));
     assertThat(v3.syncConfig(DAY1_0300.plusSeconds(40))).isZero();
     assertThat(book(b -> b.get("nightly")).definition().cron()).isEqualTo("0 4 * * *");
+  }
+
+  @Test
+  void aConfiguredCronKeepsItsMisfirePolicyAcrossALeaderChange() throws Exception {
+    var tx = new JdbcTransactions(db.dataSource());
+    List<CronJob> crons =
+        List.of(
+            CronJob.of("cskip", "0 3 * * *", "cskipq").withMisfire("skip"),
+            CronJob.of("conce", "0 3 * * *", "conceq"),
+            CronJob.of("ccatch", "0 3 * * *", "ccatchq").withMisfire("catch-up:2"));
+    var first = new ScheduleEnqueuer(crons, store, tx, Duration.ofMinutes(1));
+    assertThat(first.syncConfig(DAY1_0300.minusSeconds(10))).isEqualTo(3);
+    assertThat(book(b -> b.get("ccatch")).definition().catchUpLimit()).isEqualTo(2);
+    assertThat(book(b -> b.get("cskip")).definition().misfire()).isEqualTo(MisfirePolicy.SKIP);
+    try (Connection c = db.connect()) {
+      assertThat(first.tick(c, DAY1_0300.plusMillis(20)).enqueued()).isEqualTo(3);
+    }
+    // The leader dies; another JVM, with the same configuration, leads an hour past day 5.
+    var second = new ScheduleEnqueuer(crons, store, tx, Duration.ofMinutes(1));
+    Instant day5 = DAY1_0300.plus(DAY.multipliedBy(4));
+    try (Connection c = db.connect()) {
+      assertThat(second.tick(c, day5.plusSeconds(3600)).enqueued()).isEqualTo(0 + 1 + 2);
+    }
+    assertThat(runs("cskipq")).containsExactly(DAY1_0300);
+    assertThat(runs("conceq")).containsExactly(DAY1_0300, day5);
+    assertThat(runs("ccatchq")).containsExactly(DAY1_0300, day5.minus(DAY), day5);
+
+    // A policy changed in the configuration is a change: stored at the next start.
+    var third =
+        new ScheduleEnqueuer(
+            List.of(CronJob.of("cskip", "0 3 * * *", "cskipq").withMisfire("catch-up:7")),
+            store,
+            tx,
+            Duration.ofMinutes(1));
+    assertThat(third.syncConfig(day5.plusSeconds(3700))).isEqualTo(1);
+    assertThat(book(b -> b.get("cskip")).definition().catchUpLimit()).isEqualTo(7);
+    assertThatThrownBy(() -> CronJob.of("bad", "@daily", "q").withMisfire("later"))
+        .isInstanceOf(InvalidConfigException.class)
+        .hasMessageContaining("pgbus.cron.bad.misfire=later is invalid");
   }
 
   private interface BookCall<T> {

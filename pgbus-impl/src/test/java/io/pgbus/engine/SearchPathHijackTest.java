@@ -285,7 +285,8 @@ class SearchPathHijackTest {
       book.resume(c, "api", null);
       book.trigger(c, "api", null);
       book.list(c, null, 10);
-      book.delete(c, "api");
+      book.history(c, "api", 10);
+      book.delete(c, "api", null);
 
       Doctor.examine(engine, db.dataSource(), 10, "pool.key");
       Schema.installedVersion(c);

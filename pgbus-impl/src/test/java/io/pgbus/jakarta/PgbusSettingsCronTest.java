@@ -3,6 +3,7 @@ package io.pgbus.jakarta;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pgbus.MisfirePolicy;
 import io.pgbus.engine.CronJob;
 import java.time.ZoneId;
 import java.util.HashMap;
@@ -47,6 +48,56 @@ class PgbusSettingsCronTest {
             .get(0);
     assertThat(cron.zone()).isEqualTo(ZoneId.of("Europe/Berlin"));
     assertThat(cron.payloadJson()).isEqualTo("{\"report\": \"daily\"}");
+  }
+
+  @Test
+  void readsTheMisfirePolicyRunOnceByDefault() {
+    assertThat(read(nightly()).engine().crons().get(0).misfire()).isEqualTo(MisfirePolicy.RUN_ONCE);
+    CronJob skip = read(nightly("pgbus.cron.nightly.misfire", "skip")).engine().crons().get(0);
+    assertThat(skip.misfire()).isEqualTo(MisfirePolicy.SKIP);
+    assertThat(skip.catchUpLimit()).isNull();
+    CronJob once =
+        read(nightly("pgbus.cron.nightly.misfire", " Run-Once ")).engine().crons().get(0);
+    assertThat(once.misfire()).isEqualTo(MisfirePolicy.RUN_ONCE);
+    CronJob catchUp =
+        read(nightly("pgbus.cron.nightly.misfire", "catch-up:5")).engine().crons().get(0);
+    assertThat(catchUp.misfire()).isEqualTo(MisfirePolicy.CATCH_UP);
+    assertThat(catchUp.catchUpLimit()).isEqualTo(5);
+    assertThat(
+            read(nightly("pgbus.cron.nightly.misfire", "catch-up:1000"))
+                .engine()
+                .crons()
+                .get(0)
+                .catchUpLimit())
+        .isEqualTo(1000);
+  }
+
+  @Test
+  void refusesABadMisfirePolicyNamingKeyValueAndTheFormsAllowed() {
+    assertThatThrownBy(() -> read(nightly("pgbus.cron.nightly.misfire", "sometimes")))
+        .hasMessageStartingWith("pgbus: pgbus.cron.nightly.misfire=sometimes is invalid:")
+        .hasMessageContaining("unknown misfire policy")
+        .hasMessageContaining("use skip")
+        .hasMessageContaining("run-once")
+        .hasMessageContaining("pgbus.cron.nightly.misfire=catch-up:5");
+    assertThatThrownBy(() -> read(nightly("pgbus.cron.nightly.misfire", "catch-up")))
+        .hasMessageContaining("pgbus.cron.nightly.misfire=catch-up is invalid")
+        .hasMessageContaining("catch-up needs the most runs to catch up");
+    assertThatThrownBy(() -> read(nightly("pgbus.cron.nightly.misfire", "catch-up:lots")))
+        .hasMessageContaining("'lots' is not a whole number");
+    assertThatThrownBy(() -> read(nightly("pgbus.cron.nightly.misfire", "catch-up:0")))
+        .hasMessageContaining("the catch-up limit 0 is out of range");
+    assertThatThrownBy(() -> read(nightly("pgbus.cron.nightly.misfire", "catch-up:1001")))
+        .hasMessageContaining("the catch-up limit 1001 is out of range")
+        .hasMessageContaining("1 to 1000");
+    assertThatThrownBy(() -> read(nightly("pgbus.cron.nightly.misfire", "run_once")))
+        .hasMessageContaining("pgbus.cron.nightly.misfire=run_once is invalid");
+  }
+
+  @Test
+  void aMisspelledMisfireKeyIsCaughtWithTheKeyMeant() {
+    assertThat(SettingKeys.unknown(java.util.List.of("pgbus.cron.nightly.misfir")))
+        .contains("did you mean pgbus.cron.nightly.misfire?");
   }
 
   @Test

@@ -23,7 +23,11 @@
 -- (the inner loop), so strict queue order holds. The size check costs nothing for small payloads:
 -- only a payload whose stored size exceeds the limit / 1536 has its JSON text measured. 1536 = 6
 -- (JSON text vs binary, see pgbus.check_payload) x 256 (the best ratio of pglz or lz4
--- compression, which pg_column_size sees through).
+-- compression, which pg_column_size sees through). A buried job in a batch or with dependents
+-- (linked, V16) is reported to pgbus.job_finished (R__links.sql) at the end of the same claim, as
+-- any dead job is by the statement that killed it: its batch counts it dead (and the last member
+-- fires the callback), its dependents are cancelled or held as set. At the end, once: every job
+-- row this claim takes is locked by then, and the batches are visited in id order.
 --
 -- Planner note (issue #15, "a cold table under a burst"): the plan must not depend on statistics.
 -- A queue is read one priority level at a time. A probe finds the queue's lowest priority level
@@ -98,6 +102,7 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
     v_ids bigint[];      -- keyed: the candidates that keep every key within its limit
     v_window integer;
     v_seen integer;
+    v_buried bigint[];   -- buried linked jobs, reported to their batches and dependents at the end
   BEGIN
     FOREACH q IN ARRAY queues LOOP
       EXIT WHEN remaining <= 0;
@@ -224,6 +229,9 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
           LOOP
             IF r.oversized THEN
               buried := buried + 1;
+              IF (r.job).linked THEN
+                v_buried := v_buried || (r.job).id;
+              END IF;
             ELSE
               remaining := remaining - 1;
               q_left := q_left - 1;
@@ -235,4 +243,7 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
         EXIT WHEN q_left <= 0;
       END LOOP;
     END LOOP;
+    IF v_buried IS NOT NULL THEN
+      PERFORM pgbus.job_finished(v_buried);
+    END IF;
   END $$;

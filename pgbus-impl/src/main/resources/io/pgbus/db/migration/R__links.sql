@@ -172,7 +172,8 @@ CREATE OR REPLACE FUNCTION pgbus.job_finished(ids bigint[])
 -- Refused, with nothing written: more than 100 dependencies, a NULL id, an id no job has (also a
 -- job deleted on completion or pruned), on_failure other than hold or cancel. A cycle cannot be
 -- formed this way: a job can only wait on jobs that exist before it, and no existing job can
--- wait on one that does not exist yet (pgbus.add_dependencies refuses the cycles it could make).
+-- wait on one that does not exist yet (edges are only ever inserted here, with their dependent;
+-- its own id, or a later one, is refused as unknown).
 --
 -- While it waits, the job is scheduled with run_at 100 years ahead: the claim's run_at bound ends
 -- its range before it, as for any delayed job. The dependencies' rows are locked (UPDATE ...
