@@ -264,14 +264,15 @@ CREATE TABLE pgbus.job (
     result pgbus.job_result,
     concurrency_key pgbus.job_concurrency_key,
     batch_id bigint,
-    linked boolean DEFAULT false NOT NULL
+    linked boolean DEFAULT false NOT NULL,
+    lane bigint
 );
 
 --
--- Name: claim(text[], integer, text, interval); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: claim(text[], integer, text, interval, integer); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease interval) RETURNS SETOF pgbus.job
+CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease interval, lanes integer DEFAULT NULL::integer) RETURNS SETOF pgbus.job
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
     SET enable_sort TO 'off'
@@ -289,43 +290,69 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     holding boolean := false;  -- this claim holds a limit row (until its commit)
     q_left integer;      -- what this queue may still take
     keyed boolean;       -- the queue counts running jobs per concurrency key
+    v_keys boolean;      -- keyed, and the level's first candidates carry a key
     v_ids bigint[];      -- keyed: the candidates that keep every key within its limit
     v_window integer;
     v_seen integer;
+    v_lanes integer := lanes;        -- NULL: every job a lane of its own (lane NULL)
+    v_per_lane integer;              -- jobs per lane the caller asked for, rounded up
+    v_taken integer := 0;            -- rows this claim updated so far: the round-robin position
+    q_base integer;                  -- the lane this queue's first job goes to
+    q_lanes integer;                 -- how many lanes this queue's jobs may use
+    q_taken integer;                 -- rows of this queue updated so far
   BEGIN
+    IF v_lanes IS NOT NULL AND (v_lanes NOT BETWEEN 1 AND 65536) THEN
+      RAISE EXCEPTION 'pgbus: claim lanes % is invalid: use 1 to 65536, or NULL for a lane per job', v_lanes
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    v_lanes := least(v_lanes, greatest(max_jobs, 1));
+    v_per_lane := CASE WHEN v_lanes IS NULL THEN 1 ELSE (max_jobs + v_lanes - 1) / v_lanes END;
     FOREACH q IN ARRAY queues LOOP
       EXIT WHEN remaining <= 0;
       CONTINUE WHEN EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = q);
-      IF NOT holding THEN
-        SELECT l.global_concurrency, l.key_concurrency INTO lim
-          FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
-        limited := FOUND;
-      ELSE
-        SELECT l.global_concurrency, l.key_concurrency INTO lim
-          FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
-        limited := FOUND;
-        IF NOT limited AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
-          PERFORM pgbus.notify(q, now());  -- another claim holds it: come back after its commit
-          CONTINUE;
-        END IF;
-      END IF;
       q_left := remaining;
+      q_lanes := coalesce(v_lanes, 1);
       keyed := false;
+      -- Unlocked first: a queue at its limit is skipped with no lock taken.
+      SELECT l.global_concurrency, l.key_concurrency INTO lim
+        FROM pgbus.queue_limit l WHERE l.queue = q;
+      limited := FOUND;
       IF limited THEN
-        holding := true;
         IF current_setting('transaction_isolation') <> 'read committed' THEN
           RAISE EXCEPTION 'pgbus: claiming from limited queue % needs READ COMMITTED, not %: run pgbus.claim in its own transaction',
             q, current_setting('transaction_isolation')
             USING ERRCODE = 'invalid_transaction_state';
         END IF;
+        CONTINUE WHEN lim.global_concurrency IS NOT NULL
+                  AND pgbus.claim_executions(q) >= lim.global_concurrency;
+        IF NOT holding THEN
+          SELECT l.global_concurrency, l.key_concurrency INTO lim
+            FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
+          limited := FOUND;
+        ELSE
+          SELECT l.global_concurrency, l.key_concurrency INTO lim
+            FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
+          limited := FOUND;
+          IF NOT limited AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
+            PERFORM pgbus.notify(q, now());  -- another claim holds it: come back after its commit
+            CONTINUE;
+          END IF;
+        END IF;
+      END IF;
+      IF limited THEN
+        holding := true;
         IF lim.global_concurrency IS NOT NULL THEN
-          q_left := least(remaining, lim.global_concurrency
-                                     - (SELECT count(*) FROM pgbus.job x
-                                         WHERE x.queue = q AND x.state = 'running')::integer);
-          CONTINUE WHEN q_left <= 0;
+          -- Counted again, under the lock and with this statement's fresh snapshot.
+          q_lanes := least(coalesce(v_lanes, max_jobs),
+                           lim.global_concurrency - pgbus.claim_executions(q));
+          CONTINUE WHEN q_lanes <= 0;
+          q_left := least(remaining, q_lanes * v_per_lane);
         END IF;
         keyed := true;
       END IF;
+      q_base := v_taken % coalesce(v_lanes, 1);
+      q_lanes := least(q_lanes, coalesce(v_lanes, 1));
+      q_taken := 0;
       prio := -32768;  -- below any priority (the column's check allows -100..100)
       LOOP
         -- The queue's next priority level with a waiting job, due or not.
@@ -339,7 +366,24 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
         EXIT WHEN NOT FOUND;
         LOOP
           buried := 0;
+          v_keys := false;
           IF keyed THEN
+            -- Do the level's first candidates carry a key? Most limited queues have none, and
+            -- skip the window then.
+            SELECT EXISTS (
+                     SELECT 1 FROM (
+                       SELECT c.concurrency_key
+                         FROM pgbus.job c
+                        WHERE c.queue = q
+                          AND c.priority = prio
+                          AND c.state IN ('available', 'scheduled', 'retryable')
+                          AND c.run_at <= now()
+                        ORDER BY c.priority, c.run_at, c.id
+                        LIMIT q_left) h
+                      WHERE h.concurrency_key IS NOT NULL)
+              INTO v_keys;
+          END IF;
+          IF v_keys THEN
             v_window := q_left * 4 + 32;
             LOOP
               WITH win AS (
@@ -386,10 +430,19 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                  AND c.priority = prio
                  AND c.state IN ('available', 'scheduled', 'retryable')
                  AND c.run_at <= now()
-                 AND (NOT keyed OR c.id = ANY (v_ids))
+                 -- No window: a keyed job that a skipped lock brought into reach waits for a
+                 -- claim that sees it among the first candidates.
+                 AND CASE WHEN v_keys THEN c.id = ANY (v_ids)
+                          WHEN keyed THEN c.concurrency_key IS NULL
+                          ELSE true END
                ORDER BY c.priority, c.run_at, c.id
                LIMIT q_left
                FOR UPDATE SKIP LOCKED
+            ), numbered AS (
+              -- The round-robin position of each row. picked comes out in claim order (the index
+              -- scan's), and if a plan ever numbered it otherwise only the lanes' contents would
+              -- change, never how many lanes there are.
+              SELECT p.id, p.bytes, (row_number() OVER () - 1)::integer AS n FROM picked p
             ), claimed AS (
               UPDATE pgbus.job j
                  SET state = CASE WHEN p.bytes > v_limit THEN 'dead' ELSE 'running' END::job_state,
@@ -397,6 +450,9 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                      attempted_at = now(),
                      attempted_by = worker,
                      lease_expires_at = CASE WHEN p.bytes > v_limit THEN NULL ELSE now() + lease END,
+                     lane = CASE WHEN v_lanes IS NULL OR p.bytes > v_limit THEN NULL
+                                 ELSE txid_current() * 65536
+                                      + (q_base + (q_taken + p.n) % q_lanes) % v_lanes END,
                      finalized_at = CASE WHEN p.bytes > v_limit THEN now() END,
                      errors = CASE WHEN p.bytes > v_limit
                        THEN jsonb_path_query_array(
@@ -409,13 +465,15 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                                 || j.errors,
                               '$[0 to 9]')
                        ELSE j.errors END
-                FROM picked p
+                FROM numbered p
                WHERE j.id = p.id
               RETURNING j, p.bytes > v_limit AS oversized)
             SELECT c.j AS job, coalesce(c.oversized, false) AS oversized
               FROM claimed c
              ORDER BY (c.j).priority, (c.j).run_at, (c.j).id
           LOOP
+            v_taken := v_taken + 1;
+            q_taken := q_taken + 1;
             IF r.oversized THEN
               buried := buried + 1;
             ELSE
@@ -430,6 +488,19 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
       END LOOP;
     END LOOP;
   END $_$;
+
+--
+-- Name: claim_executions(text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.claim_executions(q text) RETURNS integer
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+    SELECT (count(DISTINCT x.lane) + count(*) FILTER (WHERE x.lane IS NULL))::integer
+      FROM pgbus.job x
+     WHERE x.queue = q AND x.state = 'running'
+  $$;
 
 --
 -- Name: enqueue(text, jsonb, timestamp with time zone, integer, integer, text, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
@@ -1198,6 +1269,17 @@ ALTER TABLE pgbus.job ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     NO MAXVALUE
     CACHE 1
 );
+
+--
+-- Name: lane_seq; Type: SEQUENCE; Schema: pgbus; Owner: -
+--
+
+CREATE SEQUENCE pgbus.lane_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
 
 --
 -- Name: leader; Type: TABLE; Schema: pgbus; Owner: -

@@ -32,14 +32,14 @@ final class QueueLimitStore {
       "SELECT pgbus.notify(q::pgbus.queue_name, now()) FROM pg_catalog.unnest(?::text[]) AS q";
 
   // What the doctor, readiness and the admin API show: every limited queue, its limits, how many
-  // of its jobs run, and how many due jobs wait while it is at its global limit (waiting on the
-  // limit) or below it (waiting on a worker). Counts over the partial indexes, the waiting ones
-  // capped at COUNT_CAP per queue (readiness runs it too); off the hot path.
+  // executions it has (the lanes of its running jobs, what the global limit counts), and how many
+  // due jobs wait while it is at its global limit (waiting on the limit) or below it (waiting on a
+  // worker). Counts over the partial indexes, the waiting ones capped at COUNT_CAP per queue
+  // (readiness runs it too); off the hot path.
   private static final String STATUS =
       """
       SELECT l.queue::text, l.global_concurrency, coalesce(l.key_concurrency, 1),
-             (SELECT count(*) FROM pgbus.job r
-               WHERE r.queue = l.queue AND r.state OPERATOR(pg_catalog.=) 'running') AS running,
+             pgbus.claim_executions(l.queue::text) AS running,
              (SELECT count(*) FROM (
                 SELECT 1 FROM pgbus.job w
                  WHERE w.queue = l.queue

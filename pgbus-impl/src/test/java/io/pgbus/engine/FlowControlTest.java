@@ -52,6 +52,7 @@ class FlowControlTest {
     Set<Long> handled = ConcurrentHashMap.newKeySet();
     var duplicates = new AtomicInteger();
     var sampledMax = new AtomicLong();
+    var sampledRows = new AtomicLong();
     var samples = new AtomicInteger();
     var sampling = new AtomicBoolean(true);
     Thread sampler =
@@ -60,12 +61,17 @@ class FlowControlTest {
               try (Connection c = db.connect();
                   var ps =
                       c.prepareStatement(
-                          "SELECT count(*) FROM pgbus.job WHERE queue = 'limited'"
-                              + " AND state = 'running'")) {
+                          // What the limit bounds (V19): executions, the distinct lanes of
+                          // the queue's running jobs. A lane's jobs are all running at once
+                          // (claimed together) but run one after another, so the rows in
+                          // state running may exceed the limit; the lanes may not.
+                          "SELECT pgbus.claim_executions('limited'), count(*) FROM pgbus.job"
+                              + " WHERE queue = 'limited' AND state = 'running'")) {
                 while (sampling.get()) {
                   try (var rs = ps.executeQuery()) {
                     rs.next();
                     sampledMax.accumulateAndGet(rs.getLong(1), Math::max);
+                    sampledRows.accumulateAndGet(rs.getLong(2), Math::max);
                     samples.incrementAndGet();
                   }
                   // About a sample per millisecond: enough to see a sixth running job, which
@@ -109,11 +115,13 @@ class FlowControlTest {
     long elapsedMs = (System.nanoTime() - t0) / 1_000_000;
     int overlap = maxOverlap(List.copyOf(runs));
     System.out.printf(
-        "[measure] global limit 5, 3 engines x 8 slots, %d jobs: %d ms, max running sampled %d"
-            + " (%d samples), max handler overlap %d%n",
-        total, elapsedMs, sampledMax.get(), samples.get(), overlap);
+        "[measure] global limit 5, 3 engines x 8 slots, %d jobs: %d ms, max executions sampled"
+            + " %d, max running rows sampled %d (%d samples), max handler overlap %d%n",
+        total, elapsedMs, sampledMax.get(), sampledRows.get(), samples.get(), overlap);
 
-    assertThat(sampledMax.get()).as("running jobs, sampled").isBetween(1L, 5L);
+    assertThat(sampledMax.get())
+        .as("executions (lanes of running jobs), sampled")
+        .isBetween(1L, 5L);
     assertThat(overlap).as("overlapping handler runs").isBetween(2, 5);
     assertThat(duplicates).as("jobs run twice").hasValue(0);
     assertThat(handled).as("jobs run").isEqualTo(enqueued);
@@ -197,6 +205,90 @@ class FlowControlTest {
       assertThat(claim(c, "one_key", 10)).isEmpty();
       new QueueLimitStore().queueLimitWrite(c, new QueueLimit("one_key", null, 2), "test");
       assertThat(claim(c, "one_key", 10)).as("'same' may now run two").hasSize(1);
+    }
+  }
+
+  @Test
+  void aLimitCountsLanesSoAGroupedClaimTakesItsGroupsUnderOneUnitEach() throws Exception {
+    JobFixtures.in(db).enqueue("grouped", 30);
+    try (Connection c = db.connect()) {
+      new QueueLimitStore().queueLimitWrite(c, new QueueLimit("grouped", 2, null), "test");
+      List<List<ClaimedJob>> lanes =
+          store.jobClaimInLanes(c, List.of("grouped"), 40, 8, "tester", Duration.ofMinutes(5));
+      assertThat(lanes)
+          .as("8 free slots, 5 jobs a slot, a limit of 2: two lanes of 5")
+          .map(List::size)
+          .containsExactly(5, 5);
+      assertThat(db.queryLong("SELECT pgbus.claim_executions('grouped')")).isEqualTo(2);
+      assertThat(
+              store.jobClaimInLanes(c, List.of("grouped"), 40, 8, "tester", Duration.ofMinutes(5)))
+          .as("at the limit")
+          .isEmpty();
+      // A lane holds its unit until its last job leaves running.
+      for (ClaimedJob job : lanes.get(0).subList(0, 4)) {
+        assertThat(store.jobComplete(c, job)).isTrue();
+      }
+      assertThat(
+              store.jobClaimInLanes(c, List.of("grouped"), 40, 8, "tester", Duration.ofMinutes(5)))
+          .as("one job of the lane still running")
+          .isEmpty();
+      assertThat(store.jobComplete(c, lanes.get(0).get(4))).isTrue();
+      assertThat(
+              store.jobClaimInLanes(c, List.of("grouped"), 40, 8, "tester", Duration.ofMinutes(5)))
+          .as("the lane ended: one new lane")
+          .map(List::size)
+          .containsExactly(5);
+      // A claim without lanes (SQL callers, pgbus.claim's four arguments): each job its own.
+      assertThat(claim(c, "grouped", 10)).as("at the limit again").isEmpty();
+    }
+  }
+
+  @Test
+  void aLimitEqualToTheSlotsKeepsTheClaimedGroupsWhole() throws Exception {
+    // Counting claimed rows, a limit of 8 on 8 slots let a claim take one job per free slot, so
+    // jobs-per-transaction=auto never grew a group (W1 at 0.08x the unlimited run). Counting
+    // lanes, the groups grow as without a limit.
+    int total = 3_000;
+    JobFixtures.in(db).enqueue("whole", total);
+    Engine engine =
+        engines.start(
+            engines
+                .config()
+                .capsule("main", 8, "whole")
+                .queueLimit(new QueueLimit("whole", 8, null))
+                .build(),
+            (job, tx) -> Outcome.complete());
+    Await.until(
+        "every job to complete",
+        Duration.ofMinutes(5),
+        () -> db.jobCount("whole", "completed") == total);
+    Capsule capsule = engine.capsules().get(0);
+    double perClaim = (double) capsule.claimed() / capsule.claims();
+    System.out.printf(
+        "[measure] limit 8 on 8 slots, %d jobs: %d claims, %.1f jobs per claim%n",
+        total, capsule.claims(), perClaim);
+    assertThat(perClaim).as("jobs per claim (1 when groups collapse)").isGreaterThan(8.0);
+  }
+
+  @Test
+  void aClaimThatFindsTheLimitReachedTakesNoLock() throws Exception {
+    JobFixtures.in(db).enqueue("full", 3);
+    try (Connection c = db.connect();
+        Connection holder = db.connect()) {
+      new QueueLimitStore().queueLimitWrite(c, new QueueLimit("full", 1, null), "test");
+      assertThat(claim(c, "full", 10)).hasSize(1);
+      holder.setAutoCommit(false);
+      try (var st = holder.createStatement()) {
+        st.execute("SELECT 1 FROM pgbus.queue_limit WHERE queue = 'full' FOR UPDATE");
+      }
+      try (var st = c.createStatement()) {
+        st.execute("SET lock_timeout = '2s'");
+      }
+      // Were it to lock the row it would wait for the holder, and fail after 2 s.
+      long t0 = System.nanoTime();
+      assertThat(claim(c, "full", 10)).isEmpty();
+      assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(2));
+      holder.rollback();
     }
   }
 
