@@ -300,6 +300,9 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     q_base integer;                  -- the lane this queue's first job goes to
     q_lanes integer;                 -- how many lanes this queue's jobs may use
     q_taken integer;                 -- rows of this queue updated so far
+    q_started integer;               -- jobs of this queue claimed (not buried) so far
+    v_wstart timestamptz;            -- rate: the window this claim's starts fall in
+    v_rate_left integer;             -- rate: starts the window still allows; NULL: no rate limit
   BEGIN
     IF v_lanes IS NOT NULL AND (v_lanes NOT BETWEEN 1 AND 65536) THEN
       RAISE EXCEPTION 'pgbus: claim lanes % is invalid: use 1 to 65536, or NULL for a lane per job', v_lanes
@@ -313,8 +316,10 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
       q_left := remaining;
       q_lanes := coalesce(v_lanes, 1);
       keyed := false;
+      v_rate_left := NULL;
       -- Unlocked first: a queue at its limit is skipped with no lock taken.
-      SELECT l.global_concurrency, l.key_concurrency INTO lim
+      SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+             l.rate_window_start, l.rate_count INTO lim
         FROM pgbus.queue_limit l WHERE l.queue = q;
       limited := FOUND;
       IF limited THEN
@@ -325,12 +330,23 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
         END IF;
         CONTINUE WHEN lim.global_concurrency IS NOT NULL
                   AND pgbus.claim_executions(q) >= lim.global_concurrency;
+        IF lim.rate_limit IS NOT NULL THEN
+          v_wstart := pgbus.rate_window_start(lim.rate_window);
+          IF pgbus.rate_left(lim.rate_limit, lim.rate_window_start, lim.rate_count, v_wstart) <= 0 THEN
+            -- Come back when the window allows: the fleet's capsules set an alarm for then.
+            PERFORM pgbus.notify(q, CASE WHEN lim.rate_window_start > v_wstart THEN now()
+                                        ELSE v_wstart + lim.rate_window END);
+            CONTINUE;
+          END IF;
+        END IF;
         IF NOT holding THEN
-          SELECT l.global_concurrency, l.key_concurrency INTO lim
+          SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+                 l.rate_window_start, l.rate_count INTO lim
             FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
           limited := FOUND;
         ELSE
-          SELECT l.global_concurrency, l.key_concurrency INTO lim
+          SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+                 l.rate_window_start, l.rate_count INTO lim
             FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
           limited := FOUND;
           IF NOT limited AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
@@ -348,11 +364,23 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
           CONTINUE WHEN q_lanes <= 0;
           q_left := least(remaining, q_lanes * v_per_lane);
         END IF;
+        IF lim.rate_limit IS NOT NULL THEN
+          -- Again under the lock, from the row as the last claim left it.
+          v_wstart := pgbus.rate_window_start(lim.rate_window);
+          v_rate_left := pgbus.rate_left(lim.rate_limit, lim.rate_window_start, lim.rate_count, v_wstart);
+          IF v_rate_left <= 0 THEN
+            PERFORM pgbus.notify(q, CASE WHEN lim.rate_window_start > v_wstart THEN now()
+                                        ELSE v_wstart + lim.rate_window END);
+            CONTINUE;
+          END IF;
+          q_left := least(q_left, v_rate_left);
+        END IF;
         keyed := true;
       END IF;
       q_base := v_taken % coalesce(v_lanes, 1);
       q_lanes := least(q_lanes, coalesce(v_lanes, 1));
       q_taken := 0;
+      q_started := 0;
       prio := -32768;  -- below any priority (the column's check allows -100..100)
       LOOP
         -- The queue's next priority level with a waiting job, due or not.
@@ -479,6 +507,7 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
             ELSE
               remaining := remaining - 1;
               q_left := q_left - 1;
+              q_started := q_started + 1;
               RETURN NEXT r.job;
             END IF;
           END LOOP;
@@ -486,6 +515,17 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
         END LOOP;
         EXIT WHEN q_left <= 0;
       END LOOP;
+      IF v_rate_left IS NOT NULL AND q_started > 0 THEN
+        -- Under the row lock: count this claim's starts in its window.
+        UPDATE pgbus.queue_limit l
+           SET rate_count = CASE WHEN l.rate_window_start = v_wstart THEN l.rate_count ELSE 0 END
+                            + q_started,
+               rate_window_start = v_wstart
+         WHERE l.queue = q;
+        IF q_started >= v_rate_left THEN
+          PERFORM pgbus.notify(q, v_wstart + lim.rate_window);  -- the window is spent
+        END IF;
+      END IF;
     END LOOP;
   END $_$;
 
@@ -1051,7 +1091,7 @@ CREATE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
     IF EXISTS (SELECT 1 FROM pgbus.job j
                 WHERE j.queue = v_queue AND j.concurrency_key IS NOT NULL
                   AND j.state IN ('available', 'scheduled', 'retryable', 'running')) THEN
-      PERFORM pgbus.queue_limit_set(v_queue, NULL, NULL, NULL);
+      PERFORM pgbus.queue_limit_set(v_queue);
       RETURN false;
     END IF;
     DELETE FROM pgbus.queue_limit l WHERE l.queue = v_queue;
@@ -1060,10 +1100,10 @@ CREATE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
   END $$;
 
 --
--- Name: queue_limit_set(text, integer, integer, text); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: queue_limit_set(text, integer, integer, text, integer, interval); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.queue_limit_set(queue text, global_concurrency integer DEFAULT NULL::integer, key_concurrency integer DEFAULT NULL::integer, updated_by text DEFAULT NULL::text) RETURNS void
+CREATE FUNCTION pgbus.queue_limit_set(queue text, global_concurrency integer DEFAULT NULL::integer, key_concurrency integer DEFAULT NULL::integer, updated_by text DEFAULT NULL::text, rate_limit integer DEFAULT NULL::integer, rate_window interval DEFAULT NULL::interval) RETURNS void
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
     AS $$
@@ -1081,19 +1121,74 @@ CREATE FUNCTION pgbus.queue_limit_set(queue text, global_concurrency integer DEF
         queue_limit_set.key_concurrency, v_queue::text
         USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    INSERT INTO pgbus.queue_limit AS l (queue, global_concurrency, key_concurrency, updated_by)
+    IF queue_limit_set.rate_limit NOT BETWEEN 1 AND 1000000 THEN
+      RAISE EXCEPTION 'pgbus: rate limit % for queue % is invalid: use 1 to 1000000 job starts per window, or NULL for no rate limit',
+        queue_limit_set.rate_limit, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF queue_limit_set.rate_limit IS NOT NULL AND queue_limit_set.rate_window IS NULL THEN
+      RAISE EXCEPTION 'pgbus: rate limit % for queue % has no window: pass rate_window too, for example interval ''1 minute''',
+        queue_limit_set.rate_limit, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF queue_limit_set.rate_window IS NOT NULL AND queue_limit_set.rate_limit IS NULL THEN
+      RAISE EXCEPTION 'pgbus: rate window % for queue % has no rate limit: pass rate_limit too (job starts per window)',
+        queue_limit_set.rate_window, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT (queue_limit_set.rate_window BETWEEN interval '1 millisecond' AND interval '1 day') THEN
+      RAISE EXCEPTION 'pgbus: rate window % for queue % is invalid: use 1 millisecond to 1 day',
+        queue_limit_set.rate_window, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO pgbus.queue_limit AS l
+           (queue, global_concurrency, key_concurrency, rate_limit, rate_window, updated_by)
     VALUES (v_queue, queue_limit_set.global_concurrency, queue_limit_set.key_concurrency,
+            queue_limit_set.rate_limit, queue_limit_set.rate_window,
             coalesce(queue_limit_set.updated_by, current_user::text))
     ON CONFLICT (queue) DO UPDATE
       SET global_concurrency = excluded.global_concurrency,
           key_concurrency = excluded.key_concurrency,
+          rate_limit = excluded.rate_limit,
+          rate_window = excluded.rate_window,
+          -- A new window length counts afresh; the same one keeps its window's count.
+          rate_window_start = CASE WHEN l.rate_window IS NOT DISTINCT FROM excluded.rate_window
+                                   THEN l.rate_window_start END,
+          rate_count = CASE WHEN l.rate_window IS NOT DISTINCT FROM excluded.rate_window
+                            THEN l.rate_count ELSE 0 END,
           updated_at = now(),
           updated_by = excluded.updated_by
-      WHERE (l.global_concurrency, l.key_concurrency)
-            IS DISTINCT FROM (excluded.global_concurrency, excluded.key_concurrency);
+      WHERE (l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window)
+            IS DISTINCT FROM (excluded.global_concurrency, excluded.key_concurrency,
+                              excluded.rate_limit, excluded.rate_window);
     -- A raised limit frees capacity now: wake the queue's workers at commit.
     PERFORM pgbus.notify(v_queue, now());
   END $$;
+
+--
+-- Name: rate_left(integer, timestamp with time zone, integer, timestamp with time zone); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.rate_left(rate_limit integer, row_window_start timestamp with time zone, row_count integer, wstart timestamp with time zone) RETURNS integer
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+    SELECT CASE WHEN row_window_start > wstart THEN 0
+                WHEN row_window_start = wstart THEN rate_limit - row_count
+                ELSE rate_limit END
+  $$;
+
+--
+-- Name: rate_window_start(interval); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.rate_window_start(rate_window interval) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+    SELECT to_timestamp(floor(extract(epoch FROM now()) / extract(epoch FROM rate_window))
+                        * extract(epoch FROM rate_window))
+  $$;
 
 --
 -- Name: resume(text); Type: FUNCTION; Schema: pgbus; Owner: -
@@ -1271,17 +1366,6 @@ ALTER TABLE pgbus.job ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
 );
 
 --
--- Name: lane_seq; Type: SEQUENCE; Schema: pgbus; Owner: -
---
-
-CREATE SEQUENCE pgbus.lane_seq
-    START WITH 1
-    INCREMENT BY 1
-    NO MINVALUE
-    NO MAXVALUE
-    CACHE 1;
-
---
 -- Name: leader; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -1321,8 +1405,15 @@ CREATE TABLE pgbus.queue_limit (
     key_concurrency integer,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_by text,
+    rate_limit integer,
+    rate_window interval,
+    rate_window_start timestamp with time zone,
+    rate_count integer DEFAULT 0 NOT NULL,
     CONSTRAINT queue_limit_global_chk CHECK (((global_concurrency >= 1) AND (global_concurrency <= 100000))),
-    CONSTRAINT queue_limit_key_chk CHECK (((key_concurrency >= 1) AND (key_concurrency <= 100000)))
+    CONSTRAINT queue_limit_key_chk CHECK (((key_concurrency >= 1) AND (key_concurrency <= 100000))),
+    CONSTRAINT queue_limit_rate_chk CHECK (((rate_limit >= 1) AND (rate_limit <= 1000000))),
+    CONSTRAINT queue_limit_rate_pair_chk CHECK (((rate_limit IS NULL) = (rate_window IS NULL))),
+    CONSTRAINT queue_limit_rate_window_chk CHECK (((rate_window >= '00:00:00.001'::interval) AND (rate_window <= '1 day'::interval)))
 );
 
 --

@@ -19,7 +19,8 @@ import java.util.TreeSet;
  */
 final class QueueLimitStore {
 
-  private static final String SET = "SELECT pgbus.queue_limit_set(?, ?, ?, ?)";
+  private static final String SET =
+      "SELECT pgbus.queue_limit_set(?, ?, ?, ?, ?, ?::float8 * interval '1 millisecond')";
 
   private static final String CLEAR = "SELECT pgbus.queue_limit_clear(?)";
 
@@ -77,6 +78,12 @@ final class QueueLimitStore {
       ps.setObject(2, limit.globalConcurrency(), Types.INTEGER);
       ps.setObject(3, limit.keyConcurrency(), Types.INTEGER);
       ps.setString(4, by);
+      ps.setObject(5, limit.rateLimit(), Types.INTEGER);
+      if (limit.rateWindow() == null) {
+        ps.setNull(6, Types.DOUBLE);
+      } else {
+        ps.setDouble(6, limit.rateWindow().toNanos() / 1e6);
+      }
       ps.executeQuery().close();
     }
   }

@@ -293,6 +293,88 @@ class FlowControlTest {
   }
 
   @Test
+  void aRateOfOneHundredPerSecondHoldsAcrossTwoEnginesForTenSeconds() throws Exception {
+    int total = 1_000;
+    JobFixtures.in(db).enqueue("rated", total);
+    QueueLimit rate = new QueueLimit("rated", null, null, 100, Duration.ofSeconds(1));
+    var startsBySecond = new ConcurrentHashMap<Long, AtomicInteger>();
+    long t0 = System.nanoTime();
+    for (int e = 0; e < 2; e++) {
+      engines.start(
+          engines.config().capsule("main", 8, "rated").queueLimit(rate).build(),
+          (job, tx) -> {
+            startsBySecond
+                .computeIfAbsent(System.currentTimeMillis() / 1000, k -> new AtomicInteger())
+                .incrementAndGet();
+            return Outcome.complete();
+          });
+    }
+    Await.until(
+        "every job to complete",
+        Duration.ofMinutes(3),
+        () -> db.jobCount("rated", "completed") == total);
+    long elapsedMs = (System.nanoTime() - t0) / 1_000_000;
+    // Starts as the database counts them: each job's claim time, in the limit's windows (1 s,
+    // laid end to end from the epoch).
+    Map<Long, Long> perWindow = new java.util.TreeMap<>();
+    try (Connection c = db.connect();
+        var rs =
+            c.createStatement()
+                .executeQuery(
+                    "SELECT floor(extract(epoch FROM attempted_at))::bigint, count(*)"
+                        + " FROM pgbus.job WHERE queue = 'rated' GROUP BY 1")) {
+      while (rs.next()) {
+        perWindow.put(rs.getLong(1), rs.getLong(2));
+      }
+    }
+    long spanMs =
+        db.queryLong(
+            "SELECT (extract(epoch FROM max(attempted_at) - min(attempted_at)) * 1000)::bigint"
+                + " FROM pgbus.job WHERE queue = 'rated'");
+    int handlerMax = startsBySecond.values().stream().mapToInt(AtomicInteger::get).max().orElse(0);
+    System.out.printf(
+        "[measure] rate 100/1s, 2 engines x 8 slots, %d jobs: %d ms, starts per window %s (%d"
+            + " windows), first to last start %d ms, most handler starts in a clock second %d%n",
+        total, elapsedMs, perWindow.values(), perWindow.size(), spanMs, handlerMax);
+
+    assertThat(perWindow.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(total);
+    assertThat(perWindow.values()).as("starts per window").allMatch(n -> n <= 100);
+    assertThat(perWindow)
+        .as("1,000 starts need ten windows at least")
+        .hasSizeGreaterThanOrEqualTo(10);
+    assertThat(spanMs).as("first to last start").isGreaterThanOrEqualTo(9_000);
+    // Capsules wake for the next window rather than at the poll ceiling (60 s): ten windows in
+    // well under a minute, even on a loaded machine.
+    assertThat(elapsedMs).as("elapsed").isLessThan(60_000);
+    // The handlers start within moments of their claim; a clock second can straddle two windows.
+    assertThat(handlerMax).as("handler starts in one clock second").isLessThanOrEqualTo(200);
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE attempt <> 1")).isZero();
+  }
+
+  @Test
+  void aRateLimitTakesNoMoreThanTheWindowLeavesAndCountsAcrossClaims() throws Exception {
+    JobFixtures.in(db).enqueue("windowed", 30);
+    try (Connection c = db.connect()) {
+      new QueueLimitStore()
+          .queueLimitWrite(
+              c, new QueueLimit("windowed", null, null, 10, Duration.ofHours(1)), "test");
+      assertThat(store.jobClaimInLanes(c, List.of("windowed"), 8, 8, "t", Duration.ofMinutes(5)))
+          .map(List::size)
+          .as("eight lanes of one")
+          .hasSize(8);
+      assertThat(claim(c, "windowed", 10)).as("two left in this window").hasSize(2);
+      assertThat(claim(c, "windowed", 10)).as("the window is spent").isEmpty();
+      assertThat(db.queryLong("SELECT rate_count FROM pgbus.queue_limit WHERE queue = 'windowed'"))
+          .isEqualTo(10);
+      // Pretend the window is over: the next one allows ten more.
+      db.update(
+          "UPDATE pgbus.queue_limit SET rate_window_start = rate_window_start - interval '1 hour'"
+              + " WHERE queue = 'windowed'");
+      assertThat(claim(c, "windowed", 30)).as("a new window").hasSize(10);
+    }
+  }
+
+  @Test
   void anEngineWritesItsLimitsAtStartAndTheLastToStartWithoutThemRemovesThem() throws Exception {
     engines.start(
         engines
@@ -341,6 +423,25 @@ class FlowControlTest {
                     + " ARRAY[NULL, NULL]::timestamptz[], ARRAY[0, 0], ARRAY[25, 25],"
                     + " concurrency_keys => ARRAY['ok', ''])"))
         .contains("invalid concurrency key ''");
+    assertThatThrownBy(() -> new QueueLimit("q", null, null, 100, null))
+        .isInstanceOf(InvalidConfigException.class)
+        .hasMessageContaining(
+            "pgbus.queue.q.rate-limit=100 has no window: set pgbus.queue.q.rate-window too");
+    assertThatThrownBy(() -> new QueueLimit("q", null, null, null, Duration.ofMinutes(1)))
+        .hasMessageContaining("pgbus.queue.q.rate-window=1m has no rate");
+    assertThatThrownBy(() -> new QueueLimit("q", null, null, 0, Duration.ofMinutes(1)))
+        .hasMessageContaining("pgbus.queue.q.rate-limit=0 is invalid: use 1 to 1000000");
+    assertThatThrownBy(() -> new QueueLimit("q", null, null, 5, Duration.ZERO))
+        .hasMessageContaining("pgbus.queue.q.rate-window=0")
+        .hasMessageContaining("is invalid: use 1ms to 1d");
+    assertThat(sqlError("SELECT pgbus.queue_limit_set('q', rate_limit => 100)"))
+        .contains("rate limit 100 for queue q has no window: pass rate_window too");
+    assertThat(sqlError("SELECT pgbus.queue_limit_set('q', rate_limit => 0, rate_window => '1s')"))
+        .contains("rate limit 0 for queue q is invalid");
+    assertThat(sqlError("SELECT pgbus.queue_limit_set('q', rate_limit => 5, rate_window => '0s')"))
+        .contains("is invalid: use 1 millisecond to 1 day");
+    assertThat(sqlError("SELECT pgbus.queue_limit_set('q', rate_window => '1 minute')"))
+        .contains("has no rate limit");
     assertThat(db.jobCount()).isZero();
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.queue_limit")).isZero();
   }

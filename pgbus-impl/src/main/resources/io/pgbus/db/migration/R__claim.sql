@@ -125,6 +125,9 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
     q_base integer;                  -- the lane this queue's first job goes to
     q_lanes integer;                 -- how many lanes this queue's jobs may use
     q_taken integer;                 -- rows of this queue updated so far
+    q_started integer;               -- jobs of this queue claimed (not buried) so far
+    v_wstart timestamptz;            -- rate: the window this claim's starts fall in
+    v_rate_left integer;             -- rate: starts the window still allows; NULL: no rate limit
   BEGIN
     IF v_lanes IS NOT NULL AND (v_lanes NOT BETWEEN 1 AND 65536) THEN
       RAISE EXCEPTION 'pgbus: claim lanes % is invalid: use 1 to 65536, or NULL for a lane per job', v_lanes
@@ -138,8 +141,10 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
       q_left := remaining;
       q_lanes := coalesce(v_lanes, 1);
       keyed := false;
+      v_rate_left := NULL;
       -- Unlocked first: a queue at its limit is skipped with no lock taken.
-      SELECT l.global_concurrency, l.key_concurrency INTO lim
+      SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+             l.rate_window_start, l.rate_count INTO lim
         FROM pgbus.queue_limit l WHERE l.queue = q;
       limited := FOUND;
       IF limited THEN
@@ -150,12 +155,23 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
         END IF;
         CONTINUE WHEN lim.global_concurrency IS NOT NULL
                   AND pgbus.claim_executions(q) >= lim.global_concurrency;
+        IF lim.rate_limit IS NOT NULL THEN
+          v_wstart := pgbus.rate_window_start(lim.rate_window);
+          IF pgbus.rate_left(lim.rate_limit, lim.rate_window_start, lim.rate_count, v_wstart) <= 0 THEN
+            -- Come back when the window allows: the fleet's capsules set an alarm for then.
+            PERFORM pgbus.notify(q, CASE WHEN lim.rate_window_start > v_wstart THEN now()
+                                        ELSE v_wstart + lim.rate_window END);
+            CONTINUE;
+          END IF;
+        END IF;
         IF NOT holding THEN
-          SELECT l.global_concurrency, l.key_concurrency INTO lim
+          SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+                 l.rate_window_start, l.rate_count INTO lim
             FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
           limited := FOUND;
         ELSE
-          SELECT l.global_concurrency, l.key_concurrency INTO lim
+          SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+                 l.rate_window_start, l.rate_count INTO lim
             FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
           limited := FOUND;
           IF NOT limited AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
@@ -173,11 +189,23 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
           CONTINUE WHEN q_lanes <= 0;
           q_left := least(remaining, q_lanes * v_per_lane);
         END IF;
+        IF lim.rate_limit IS NOT NULL THEN
+          -- Again under the lock, from the row as the last claim left it.
+          v_wstart := pgbus.rate_window_start(lim.rate_window);
+          v_rate_left := pgbus.rate_left(lim.rate_limit, lim.rate_window_start, lim.rate_count, v_wstart);
+          IF v_rate_left <= 0 THEN
+            PERFORM pgbus.notify(q, CASE WHEN lim.rate_window_start > v_wstart THEN now()
+                                        ELSE v_wstart + lim.rate_window END);
+            CONTINUE;
+          END IF;
+          q_left := least(q_left, v_rate_left);
+        END IF;
         keyed := true;
       END IF;
       q_base := v_taken % coalesce(v_lanes, 1);
       q_lanes := least(q_lanes, coalesce(v_lanes, 1));
       q_taken := 0;
+      q_started := 0;
       prio := -32768;  -- below any priority (the column's check allows -100..100)
       LOOP
         -- The queue's next priority level with a waiting job, due or not.
@@ -304,6 +332,7 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
             ELSE
               remaining := remaining - 1;
               q_left := q_left - 1;
+              q_started := q_started + 1;
               RETURN NEXT r.job;
             END IF;
           END LOOP;
@@ -311,12 +340,23 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
         END LOOP;
         EXIT WHEN q_left <= 0;
       END LOOP;
+      IF v_rate_left IS NOT NULL AND q_started > 0 THEN
+        -- Under the row lock: count this claim's starts in its window.
+        UPDATE pgbus.queue_limit l
+           SET rate_count = CASE WHEN l.rate_window_start = v_wstart THEN l.rate_count ELSE 0 END
+                            + q_started,
+               rate_window_start = v_wstart
+         WHERE l.queue = q;
+        IF q_started >= v_rate_left THEN
+          PERFORM pgbus.notify(q, v_wstart + lim.rate_window);  -- the window is spent
+        END IF;
+      END IF;
     END LOOP;
   END $$;
 
 -- The executions of a queue now: the distinct lanes among its running jobs, a job without a lane
 -- counting as one of its own (pgbus.claim, "What the global limit counts"). Read through
--- job_lease_idx, the partial index of running jobs.
+-- job_queue_state_idx (queue, state, id).
 CREATE OR REPLACE FUNCTION pgbus.claim_executions(q text) RETURNS integer
   LANGUAGE sql STABLE
   SET search_path = pg_catalog, pgbus, pg_temp
@@ -324,4 +364,28 @@ CREATE OR REPLACE FUNCTION pgbus.claim_executions(q text) RETURNS integer
     SELECT (count(DISTINCT x.lane) + count(*) FILTER (WHERE x.lane IS NULL))::integer
       FROM pgbus.job x
      WHERE x.queue = q AND x.state = 'running'
+  $$;
+
+-- The start of the rate window that now() falls in: windows of rate_window laid end to end from
+-- the epoch, so every claim of the fleet agrees on them (pgbus.claim, "Rate limit").
+CREATE OR REPLACE FUNCTION pgbus.rate_window_start(rate_window interval) RETURNS timestamptz
+  LANGUAGE sql STABLE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+    SELECT to_timestamp(floor(extract(epoch FROM now()) / extract(epoch FROM rate_window))
+                        * extract(epoch FROM rate_window))
+  $$;
+
+-- How many starts the window beginning at wstart still allows, given the limit row's window and
+-- count. A row already in a later window than wstart (a claim whose transaction began before the
+-- claim that moved it) allows none: this claim's starts would land in a window that is closed.
+CREATE OR REPLACE FUNCTION pgbus.rate_left(
+    rate_limit integer, row_window_start timestamptz, row_count integer, wstart timestamptz)
+  RETURNS integer
+  LANGUAGE sql IMMUTABLE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+    SELECT CASE WHEN row_window_start > wstart THEN 0
+                WHEN row_window_start = wstart THEN rate_limit - row_count
+                ELSE rate_limit END
   $$;

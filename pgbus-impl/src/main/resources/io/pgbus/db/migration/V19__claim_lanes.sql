@@ -1,18 +1,31 @@
--- pgbus schema V19: a global limit counts executions, not claimed rows (issue #16). See
--- docs/schema.md, "Flow control".
+-- pgbus schema V19: a global limit counts executions, not claimed rows, and a queue may have a
+-- rate limit (issue #16). See docs/schema.md, "Flow control".
 --   * pgbus.job.lane: the execution a running job belongs to. A claim deals the jobs it takes over
 --     lanes, one per worker slot; a slot runs its lane's jobs one after another, several to a
 --     transaction under jobs-per-transaction. A global limit bounds the distinct lanes holding
 --     running jobs of the queue (the handlers that can run at once), so a grouped claim of 20 jobs
 --     in one slot costs one unit of the limit, not 20. NULL: a job claimed without lanes (before
 --     V19, or by a caller that passes none) is a lane of its own. No index: the claim counts the
---     lanes of a queue's running jobs through job_lease_idx, which holds only running jobs.
---   * pgbus.lane_seq: lane numbers, unique across the fleet. A claim takes one value per lane it
---     opens; nothing else reads the numbers, so gaps (a claim that rolled back) do not matter.
+--     lanes of a queue's running jobs through job_queue_state_idx (queue, state, id).
 --   * pgbus.claim takes a trailing lanes argument DEFAULT NULL (R__claim.sql): every older call
 --     means the same, each job a lane of its own. The old signature goes here.
 ALTER TABLE pgbus.job ADD COLUMN lane bigint;
 
-CREATE SEQUENCE pgbus.lane_seq AS bigint;
-
 DROP FUNCTION pgbus.claim(text[], integer, text, interval);
+
+-- A rate limit per queue (issue #16): at most rate_limit of its jobs start (are claimed) per
+-- window of rate_window, across the fleet. Windows are aligned to the epoch (a 1 minute window
+-- runs from :00 to :00); rate_window_start and rate_count are the current window and the starts
+-- counted in it, written by the claim under the row's lock (R__claim.sql). Both rate columns or
+-- neither: a rate with no window means nothing.
+ALTER TABLE pgbus.queue_limit
+  ADD COLUMN rate_limit integer CONSTRAINT queue_limit_rate_chk
+    CHECK (rate_limit BETWEEN 1 AND 1000000),
+  ADD COLUMN rate_window interval CONSTRAINT queue_limit_rate_window_chk
+    CHECK (rate_window >= interval '1 millisecond' AND rate_window <= interval '1 day'),
+  ADD COLUMN rate_window_start timestamptz,
+  ADD COLUMN rate_count integer NOT NULL DEFAULT 0,
+  ADD CONSTRAINT queue_limit_rate_pair_chk CHECK ((rate_limit IS NULL) = (rate_window IS NULL));
+
+-- IF EXISTS: a fresh install has no R__flow.sql definition yet (the R files run after the V files).
+DROP FUNCTION IF EXISTS pgbus.queue_limit_set(text, integer, integer, text);
