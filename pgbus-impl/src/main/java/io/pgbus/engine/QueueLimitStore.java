@@ -56,7 +56,13 @@ final class QueueLimitStore {
                          WHERE k.queue = l.queue AND k.concurrency_key = w.concurrency_key
                            AND k.state OPERATOR(pg_catalog.=) 'running')
                        >= coalesce(l.key_concurrency, 1)
-                 LIMIT ?) b) AS key_blocked
+                 LIMIT ?) b) AS key_blocked,
+             l.rate_limit,
+             (extract(epoch FROM l.rate_window) * 1000)::bigint AS rate_window_ms,
+             CASE WHEN l.rate_limit IS NULL THEN 0
+                  ELSE l.rate_limit - greatest(0, pgbus.rate_left(
+                         l.rate_limit, l.rate_window_start, l.rate_count,
+                         pgbus.rate_window_start(l.rate_window))) END AS starts
         FROM pgbus.queue_limit l
        ORDER BY l.queue
       """;
@@ -127,10 +133,22 @@ final class QueueLimitStore {
         long running = rs.getLong(4);
         long due = rs.getLong(5);
         long keyBlocked = rs.getLong(6);
-        long onLimit = global != null && running >= global ? due : Math.min(due, keyBlocked);
+        Integer rate = (Integer) rs.getObject(7);
+        long windowMs = rs.getLong(8);
+        long starts = rs.getLong(9);
+        boolean atLimit = global != null && running >= global || rate != null && starts >= rate;
+        long onLimit = atLimit ? due : Math.min(due, keyBlocked);
         out.add(
             new QueueLimitStatus(
-                rs.getString(1), global, rs.getInt(3), running, onLimit, due - onLimit));
+                rs.getString(1),
+                global,
+                rs.getInt(3),
+                running,
+                onLimit,
+                due - onLimit,
+                rate,
+                rate == null ? null : java.time.Duration.ofMillis(windowMs),
+                starts));
       }
       return out;
     }

@@ -366,6 +366,11 @@ class FlowControlTest {
       assertThat(claim(c, "windowed", 10)).as("the window is spent").isEmpty();
       assertThat(db.queryLong("SELECT rate_count FROM pgbus.queue_limit WHERE queue = 'windowed'"))
           .isEqualTo(10);
+      assertThat(Engine.describeLimits(new QueueLimitStore().queueLimitStatus(c)))
+          .as("what the doctor, readiness and the admin API show")
+          .isEqualTo(
+              "windowed(global none, per key 1, rate 10 per 1h: 10 started this window: 10"
+                  + " running, 20 waiting on the limit, 0 on a worker)");
       // Pretend the window is over: the next one allows ten more.
       db.update(
           "UPDATE pgbus.queue_limit SET rate_window_start = rate_window_start - interval '1 hour'"
