@@ -319,6 +319,7 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
       v_rate_left := NULL;
       -- Unlocked first: a queue at its limit is skipped with no lock taken.
       SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+             l.key_fifo, l.key_fifo_skip_dead,
              l.rate_window_start, l.rate_count INTO lim
         FROM pgbus.queue_limit l WHERE l.queue = q;
       limited := FOUND;
@@ -341,11 +342,13 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
         END IF;
         IF NOT holding THEN
           SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+             l.key_fifo, l.key_fifo_skip_dead,
                  l.rate_window_start, l.rate_count INTO lim
             FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
           limited := FOUND;
         ELSE
           SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+             l.key_fifo, l.key_fifo_skip_dead,
                  l.rate_window_start, l.rate_count INTO lim
             FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
           limited := FOUND;
@@ -436,7 +439,19 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                 SELECT k.id, k.run_at
                   FROM ranked k LEFT JOIN busy b ON b.concurrency_key = k.concurrency_key
                  WHERE k.concurrency_key IS NULL
-                    OR k.n + coalesce(b.n, 0) <= coalesce(lim.key_concurrency, 1)
+                    OR (NOT lim.key_fifo
+                        AND k.n + coalesce(b.n, 0) <= coalesce(lim.key_concurrency, 1))
+                    -- FIFO: the key's head only, and only while none of its jobs runs. An older
+                    -- job of the key that waits (due or not: a retry keeps its place) or lies
+                    -- dead (unless skipped) holds it back, in any priority level.
+                    OR (lim.key_fifo AND b.n IS NULL
+                        AND NOT EXISTS (
+                              SELECT 1 FROM pgbus.job o
+                               WHERE o.queue = q
+                                 AND o.concurrency_key = k.concurrency_key
+                                 AND o.id < k.id
+                                 AND o.state IN ('available', 'scheduled', 'retryable', 'dead')
+                                 AND (o.state <> 'dead' OR NOT lim.key_fifo_skip_dead)))
                  ORDER BY k.run_at, k.id
                  LIMIT q_left
               )
@@ -1100,10 +1115,10 @@ CREATE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
   END $$;
 
 --
--- Name: queue_limit_set(text, integer, integer, text, integer, interval); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: queue_limit_set(text, integer, integer, text, integer, interval, boolean, boolean); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.queue_limit_set(queue text, global_concurrency integer DEFAULT NULL::integer, key_concurrency integer DEFAULT NULL::integer, updated_by text DEFAULT NULL::text, rate_limit integer DEFAULT NULL::integer, rate_window interval DEFAULT NULL::interval) RETURNS void
+CREATE FUNCTION pgbus.queue_limit_set(queue text, global_concurrency integer DEFAULT NULL::integer, key_concurrency integer DEFAULT NULL::integer, updated_by text DEFAULT NULL::text, rate_limit integer DEFAULT NULL::integer, rate_window interval DEFAULT NULL::interval, key_fifo boolean DEFAULT false, key_fifo_skip_dead boolean DEFAULT false) RETURNS void
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
     AS $$
@@ -1141,16 +1156,32 @@ CREATE FUNCTION pgbus.queue_limit_set(queue text, global_concurrency integer DEF
         queue_limit_set.rate_window, v_queue::text
         USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF coalesce(queue_limit_set.key_fifo_skip_dead, false)
+       AND NOT coalesce(queue_limit_set.key_fifo, false) THEN
+      RAISE EXCEPTION 'pgbus: key_fifo_skip_dead for queue % needs key_fifo: without FIFO per key a dead job holds nothing back',
+        v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF coalesce(queue_limit_set.key_fifo, false) AND queue_limit_set.key_concurrency <> 1 THEN
+      RAISE EXCEPTION 'pgbus: key concurrency % for queue % contradicts key_fifo, which starts a key''s jobs one at a time',
+        queue_limit_set.key_concurrency, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     INSERT INTO pgbus.queue_limit AS l
-           (queue, global_concurrency, key_concurrency, rate_limit, rate_window, updated_by)
+           (queue, global_concurrency, key_concurrency, rate_limit, rate_window, key_fifo,
+            key_fifo_skip_dead, updated_by)
     VALUES (v_queue, queue_limit_set.global_concurrency, queue_limit_set.key_concurrency,
             queue_limit_set.rate_limit, queue_limit_set.rate_window,
+            coalesce(queue_limit_set.key_fifo, false),
+            coalesce(queue_limit_set.key_fifo_skip_dead, false),
             coalesce(queue_limit_set.updated_by, current_user::text))
     ON CONFLICT (queue) DO UPDATE
       SET global_concurrency = excluded.global_concurrency,
           key_concurrency = excluded.key_concurrency,
           rate_limit = excluded.rate_limit,
           rate_window = excluded.rate_window,
+          key_fifo = excluded.key_fifo,
+          key_fifo_skip_dead = excluded.key_fifo_skip_dead,
           -- A new window length counts afresh; the same one keeps its window's count.
           rate_window_start = CASE WHEN l.rate_window IS NOT DISTINCT FROM excluded.rate_window
                                    THEN l.rate_window_start END,
@@ -1158,9 +1189,11 @@ CREATE FUNCTION pgbus.queue_limit_set(queue text, global_concurrency integer DEF
                             THEN l.rate_count ELSE 0 END,
           updated_at = now(),
           updated_by = excluded.updated_by
-      WHERE (l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window)
+      WHERE (l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window, l.key_fifo,
+             l.key_fifo_skip_dead)
             IS DISTINCT FROM (excluded.global_concurrency, excluded.key_concurrency,
-                              excluded.rate_limit, excluded.rate_window);
+                              excluded.rate_limit, excluded.rate_window, excluded.key_fifo,
+                              excluded.key_fifo_skip_dead);
     -- A raised limit frees capacity now: wake the queue's workers at commit.
     PERFORM pgbus.notify(v_queue, now());
   END $$;
@@ -1409,6 +1442,8 @@ CREATE TABLE pgbus.queue_limit (
     rate_window interval,
     rate_window_start timestamp with time zone,
     rate_count integer DEFAULT 0 NOT NULL,
+    key_fifo boolean DEFAULT false NOT NULL,
+    key_fifo_skip_dead boolean DEFAULT false NOT NULL,
     CONSTRAINT queue_limit_global_chk CHECK (((global_concurrency >= 1) AND (global_concurrency <= 100000))),
     CONSTRAINT queue_limit_key_chk CHECK (((key_concurrency >= 1) AND (key_concurrency <= 100000))),
     CONSTRAINT queue_limit_rate_chk CHECK (((rate_limit >= 1) AND (rate_limit <= 1000000))),
@@ -1703,6 +1738,12 @@ CREATE INDEX job_finalized_queue_idx ON pgbus.job USING btree (state, finalized_
 --
 
 CREATE INDEX job_key_running_idx ON pgbus.job USING btree (queue, concurrency_key) WHERE ((state = 'running'::pgbus.job_state) AND (concurrency_key IS NOT NULL));
+
+--
+-- Name: job_key_waiting_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_key_waiting_idx ON pgbus.job USING btree (queue, concurrency_key, id) WHERE ((concurrency_key IS NOT NULL) AND (state = ANY (ARRAY['available'::pgbus.job_state, 'scheduled'::pgbus.job_state, 'retryable'::pgbus.job_state, 'dead'::pgbus.job_state])));
 
 --
 -- Name: job_lease_idx; Type: INDEX; Schema: pgbus; Owner: -

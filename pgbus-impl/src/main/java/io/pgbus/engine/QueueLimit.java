@@ -19,13 +19,19 @@ import java.util.List;
  * @param rateLimit job starts per window across every JVM; null: no rate limit
  * @param rateWindow the window of {@code rateLimit}, windows laid end to end from the epoch; set
  *     exactly when {@code rateLimit} is
+ * @param keyFifo true: a key's jobs start in enqueue order, one at a time ({@code key-fifo}); null
+ *     or false: any order, up to {@code keyConcurrency} at once
+ * @param keyFifoSkipDead under {@code keyFifo}, true: a dead job no longer holds its key's later
+ *     jobs; null or false: it holds them until replayed or deleted ({@code key-fifo-skip-dead})
  */
 public record QueueLimit(
     String queue,
     Integer globalConcurrency,
     Integer keyConcurrency,
     Integer rateLimit,
-    Duration rateWindow) {
+    Duration rateWindow,
+    Boolean keyFifo,
+    Boolean keyFifoSkipDead) {
 
   /** The largest limit, as pgbus.queue_limit_set checks it in SQL. */
   public static final int MAX = 100_000;
@@ -40,7 +46,13 @@ public record QueueLimit(
 
   /** The suffixes of a queue's flow-control keys. */
   public static final List<String> SUFFIXES =
-      List.of("global-concurrency", "key-concurrency", "rate-limit", "rate-window");
+      List.of(
+          "global-concurrency",
+          "key-concurrency",
+          "rate-limit",
+          "rate-window",
+          "key-fifo",
+          "key-fifo-skip-dead");
 
   public QueueLimit {
     QueueNames.require(queue);
@@ -77,6 +89,26 @@ public record QueueLimit(
               + rateLimit
               + " job starts a minute)");
     }
+    if (Boolean.TRUE.equals(keyFifoSkipDead) && !Boolean.TRUE.equals(keyFifo)) {
+      Setting<Boolean> fifo = keyFifo(queue);
+      Setting<Boolean> skip = keyFifoSkipDead(queue);
+      throw new InvalidConfigException(
+          skip.key(),
+          skip.key()
+              + "=true needs "
+              + fifo.key()
+              + "=true: without FIFO per key a dead job holds nothing back");
+    }
+    if (Boolean.TRUE.equals(keyFifo) && keyConcurrency != null && keyConcurrency != 1) {
+      throw new InvalidConfigException(
+          keyConcurrency(queue).key(),
+          keyConcurrency(queue).key()
+              + "="
+              + keyConcurrency
+              + " contradicts "
+              + keyFifo(queue).key()
+              + "=true, which starts a key's jobs one at a time: remove one of them");
+    }
     if (rateWindow != null && rateLimit == null) {
       throw new InvalidConfigException(
           rate.key(),
@@ -92,6 +124,26 @@ public record QueueLimit(
   /** Concurrency limits only. */
   public QueueLimit(String queue, Integer globalConcurrency, Integer keyConcurrency) {
     this(queue, globalConcurrency, keyConcurrency, null, null);
+  }
+
+  /** Concurrency and rate limits, no FIFO per key. */
+  public QueueLimit(
+      String queue,
+      Integer globalConcurrency,
+      Integer keyConcurrency,
+      Integer rateLimit,
+      Duration rateWindow) {
+    this(queue, globalConcurrency, keyConcurrency, rateLimit, rateWindow, null, null);
+  }
+
+  /** Whether a key's jobs start in enqueue order. */
+  public boolean fifo() {
+    return Boolean.TRUE.equals(keyFifo);
+  }
+
+  /** Whether, under FIFO, a dead job lets its key's later jobs pass. */
+  public boolean fifoSkipsDead() {
+    return Boolean.TRUE.equals(keyFifoSkipDead);
   }
 
   private static void within(Setting<Integer> s, Integer n, String otherwise) {
@@ -119,6 +171,14 @@ public record QueueLimit(
         QueuePolicy.KEY_PREFIX + queue + ".rate-window", "none", MIN_RATE_WINDOW, MAX_RATE_WINDOW);
   }
 
+  public static Setting<Boolean> keyFifo(String queue) {
+    return Setting.flag(QueuePolicy.KEY_PREFIX + queue + ".key-fifo", false);
+  }
+
+  public static Setting<Boolean> keyFifoSkipDead(String queue) {
+    return Setting.flag(QueuePolicy.KEY_PREFIX + queue + ".key-fifo-skip-dead", false);
+  }
+
   /** The queue's limits as the source has them; parts it does not set are null. */
   public static QueueLimit from(String queue, SettingSource s) {
     return new QueueLimit(
@@ -126,7 +186,9 @@ public record QueueLimit(
         s.value(globalConcurrency(queue)),
         s.value(keyConcurrency(queue)),
         s.value(rateLimit(queue)),
-        s.value(rateWindow(queue)));
+        s.value(rateWindow(queue)),
+        s.value(keyFifo(queue)),
+        s.value(keyFifoSkipDead(queue)));
   }
 
   /** Whether it sets no limit. */
@@ -134,6 +196,8 @@ public record QueueLimit(
     return globalConcurrency == null
         && keyConcurrency == null
         && rateLimit == null
-        && rateWindow == null;
+        && rateWindow == null
+        && !Boolean.TRUE.equals(keyFifo)
+        && !Boolean.TRUE.equals(keyFifoSkipDead);
   }
 }

@@ -20,7 +20,7 @@ import java.util.TreeSet;
 final class QueueLimitStore {
 
   private static final String SET =
-      "SELECT pgbus.queue_limit_set(?, ?, ?, ?, ?, ?::float8 * interval '1 millisecond')";
+      "SELECT pgbus.queue_limit_set(?, ?, ?, ?, ?, ?::float8 * interval '1 millisecond', ?, ?)";
 
   private static final String CLEAR = "SELECT pgbus.queue_limit_clear(?)";
 
@@ -90,6 +90,8 @@ final class QueueLimitStore {
       } else {
         ps.setDouble(6, limit.rateWindow().toNanos() / 1e6);
       }
+      ps.setBoolean(7, limit.fifo());
+      ps.setBoolean(8, limit.fifoSkipsDead());
       ps.executeQuery().close();
     }
   }

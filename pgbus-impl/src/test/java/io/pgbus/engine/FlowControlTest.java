@@ -380,6 +380,114 @@ class FlowControlTest {
   }
 
   @Test
+  void aFifoQueueStartsEachKeysJobsInEnqueueOrderOneAtATimeWhileKeysRunInParallel()
+      throws Exception {
+    int keys = 10;
+    int perKey = 20;
+    var jobs = new ArrayList<NewJob>();
+    for (int n = 0; n < perKey; n++) {
+      for (int k = 0; k < keys; k++) {
+        jobs.add(
+            new NewJob(
+                "fifo",
+                "{\"k\":" + k + ",\"n\":" + n + "}",
+                EnqueueOptions.defaults().withConcurrencyKey("customer-" + k)));
+      }
+    }
+    try (Connection c = db.connect()) {
+      store.jobInsertMany(c, jobs);
+    }
+    QueueLimit fifo = new QueueLimit("fifo", null, null, null, null, true, null);
+    var runs = new ConcurrentLinkedQueue<Run>();
+    var order = new ConcurrentHashMap<String, List<Integer>>();
+    for (int e = 0; e < 2; e++) {
+      engines.start(
+          engines.config().capsule("main", 8, "fifo").queueLimit(fifo).build(),
+          (job, tx) -> {
+            long start = System.nanoTime();
+            String[] kn = job.payload().replaceAll("[^0-9,]", "").split(",");
+            order
+                .computeIfAbsent(
+                    kn[0], k -> java.util.Collections.synchronizedList(new ArrayList<>()))
+                .add(Integer.parseInt(kn[1]));
+            Thread.sleep(1);
+            runs.add(new Run(job.id(), kn[0], start, System.nanoTime()));
+            return Outcome.complete();
+          });
+    }
+    Await.until(
+        "every job to complete",
+        Duration.ofMinutes(5),
+        () -> db.jobCount("fifo", "completed") == keys * perKey);
+    Map<String, List<Run>> byKey = new HashMap<>();
+    runs.forEach(r -> byKey.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r));
+    int worstKey = byKey.values().stream().mapToInt(FlowControlTest::maxOverlap).max().orElse(0);
+    int all = maxOverlap(List.copyOf(runs));
+    System.out.printf(
+        "[measure] FIFO per key, %d keys x %d jobs, 2 engines x 8 slots: max overlap per key %d,"
+            + " across keys %d%n",
+        keys, perKey, worstKey, all);
+    List<Integer> enqueueOrder = java.util.stream.IntStream.range(0, perKey).boxed().toList();
+    assertThat(order).hasSize(keys);
+    order.forEach(
+        (k, started) -> assertThat(started).as("start order of key %s", k).isEqualTo(enqueueOrder));
+    assertThat(worstKey).as("overlapping runs of one key").isEqualTo(1);
+    assertThat(all).as("overlapping runs across keys").isGreaterThan(1);
+  }
+
+  @Test
+  void underFifoARetryKeepsItsPlaceAndADeadJobHoldsItsKeyOrLetsItPassAsConfigured()
+      throws Exception {
+    var jobs = JobFixtures.in(db);
+    var keyA = EnqueueOptions.defaults().withConcurrencyKey("a");
+    var once = EnqueueOptions.defaults().withConcurrencyKey("d").withMaxAttempts(1);
+    try (Connection c = db.connect()) {
+      var limits = new QueueLimitStore();
+      limits.queueLimitWrite(
+          c, new QueueLimit("fifo_retry", null, null, null, null, true, null), "t");
+      limits.queueLimitWrite(
+          c, new QueueLimit("fifo_hold", null, null, null, null, true, false), "t");
+      limits.queueLimitWrite(
+          c, new QueueLimit("fifo_pass", null, null, null, null, true, true), "t");
+
+      // A retry keeps its place: the key waits for it, however long its backoff.
+      long a1 = jobs.enqueue("fifo_retry", keyA);
+      long a2 = jobs.enqueue("fifo_retry", keyA);
+      long b1 = jobs.enqueue("fifo_retry", EnqueueOptions.defaults().withConcurrencyKey("b"));
+      List<ClaimedJob> first = claim(c, "fifo_retry", 10);
+      assertThat(first).map(ClaimedJob::id).containsExactly(a1, b1);
+      assertThat(store.jobFail(c, first.get(0), "boom", Duration.ofHours(1)).dead()).isFalse();
+      assertThat(claim(c, "fifo_retry", 10)).as("a2 waits for a1's retry").isEmpty();
+      db.update("UPDATE pgbus.job SET run_at = now() WHERE id = ?", a1);
+      List<ClaimedJob> retried = claim(c, "fifo_retry", 10);
+      assertThat(retried).map(ClaimedJob::id).as("a1 again, before a2").containsExactly(a1);
+      assertThat(store.jobComplete(c, retried.get(0))).isTrue();
+      assertThat(claim(c, "fifo_retry", 10)).map(ClaimedJob::id).containsExactly(a2);
+
+      // A dead job holds its key's later jobs until it is replayed (the default) ...
+      long h1 = jobs.enqueue("fifo_hold", once);
+      long h2 = jobs.enqueue("fifo_hold", once);
+      ClaimedJob held = claim(c, "fifo_hold", 10).get(0);
+      assertThat(held.id()).isEqualTo(h1);
+      assertThat(store.jobFail(c, held, "boom", Duration.ofSeconds(1)).dead()).isTrue();
+      assertThat(claim(c, "fifo_hold", 10)).as("h2 held by dead h1").isEmpty();
+      assertThat(store.jobReplayDead(c, h1, "t")).isTrue();
+      assertThat(claim(c, "fifo_hold", 10))
+          .map(ClaimedJob::id)
+          .as("h1 replayed")
+          .containsExactly(h1);
+      // ... or lets them pass (key-fifo-skip-dead).
+      long p1 = jobs.enqueue("fifo_pass", once);
+      long p2 = jobs.enqueue("fifo_pass", once);
+      ClaimedJob passed = claim(c, "fifo_pass", 10).get(0);
+      assertThat(passed.id()).isEqualTo(p1);
+      assertThat(store.jobFail(c, passed, "boom", Duration.ofSeconds(1)).dead()).isTrue();
+      assertThat(claim(c, "fifo_pass", 10)).map(ClaimedJob::id).containsExactly(p2);
+      assertThat(h2).isPositive();
+    }
+  }
+
+  @Test
   void anEngineWritesItsLimitsAtStartAndTheLastToStartWithoutThemRemovesThem() throws Exception {
     engines.start(
         engines
@@ -447,6 +555,16 @@ class FlowControlTest {
         .contains("is invalid: use 1 millisecond to 1 day");
     assertThat(sqlError("SELECT pgbus.queue_limit_set('q', rate_window => '1 minute')"))
         .contains("has no rate limit");
+    assertThatThrownBy(() -> new QueueLimit("q", null, null, null, null, null, true))
+        .hasMessageContaining(
+            "pgbus.queue.q.key-fifo-skip-dead=true needs pgbus.queue.q.key-fifo=true");
+    assertThatThrownBy(() -> new QueueLimit("q", null, 2, null, null, true, null))
+        .hasMessageContaining("pgbus.queue.q.key-concurrency=2 contradicts pgbus.queue.q.key-fifo");
+    assertThat(sqlError("SELECT pgbus.queue_limit_set('q', key_fifo_skip_dead => true)"))
+        .contains("key_fifo_skip_dead for queue q needs key_fifo");
+    assertThat(
+            sqlError("SELECT pgbus.queue_limit_set('q', key_concurrency => 3, key_fifo => true)"))
+        .contains("key concurrency 3 for queue q contradicts key_fifo");
     assertThat(db.jobCount()).isZero();
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.queue_limit")).isZero();
   }

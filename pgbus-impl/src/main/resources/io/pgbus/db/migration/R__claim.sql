@@ -85,6 +85,22 @@
 -- of the level carry one: a probe of the queue's next q_left due jobs that finds no key takes the
 -- plain path.
 --
+-- FIFO per key (V19, key_fifo): a keyed candidate is taken only when no job of its key runs and
+-- no older job of its key (lower id: enqueue order) waits in any state a claim could take later
+-- (available, scheduled, retryable, whether due or not, in any priority level) or, unless
+-- key_fifo_skip_dead, lies dead: so a retry keeps its place and the key waits for it, and a dead
+-- job holds the key until a replay, a cancel or the prune. One probe of job_key_waiting_idx per
+-- candidate. The same row lock orders these claims, so no two take jobs of one key at once. Jobs
+-- of one key enqueued by concurrent transactions are ordered by id among those committed when a
+-- claim looks: an id that commits after a later one has started runs after it.
+--
+-- Rate limit (V19): see docs/schema.md, "Rate limit". At most rate_limit starts (claimed jobs,
+-- each with attempted_at = this claim's now()) per window of rate_window, the windows laid end to
+-- end from the epoch. Read without a lock first (a spent window skips the queue, locks nothing,
+-- and sends the queue's wake-up for the next window's start, so the fleet's capsules sleep until
+-- then), then again under the row lock, and this claim's starts are added to rate_count under it.
+-- A row already in a later window than this claim's now() lets it take nothing.
+--
 -- Key-limited candidates: a claim reads the due jobs of a priority level in claim order, a window
 -- of them at a time (first 4 x what it may take + 32), drops those whose key is at its limit
 -- (running ones counted through job_key_running_idx) and takes the first of the rest. When that
@@ -144,6 +160,7 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
       v_rate_left := NULL;
       -- Unlocked first: a queue at its limit is skipped with no lock taken.
       SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+             l.key_fifo, l.key_fifo_skip_dead,
              l.rate_window_start, l.rate_count INTO lim
         FROM pgbus.queue_limit l WHERE l.queue = q;
       limited := FOUND;
@@ -166,11 +183,13 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
         END IF;
         IF NOT holding THEN
           SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+             l.key_fifo, l.key_fifo_skip_dead,
                  l.rate_window_start, l.rate_count INTO lim
             FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
           limited := FOUND;
         ELSE
           SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+             l.key_fifo, l.key_fifo_skip_dead,
                  l.rate_window_start, l.rate_count INTO lim
             FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
           limited := FOUND;
@@ -261,7 +280,19 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
                 SELECT k.id, k.run_at
                   FROM ranked k LEFT JOIN busy b ON b.concurrency_key = k.concurrency_key
                  WHERE k.concurrency_key IS NULL
-                    OR k.n + coalesce(b.n, 0) <= coalesce(lim.key_concurrency, 1)
+                    OR (NOT lim.key_fifo
+                        AND k.n + coalesce(b.n, 0) <= coalesce(lim.key_concurrency, 1))
+                    -- FIFO: the key's head only, and only while none of its jobs runs. An older
+                    -- job of the key that waits (due or not: a retry keeps its place) or lies
+                    -- dead (unless skipped) holds it back, in any priority level.
+                    OR (lim.key_fifo AND b.n IS NULL
+                        AND NOT EXISTS (
+                              SELECT 1 FROM pgbus.job o
+                               WHERE o.queue = q
+                                 AND o.concurrency_key = k.concurrency_key
+                                 AND o.id < k.id
+                                 AND o.state IN ('available', 'scheduled', 'retryable', 'dead')
+                                 AND (o.state <> 'dead' OR NOT lim.key_fifo_skip_dead)))
                  ORDER BY k.run_at, k.id
                  LIMIT q_left
               )

@@ -29,3 +29,16 @@ ALTER TABLE pgbus.queue_limit
 
 -- IF EXISTS: a fresh install has no R__flow.sql definition yet (the R files run after the V files).
 DROP FUNCTION IF EXISTS pgbus.queue_limit_set(text, integer, integer, text);
+
+-- FIFO per key (issue #16): with key_fifo a queue's keyed jobs start in enqueue order (id), one at
+-- a time per key: a job is claimed only when no older job of its key waits (available, scheduled,
+-- retryable: a retry keeps its place, the key waits for it) or, unless key_fifo_skip_dead, lies
+-- dead (a dead job holds its key's later jobs until replayed, cancelled or deleted).
+-- job_key_waiting_idx finds a key's older jobs; partial on a key, so jobs without one never
+-- enter it, and on the states that can hold a key back.
+ALTER TABLE pgbus.queue_limit
+  ADD COLUMN key_fifo boolean NOT NULL DEFAULT false,
+  ADD COLUMN key_fifo_skip_dead boolean NOT NULL DEFAULT false;
+
+CREATE INDEX job_key_waiting_idx ON pgbus.job (queue, concurrency_key, id)
+  WHERE concurrency_key IS NOT NULL AND state IN ('available', 'scheduled', 'retryable', 'dead');
