@@ -209,6 +209,69 @@ class FlowControlTest {
   }
 
   @Test
+  void aGlobalLimitHoldsAcrossALeaderChangeAndAListenerKill() throws Exception {
+    int total = 1_200;
+    Set<Long> enqueued = Set.copyOf(JobFixtures.in(db).enqueue("resilient", total));
+    var runs = new ConcurrentLinkedQueue<Run>();
+    Set<Long> handled = ConcurrentHashMap.newKeySet();
+    var duplicates = new AtomicInteger();
+    var started = new ArrayList<Engine>();
+    for (int e = 0; e < 3; e++) {
+      started.add(
+          engines.start(
+              engines
+                  .config()
+                  // A follower looks at the lease with each heartbeat: a third of this TTL.
+                  .set(ExecutionConfig.HEARTBEAT_TTL, Duration.ofSeconds(6))
+                  .leaderTtl(Duration.ofSeconds(6))
+                  .capsule("main", 4, "resilient")
+                  .queueLimit(new QueueLimit("resilient", 3, null))
+                  .build(),
+              (job, tx) -> {
+                long start = System.nanoTime();
+                if (!handled.add(job.id())) {
+                  duplicates.incrementAndGet();
+                }
+                Thread.sleep(3 + job.id() % 3);
+                runs.add(new Run(job.id(), null, start, System.nanoTime()));
+                return Outcome.complete();
+              }));
+    }
+    Await.until(
+        "a leader", Duration.ofSeconds(30), () -> started.stream().anyMatch(Engine::leader));
+    Await.until("a quarter done", Duration.ofMinutes(5), () -> handled.size() >= total / 4);
+    Engine leader = started.stream().filter(Engine::leader).findFirst().orElseThrow();
+    leader.stop();
+    started.remove(leader);
+    Await.until(
+        "another engine to lead",
+        Duration.ofMinutes(2),
+        () -> started.stream().anyMatch(Engine::leader));
+    Await.until("half done", Duration.ofMinutes(5), () -> handled.size() >= total / 2);
+    long killed =
+        db.queryLong(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                + " WHERE application_name = ? AND datname = current_database()",
+            Notifier.APPLICATION_NAME);
+    Await.until(
+        "every job to complete",
+        Duration.ofMinutes(10),
+        () -> db.jobCount("resilient", "completed") == total);
+    for (Engine e : started) {
+      TestEngines.awaitDelivering(e);
+    }
+    int overlap = maxOverlap(List.copyOf(runs));
+    System.out.printf(
+        "[measure] global limit 3, 3 engines x 4 slots, %d jobs, leader stopped at 1/4, %d"
+            + " listeners killed at 1/2: max handler overlap %d%n",
+        total, killed, overlap);
+    assertThat(killed).as("listener backends terminated").isEqualTo(2);
+    assertThat(overlap).as("overlapping handler runs").isBetween(2, 3);
+    assertThat(duplicates).as("jobs run twice").hasValue(0);
+    assertThat(handled).isEqualTo(enqueued);
+  }
+
+  @Test
   void aLimitCountsLanesSoAGroupedClaimTakesItsGroupsUnderOneUnitEach() throws Exception {
     JobFixtures.in(db).enqueue("grouped", 30);
     try (Connection c = db.connect()) {
