@@ -405,7 +405,9 @@ class FlowControlTest {
     assertThat(perWindow)
         .as("1,000 starts need ten windows at least")
         .hasSizeGreaterThanOrEqualTo(10);
-    assertThat(spanMs).as("first to last start").isGreaterThanOrEqualTo(9_000);
+    // Ten windows from the first start to the last: more than 8 s, wherever in its window the
+    // first start fell.
+    assertThat(spanMs).as("first to last start").isGreaterThan(8_000);
     // Capsules wake for the next window rather than at the poll ceiling (60 s): ten windows in
     // well under a minute, even on a loaded machine.
     assertThat(elapsedMs).as("elapsed").isLessThan(60_000);

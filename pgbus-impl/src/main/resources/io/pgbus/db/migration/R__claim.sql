@@ -160,8 +160,7 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
       v_rate_left := NULL;
       -- Unlocked first: a queue at its limit is skipped with no lock taken.
       SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
-             l.key_fifo, l.key_fifo_skip_dead,
-             l.rate_window_start, l.rate_count INTO lim
+             l.key_fifo, l.key_fifo_skip_dead, l.rate_window_start, l.rate_count INTO lim
         FROM pgbus.queue_limit l WHERE l.queue = q;
       limited := FOUND;
       IF limited THEN
@@ -183,14 +182,12 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
         END IF;
         IF NOT holding THEN
           SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
-             l.key_fifo, l.key_fifo_skip_dead,
-                 l.rate_window_start, l.rate_count INTO lim
+                 l.key_fifo, l.key_fifo_skip_dead, l.rate_window_start, l.rate_count INTO lim
             FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
           limited := FOUND;
         ELSE
           SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
-             l.key_fifo, l.key_fifo_skip_dead,
-                 l.rate_window_start, l.rate_count INTO lim
+                 l.key_fifo, l.key_fifo_skip_dead, l.rate_window_start, l.rate_count INTO lim
             FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
           limited := FOUND;
           IF NOT limited AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
