@@ -264,14 +264,15 @@ CREATE TABLE pgbus.job (
     result pgbus.job_result,
     concurrency_key pgbus.job_concurrency_key,
     batch_id bigint,
-    linked boolean DEFAULT false NOT NULL
+    linked boolean DEFAULT false NOT NULL,
+    lane bigint
 );
 
 --
--- Name: claim(text[], integer, text, interval); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: claim(text[], integer, text, interval, integer); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease interval) RETURNS SETOF pgbus.job
+CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease interval, lanes integer DEFAULT NULL::integer) RETURNS SETOF pgbus.job
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
     SET enable_sort TO 'off'
@@ -289,44 +290,97 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     holding boolean := false;  -- this claim holds a limit row (until its commit)
     q_left integer;      -- what this queue may still take
     keyed boolean;       -- the queue counts running jobs per concurrency key
+    v_keys boolean;      -- keyed, and the level's first candidates carry a key
     v_ids bigint[];      -- keyed: the candidates that keep every key within its limit
     v_window integer;
     v_seen integer;
-    v_buried bigint[];   -- buried linked jobs, reported to their batches and dependents at the end
+    v_lanes integer := lanes;        -- NULL: every job a lane of its own (lane NULL)
+    v_per_lane integer;              -- jobs per lane the caller asked for, rounded up
+    v_taken integer := 0;            -- rows this claim updated so far: the round-robin position
+    q_base integer;                  -- the lane this queue's first job goes to
+    q_lanes integer;                 -- how many lanes this queue's jobs may use
+    q_taken integer;                 -- rows of this queue updated so far
+    q_started integer;               -- jobs of this queue claimed (not buried) so far
+    v_wstart timestamptz;            -- rate: the window this claim's starts fall in
+    v_rate_left integer;             -- rate: starts the window still allows; NULL: no rate limit
   BEGIN
+    IF v_lanes IS NOT NULL AND (v_lanes NOT BETWEEN 1 AND 65536) THEN
+      RAISE EXCEPTION 'pgbus: claim lanes % is invalid: use 1 to 65536, or NULL for a lane per job', v_lanes
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    v_lanes := least(v_lanes, greatest(max_jobs, 1));
+    v_per_lane := CASE WHEN v_lanes IS NULL THEN 1 ELSE (max_jobs + v_lanes - 1) / v_lanes END;
     FOREACH q IN ARRAY queues LOOP
       EXIT WHEN remaining <= 0;
       CONTINUE WHEN EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = q);
-      IF NOT holding THEN
-        SELECT l.global_concurrency, l.key_concurrency INTO lim
-          FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
-        limited := FOUND;
-      ELSE
-        SELECT l.global_concurrency, l.key_concurrency INTO lim
-          FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
-        limited := FOUND;
-        IF NOT limited AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
-          PERFORM pgbus.notify(q, now());  -- another claim holds it: come back after its commit
-          CONTINUE;
-        END IF;
-      END IF;
       q_left := remaining;
+      q_lanes := coalesce(v_lanes, 1);
       keyed := false;
+      v_rate_left := NULL;
+      -- Unlocked first: a queue at its limit is skipped with no lock taken.
+      SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+             l.key_fifo, l.key_fifo_skip_dead, l.rate_window_start, l.rate_count INTO lim
+        FROM pgbus.queue_limit l WHERE l.queue = q;
+      limited := FOUND;
       IF limited THEN
-        holding := true;
         IF current_setting('transaction_isolation') <> 'read committed' THEN
           RAISE EXCEPTION 'pgbus: claiming from limited queue % needs READ COMMITTED, not %: run pgbus.claim in its own transaction',
             q, current_setting('transaction_isolation')
             USING ERRCODE = 'invalid_transaction_state';
         END IF;
+        CONTINUE WHEN lim.global_concurrency IS NOT NULL
+                  AND pgbus.claim_executions(q) >= lim.global_concurrency;
+        IF lim.rate_limit IS NOT NULL THEN
+          v_wstart := pgbus.rate_window_start(lim.rate_window);
+          IF pgbus.rate_left(lim.rate_limit, lim.rate_window_start, lim.rate_count, v_wstart) <= 0 THEN
+            -- Come back when the window allows: the fleet's capsules set an alarm for then.
+            PERFORM pgbus.notify(q, CASE WHEN lim.rate_window_start > v_wstart THEN now()
+                                        ELSE v_wstart + lim.rate_window END);
+            CONTINUE;
+          END IF;
+        END IF;
+        IF NOT holding THEN
+          SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+                 l.key_fifo, l.key_fifo_skip_dead, l.rate_window_start, l.rate_count INTO lim
+            FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
+          limited := FOUND;
+        ELSE
+          SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+                 l.key_fifo, l.key_fifo_skip_dead, l.rate_window_start, l.rate_count INTO lim
+            FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
+          limited := FOUND;
+          IF NOT limited AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
+            PERFORM pgbus.notify(q, now());  -- another claim holds it: come back after its commit
+            CONTINUE;
+          END IF;
+        END IF;
+      END IF;
+      IF limited THEN
+        holding := true;
         IF lim.global_concurrency IS NOT NULL THEN
-          q_left := least(remaining, lim.global_concurrency
-                                     - (SELECT count(*) FROM pgbus.job x
-                                         WHERE x.queue = q AND x.state = 'running')::integer);
-          CONTINUE WHEN q_left <= 0;
+          -- Counted again, under the lock and with this statement's fresh snapshot.
+          q_lanes := least(coalesce(v_lanes, max_jobs),
+                           lim.global_concurrency - pgbus.claim_executions(q));
+          CONTINUE WHEN q_lanes <= 0;
+          q_left := least(remaining, q_lanes * v_per_lane);
+        END IF;
+        IF lim.rate_limit IS NOT NULL THEN
+          -- Again under the lock, from the row as the last claim left it.
+          v_wstart := pgbus.rate_window_start(lim.rate_window);
+          v_rate_left := pgbus.rate_left(lim.rate_limit, lim.rate_window_start, lim.rate_count, v_wstart);
+          IF v_rate_left <= 0 THEN
+            PERFORM pgbus.notify(q, CASE WHEN lim.rate_window_start > v_wstart THEN now()
+                                        ELSE v_wstart + lim.rate_window END);
+            CONTINUE;
+          END IF;
+          q_left := least(q_left, v_rate_left);
         END IF;
         keyed := true;
       END IF;
+      q_base := v_taken % coalesce(v_lanes, 1);
+      q_lanes := least(q_lanes, coalesce(v_lanes, 1));
+      q_taken := 0;
+      q_started := 0;
       prio := -32768;  -- below any priority (the column's check allows -100..100)
       LOOP
         -- The queue's next priority level with a waiting job, due or not.
@@ -340,7 +394,24 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
         EXIT WHEN NOT FOUND;
         LOOP
           buried := 0;
+          v_keys := false;
           IF keyed THEN
+            -- Do the level's first candidates carry a key? Most limited queues have none, and
+            -- skip the window then.
+            SELECT EXISTS (
+                     SELECT 1 FROM (
+                       SELECT c.concurrency_key
+                         FROM pgbus.job c
+                        WHERE c.queue = q
+                          AND c.priority = prio
+                          AND c.state IN ('available', 'scheduled', 'retryable')
+                          AND c.run_at <= now()
+                        ORDER BY c.priority, c.run_at, c.id
+                        LIMIT q_left) h
+                      WHERE h.concurrency_key IS NOT NULL)
+              INTO v_keys;
+          END IF;
+          IF v_keys THEN
             v_window := q_left * 4 + 32;
             LOOP
               WITH win AS (
@@ -365,7 +436,19 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                 SELECT k.id, k.run_at
                   FROM ranked k LEFT JOIN busy b ON b.concurrency_key = k.concurrency_key
                  WHERE k.concurrency_key IS NULL
-                    OR k.n + coalesce(b.n, 0) <= coalesce(lim.key_concurrency, 1)
+                    OR (NOT lim.key_fifo
+                        AND k.n + coalesce(b.n, 0) <= coalesce(lim.key_concurrency, 1))
+                    -- FIFO: the key's head only, and only while none of its jobs runs. An older
+                    -- job of the key that waits (due or not: a retry keeps its place) or lies
+                    -- dead (unless skipped) holds it back, in any priority level.
+                    OR (lim.key_fifo AND b.n IS NULL
+                        AND NOT EXISTS (
+                              SELECT 1 FROM pgbus.job o
+                               WHERE o.queue = q
+                                 AND o.concurrency_key = k.concurrency_key
+                                 AND o.id < k.id
+                                 AND o.state IN ('available', 'scheduled', 'retryable', 'dead')
+                                 AND (o.state <> 'dead' OR NOT lim.key_fifo_skip_dead)))
                  ORDER BY k.run_at, k.id
                  LIMIT q_left
               )
@@ -387,10 +470,19 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                  AND c.priority = prio
                  AND c.state IN ('available', 'scheduled', 'retryable')
                  AND c.run_at <= now()
-                 AND (NOT keyed OR c.id = ANY (v_ids))
+                 -- No window: a keyed job that a skipped lock brought into reach waits for a
+                 -- claim that sees it among the first candidates.
+                 AND CASE WHEN v_keys THEN c.id = ANY (v_ids)
+                          WHEN keyed THEN c.concurrency_key IS NULL
+                          ELSE true END
                ORDER BY c.priority, c.run_at, c.id
                LIMIT q_left
                FOR UPDATE SKIP LOCKED
+            ), numbered AS (
+              -- The round-robin position of each row. picked comes out in claim order (the index
+              -- scan's), and if a plan ever numbered it otherwise only the lanes' contents would
+              -- change, never how many lanes there are.
+              SELECT p.id, p.bytes, (row_number() OVER () - 1)::integer AS n FROM picked p
             ), claimed AS (
               UPDATE pgbus.job j
                  SET state = CASE WHEN p.bytes > v_limit THEN 'dead' ELSE 'running' END::job_state,
@@ -398,6 +490,9 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                      attempted_at = now(),
                      attempted_by = worker,
                      lease_expires_at = CASE WHEN p.bytes > v_limit THEN NULL ELSE now() + lease END,
+                     lane = CASE WHEN v_lanes IS NULL OR p.bytes > v_limit THEN NULL
+                                 ELSE txid_current() * 65536
+                                      + (q_base + (q_taken + p.n) % q_lanes) % v_lanes END,
                      finalized_at = CASE WHEN p.bytes > v_limit THEN now() END,
                      errors = CASE WHEN p.bytes > v_limit
                        THEN jsonb_path_query_array(
@@ -410,21 +505,21 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                                 || j.errors,
                               '$[0 to 9]')
                        ELSE j.errors END
-                FROM picked p
+                FROM numbered p
                WHERE j.id = p.id
               RETURNING j, p.bytes > v_limit AS oversized)
             SELECT c.j AS job, coalesce(c.oversized, false) AS oversized
               FROM claimed c
              ORDER BY (c.j).priority, (c.j).run_at, (c.j).id
           LOOP
+            v_taken := v_taken + 1;
+            q_taken := q_taken + 1;
             IF r.oversized THEN
               buried := buried + 1;
-              IF (r.job).linked THEN
-                v_buried := v_buried || (r.job).id;
-              END IF;
             ELSE
               remaining := remaining - 1;
               q_left := q_left - 1;
+              q_started := q_started + 1;
               RETURN NEXT r.job;
             END IF;
           END LOOP;
@@ -432,11 +527,32 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
         END LOOP;
         EXIT WHEN q_left <= 0;
       END LOOP;
+      IF v_rate_left IS NOT NULL AND q_started > 0 THEN
+        -- Under the row lock: count this claim's starts in its window.
+        UPDATE pgbus.queue_limit l
+           SET rate_count = CASE WHEN l.rate_window_start = v_wstart THEN l.rate_count ELSE 0 END
+                            + q_started,
+               rate_window_start = v_wstart
+         WHERE l.queue = q;
+        IF q_started >= v_rate_left THEN
+          PERFORM pgbus.notify(q, v_wstart + lim.rate_window);  -- the window is spent
+        END IF;
+      END IF;
     END LOOP;
-    IF v_buried IS NOT NULL THEN
-      PERFORM pgbus.job_finished(v_buried);
-    END IF;
   END $_$;
+
+--
+-- Name: claim_executions(text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.claim_executions(q text) RETURNS integer
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+    SELECT (count(DISTINCT x.lane) + count(*) FILTER (WHERE x.lane IS NULL))::integer
+      FROM pgbus.job x
+     WHERE x.queue = q AND x.state = 'running'
+  $$;
 
 --
 -- Name: enqueue(text, jsonb, timestamp with time zone, integer, integer, text, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
@@ -987,7 +1103,7 @@ CREATE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
     IF EXISTS (SELECT 1 FROM pgbus.job j
                 WHERE j.queue = v_queue AND j.concurrency_key IS NOT NULL
                   AND j.state IN ('available', 'scheduled', 'retryable', 'running')) THEN
-      PERFORM pgbus.queue_limit_set(v_queue, NULL, NULL, NULL);
+      PERFORM pgbus.queue_limit_set(v_queue);
       RETURN false;
     END IF;
     DELETE FROM pgbus.queue_limit l WHERE l.queue = v_queue;
@@ -996,10 +1112,10 @@ CREATE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
   END $$;
 
 --
--- Name: queue_limit_set(text, integer, integer, text); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: queue_limit_set(text, integer, integer, text, integer, interval, boolean, boolean); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.queue_limit_set(queue text, global_concurrency integer DEFAULT NULL::integer, key_concurrency integer DEFAULT NULL::integer, updated_by text DEFAULT NULL::text) RETURNS void
+CREATE FUNCTION pgbus.queue_limit_set(queue text, global_concurrency integer DEFAULT NULL::integer, key_concurrency integer DEFAULT NULL::integer, updated_by text DEFAULT NULL::text, rate_limit integer DEFAULT NULL::integer, rate_window interval DEFAULT NULL::interval, key_fifo boolean DEFAULT false, key_fifo_skip_dead boolean DEFAULT false) RETURNS void
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
     AS $$
@@ -1017,19 +1133,92 @@ CREATE FUNCTION pgbus.queue_limit_set(queue text, global_concurrency integer DEF
         queue_limit_set.key_concurrency, v_queue::text
         USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    INSERT INTO pgbus.queue_limit AS l (queue, global_concurrency, key_concurrency, updated_by)
+    IF queue_limit_set.rate_limit NOT BETWEEN 1 AND 1000000 THEN
+      RAISE EXCEPTION 'pgbus: rate limit % for queue % is invalid: use 1 to 1000000 job starts per window, or NULL for no rate limit',
+        queue_limit_set.rate_limit, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF queue_limit_set.rate_limit IS NOT NULL AND queue_limit_set.rate_window IS NULL THEN
+      RAISE EXCEPTION 'pgbus: rate limit % for queue % has no window: pass rate_window too, for example interval ''1 minute''',
+        queue_limit_set.rate_limit, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF queue_limit_set.rate_window IS NOT NULL AND queue_limit_set.rate_limit IS NULL THEN
+      RAISE EXCEPTION 'pgbus: rate window % for queue % has no rate limit: pass rate_limit too (job starts per window)',
+        queue_limit_set.rate_window, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT (queue_limit_set.rate_window BETWEEN interval '1 millisecond' AND interval '1 day') THEN
+      RAISE EXCEPTION 'pgbus: rate window % for queue % is invalid: use 1 millisecond to 1 day',
+        queue_limit_set.rate_window, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF coalesce(queue_limit_set.key_fifo_skip_dead, false)
+       AND NOT coalesce(queue_limit_set.key_fifo, false) THEN
+      RAISE EXCEPTION 'pgbus: key_fifo_skip_dead for queue % needs key_fifo: without FIFO per key a dead job holds nothing back',
+        v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF coalesce(queue_limit_set.key_fifo, false) AND queue_limit_set.key_concurrency <> 1 THEN
+      RAISE EXCEPTION 'pgbus: key concurrency % for queue % contradicts key_fifo, which starts a key''s jobs one at a time',
+        queue_limit_set.key_concurrency, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO pgbus.queue_limit AS l
+           (queue, global_concurrency, key_concurrency, rate_limit, rate_window, key_fifo,
+            key_fifo_skip_dead, updated_by)
     VALUES (v_queue, queue_limit_set.global_concurrency, queue_limit_set.key_concurrency,
+            queue_limit_set.rate_limit, queue_limit_set.rate_window,
+            coalesce(queue_limit_set.key_fifo, false),
+            coalesce(queue_limit_set.key_fifo_skip_dead, false),
             coalesce(queue_limit_set.updated_by, current_user::text))
     ON CONFLICT (queue) DO UPDATE
       SET global_concurrency = excluded.global_concurrency,
           key_concurrency = excluded.key_concurrency,
+          rate_limit = excluded.rate_limit,
+          rate_window = excluded.rate_window,
+          key_fifo = excluded.key_fifo,
+          key_fifo_skip_dead = excluded.key_fifo_skip_dead,
+          -- A new window length counts afresh; the same one keeps its window's count.
+          rate_window_start = CASE WHEN l.rate_window IS NOT DISTINCT FROM excluded.rate_window
+                                   THEN l.rate_window_start END,
+          rate_count = CASE WHEN l.rate_window IS NOT DISTINCT FROM excluded.rate_window
+                            THEN l.rate_count ELSE 0 END,
           updated_at = now(),
           updated_by = excluded.updated_by
-      WHERE (l.global_concurrency, l.key_concurrency)
-            IS DISTINCT FROM (excluded.global_concurrency, excluded.key_concurrency);
+      WHERE (l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window, l.key_fifo,
+             l.key_fifo_skip_dead)
+            IS DISTINCT FROM (excluded.global_concurrency, excluded.key_concurrency,
+                              excluded.rate_limit, excluded.rate_window, excluded.key_fifo,
+                              excluded.key_fifo_skip_dead);
     -- A raised limit frees capacity now: wake the queue's workers at commit.
     PERFORM pgbus.notify(v_queue, now());
   END $$;
+
+--
+-- Name: rate_left(integer, timestamp with time zone, integer, timestamp with time zone); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.rate_left(rate_limit integer, row_window_start timestamp with time zone, row_count integer, wstart timestamp with time zone) RETURNS integer
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+    SELECT CASE WHEN row_window_start > wstart THEN 0
+                WHEN row_window_start = wstart THEN rate_limit - row_count
+                ELSE rate_limit END
+  $$;
+
+--
+-- Name: rate_window_start(interval); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.rate_window_start(rate_window interval) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+    SELECT to_timestamp(floor(extract(epoch FROM now()) / extract(epoch FROM rate_window))
+                        * extract(epoch FROM rate_window))
+  $$;
 
 --
 -- Name: resume(text); Type: FUNCTION; Schema: pgbus; Owner: -
@@ -1115,10 +1304,8 @@ CREATE TABLE pgbus.audit (
     queue text NOT NULL,
     job_id bigint,
     detail jsonb,
-    schedule text,
-    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text, 'schedule_create'::text, 'schedule_update'::text, 'schedule_pause'::text, 'schedule_resume'::text, 'schedule_delete'::text, 'schedule_trigger'::text]))),
-    CONSTRAINT audit_actor_check CHECK (((length(actor) >= 1) AND (length(actor) <= 256))),
-    CONSTRAINT audit_schedule_check CHECK (((length(schedule) >= 1) AND (length(schedule) <= 63)))
+    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text]))),
+    CONSTRAINT audit_actor_check CHECK (((length(actor) >= 1) AND (length(actor) <= 256)))
 );
 
 --
@@ -1248,8 +1435,17 @@ CREATE TABLE pgbus.queue_limit (
     key_concurrency integer,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_by text,
+    rate_limit integer,
+    rate_window interval,
+    rate_window_start timestamp with time zone,
+    rate_count integer DEFAULT 0 NOT NULL,
+    key_fifo boolean DEFAULT false NOT NULL,
+    key_fifo_skip_dead boolean DEFAULT false NOT NULL,
     CONSTRAINT queue_limit_global_chk CHECK (((global_concurrency >= 1) AND (global_concurrency <= 100000))),
-    CONSTRAINT queue_limit_key_chk CHECK (((key_concurrency >= 1) AND (key_concurrency <= 100000)))
+    CONSTRAINT queue_limit_key_chk CHECK (((key_concurrency >= 1) AND (key_concurrency <= 100000))),
+    CONSTRAINT queue_limit_rate_chk CHECK (((rate_limit >= 1) AND (rate_limit <= 1000000))),
+    CONSTRAINT queue_limit_rate_pair_chk CHECK (((rate_limit IS NULL) = (rate_window IS NULL))),
+    CONSTRAINT queue_limit_rate_window_chk CHECK (((rate_window >= '00:00:00.001'::interval) AND (rate_window <= '1 day'::interval)))
 );
 
 --
@@ -1487,12 +1683,6 @@ CREATE INDEX audit_job_idx ON pgbus.audit USING btree (job_id) WHERE (job_id IS 
 CREATE INDEX audit_queue_idx ON pgbus.audit USING btree (queue, id);
 
 --
--- Name: audit_schedule_idx; Type: INDEX; Schema: pgbus; Owner: -
---
-
-CREATE INDEX audit_schedule_idx ON pgbus.audit USING btree (schedule, id) WHERE (schedule IS NOT NULL);
-
---
 -- Name: batch_callback_idx; Type: INDEX; Schema: pgbus; Owner: -
 --
 
@@ -1545,6 +1735,12 @@ CREATE INDEX job_finalized_queue_idx ON pgbus.job USING btree (state, finalized_
 --
 
 CREATE INDEX job_key_running_idx ON pgbus.job USING btree (queue, concurrency_key) WHERE ((state = 'running'::pgbus.job_state) AND (concurrency_key IS NOT NULL));
+
+--
+-- Name: job_key_waiting_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_key_waiting_idx ON pgbus.job USING btree (queue, concurrency_key, id) WHERE ((concurrency_key IS NOT NULL) AND (state = ANY (ARRAY['available'::pgbus.job_state, 'scheduled'::pgbus.job_state, 'retryable'::pgbus.job_state, 'dead'::pgbus.job_state])));
 
 --
 -- Name: job_lease_idx; Type: INDEX; Schema: pgbus; Owner: -

@@ -3,7 +3,6 @@ package io.pgbus.engine;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -397,22 +396,26 @@ public final class Capsule extends Loop {
 
   private void claimAndDispatch(int freeSlots, boolean refreshAlarm) throws Exception {
     int want = freeSlots * grouping.perSlot();
-    List<ClaimedJob> jobs;
+    List<List<ClaimedJob>> slots;
     Instant nextDue = null;
     long leasedAt = System.nanoTime(); // the leases start later, in the claim: a safe estimate
     try (Connection c = dataSource.getConnection()) {
-      jobs = store.jobClaim(c, config.queues(), want, workerId, execution.lease());
-      if (jobs.size() < want && refreshAlarm) {
+      // The claim deals the jobs over the free slots (its lanes), and each slot runs its lane's
+      // jobs one after another: a queue's global limit counts lanes, the handlers that can run
+      // at once, not claimed rows (V19).
+      slots =
+          store.jobClaimInLanes(c, config.queues(), want, freeSlots, workerId, execution.lease());
+      if (slots.stream().mapToInt(List::size).sum() < want && refreshAlarm) {
         nextDue = store.jobNextDue(c, config.queues());
       }
     }
+    List<ClaimedJob> jobs = slots.stream().flatMap(List::stream).toList();
     grouping.claimed(jobs.size(), want);
     claims.incrementAndGet();
     claimed.addAndGet(jobs.size());
     if (jobs.isEmpty()) {
       emptyClaims.incrementAndGet();
     }
-    List<List<ClaimedJob>> slots = spread(jobs, freeSlots);
     lock.lock();
     try {
       long handedAt = System.nanoTime();
@@ -448,23 +451,6 @@ public final class Capsule extends Loop {
         return;
       }
     }
-  }
-
-  /**
-   * Deals the claimed jobs, in claim order, over as many slots as are free and there are jobs:
-   * parallelism first, then several in a slot (as many as {@link Grouping#perSlot()} asked for).
-   */
-  static List<List<ClaimedJob>> spread(List<ClaimedJob> jobs, int freeSlots) {
-    int slots = Math.min(freeSlots, jobs.size());
-    List<List<ClaimedJob>> out = new ArrayList<>(slots);
-    int from = 0;
-    for (int s = 0; s < slots; s++) {
-      int left = jobs.size() - from;
-      int size = (left + slots - s - 1) / (slots - s); // the rest, shared out as evenly as can be
-      out.add(jobs.subList(from, from + size));
-      from += size;
-    }
-    return out;
   }
 
   private void runSlot(List<ClaimedJob> jobs, long leasedAt) {

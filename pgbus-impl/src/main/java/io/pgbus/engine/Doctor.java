@@ -226,10 +226,11 @@ public final class Doctor {
       parts.add(
           String.format(
               Locale.ROOT,
-              "%s (global %s, per key %d: %d running, %d waiting on the limit, %d on a worker)",
+              "%s (global %s, per key %d%s: %d running, %d waiting on the limit, %d on a worker)",
               l.queue(),
               l.globalConcurrency() == null ? "none" : l.globalConcurrency().toString(),
               l.keyConcurrency(),
+              l.describeRate(),
               l.running(),
               l.waitingOnLimit(),
               l.waitingOnWorker()));

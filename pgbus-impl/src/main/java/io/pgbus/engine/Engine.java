@@ -694,6 +694,7 @@ public final class Engine {
               + (l.globalConcurrency() == null ? "none" : l.globalConcurrency())
               + ", per key "
               + l.keyConcurrency()
+              + l.describeRate()
               + ": "
               + l.running()
               + " running, "

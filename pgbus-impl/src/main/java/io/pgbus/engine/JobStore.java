@@ -121,12 +121,14 @@ public final class JobStore {
         SELECT coalesce(nullif(?::text, ''), session_user::text), ?, queue::text, id FROM acted)
       """;
 
-  // See pgbus.claim in R__claim.sql for the strict-priority shape and its index.
+  // See pgbus.claim in R__claim.sql for the strict-priority shape and its index, and for the lanes
+  // (V19): the executions its jobs are dealt over, which a global limit counts. NULL lanes: each
+  // job a lane of its own.
   private static final String CLAIM =
       """
       SELECT id, queue, priority, payload::text, attempt, max_attempts, created_at, run_at,
-             trace_parent, trace_state
-        FROM pgbus.claim(?::text[], ?, ?, ?::float8 * interval '1 millisecond')
+             trace_parent, trace_state, lane
+        FROM pgbus.claim(?::text[], ?, ?, ?::float8 * interval '1 millisecond', ?::integer)
       """;
 
   // Every statement that brings a job to a final state returns its linked flag (V16): only a job
@@ -582,15 +584,40 @@ public final class JobStore {
   public List<ClaimedJob> jobClaim(
       Connection c, List<String> queues, int max, String worker, Duration lease)
       throws SQLException {
+    List<ClaimedJob> jobs = new ArrayList<>(max);
+    claim(c, queues, max, null, worker, lease).forEach(jobs::addAll);
+    return jobs;
+  }
+
+  /**
+   * Claims up to {@code max} jobs from {@code queues} in strict queue order, dealt over at most
+   * {@code lanes} lanes: the lists returned, each in claim order. The caller runs the jobs of one
+   * lane one after another, never two at once; a queue's global limit counts its lanes (V19).
+   */
+  public List<List<ClaimedJob>> jobClaimInLanes(
+      Connection c, List<String> queues, int max, int lanes, String worker, Duration lease)
+      throws SQLException {
+    return claim(c, queues, max, lanes, worker, lease);
+  }
+
+  private List<List<ClaimedJob>> claim(
+      Connection c, List<String> queues, int max, Integer lanes, String worker, Duration lease)
+      throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
       ps.setArray(1, textArray(c, queues));
       ps.setInt(2, max);
       ps.setString(3, worker);
       ps.setLong(4, lease.toMillis());
-      var jobs = new ArrayList<ClaimedJob>(max);
+      if (lanes == null) {
+        ps.setNull(5, java.sql.Types.INTEGER);
+      } else {
+        ps.setInt(5, lanes);
+      }
+      // Lane -> its jobs, in the order the lanes first appear; a job without a lane is its own.
+      var byLane = new java.util.LinkedHashMap<Object, List<ClaimedJob>>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          jobs.add(
+          ClaimedJob job =
               new ClaimedJob(
                   rs.getLong(1),
                   rs.getString(2),
@@ -602,10 +629,13 @@ public final class JobStore {
                   rs.getTimestamp(8).toInstant(),
                   rs.getString(9) == null
                       ? null
-                      : TraceContext.of(rs.getString(9), rs.getString(10))));
+                      : TraceContext.of(rs.getString(9), rs.getString(10)));
+          long lane = rs.getLong(11);
+          Object key = rs.wasNull() ? new Object() : lane;
+          byLane.computeIfAbsent(key, k -> new ArrayList<>()).add(job);
         }
       }
-      return jobs;
+      return new ArrayList<>(byLane.values());
     }
   }
 

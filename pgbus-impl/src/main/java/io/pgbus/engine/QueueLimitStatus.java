@@ -7,10 +7,15 @@ package io.pgbus.engine;
  * @param queue the queue
  * @param globalConcurrency its limit across the fleet, or null for none
  * @param keyConcurrency its limit per concurrency key
- * @param running its jobs running now, in every JVM
+ * @param running its executions now, in every JVM: the distinct lanes of its running jobs, what the
+ *     global limit counts (a worker slot's claimed group is one lane, its jobs run one after
+ *     another; a job claimed without lanes is one of its own)
  * @param waitingOnLimit due jobs that no claim may take now: the queue is at its global limit, or
  *     their key is at its limit
  * @param waitingOnWorker due jobs a claim may take, waiting for a free worker
+ * @param rateLimit job starts allowed per window, or null for no rate limit
+ * @param rateWindow the rate's window, or null
+ * @param startsInWindow the jobs started (claimed) in the current window
  */
 public record QueueLimitStatus(
     String queue,
@@ -18,4 +23,41 @@ public record QueueLimitStatus(
     int keyConcurrency,
     long running,
     long waitingOnLimit,
-    long waitingOnWorker) {}
+    long waitingOnWorker,
+    Integer rateLimit,
+    java.time.Duration rateWindow,
+    long startsInWindow) {
+
+  /** A queue with concurrency limits and no rate. */
+  public QueueLimitStatus(
+      String queue,
+      Integer globalConcurrency,
+      int keyConcurrency,
+      long running,
+      long waitingOnLimit,
+      long waitingOnWorker) {
+    this(
+        queue,
+        globalConcurrency,
+        keyConcurrency,
+        running,
+        waitingOnLimit,
+        waitingOnWorker,
+        null,
+        null,
+        0);
+  }
+
+  /** The rate as the doctor and readiness print it ({@code ", rate 100 per 1m: 37 started"}). */
+  public String describeRate() {
+    return rateLimit == null
+        ? ""
+        : ", rate "
+            + rateLimit
+            + " per "
+            + io.pgbus.engine.Durations.format(rateWindow)
+            + ": "
+            + startsInWindow
+            + " started this window";
+  }
+}

@@ -19,7 +19,8 @@ import java.util.TreeSet;
  */
 final class QueueLimitStore {
 
-  private static final String SET = "SELECT pgbus.queue_limit_set(?, ?, ?, ?)";
+  private static final String SET =
+      "SELECT pgbus.queue_limit_set(?, ?, ?, ?, ?, ?::float8 * interval '1 millisecond', ?, ?)";
 
   private static final String CLEAR = "SELECT pgbus.queue_limit_clear(?)";
 
@@ -32,14 +33,14 @@ final class QueueLimitStore {
       "SELECT pgbus.notify(q::pgbus.queue_name, now()) FROM pg_catalog.unnest(?::text[]) AS q";
 
   // What the doctor, readiness and the admin API show: every limited queue, its limits, how many
-  // of its jobs run, and how many due jobs wait while it is at its global limit (waiting on the
-  // limit) or below it (waiting on a worker). Counts over the partial indexes, the waiting ones
-  // capped at COUNT_CAP per queue (readiness runs it too); off the hot path.
+  // executions it has (the lanes of its running jobs, what the global limit counts), and how many
+  // due jobs wait while it is at its global limit (waiting on the limit) or below it (waiting on a
+  // worker). Counts over the partial indexes, the waiting ones capped at COUNT_CAP per queue
+  // (readiness runs it too); off the hot path.
   private static final String STATUS =
       """
       SELECT l.queue::text, l.global_concurrency, coalesce(l.key_concurrency, 1),
-             (SELECT count(*) FROM pgbus.job r
-               WHERE r.queue = l.queue AND r.state OPERATOR(pg_catalog.=) 'running') AS running,
+             pgbus.claim_executions(l.queue::text) AS running,
              (SELECT count(*) FROM (
                 SELECT 1 FROM pgbus.job w
                  WHERE w.queue = l.queue
@@ -55,7 +56,13 @@ final class QueueLimitStore {
                          WHERE k.queue = l.queue AND k.concurrency_key = w.concurrency_key
                            AND k.state OPERATOR(pg_catalog.=) 'running')
                        >= coalesce(l.key_concurrency, 1)
-                 LIMIT ?) b) AS key_blocked
+                 LIMIT ?) b) AS key_blocked,
+             l.rate_limit,
+             (extract(epoch FROM l.rate_window) * 1000)::bigint AS rate_window_ms,
+             CASE WHEN l.rate_limit IS NULL THEN 0
+                  ELSE l.rate_limit - greatest(0, pgbus.rate_left(
+                         l.rate_limit, l.rate_window_start, l.rate_count,
+                         pgbus.rate_window_start(l.rate_window))) END AS starts
         FROM pgbus.queue_limit l
        ORDER BY l.queue
       """;
@@ -77,6 +84,14 @@ final class QueueLimitStore {
       ps.setObject(2, limit.globalConcurrency(), Types.INTEGER);
       ps.setObject(3, limit.keyConcurrency(), Types.INTEGER);
       ps.setString(4, by);
+      ps.setObject(5, limit.rateLimit(), Types.INTEGER);
+      if (limit.rateWindow() == null) {
+        ps.setNull(6, Types.DOUBLE);
+      } else {
+        ps.setDouble(6, limit.rateWindow().toNanos() / 1e6);
+      }
+      ps.setBoolean(7, limit.fifo());
+      ps.setBoolean(8, limit.fifoSkipsDead());
       ps.executeQuery().close();
     }
   }
@@ -120,10 +135,22 @@ final class QueueLimitStore {
         long running = rs.getLong(4);
         long due = rs.getLong(5);
         long keyBlocked = rs.getLong(6);
-        long onLimit = global != null && running >= global ? due : Math.min(due, keyBlocked);
+        Integer rate = (Integer) rs.getObject(7);
+        long windowMs = rs.getLong(8);
+        long starts = rs.getLong(9);
+        boolean atLimit = global != null && running >= global || rate != null && starts >= rate;
+        long onLimit = atLimit ? due : Math.min(due, keyBlocked);
         out.add(
             new QueueLimitStatus(
-                rs.getString(1), global, rs.getInt(3), running, onLimit, due - onLimit));
+                rs.getString(1),
+                global,
+                rs.getInt(3),
+                running,
+                onLimit,
+                due - onLimit,
+                rate,
+                rate == null ? null : java.time.Duration.ofMillis(windowMs),
+                starts));
       }
       return out;
     }

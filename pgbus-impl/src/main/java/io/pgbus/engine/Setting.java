@@ -39,6 +39,11 @@ public record Setting<T extends Comparable<? super T>>(
     return new Setting<>(key, Integer.class, fallback, Integer.toString(fallback), min, max);
   }
 
+  /** A switch, written {@code true} or {@code false}. */
+  public static Setting<Boolean> flag(String key, boolean fallback) {
+    return new Setting<>(key, Boolean.class, fallback, Boolean.toString(fallback), false, true);
+  }
+
   public static Setting<Double> decimal(String key, double fallback, double min, double max) {
     return new Setting<>(key, Double.class, fallback, Double.toString(fallback), min, max);
   }

@@ -254,6 +254,11 @@ public class AdminResource {
     m.put("running", l.running());
     m.put("waitingOnLimit", l.waitingOnLimit());
     m.put("waitingOnWorker", l.waitingOnWorker());
+    if (l.rateLimit() != null) {
+      m.put("rateLimit", l.rateLimit());
+      m.put("rateWindowMs", l.rateWindow().toMillis());
+      m.put("startsInWindow", l.startsInWindow());
+    }
     return m;
   }
 

@@ -430,6 +430,13 @@ record PgbusSettings(
                 + " to "
                 + Durations.format((Duration) setting.max())
                 + ", written as 500ms, 30s, 5m, 2h, 14d or PT30S";
+      } else if (setting.type() == Boolean.class) {
+        String t = v.get().strip();
+        parsed =
+            t.equalsIgnoreCase("true")
+                ? Boolean.TRUE
+                : t.equalsIgnoreCase("false") ? Boolean.FALSE : null;
+        allowed = "true or false";
       } else if (setting.type() == Integer.class) {
         parsed = parseOrNull(v.get(), Integer::valueOf);
         allowed = "a whole number from " + setting.min() + " to " + setting.max();

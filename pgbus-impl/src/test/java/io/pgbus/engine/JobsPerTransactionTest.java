@@ -13,12 +13,9 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.IntStream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -268,14 +265,34 @@ class JobsPerTransactionTest {
   }
 
   @Test
-  void spreadsClaimedJobsOverTheFreeSlotsParallelismFirst() {
-    assertThat(sizes(Capsule.spread(jobs(80), 8))).containsExactly(10, 10, 10, 10, 10, 10, 10, 10);
-    assertThat(sizes(Capsule.spread(jobs(5), 8))).containsExactly(1, 1, 1, 1, 1);
-    assertThat(sizes(Capsule.spread(jobs(20), 8))).containsExactly(3, 3, 3, 3, 2, 2, 2, 2);
-    assertThat(Capsule.spread(jobs(0), 8)).isEmpty();
-    assertThat(Capsule.spread(jobs(7), 3).stream().flatMap(List::stream).map(ClaimedJob::id))
-        .as("claim order kept")
-        .containsExactly(0L, 1L, 2L, 3L, 4L, 5L, 6L);
+  void theClaimDealsItsJobsOverTheFreeSlotsRoundRobinInClaimOrder() throws Exception {
+    assertThat(sizes(dealt("deal80", 80, 80, 8))).containsExactly(10, 10, 10, 10, 10, 10, 10, 10);
+    assertThat(sizes(dealt("deal5", 5, 16, 8))).containsExactly(1, 1, 1, 1, 1);
+    assertThat(sizes(dealt("deal20", 20, 24, 8))).containsExactly(3, 3, 3, 3, 2, 2, 2, 2);
+    assertThat(dealt("deal0", 0, 8, 8)).isEmpty();
+    List<Long> ids = JobFixtures.in(db).enqueue("deal7", 7);
+    List<List<ClaimedJob>> slots;
+    try (Connection c = db.connect()) {
+      slots = new JobStore().jobClaimInLanes(c, List.of("deal7"), 9, 3, "w", Duration.ofMinutes(1));
+    }
+    assertThat(slots)
+        .as("parallelism first: the first three jobs start at once, each lane in claim order")
+        .map(slot -> slot.stream().map(ClaimedJob::id).toList())
+        .containsExactly(
+            List.of(ids.get(0), ids.get(3), ids.get(6)),
+            List.of(ids.get(1), ids.get(4)),
+            List.of(ids.get(2), ids.get(5)));
+  }
+
+  private List<List<ClaimedJob>> dealt(String queue, int waiting, int max, int lanes)
+      throws Exception {
+    if (waiting > 0) {
+      JobFixtures.in(db).enqueue(queue, waiting);
+    }
+    try (Connection c = db.connect()) {
+      return new JobStore()
+          .jobClaimInLanes(c, List.of(queue), max, lanes, "w", Duration.ofMinutes(1));
+    }
   }
 
   @Test
@@ -325,14 +342,6 @@ class JobsPerTransactionTest {
         return rs.getDouble(1);
       }
     }
-  }
-
-  private static List<ClaimedJob> jobs(int n) {
-    List<ClaimedJob> jobs = new ArrayList<>();
-    IntStream.range(0, n)
-        .forEach(
-            i -> jobs.add(new ClaimedJob(i, "q", 0, "{}", 1, 5, Instant.EPOCH, Instant.EPOCH)));
-    return jobs;
   }
 
   private static List<Integer> sizes(List<List<ClaimedJob>> slots) {

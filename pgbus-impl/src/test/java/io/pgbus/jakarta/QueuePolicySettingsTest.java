@@ -52,6 +52,29 @@ class QueuePolicySettingsTest {
   }
 
   @Test
+  void aRateAndFifoPerKeyAreReadAndABadPairIsRefusedNamingTheKeys() {
+    EngineConfig c =
+        read(
+                "pgbus.queue.mail.rate-limit", "100",
+                "pgbus.queue.mail.rate-window", "1m",
+                "pgbus.queue.exports.key-fifo", "true",
+                "pgbus.queue.exports.key-fifo-skip-dead", "TRUE")
+            .engine();
+    assertThat(c.queueLimit("mail"))
+        .isEqualTo(new io.pgbus.engine.QueueLimit("mail", null, null, 100, Duration.ofMinutes(1)));
+    assertThat(c.queueLimit("exports").fifo()).isTrue();
+    assertThat(c.queueLimit("exports").fifoSkipsDead()).isTrue();
+    assertThatThrownBy(() -> read("pgbus.queue.mail.rate-limit", "100"))
+        .isInstanceOf(PgbusSettings.InvalidSettingException.class)
+        .hasMessageContaining(
+            "pgbus.queue.mail.rate-limit=100 has no window: set pgbus.queue.mail.rate-window too");
+    assertThatThrownBy(() -> read("pgbus.queue.mail.rate-window", "0s"))
+        .hasMessageContaining("pgbus.queue.mail.rate-window=0s is invalid");
+    assertThatThrownBy(() -> read("pgbus.queue.mail.key-fifo", "yes"))
+        .hasMessageContaining("pgbus.queue.mail.key-fifo=yes is invalid: use true or false");
+  }
+
+  @Test
   void aQueueThatNoCapsuleReadsMayHaveKeysForTheJvmsThatEnqueueToIt() {
     assertThat(read("pgbus.queue.reports.max-attempts", "5").engine().maxAttempts("reports"))
         .isEqualTo(5);

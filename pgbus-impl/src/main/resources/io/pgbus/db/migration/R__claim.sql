@@ -45,22 +45,36 @@
 -- per-level shape also means not-yet-due jobs of a level are never walked: the run_at bound
 -- ends the range, where the older shape filtered them one by one.
 --
--- Flow control (V14, issue #16; docs/schema.md, "Flow control"). A queue with a row in
--- pgbus.queue_limit is limited: at most global_concurrency of its jobs run at once across the
--- fleet, and at most key_concurrency (NULL: 1) per concurrency key. A queue without a row pays one
--- primary-key probe that finds nothing, like the pause check, and takes no lock.
+-- Flow control (V14, V19, issue #16; docs/schema.md, "Flow control"). A queue with a row in
+-- pgbus.queue_limit is limited: at most global_concurrency of its jobs execute at once across the
+-- fleet, and at most key_concurrency (NULL: 1) running jobs per concurrency key. A queue without a
+-- row pays one primary-key probe that finds nothing, like the pause check, and takes no lock.
 --
--- The concurrency argument. A claim that visits a limited queue first locks its limit row (FOR
--- UPDATE), so the claims of one limited queue take turns, each for the few milliseconds of its
--- statement (a claim runs in autocommit). Only under that lock does it count the queue's running
--- jobs, in a statement of its own and so with a fresh snapshot (READ COMMITTED; a claim in any
--- other isolation raises, since a snapshot taken before the lock would miss the turn before it).
--- The claim before it committed before it released the row, so its jobs are in that count. A job
--- becomes running only here, under the row lock; every other change of a running job (complete,
--- fail, snooze, cancel, rescue, release) only lowers the count, and a count that missed one is
--- too high, never too low. So the running jobs never exceed the limit, and a claim takes at most
--- limit - running. The per-key count is the same argument per key, with the jobs this claim
--- takes counted too (row_number per key over the candidates in claim order).
+-- What the global limit counts: executions, not claimed rows. A caller that passes lanes (the
+-- engine passes its free slots) gets its jobs dealt over at most that many lanes, round-robin in
+-- claim order, each job's lane written to pgbus.job.lane (txid of this claim x 65536 + the lane's
+-- index: unique across the fleet, since no two claims share a transaction id), and it runs the
+-- jobs of one lane one after another, never two at once. So a queue's handlers running at once
+-- are at most the distinct lanes among its running jobs (a job claimed without lanes, lane NULL,
+-- is a lane of its own), and that is what the limit bounds. A grouped claim of 20 jobs for one
+-- slot (jobs-per-transaction) costs one unit of the limit, as it should: counting rows made a
+-- limit equal to the worker count collapse every group to one job per transaction (W1 at 0.08x).
+-- A limited queue may open at most global_concurrency - executions new lanes in this claim, and
+-- take at most that many lanes' worth of jobs (max_jobs / lanes each, rounded up).
+--
+-- The concurrency argument. A claim that visits a limited queue first counts the queue's
+-- executions without a lock; when the limit is reached it skips the queue, having locked nothing
+-- (a claim that loses takes no lock). Otherwise it locks the limit row (FOR UPDATE), so the
+-- claims that may open lanes of one queue take turns, each for the few milliseconds of its
+-- statement (a claim runs in autocommit), and counts again, in a statement of its own and so with
+-- a fresh snapshot (READ COMMITTED; a claim in any other isolation raises, since a snapshot taken
+-- before the lock would miss the turn before it). The claim before it committed before it
+-- released the row, so its lanes are in that count. A lane gains running jobs only here, under
+-- the row lock; every other change of a running job (complete, fail, snooze, cancel, rescue,
+-- release) only removes jobs from lanes, and a count that missed one is too high, never too low.
+-- So the lanes never exceed the limit. The per-key count is the row count of the same argument
+-- per key (a lane's jobs of one key would run one after another, so counting rows is safe), with
+-- the jobs this claim takes counted too (row_number per key over the candidates in claim order).
 --
 -- No deadlock: a claim waits for a limit row only while it holds none. At a second limited queue
 -- it takes the row FOR UPDATE SKIP LOCKED, and if another claim holds it, it skips the queue and
@@ -68,7 +82,28 @@
 -- claimed by the next round rather than at the next poll. Nothing else waits for a limit row
 -- while holding a job row: pgbus.queue_limit_set and the enqueue of a keyed job (INSERT ... ON
 -- CONFLICT DO NOTHING does not wait for a row lock) touch no job row first. A claim that finds
--- no capacity locks no job row; the limit row it held goes at its commit.
+-- no capacity locks no job row; a limit row it held goes at its commit.
+--
+-- Keys: a queue whose limit row has a global limit only still honours keys (a keyed job's key
+-- is a mutex wherever it is enqueued), but the window below runs only when the first candidates
+-- of the level carry one: a probe of the queue's next q_left due jobs that finds no key takes the
+-- plain path.
+--
+-- FIFO per key (V19, key_fifo): a keyed candidate is taken only when no job of its key runs and
+-- no older job of its key (lower id: enqueue order) waits in any state a claim could take later
+-- (available, scheduled, retryable, whether due or not, in any priority level) or, unless
+-- key_fifo_skip_dead, lies dead: so a retry keeps its place and the key waits for it, and a dead
+-- job holds the key until a replay, a cancel or the prune. One probe of job_key_waiting_idx per
+-- candidate. The same row lock orders these claims, so no two take jobs of one key at once. Jobs
+-- of one key enqueued by concurrent transactions are ordered by id among those committed when a
+-- claim looks: an id that commits after a later one has started runs after it.
+--
+-- Rate limit (V19): see docs/schema.md, "Rate limit". At most rate_limit starts (claimed jobs,
+-- each with attempted_at = this claim's now()) per window of rate_window, the windows laid end to
+-- end from the epoch. Read without a lock first (a spent window skips the queue, locks nothing,
+-- and sends the queue's wake-up for the next window's start, so the fleet's capsules sleep until
+-- then), then again under the row lock, and this claim's starts are added to rate_count under it.
+-- A row already in a later window than this claim's now() lets it take nothing.
 --
 -- Key-limited candidates: a claim reads the due jobs of a priority level in claim order, a window
 -- of them at a time (first 4 x what it may take + 32), drops those whose key is at its limit
@@ -80,7 +115,8 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
     queues   text[],
     max_jobs integer,
     worker   text,
-    lease    interval)
+    lease    interval,
+    lanes    integer DEFAULT NULL)
   RETURNS SETOF pgbus.job
   LANGUAGE plpgsql VOLATILE
   SET search_path = pg_catalog, pgbus, pg_temp
@@ -99,44 +135,98 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
     holding boolean := false;  -- this claim holds a limit row (until its commit)
     q_left integer;      -- what this queue may still take
     keyed boolean;       -- the queue counts running jobs per concurrency key
+    v_keys boolean;      -- keyed, and the level's first candidates carry a key
     v_ids bigint[];      -- keyed: the candidates that keep every key within its limit
     v_window integer;
     v_seen integer;
     v_buried bigint[];   -- buried linked jobs, reported to their batches and dependents at the end
+    v_lanes integer := lanes;        -- NULL: every job a lane of its own (lane NULL)
+    v_per_lane integer;              -- jobs per lane the caller asked for, rounded up
+    v_taken integer := 0;            -- rows this claim updated so far: the round-robin position
+    q_base integer;                  -- the lane this queue's first job goes to
+    q_lanes integer;                 -- how many lanes this queue's jobs may use
+    q_taken integer;                 -- rows of this queue updated so far
+    q_started integer;               -- jobs of this queue claimed (not buried) so far
+    v_wstart timestamptz;            -- rate: the window this claim's starts fall in
+    v_rate_left integer;             -- rate: starts the window still allows; NULL: no rate limit
   BEGIN
+    IF v_lanes IS NOT NULL AND (v_lanes NOT BETWEEN 1 AND 65536) THEN
+      RAISE EXCEPTION 'pgbus: claim lanes % is invalid: use 1 to 65536, or NULL for a lane per job', v_lanes
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    v_lanes := least(v_lanes, greatest(max_jobs, 1));
+    v_per_lane := CASE WHEN v_lanes IS NULL THEN 1 ELSE (max_jobs + v_lanes - 1) / v_lanes END;
     FOREACH q IN ARRAY queues LOOP
       EXIT WHEN remaining <= 0;
       CONTINUE WHEN EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = q);
-      IF NOT holding THEN
-        SELECT l.global_concurrency, l.key_concurrency INTO lim
-          FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
-        limited := FOUND;
-      ELSE
-        SELECT l.global_concurrency, l.key_concurrency INTO lim
-          FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
-        limited := FOUND;
-        IF NOT limited AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
-          PERFORM pgbus.notify(q, now());  -- another claim holds it: come back after its commit
-          CONTINUE;
-        END IF;
-      END IF;
       q_left := remaining;
+      q_lanes := coalesce(v_lanes, 1);
       keyed := false;
+      v_rate_left := NULL;
+      -- Unlocked first: a queue at its limit is skipped with no lock taken.
+      SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+             l.key_fifo, l.key_fifo_skip_dead, l.rate_window_start, l.rate_count INTO lim
+        FROM pgbus.queue_limit l WHERE l.queue = q;
+      limited := FOUND;
       IF limited THEN
-        holding := true;
         IF current_setting('transaction_isolation') <> 'read committed' THEN
           RAISE EXCEPTION 'pgbus: claiming from limited queue % needs READ COMMITTED, not %: run pgbus.claim in its own transaction',
             q, current_setting('transaction_isolation')
             USING ERRCODE = 'invalid_transaction_state';
         END IF;
+        CONTINUE WHEN lim.global_concurrency IS NOT NULL
+                  AND pgbus.claim_executions(q) >= lim.global_concurrency;
+        IF lim.rate_limit IS NOT NULL THEN
+          v_wstart := pgbus.rate_window_start(lim.rate_window);
+          IF pgbus.rate_left(lim.rate_limit, lim.rate_window_start, lim.rate_count, v_wstart) <= 0 THEN
+            -- Come back when the window allows: the fleet's capsules set an alarm for then.
+            PERFORM pgbus.notify(q, CASE WHEN lim.rate_window_start > v_wstart THEN now()
+                                        ELSE v_wstart + lim.rate_window END);
+            CONTINUE;
+          END IF;
+        END IF;
+        IF NOT holding THEN
+          SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+                 l.key_fifo, l.key_fifo_skip_dead, l.rate_window_start, l.rate_count INTO lim
+            FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
+          limited := FOUND;
+        ELSE
+          SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
+                 l.key_fifo, l.key_fifo_skip_dead, l.rate_window_start, l.rate_count INTO lim
+            FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
+          limited := FOUND;
+          IF NOT limited AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
+            PERFORM pgbus.notify(q, now());  -- another claim holds it: come back after its commit
+            CONTINUE;
+          END IF;
+        END IF;
+      END IF;
+      IF limited THEN
+        holding := true;
         IF lim.global_concurrency IS NOT NULL THEN
-          q_left := least(remaining, lim.global_concurrency
-                                     - (SELECT count(*) FROM pgbus.job x
-                                         WHERE x.queue = q AND x.state = 'running')::integer);
-          CONTINUE WHEN q_left <= 0;
+          -- Counted again, under the lock and with this statement's fresh snapshot.
+          q_lanes := least(coalesce(v_lanes, max_jobs),
+                           lim.global_concurrency - pgbus.claim_executions(q));
+          CONTINUE WHEN q_lanes <= 0;
+          q_left := least(remaining, q_lanes * v_per_lane);
+        END IF;
+        IF lim.rate_limit IS NOT NULL THEN
+          -- Again under the lock, from the row as the last claim left it.
+          v_wstart := pgbus.rate_window_start(lim.rate_window);
+          v_rate_left := pgbus.rate_left(lim.rate_limit, lim.rate_window_start, lim.rate_count, v_wstart);
+          IF v_rate_left <= 0 THEN
+            PERFORM pgbus.notify(q, CASE WHEN lim.rate_window_start > v_wstart THEN now()
+                                        ELSE v_wstart + lim.rate_window END);
+            CONTINUE;
+          END IF;
+          q_left := least(q_left, v_rate_left);
         END IF;
         keyed := true;
       END IF;
+      q_base := v_taken % coalesce(v_lanes, 1);
+      q_lanes := least(q_lanes, coalesce(v_lanes, 1));
+      q_taken := 0;
+      q_started := 0;
       prio := -32768;  -- below any priority (the column's check allows -100..100)
       LOOP
         -- The queue's next priority level with a waiting job, due or not.
@@ -150,7 +240,24 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
         EXIT WHEN NOT FOUND;
         LOOP
           buried := 0;
+          v_keys := false;
           IF keyed THEN
+            -- Do the level's first candidates carry a key? Most limited queues have none, and
+            -- skip the window then.
+            SELECT EXISTS (
+                     SELECT 1 FROM (
+                       SELECT c.concurrency_key
+                         FROM pgbus.job c
+                        WHERE c.queue = q
+                          AND c.priority = prio
+                          AND c.state IN ('available', 'scheduled', 'retryable')
+                          AND c.run_at <= now()
+                        ORDER BY c.priority, c.run_at, c.id
+                        LIMIT q_left) h
+                      WHERE h.concurrency_key IS NOT NULL)
+              INTO v_keys;
+          END IF;
+          IF v_keys THEN
             v_window := q_left * 4 + 32;
             LOOP
               WITH win AS (
@@ -175,7 +282,19 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
                 SELECT k.id, k.run_at
                   FROM ranked k LEFT JOIN busy b ON b.concurrency_key = k.concurrency_key
                  WHERE k.concurrency_key IS NULL
-                    OR k.n + coalesce(b.n, 0) <= coalesce(lim.key_concurrency, 1)
+                    OR (NOT lim.key_fifo
+                        AND k.n + coalesce(b.n, 0) <= coalesce(lim.key_concurrency, 1))
+                    -- FIFO: the key's head only, and only while none of its jobs runs. An older
+                    -- job of the key that waits (due or not: a retry keeps its place) or lies
+                    -- dead (unless skipped) holds it back, in any priority level.
+                    OR (lim.key_fifo AND b.n IS NULL
+                        AND NOT EXISTS (
+                              SELECT 1 FROM pgbus.job o
+                               WHERE o.queue = q
+                                 AND o.concurrency_key = k.concurrency_key
+                                 AND o.id < k.id
+                                 AND o.state IN ('available', 'scheduled', 'retryable', 'dead')
+                                 AND (o.state <> 'dead' OR NOT lim.key_fifo_skip_dead)))
                  ORDER BY k.run_at, k.id
                  LIMIT q_left
               )
@@ -197,10 +316,19 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
                  AND c.priority = prio
                  AND c.state IN ('available', 'scheduled', 'retryable')
                  AND c.run_at <= now()
-                 AND (NOT keyed OR c.id = ANY (v_ids))
+                 -- No window: a keyed job that a skipped lock brought into reach waits for a
+                 -- claim that sees it among the first candidates.
+                 AND CASE WHEN v_keys THEN c.id = ANY (v_ids)
+                          WHEN keyed THEN c.concurrency_key IS NULL
+                          ELSE true END
                ORDER BY c.priority, c.run_at, c.id
                LIMIT q_left
                FOR UPDATE SKIP LOCKED
+            ), numbered AS (
+              -- The round-robin position of each row. picked comes out in claim order (the index
+              -- scan's), and if a plan ever numbered it otherwise only the lanes' contents would
+              -- change, never how many lanes there are.
+              SELECT p.id, p.bytes, (row_number() OVER () - 1)::integer AS n FROM picked p
             ), claimed AS (
               UPDATE pgbus.job j
                  SET state = CASE WHEN p.bytes > v_limit THEN 'dead' ELSE 'running' END::job_state,
@@ -208,6 +336,9 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
                      attempted_at = now(),
                      attempted_by = worker,
                      lease_expires_at = CASE WHEN p.bytes > v_limit THEN NULL ELSE now() + lease END,
+                     lane = CASE WHEN v_lanes IS NULL OR p.bytes > v_limit THEN NULL
+                                 ELSE txid_current() * 65536
+                                      + (q_base + (q_taken + p.n) % q_lanes) % v_lanes END,
                      finalized_at = CASE WHEN p.bytes > v_limit THEN now() END,
                      errors = CASE WHEN p.bytes > v_limit
                        THEN jsonb_path_query_array(
@@ -220,13 +351,15 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
                                 || j.errors,
                               '$[0 to 9]')
                        ELSE j.errors END
-                FROM picked p
+                FROM numbered p
                WHERE j.id = p.id
               RETURNING j, p.bytes > v_limit AS oversized)
             SELECT c.j AS job, coalesce(c.oversized, false) AS oversized
               FROM claimed c
              ORDER BY (c.j).priority, (c.j).run_at, (c.j).id
           LOOP
+            v_taken := v_taken + 1;
+            q_taken := q_taken + 1;
             IF r.oversized THEN
               buried := buried + 1;
               IF (r.job).linked THEN
@@ -235,6 +368,7 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
             ELSE
               remaining := remaining - 1;
               q_left := q_left - 1;
+              q_started := q_started + 1;
               RETURN NEXT r.job;
             END IF;
           END LOOP;
@@ -242,8 +376,55 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
         END LOOP;
         EXIT WHEN q_left <= 0;
       END LOOP;
+      IF v_rate_left IS NOT NULL AND q_started > 0 THEN
+        -- Under the row lock: count this claim's starts in its window.
+        UPDATE pgbus.queue_limit l
+           SET rate_count = CASE WHEN l.rate_window_start = v_wstart THEN l.rate_count ELSE 0 END
+                            + q_started,
+               rate_window_start = v_wstart
+         WHERE l.queue = q;
+        IF q_started >= v_rate_left THEN
+          PERFORM pgbus.notify(q, v_wstart + lim.rate_window);  -- the window is spent
+        END IF;
+      END IF;
     END LOOP;
     IF v_buried IS NOT NULL THEN
       PERFORM pgbus.job_finished(v_buried);
     END IF;
   END $$;
+
+-- The executions of a queue now: the distinct lanes among its running jobs, a job without a lane
+-- counting as one of its own (pgbus.claim, "What the global limit counts"). Read through
+-- job_queue_state_idx (queue, state, id).
+CREATE OR REPLACE FUNCTION pgbus.claim_executions(q text) RETURNS integer
+  LANGUAGE sql STABLE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+    SELECT (count(DISTINCT x.lane) + count(*) FILTER (WHERE x.lane IS NULL))::integer
+      FROM pgbus.job x
+     WHERE x.queue = q AND x.state = 'running'
+  $$;
+
+-- The start of the rate window that now() falls in: windows of rate_window laid end to end from
+-- the epoch, so every claim of the fleet agrees on them (pgbus.claim, "Rate limit").
+CREATE OR REPLACE FUNCTION pgbus.rate_window_start(rate_window interval) RETURNS timestamptz
+  LANGUAGE sql STABLE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+    SELECT to_timestamp(floor(extract(epoch FROM now()) / extract(epoch FROM rate_window))
+                        * extract(epoch FROM rate_window))
+  $$;
+
+-- How many starts the window beginning at wstart still allows, given the limit row's window and
+-- count. A row already in a later window than wstart (a claim whose transaction began before the
+-- claim that moved it) allows none: this claim's starts would land in a window that is closed.
+CREATE OR REPLACE FUNCTION pgbus.rate_left(
+    rate_limit integer, row_window_start timestamptz, row_count integer, wstart timestamptz)
+  RETURNS integer
+  LANGUAGE sql IMMUTABLE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+    SELECT CASE WHEN row_window_start > wstart THEN 0
+                WHEN row_window_start = wstart THEN rate_limit - row_count
+                ELSE rate_limit END
+  $$;

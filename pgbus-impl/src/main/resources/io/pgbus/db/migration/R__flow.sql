@@ -2,17 +2,27 @@
 -- pgbus.queue_limit). Flyway applies it after the versioned migrations and again whenever this
 -- file changes. See docs/schema.md, "Flow control". Off the hot path: both pin their path.
 
--- Sets a queue's limits, replacing the ones it had: global_concurrency (running jobs of the queue
--- across the fleet) and key_concurrency (running jobs per concurrency key; NULL: 1). NULL for
--- both keeps the row, with no global limit and a key limit of 1: a queue whose jobs carry keys
--- needs its row for the claim to count them. Raises on a limit of 0 or less, or over 100000, and
--- writes nothing then. Engines call it at start for every queue they serve.
+-- Sets a queue's limits, replacing the ones it had: global_concurrency (executions of the queue
+-- across the fleet: worker slots running its jobs, see R__claim.sql), key_concurrency (running
+-- jobs per concurrency key; NULL: 1) and a rate limit, rate_limit job starts per rate_window
+-- (V19; windows aligned to the epoch), and FIFO per key: key_fifo starts a key's jobs in enqueue
+-- order, one at a time; key_fifo_skip_dead lets a dead job's key go on (else it holds the key's
+-- later jobs). NULL for all keeps the row, with no global limit and a key
+-- limit of 1: a queue whose jobs carry keys needs its row for the claim to count them. Raises on a
+-- limit of 0 or less or over its bound, a window under a millisecond or over a day, a rate with
+-- no window or a window with no rate, and writes nothing then. Engines call it at start for every
+-- queue they serve.
 --   SELECT pgbus.queue_limit_set('partner_api', global_concurrency => 5);
+--   SELECT pgbus.queue_limit_set('mailer', rate_limit => 100, rate_window => interval '1 minute');
 CREATE OR REPLACE FUNCTION pgbus.queue_limit_set(
     queue              text,
-    global_concurrency integer DEFAULT NULL,
-    key_concurrency    integer DEFAULT NULL,
-    updated_by         text    DEFAULT NULL)
+    global_concurrency integer  DEFAULT NULL,
+    key_concurrency    integer  DEFAULT NULL,
+    updated_by         text     DEFAULT NULL,
+    rate_limit         integer  DEFAULT NULL,
+    rate_window        interval DEFAULT NULL,
+    key_fifo           boolean  DEFAULT false,
+    key_fifo_skip_dead boolean  DEFAULT false)
   RETURNS void
   LANGUAGE plpgsql VOLATILE
   SET search_path = pg_catalog, pgbus, pg_temp
@@ -31,16 +41,64 @@ CREATE OR REPLACE FUNCTION pgbus.queue_limit_set(
         queue_limit_set.key_concurrency, v_queue::text
         USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    INSERT INTO pgbus.queue_limit AS l (queue, global_concurrency, key_concurrency, updated_by)
+    IF queue_limit_set.rate_limit NOT BETWEEN 1 AND 1000000 THEN
+      RAISE EXCEPTION 'pgbus: rate limit % for queue % is invalid: use 1 to 1000000 job starts per window, or NULL for no rate limit',
+        queue_limit_set.rate_limit, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF queue_limit_set.rate_limit IS NOT NULL AND queue_limit_set.rate_window IS NULL THEN
+      RAISE EXCEPTION 'pgbus: rate limit % for queue % has no window: pass rate_window too, for example interval ''1 minute''',
+        queue_limit_set.rate_limit, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF queue_limit_set.rate_window IS NOT NULL AND queue_limit_set.rate_limit IS NULL THEN
+      RAISE EXCEPTION 'pgbus: rate window % for queue % has no rate limit: pass rate_limit too (job starts per window)',
+        queue_limit_set.rate_window, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT (queue_limit_set.rate_window BETWEEN interval '1 millisecond' AND interval '1 day') THEN
+      RAISE EXCEPTION 'pgbus: rate window % for queue % is invalid: use 1 millisecond to 1 day',
+        queue_limit_set.rate_window, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF coalesce(queue_limit_set.key_fifo_skip_dead, false)
+       AND NOT coalesce(queue_limit_set.key_fifo, false) THEN
+      RAISE EXCEPTION 'pgbus: key_fifo_skip_dead for queue % needs key_fifo: without FIFO per key a dead job holds nothing back',
+        v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF coalesce(queue_limit_set.key_fifo, false) AND queue_limit_set.key_concurrency <> 1 THEN
+      RAISE EXCEPTION 'pgbus: key concurrency % for queue % contradicts key_fifo, which starts a key''s jobs one at a time',
+        queue_limit_set.key_concurrency, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO pgbus.queue_limit AS l
+           (queue, global_concurrency, key_concurrency, rate_limit, rate_window, key_fifo,
+            key_fifo_skip_dead, updated_by)
     VALUES (v_queue, queue_limit_set.global_concurrency, queue_limit_set.key_concurrency,
+            queue_limit_set.rate_limit, queue_limit_set.rate_window,
+            coalesce(queue_limit_set.key_fifo, false),
+            coalesce(queue_limit_set.key_fifo_skip_dead, false),
             coalesce(queue_limit_set.updated_by, current_user::text))
     ON CONFLICT (queue) DO UPDATE
       SET global_concurrency = excluded.global_concurrency,
           key_concurrency = excluded.key_concurrency,
+          rate_limit = excluded.rate_limit,
+          rate_window = excluded.rate_window,
+          key_fifo = excluded.key_fifo,
+          key_fifo_skip_dead = excluded.key_fifo_skip_dead,
+          -- A new window length counts afresh; the same one keeps its window's count.
+          rate_window_start = CASE WHEN l.rate_window IS NOT DISTINCT FROM excluded.rate_window
+                                   THEN l.rate_window_start END,
+          rate_count = CASE WHEN l.rate_window IS NOT DISTINCT FROM excluded.rate_window
+                            THEN l.rate_count ELSE 0 END,
           updated_at = now(),
           updated_by = excluded.updated_by
-      WHERE (l.global_concurrency, l.key_concurrency)
-            IS DISTINCT FROM (excluded.global_concurrency, excluded.key_concurrency);
+      WHERE (l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window, l.key_fifo,
+             l.key_fifo_skip_dead)
+            IS DISTINCT FROM (excluded.global_concurrency, excluded.key_concurrency,
+                              excluded.rate_limit, excluded.rate_window, excluded.key_fifo,
+                              excluded.key_fifo_skip_dead);
     -- A raised limit frees capacity now: wake the queue's workers at commit.
     PERFORM pgbus.notify(v_queue, now());
   END $$;
@@ -61,7 +119,7 @@ CREATE OR REPLACE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
     IF EXISTS (SELECT 1 FROM pgbus.job j
                 WHERE j.queue = v_queue AND j.concurrency_key IS NOT NULL
                   AND j.state IN ('available', 'scheduled', 'retryable', 'running')) THEN
-      PERFORM pgbus.queue_limit_set(v_queue, NULL, NULL, NULL);
+      PERFORM pgbus.queue_limit_set(v_queue);
       RETURN false;
     END IF;
     DELETE FROM pgbus.queue_limit l WHERE l.queue = v_queue;
