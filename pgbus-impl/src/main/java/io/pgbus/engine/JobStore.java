@@ -582,6 +582,16 @@ public final class JobStore {
   public List<ClaimedJob> jobClaim(
       Connection c, List<String> queues, int max, String worker, Duration lease)
       throws SQLException {
+    // pgbus.claim refuses a longer list too (R__claim.sql); a capsule never has one
+    // (CapsuleConfig).
+    if (queues.size() > CapsuleConfig.MAX_QUEUES) {
+      throw new IllegalArgumentException(
+          "a claim of "
+              + queues.size()
+              + " queues is over the limit of "
+              + CapsuleConfig.MAX_QUEUES
+              + " queues per claim: split them over several capsules");
+    }
     try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
       ps.setArray(1, textArray(c, queues));
       ps.setInt(2, max);

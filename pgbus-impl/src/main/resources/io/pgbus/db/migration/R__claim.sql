@@ -99,6 +99,11 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
     v_window integer;
     v_seen integer;
   BEGIN
+    -- The queue list's limit, as CapsuleConfig.MAX_QUEUES in Java (docs/configuration.md, "Limits").
+    IF pg_catalog.cardinality(queues) > 1000 THEN
+      RAISE EXCEPTION 'pgbus: a claim of % queues is over the limit of 1000 queues per claim: split them over several capsules', pg_catalog.cardinality(queues)
+        USING ERRCODE = 'program_limit_exceeded';
+    END IF;
     FOREACH q IN ARRAY queues LOOP
       EXIT WHEN remaining <= 0;
       CONTINUE WHEN EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue = q);
