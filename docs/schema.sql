@@ -903,6 +903,36 @@ CREATE FUNCTION pgbus.job_finished_as(ids bigint[], batches bigint[], states tex
   END $$;
 
 --
+-- Name: job_progress_valid(jsonb); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.job_progress_valid(progress jsonb) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE STRICT
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  BEGIN
+    RETURN jsonb_typeof(progress) = 'object'
+       AND octet_length(progress::text) <= 1024
+       AND CASE WHEN jsonb_typeof(progress -> 'percent') = 'number'
+                THEN (progress ->> 'percent')::numeric BETWEEN 0 AND 100
+                ELSE false END
+       AND coalesce(jsonb_typeof(progress -> 'message'), 'null') IN ('string', 'null')
+       AND coalesce(length(progress ->> 'message'), 0) <= 200;
+  END $$;
+
+--
+-- Name: job_result_valid(jsonb); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.job_result_valid(result jsonb) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE STRICT
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  BEGIN
+    RETURN octet_length(result::text) <= 65536;
+  END $$;
+
+--
 -- Name: listen(text[]); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -1386,18 +1416,14 @@ ALTER DOMAIN pgbus.job_priority
 --
 
 ALTER DOMAIN pgbus.job_progress
-    ADD CONSTRAINT job_progress_shape CHECK (((VALUE IS NULL) OR ((jsonb_typeof(VALUE) = 'object'::text) AND (octet_length((VALUE)::text) <= 1024) AND
-CASE
-    WHEN (jsonb_typeof((VALUE -> 'percent'::text)) = 'number'::text) THEN ((((VALUE ->> 'percent'::text))::numeric >= (0)::numeric) AND (((VALUE ->> 'percent'::text))::numeric <= (100)::numeric))
-    ELSE false
-END AND (COALESCE(jsonb_typeof((VALUE -> 'message'::text)), 'null'::text) = ANY (ARRAY['string'::text, 'null'::text])) AND (COALESCE(length((VALUE ->> 'message'::text)), 0) <= 200)))) NOT VALID;
+    ADD CONSTRAINT job_progress_shape CHECK (pgbus.job_progress_valid(VALUE)) NOT VALID;
 
 --
 -- Name: job_result job_result_size_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
 --
 
 ALTER DOMAIN pgbus.job_result
-    ADD CONSTRAINT job_result_size_chk CHECK ((octet_length((VALUE)::text) <= 65536)) NOT VALID;
+    ADD CONSTRAINT job_result_size_chk CHECK (pgbus.job_result_valid(VALUE)) NOT VALID;
 
 --
 -- Name: trace_parent job_trace_parent_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
