@@ -1489,6 +1489,13 @@ ALTER TABLE ONLY pgbus.schedule
     ADD CONSTRAINT schedule_pkey PRIMARY KEY (name);
 
 --
+-- Name: setting setting_max_payload_bytes_range; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.setting
+    ADD CONSTRAINT setting_max_payload_bytes_range CHECK (((max_payload_bytes >= 2) AND (max_payload_bytes <= 268435456))) NOT VALID;
+
+--
 -- Name: setting setting_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
 --
 

@@ -1,6 +1,7 @@
--- pgbus schema V21: the checks of pgbus.job_progress and pgbus.job_result become one call each of
--- a strict function (issue #15, "Enqueue at the raw ceiling"). Same rules, same constraint names;
--- see docs/schema.md "V21" and docs/performance.md "Enqueue at the raw ceiling".
+-- pgbus schema V21 (issue #15): the checks of pgbus.job_progress and pgbus.job_result become one
+-- call each of a strict function ("Enqueue at the raw ceiling"; same rules, same constraint
+-- names), and the SQL payload limit is held to the range of pgbus.max-payload-bytes ("Bad input
+-- and limits"). See docs/schema.md "V21" and docs/performance.md "Enqueue at the raw ceiling".
 --
 -- Why: an INSERT sets up the check of every domain column per statement, the columns it leaves
 -- out included (the planner coerces a NULL to the domain for each). progress and result are never
@@ -40,3 +41,11 @@ ALTER DOMAIN pgbus.job_progress
 ALTER DOMAIN pgbus.job_result DROP CONSTRAINT job_result_size_chk;
 ALTER DOMAIN pgbus.job_result
   ADD CONSTRAINT job_result_size_chk CHECK (pgbus.job_result_valid(VALUE)) NOT VALID;
+
+-- pgbus.setting.max_payload_bytes: the range Java allows for pgbus.max-payload-bytes
+-- (EngineConfig.MAX_PAYLOAD_BYTES, 2..268435456), so that an UPDATE by hand cannot lift the SQL
+-- limit past what the Java API refuses. NOT VALID: a value set by hand before stays until the
+-- next engine start writes its own.
+ALTER TABLE pgbus.setting
+  ADD CONSTRAINT setting_max_payload_bytes_range
+    CHECK (max_payload_bytes BETWEEN 2 AND 268435456) NOT VALID;
