@@ -294,6 +294,7 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     v_ids bigint[];      -- keyed: the candidates that keep every key within its limit
     v_window integer;
     v_seen integer;
+    v_buried bigint[];   -- buried linked jobs, reported to their batches and dependents at the end
     v_lanes integer := lanes;        -- NULL: every job a lane of its own (lane NULL)
     v_per_lane integer;              -- jobs per lane the caller asked for, rounded up
     v_taken integer := 0;            -- rows this claim updated so far: the round-robin position
@@ -304,6 +305,11 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     v_wstart timestamptz;            -- rate: the window this claim's starts fall in
     v_rate_left integer;             -- rate: starts the window still allows; NULL: no rate limit
   BEGIN
+    -- The queue list's limit, as CapsuleConfig.MAX_QUEUES in Java (docs/configuration.md, "Limits").
+    IF pg_catalog.cardinality(queues) > 1000 THEN
+      RAISE EXCEPTION 'pgbus: a claim of % queues is over the limit of 1000 queues per claim: split them over several capsules', pg_catalog.cardinality(queues)
+        USING ERRCODE = 'program_limit_exceeded';
+    END IF;
     IF v_lanes IS NOT NULL AND (v_lanes NOT BETWEEN 1 AND 65536) THEN
       RAISE EXCEPTION 'pgbus: claim lanes % is invalid: use 1 to 65536, or NULL for a lane per job', v_lanes
         USING ERRCODE = 'invalid_parameter_value';
@@ -516,6 +522,9 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
             q_taken := q_taken + 1;
             IF r.oversized THEN
               buried := buried + 1;
+              IF (r.job).linked THEN
+                v_buried := v_buried || (r.job).id;
+              END IF;
             ELSE
               remaining := remaining - 1;
               q_left := q_left - 1;
@@ -539,6 +548,9 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
         END IF;
       END IF;
     END LOOP;
+    IF v_buried IS NOT NULL THEN
+      PERFORM pgbus.job_finished(v_buried);
+    END IF;
   END $_$;
 
 --
@@ -827,15 +839,16 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
     -- the INSERT's cast to the domain holds each row to the same rule.
     PERFORM pgbus.queue(d.q)
        FROM (SELECT DISTINCT t.q FROM pg_catalog.unnest(queues) AS t(q)) d;
-    -- Checked for the whole batch before anything is written. The filters only spare the call
-    -- (and its read of pgbus.setting) for the jobs that cannot fail it; the checks raise. The
-    -- unique-key path below checks each job again in pgbus.enqueue_job.
-    PERFORM pgbus.check_payload(t.q, t.p)
-       FROM unnest(queues, payloads) AS t(q, p)
-      WHERE pg_catalog.pg_column_size(t.p) > v_limit / 6;
-    PERFORM pgbus.check_run_at(t.q, t.r)
-       FROM unnest(queues, run_ats) AS t(q, r)
-      WHERE NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days';
+    -- Checked for the whole batch before anything is written, in one pass. The filter only spares
+    -- the calls (and check_payload's read of pgbus.setting) for the jobs that cannot fail them;
+    -- the checks raise. The unique-key path below checks each job again in pgbus.enqueue_job.
+    PERFORM CASE WHEN pg_catalog.pg_column_size(t.p) > v_limit / 6
+                 THEN pgbus.check_payload(t.q, t.p) END,
+            CASE WHEN NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days'
+                 THEN pgbus.check_run_at(t.q, t.r) END
+       FROM unnest(queues, payloads, run_ats) AS t(q, p, r)
+      WHERE pg_catalog.pg_column_size(t.p) > v_limit / 6
+         OR NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days';
     IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
       PERFORM pgbus.check_trace(queues[i]::pgbus.queue_name, trace_parents[i], trace_states[i])
          FROM pg_catalog.generate_series(1, v_n) AS g(i);
@@ -856,31 +869,29 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
       END LOOP;
       RETURN;
     END IF;
+    -- The rows straight from the arrays, read once (issue #15: the batch used to go through a
+    -- CTE that the INSERT and the notifications both scanned, so it was materialized, and through
+    -- two check passes of its own; docs/performance.md, "Enqueue at the raw ceiling").
     RETURN QUERY
-      WITH input AS (
-        SELECT t.q::pgbus.queue_name AS queue, t.p AS payload, coalesce(t.r, now()) AS run_at,
-               t.pr AS priority, t.m AS max_attempts, t.ord,
-               trace_parents[t.ord] AS trace_parent, trace_states[t.ord] AS trace_state,
-               concurrency_keys[t.ord] AS concurrency_key
-          FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
-               WITH ORDINALITY AS t(q, p, r, pr, m, ord)
-      ), inserted AS (
+      WITH inserted AS (
         INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, run_at,
                                trace_parent, trace_state, concurrency_key)
-        SELECT i.queue,
-               CASE WHEN i.run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
-               i.priority, i.payload, i.max_attempts, i.run_at, i.trace_parent, i.trace_state,
-               i.concurrency_key
-          FROM input i
-         ORDER BY i.ord
+        SELECT t.q::pgbus.queue_name,
+               CASE WHEN coalesce(t.r, now()) <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
+               t.pr, t.p, t.m, coalesce(t.r, now()),
+               trace_parents[t.ord], trace_states[t.ord], concurrency_keys[t.ord]
+          FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
+               WITH ORDINALITY AS t(q, p, r, pr, m, ord)
+         ORDER BY t.ord
         RETURNING id
-      ), notified AS (
-        SELECT pgbus.notify(n.queue, min(n.run_at))
-          FROM input n
-         GROUP BY n.queue, n.run_at <= now()
       )
-      -- Identity values are assigned in insert order, which follows ORDER BY i.ord above.
-      SELECT id FROM inserted, (SELECT count(*) FROM notified) force_notify ORDER BY id;
+      -- Identity values are assigned in insert order, which follows ORDER BY t.ord above.
+      SELECT i.id FROM inserted i ORDER BY i.id;
+    -- One wake-up per queue and due/later (pgbus.notify: none for a paused queue); PostgreSQL
+    -- folds identical ones of the transaction into one.
+    PERFORM pgbus.notify(n.q::pgbus.queue_name, min(coalesce(n.r, now())))
+       FROM unnest(queues, run_ats) AS n(q, r)
+      GROUP BY n.q, coalesce(n.r, now()) <= now();
   END $$;
 
 --
@@ -1019,6 +1030,36 @@ CREATE FUNCTION pgbus.job_finished_as(ids bigint[], batches bigint[], states tex
           FROM cancelled c;
       END IF;
     END LOOP;
+  END $$;
+
+--
+-- Name: job_progress_valid(jsonb); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.job_progress_valid(progress jsonb) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE STRICT
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  BEGIN
+    RETURN jsonb_typeof(progress) = 'object'
+       AND octet_length(progress::text) <= 1024
+       AND CASE WHEN jsonb_typeof(progress -> 'percent') = 'number'
+                THEN (progress ->> 'percent')::numeric BETWEEN 0 AND 100
+                ELSE false END
+       AND coalesce(jsonb_typeof(progress -> 'message'), 'null') IN ('string', 'null')
+       AND coalesce(length(progress ->> 'message'), 0) <= 200;
+  END $$;
+
+--
+-- Name: job_result_valid(jsonb); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.job_result_valid(result jsonb) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE STRICT
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  BEGIN
+    RETURN octet_length(result::text) <= 65536;
   END $$;
 
 --
@@ -1304,8 +1345,10 @@ CREATE TABLE pgbus.audit (
     queue text NOT NULL,
     job_id bigint,
     detail jsonb,
-    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text]))),
-    CONSTRAINT audit_actor_check CHECK (((length(actor) >= 1) AND (length(actor) <= 256)))
+    schedule text,
+    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text, 'schedule_create'::text, 'schedule_update'::text, 'schedule_pause'::text, 'schedule_resume'::text, 'schedule_delete'::text, 'schedule_trigger'::text]))),
+    CONSTRAINT audit_actor_check CHECK (((length(actor) >= 1) AND (length(actor) <= 256))),
+    CONSTRAINT audit_schedule_check CHECK (((length(schedule) >= 1) AND (length(schedule) <= 63)))
 );
 
 --
@@ -1587,18 +1630,14 @@ ALTER DOMAIN pgbus.job_priority
 --
 
 ALTER DOMAIN pgbus.job_progress
-    ADD CONSTRAINT job_progress_shape CHECK (((VALUE IS NULL) OR ((jsonb_typeof(VALUE) = 'object'::text) AND (octet_length((VALUE)::text) <= 1024) AND
-CASE
-    WHEN (jsonb_typeof((VALUE -> 'percent'::text)) = 'number'::text) THEN ((((VALUE ->> 'percent'::text))::numeric >= (0)::numeric) AND (((VALUE ->> 'percent'::text))::numeric <= (100)::numeric))
-    ELSE false
-END AND (COALESCE(jsonb_typeof((VALUE -> 'message'::text)), 'null'::text) = ANY (ARRAY['string'::text, 'null'::text])) AND (COALESCE(length((VALUE ->> 'message'::text)), 0) <= 200)))) NOT VALID;
+    ADD CONSTRAINT job_progress_shape CHECK (pgbus.job_progress_valid(VALUE)) NOT VALID;
 
 --
 -- Name: job_result job_result_size_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
 --
 
 ALTER DOMAIN pgbus.job_result
-    ADD CONSTRAINT job_result_size_chk CHECK ((octet_length((VALUE)::text) <= 65536)) NOT VALID;
+    ADD CONSTRAINT job_result_size_chk CHECK (pgbus.job_result_valid(VALUE)) NOT VALID;
 
 --
 -- Name: trace_parent job_trace_parent_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
@@ -1664,6 +1703,13 @@ ALTER TABLE ONLY pgbus.schedule
     ADD CONSTRAINT schedule_pkey PRIMARY KEY (name);
 
 --
+-- Name: setting setting_max_payload_bytes_range; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.setting
+    ADD CONSTRAINT setting_max_payload_bytes_range CHECK (((max_payload_bytes >= 2) AND (max_payload_bytes <= 268435456))) NOT VALID;
+
+--
 -- Name: setting setting_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
 --
 
@@ -1681,6 +1727,12 @@ CREATE INDEX audit_job_idx ON pgbus.audit USING btree (job_id) WHERE (job_id IS 
 --
 
 CREATE INDEX audit_queue_idx ON pgbus.audit USING btree (queue, id);
+
+--
+-- Name: audit_schedule_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX audit_schedule_idx ON pgbus.audit USING btree (schedule, id) WHERE (schedule IS NOT NULL);
 
 --
 -- Name: batch_callback_idx; Type: INDEX; Schema: pgbus; Owner: -

@@ -76,13 +76,20 @@ public final class JobStore {
   // functions) produces the queue name the function takes through LATERAL, which makes it run
   // first. '' clears what an earlier enqueue of the transaction set. Without a correlation id of
   // its own, a job enqueued from a handler inherits the handled job's (CurrentJob).
+  //
+  // The handled job's correlation id is looked up only inside a handler (ENQUEUE_IN_HANDLER):
+  // outside one
+  // the sub-select is left out, since a sub-plan costs its executor set-up (an index scan of
+  // pgbus.job) even when its parameter is NULL, about 3% of an enqueue's instructions
+  // (docs/performance.md, "Enqueue at the raw ceiling"). The parameter, always NULL there, keeps
+  // its place as a NULL of the id's type.
   private static final String ENQUEUE =
       """
       SELECT e.id, e.duplicate
         FROM (SELECT ?::text AS queue,
                      pg_catalog.set_config('pgbus.principal', coalesce(?::text, ''), true) AS p,
                      pg_catalog.set_config('pgbus.correlation_id',
-                       coalesce(?::text, (SELECT h.correlation_id FROM pgbus.job h WHERE h.id = ?::bigint), ''),
+                       coalesce(?::text, ?::bigint::text, ''),
                        true) AS c
               OFFSET 0) s,
              LATERAL pgbus.enqueue_job(s.queue, ?::jsonb, coalesce(?, now() + ?::float8 * interval '1 millisecond'), ?, ?, ?,
@@ -95,7 +102,7 @@ public final class JobStore {
         FROM (SELECT ?::text[] AS queues,
                      pg_catalog.set_config('pgbus.principal', coalesce(?::text, ''), true) AS p,
                      pg_catalog.set_config('pgbus.correlation_id',
-                       coalesce(?::text, (SELECT h.correlation_id FROM pgbus.job h WHERE h.id = ?::bigint), ''),
+                       coalesce(?::text, ?::bigint::text, ''),
                        true) AS c
               OFFSET 0) s,
              LATERAL pgbus.enqueue_many(
@@ -111,6 +118,26 @@ public final class JobStore {
         ?::text[],
         ?::text[]) AS t(id)
       """;
+
+  // ENQUEUE and ENQUEUE_MANY as a handler runs them: a job without a correlation id of its own
+  // inherits the handled job's (CurrentJob), read in the statement.
+  private static final String NO_PARENT = "?::bigint::text";
+  private static final String PARENT =
+      "(SELECT h.correlation_id FROM pgbus.job h WHERE h.id = ?::bigint)";
+  private static final String ENQUEUE_IN_HANDLER = inHandler(ENQUEUE);
+  private static final String ENQUEUE_MANY_IN_HANDLER = inHandler(ENQUEUE_MANY);
+
+  private static String inHandler(String sql) {
+    if (!sql.contains(NO_PARENT)) {
+      throw new IllegalStateException("no correlation parameter in " + sql);
+    }
+    return sql.replace(NO_PARENT, PARENT);
+  }
+
+  /** {@code plain}, or {@code inHandler} when this thread runs a handler. */
+  private static String forCaller(String plain, String inHandler) {
+    return CurrentJob.id() == null ? plain : inHandler;
+  }
 
   // Cancel and replay write their audit row (V7) in the same statement, so in the same
   // transaction: a rollback leaves neither.
@@ -474,7 +501,7 @@ public final class JobStore {
   public Enqueued jobInsertIfAbsent(Connection c, NewJob job, TraceContext trace)
       throws SQLException {
     EnqueueOptions o = job.options();
-    try (PreparedStatement ps = c.prepareStatement(ENQUEUE)) {
+    try (PreparedStatement ps = c.prepareStatement(forCaller(ENQUEUE, ENQUEUE_IN_HANDLER))) {
       ps.setString(1, job.queue());
       ps.setString(2, job.enqueuedBy());
       ps.setString(3, o.correlationId());
@@ -543,7 +570,8 @@ public final class JobStore {
                 + " differs from the first: enqueue it separately");
       }
     }
-    try (PreparedStatement ps = c.prepareStatement(ENQUEUE_MANY)) {
+    try (PreparedStatement ps =
+        c.prepareStatement(forCaller(ENQUEUE_MANY, ENQUEUE_MANY_IN_HANDLER))) {
       ps.setArray(1, c.createArrayOf("text", queues));
       ps.setString(2, first.enqueuedBy());
       ps.setString(3, first.options().correlationId());
@@ -603,6 +631,16 @@ public final class JobStore {
   private List<List<ClaimedJob>> claim(
       Connection c, List<String> queues, int max, Integer lanes, String worker, Duration lease)
       throws SQLException {
+    // pgbus.claim refuses a longer list too (R__claim.sql); a capsule never has one
+    // (CapsuleConfig).
+    if (queues.size() > CapsuleConfig.MAX_QUEUES) {
+      throw new IllegalArgumentException(
+          "a claim of "
+              + queues.size()
+              + " queues is over the limit of "
+              + CapsuleConfig.MAX_QUEUES
+              + " queues per claim: split them over several capsules");
+    }
     try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
       ps.setArray(1, textArray(c, queues));
       ps.setInt(2, max);

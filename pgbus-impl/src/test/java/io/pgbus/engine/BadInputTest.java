@@ -202,6 +202,37 @@ class BadInputTest {
   }
 
   @Test
+  void aClaimRefusesMoreQueuesThanTheLimitFromJavaAndFromSql() throws SQLException {
+    var queues = new ArrayList<String>();
+    for (int i = 0; i <= CapsuleConfig.MAX_QUEUES; i++) {
+      queues.add("q" + i);
+    }
+    var store = new JobStore();
+    assertThatThrownBy(
+            () -> {
+              try (Connection c = db.connect()) {
+                store.jobClaim(c, queues, 1, "w", Duration.ofMinutes(1));
+              }
+            })
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("a claim of 1001 queues is over the limit of 1000 queues per claim")
+        .hasMessageContaining("split them over several capsules");
+    assertThatThrownBy(
+            () ->
+                sql(
+                    "SELECT * FROM pgbus.claim(array_fill('q'::text, ARRAY[1001]), 1, 'w',"
+                        + " interval '1 minute')"))
+        .hasMessageContaining("pgbus: a claim of 1001 queues is over the limit of 1000 queues")
+        .hasMessageContaining("split them over several capsules")
+        .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("54000"));
+
+    queues.remove(queues.size() - 1);
+    try (Connection c = db.connect()) {
+      assertThat(store.jobClaim(c, queues, 1, "w", Duration.ofMinutes(1))).isEmpty();
+    }
+  }
+
+  @Test
   void refusesAPayloadThatIsNotJson() {
     assertThatThrownBy(() -> enqueue(NewJob.of("emails", "{not json")))
         .isInstanceOf(InvalidJobException.class)

@@ -73,6 +73,23 @@ class SqlLimitsTest {
   }
 
   @Test
+  void theSqlPayloadLimitIsHeldToTheRangeJavaAllows() {
+    try {
+      for (int outside : List.of(1, 268_435_457)) {
+        assertThatThrownBy(() -> limit(outside))
+            .as("max_payload_bytes = %d", outside)
+            .hasStackTraceContaining("setting_max_payload_bytes_range");
+      }
+      limit(2);
+      limit(268_435_456);
+      assertThat(db.queryLong("SELECT max_payload_bytes FROM pgbus.setting"))
+          .isEqualTo(268_435_456);
+    } finally {
+      limit(1048576);
+    }
+  }
+
+  @Test
   void aPayloadAtTheLimitIsTaken() throws SQLException {
     limit(LIMIT);
     String exact = "{\"text\": \"" + "x".repeat(LIMIT - 12) + "\"}";

@@ -1,5 +1,6 @@
 -- Repeatable migration: the current definition of the checks every enqueue makes before it writes
--- anything: pgbus.check_run_at, pgbus.check_payload, pgbus.check_trace. Flyway applies it after
+-- anything: pgbus.check_run_at, pgbus.check_payload, pgbus.check_trace; and, at the end, the rules
+-- of two domains of pgbus.job (V21). Flyway applies it after
 -- the versioned migrations and again whenever this file changes. See docs/schema.md.
 --
 -- Each refuses with SQLSTATE 22023 (invalid_parameter_value) and a message that names the value,
@@ -83,4 +84,33 @@ CREATE OR REPLACE FUNCTION pgbus.check_trace(queue pgbus.queue_name, trace_paren
         pg_catalog.quote_literal(pg_catalog.left(check_trace.trace_state, 80)), check_trace.queue::text
         USING ERRCODE = 'invalid_parameter_value';
     END IF;
+  END $$;
+
+-- The rules of the domains pgbus.job_progress (V11's shape, at most 1 KB of JSON text) and
+-- pgbus.job_result (at most 64 KiB of JSON text), as their CHECKs call them since V21: a call of a
+-- strict function is one node for an INSERT to set up, where the rule inline was the largest
+-- expression of pgbus.job, set up for every enqueue statement although enqueue never writes
+-- either column (docs/performance.md, "Enqueue at the raw ceiling"). Strict: NULL (no report, no
+-- result) passes without a call. Pinned: they run in whatever session writes the column, and only
+-- then. Keep them equal to what the Java side accepts (JobProgress, Outcome.complete).
+CREATE OR REPLACE FUNCTION pgbus.job_progress_valid(progress jsonb) RETURNS boolean
+  LANGUAGE plpgsql IMMUTABLE STRICT
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  BEGIN
+    RETURN jsonb_typeof(progress) = 'object'
+       AND octet_length(progress::text) <= 1024
+       AND CASE WHEN jsonb_typeof(progress -> 'percent') = 'number'
+                THEN (progress ->> 'percent')::numeric BETWEEN 0 AND 100
+                ELSE false END
+       AND coalesce(jsonb_typeof(progress -> 'message'), 'null') IN ('string', 'null')
+       AND coalesce(length(progress ->> 'message'), 0) <= 200;
+  END $$;
+
+CREATE OR REPLACE FUNCTION pgbus.job_result_valid(result jsonb) RETURNS boolean
+  LANGUAGE plpgsql IMMUTABLE STRICT
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  BEGIN
+    RETURN octet_length(result::text) <= 65536;
   END $$;

@@ -150,6 +150,11 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
     v_wstart timestamptz;            -- rate: the window this claim's starts fall in
     v_rate_left integer;             -- rate: starts the window still allows; NULL: no rate limit
   BEGIN
+    -- The queue list's limit, as CapsuleConfig.MAX_QUEUES in Java (docs/configuration.md, "Limits").
+    IF pg_catalog.cardinality(queues) > 1000 THEN
+      RAISE EXCEPTION 'pgbus: a claim of % queues is over the limit of 1000 queues per claim: split them over several capsules', pg_catalog.cardinality(queues)
+        USING ERRCODE = 'program_limit_exceeded';
+    END IF;
     IF v_lanes IS NOT NULL AND (v_lanes NOT BETWEEN 1 AND 65536) THEN
       RAISE EXCEPTION 'pgbus: claim lanes % is invalid: use 1 to 65536, or NULL for a lane per job', v_lanes
         USING ERRCODE = 'invalid_parameter_value';

@@ -216,15 +216,16 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
     -- the INSERT's cast to the domain holds each row to the same rule.
     PERFORM pgbus.queue(d.q)
        FROM (SELECT DISTINCT t.q FROM pg_catalog.unnest(queues) AS t(q)) d;
-    -- Checked for the whole batch before anything is written. The filters only spare the call
-    -- (and its read of pgbus.setting) for the jobs that cannot fail it; the checks raise. The
-    -- unique-key path below checks each job again in pgbus.enqueue_job.
-    PERFORM pgbus.check_payload(t.q, t.p)
-       FROM unnest(queues, payloads) AS t(q, p)
-      WHERE pg_catalog.pg_column_size(t.p) > v_limit / 6;
-    PERFORM pgbus.check_run_at(t.q, t.r)
-       FROM unnest(queues, run_ats) AS t(q, r)
-      WHERE NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days';
+    -- Checked for the whole batch before anything is written, in one pass. The filter only spares
+    -- the calls (and check_payload's read of pgbus.setting) for the jobs that cannot fail them;
+    -- the checks raise. The unique-key path below checks each job again in pgbus.enqueue_job.
+    PERFORM CASE WHEN pg_catalog.pg_column_size(t.p) > v_limit / 6
+                 THEN pgbus.check_payload(t.q, t.p) END,
+            CASE WHEN NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days'
+                 THEN pgbus.check_run_at(t.q, t.r) END
+       FROM unnest(queues, payloads, run_ats) AS t(q, p, r)
+      WHERE pg_catalog.pg_column_size(t.p) > v_limit / 6
+         OR NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days';
     IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
       PERFORM pgbus.check_trace(queues[i]::pgbus.queue_name, trace_parents[i], trace_states[i])
          FROM pg_catalog.generate_series(1, v_n) AS g(i);
@@ -245,31 +246,29 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
       END LOOP;
       RETURN;
     END IF;
+    -- The rows straight from the arrays, read once (issue #15: the batch used to go through a
+    -- CTE that the INSERT and the notifications both scanned, so it was materialized, and through
+    -- two check passes of its own; docs/performance.md, "Enqueue at the raw ceiling").
     RETURN QUERY
-      WITH input AS (
-        SELECT t.q::pgbus.queue_name AS queue, t.p AS payload, coalesce(t.r, now()) AS run_at,
-               t.pr AS priority, t.m AS max_attempts, t.ord,
-               trace_parents[t.ord] AS trace_parent, trace_states[t.ord] AS trace_state,
-               concurrency_keys[t.ord] AS concurrency_key
-          FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
-               WITH ORDINALITY AS t(q, p, r, pr, m, ord)
-      ), inserted AS (
+      WITH inserted AS (
         INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, run_at,
                                trace_parent, trace_state, concurrency_key)
-        SELECT i.queue,
-               CASE WHEN i.run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
-               i.priority, i.payload, i.max_attempts, i.run_at, i.trace_parent, i.trace_state,
-               i.concurrency_key
-          FROM input i
-         ORDER BY i.ord
+        SELECT t.q::pgbus.queue_name,
+               CASE WHEN coalesce(t.r, now()) <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
+               t.pr, t.p, t.m, coalesce(t.r, now()),
+               trace_parents[t.ord], trace_states[t.ord], concurrency_keys[t.ord]
+          FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
+               WITH ORDINALITY AS t(q, p, r, pr, m, ord)
+         ORDER BY t.ord
         RETURNING id
-      ), notified AS (
-        SELECT pgbus.notify(n.queue, min(n.run_at))
-          FROM input n
-         GROUP BY n.queue, n.run_at <= now()
       )
-      -- Identity values are assigned in insert order, which follows ORDER BY i.ord above.
-      SELECT id FROM inserted, (SELECT count(*) FROM notified) force_notify ORDER BY id;
+      -- Identity values are assigned in insert order, which follows ORDER BY t.ord above.
+      SELECT i.id FROM inserted i ORDER BY i.id;
+    -- One wake-up per queue and due/later (pgbus.notify: none for a paused queue); PostgreSQL
+    -- folds identical ones of the transaction into one.
+    PERFORM pgbus.notify(n.q::pgbus.queue_name, min(coalesce(n.r, now())))
+       FROM unnest(queues, run_ats) AS n(q, r)
+      GROUP BY n.q, coalesce(n.r, now()) <= now();
   END $$;
 
 -- Checks a concurrency key (V14) and makes sure its queue has a pgbus.queue_limit row, so that
