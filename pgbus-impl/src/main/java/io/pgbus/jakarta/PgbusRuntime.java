@@ -61,6 +61,7 @@ public class PgbusRuntime {
   @Inject JobTransactions transactions;
   @Inject Event<Wake> wakes;
   @Inject WakeRouter router;
+  @Inject UndeployDrain undeploy;
 
   private Engine engine;
   private PgbusMetrics metrics = PgbusMetrics.NONE;
@@ -75,6 +76,8 @@ public class PgbusRuntime {
   private long doctorAt; // guarded by doctorLock
   private final ProblemLog problems = new ProblemLog(LOG);
   private Runnable healthWithdrawal = () -> {};
+  private final java.util.concurrent.atomic.AtomicBoolean stopping =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   /** What readiness reports. */
   public record Status(boolean ready, String reason, Map<String, Object> data) {}
@@ -127,6 +130,7 @@ public class PgbusRuntime {
       throw new PgbusException("pgbus: " + e.keyedMessage());
     }
     router.attach(engine);
+    undeploy.attach(this::shutdown);
     healthWithdrawal =
         PgbusHealth.publish(
             () -> HealthResponses.readiness(this), () -> HealthResponses.liveness(this));
@@ -235,9 +239,27 @@ public class PgbusRuntime {
   // of the JTA datasource in transactions of their own. In the container's lifecycle transaction
   // (a CMT singleton's default) Liberty refused that release (DSRA9350E: setAutoCommit during a
   // global transaction), and the jobs waited for their leases (UndeployDrainIT).
+  //
+  // Usually a no-op: UndeployDrain stopped the runtime earlier, when the web module or the
+  // application context ended (on WildFly this method runs only after every job call returned).
   @PreDestroy
   @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
   void stop() {
+    shutdown("the runtime is destroyed");
+  }
+
+  /** Stops the runtime once, from whichever hook comes first ({@code why} names it). */
+  private void shutdown(String why) {
+    if (engine == null || !stopping.compareAndSet(false, true)) {
+      return;
+    }
+    LOG.log(
+        System.Logger.Level.INFO,
+        "pgbus engine {0} stopping ({1}): no more claims; running jobs get {2} ({3})",
+        engine.config().workerId(),
+        why,
+        io.pgbus.engine.Durations.format(engine.config().execution().drainTimeout()),
+        io.pgbus.engine.ExecutionConfig.DRAIN_TIMEOUT.key());
     healthWithdrawal.run();
     bootstrap.stop();
     synchronized (this) {
