@@ -181,6 +181,9 @@ public final class Engine {
       capsules.forEach(c -> c.onClaimed(poller::nudge));
       elector.followTicks(
           longer(config.poller().ceiling(), config.elector().ttl()).multipliedBy(2));
+      if (notifier != null) {
+        notifier.onLeaderResigned(elector::resignHeard);
+      }
       // Only when ticks come at least as often as probes are due: a probe interval set below the
       // ceiling (faster detection of a deaf listener) keeps the listener's own probes.
       if (notifier != null

@@ -64,8 +64,8 @@ public final class Notifier extends Loop {
       "SELECT pg_catalog.set_config('application_name', ?, false)";
   private static final String LISTEN =
       """
-      SELECT pgbus.listen(pg_catalog.array_append(pg_catalog.array_append(
-        ARRAY(SELECT pgbus.channel(q) FROM pg_catalog.unnest(?::text[]) AS q), ?::text), ?::text))
+      SELECT pgbus.listen(pg_catalog.array_cat(
+        ARRAY(SELECT pgbus.channel(q) FROM pg_catalog.unnest(?::text[]) AS q), ?::text[]))
       """;
   private static final String PROBE = "SELECT pg_catalog.pg_notify(?, ?)";
 
@@ -74,6 +74,7 @@ public final class Notifier extends Loop {
   private final Consumer<Wake> wakes;
   private final Consumer<ListenerState> states;
   private final Consumer<CancelRequest> cancels;
+  private volatile Runnable resigned = () -> {};
   private final ListenerConfig config;
   private final String probeChannel;
   private final AtomicLong attempts = new AtomicLong();
@@ -126,6 +127,15 @@ public final class Notifier extends Loop {
     this.config = Objects.requireNonNull(config, "config");
     this.probeChannel =
         "pgbusprobe_" + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
+  }
+
+  /**
+   * Hears each {@value Elector#RESIGNED} notification (a leader resigned), on the notifier's
+   * thread; it must be cheap, must not throw, and must rate-limit what it does. Call before {@link
+   * #start}.
+   */
+  void onLeaderResigned(Runnable r) {
+    resigned = Objects.requireNonNull(r);
   }
 
   public ListenerState state() {
@@ -303,8 +313,10 @@ public final class Notifier extends Loop {
     }
     try (PreparedStatement ps = c.prepareStatement(LISTEN)) {
       ps.setArray(1, c.createArrayOf("text", queues.toArray(String[]::new)));
-      ps.setString(2, probeChannel);
-      ps.setString(3, CancelRequest.CHANNEL);
+      ps.setArray(
+          2,
+          c.createArrayOf(
+              "text", new String[] {probeChannel, CancelRequest.CHANNEL, Elector.RESIGNED}));
       ps.execute();
     }
   }
@@ -457,6 +469,10 @@ public final class Notifier extends Loop {
       }
       if (channel.equals(CancelRequest.CHANNEL)) {
         cancelHeard(n.getParameter());
+        continue;
+      }
+      if (channel.equals(Elector.RESIGNED)) {
+        resigned.run(); // the payload is ignored: it only brings a rate-limited look forward
         continue;
       }
       if (!channel.startsWith("pgbus_")) {
