@@ -13,10 +13,11 @@ import java.util.function.Consumer;
  * <p>WildFly stops an EJB component only once every call into it has returned, and a running job is
  * such a call (its {@code REQUIRES_NEW} or {@code NOT_SUPPORTED} method of {@link
  * JobTransactions}). Left to its {@code @PreDestroy}, the runtime drained only after the container
- * had waited for the longest job, so an undeploy lasted as long as that job. The web module and
- * CDI's application context end earlier: {@link PgbusWebLifecycle}'s listener and this observer of
- * {@code @BeforeDestroyed(ApplicationScoped.class)} start the drain from there, whichever comes
- * first; the runtime's {@code @PreDestroy} remains the last resort (an EJB module without a WAR).
+ * had waited for the longest job, so an undeploy lasted as long as that job. CDI's application
+ * context ends earlier: this observer of {@code @BeforeDestroyed(ApplicationScoped.class)} starts
+ * the drain from there; the runtime's {@code @PreDestroy} remains for a server that destroys the
+ * bean first (Open Liberty). No servlet listener: an application whose server exposes no servlet
+ * API (a Liberty server with restfulWS but no servlet feature) could not load one.
  */
 @ApplicationScoped
 public class UndeployDrain {
