@@ -28,8 +28,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * released back to {@code available} without spending an attempt, and the server log names it. The
  * undeploy does not wait for the long job (5 minutes): its handler is interrupted once its job is
  * released. On WildFly, which waits for every EJB call in flight before it destroys the runtime
- * bean, this holds because the drain starts when the web module stops ({@code UndeployDrain}). The
- * test looks from outside, over JDBC, since the application it watches goes away.
+ * bean, this holds because the drain starts when the CDI application context ends ({@code
+ * UndeployDrain}). The test looks from outside, over JDBC, since the application it watches goes
+ * away.
  */
 @ExtendWith(ArquillianExtension.class)
 @RunAsClient
