@@ -4,8 +4,10 @@ import io.pgbus.PgbusException;
 import io.pgbus.engine.Capsule;
 import io.pgbus.engine.DatabaseProblem;
 import io.pgbus.engine.Doctor;
+import io.pgbus.engine.Durations;
 import io.pgbus.engine.Engine;
 import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.ExecutionConfig;
 import io.pgbus.engine.InvalidConfigException;
 import io.pgbus.engine.Jobs;
 import io.pgbus.engine.ListenerState;
@@ -29,6 +31,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The one pgbus runtime of this application: a startup singleton that owns the engine, and with it
@@ -76,8 +79,7 @@ public class PgbusRuntime {
   private long doctorAt; // guarded by doctorLock
   private final ProblemLog problems = new ProblemLog(LOG);
   private Runnable healthWithdrawal = () -> {};
-  private final java.util.concurrent.atomic.AtomicBoolean stopping =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  private final AtomicBoolean stopping = new AtomicBoolean();
 
   /** What readiness reports. */
   public record Status(boolean ready, String reason, Map<String, Object> data) {}
@@ -240,8 +242,8 @@ public class PgbusRuntime {
   // (a CMT singleton's default) Liberty refused that release (DSRA9350E: setAutoCommit during a
   // global transaction), and the jobs waited for their leases (UndeployDrainIT).
   //
-  // Usually a no-op: UndeployDrain stopped the runtime earlier, when the web module or the
-  // application context ended (on WildFly this method runs only after every job call returned).
+  // On WildFly a no-op: UndeployDrain stopped the runtime earlier, when the application context
+  // ended (WildFly runs this method only after every job call returned).
   @PreDestroy
   @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
   void stop() {
@@ -258,8 +260,8 @@ public class PgbusRuntime {
         "pgbus engine {0} stopping ({1}): no more claims; running jobs get {2} ({3})",
         engine.config().workerId(),
         why,
-        io.pgbus.engine.Durations.format(engine.config().execution().drainTimeout()),
-        io.pgbus.engine.ExecutionConfig.DRAIN_TIMEOUT.key());
+        Durations.format(engine.config().execution().drainTimeout()),
+        ExecutionConfig.DRAIN_TIMEOUT.key());
     healthWithdrawal.run();
     bootstrap.stop();
     synchronized (this) {

@@ -30,7 +30,7 @@ public class UndeployDrain {
   }
 
   /** The application is going away ({@code why} names the hook): stop the runtime, once. */
-  public void begin(String why) {
+  void begin(String why) {
     Consumer<String> s = stop;
     if (s != null) {
       s.accept(why);

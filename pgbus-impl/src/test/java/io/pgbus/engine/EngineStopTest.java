@@ -160,6 +160,8 @@ class EngineStopTest {
     var running = new CountDownLatch(1);
     var stateWhenInterrupted = new java.util.concurrent.atomic.AtomicReference<String>();
     var events = new RecordingEvents();
+    long id = JobFixtures.in(db).enqueue("endless");
+    JobRow before = db.job(id); // not claimed yet: attempt 0
     Engine engine =
         engines.start(
             engines
@@ -181,8 +183,6 @@ class EngineStopTest {
                       }
                       return Outcome.complete();
                     }));
-    long id = JobFixtures.in(db).enqueue("endless");
-    JobRow before = db.job(id);
     assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
 
     long stopping = System.nanoTime();
