@@ -18,9 +18,13 @@ export async function render(view) {
         h('tbody', {}, (s.capsules || []).map((c) => h('tr', {},
           h('td', {}, c.name), h('td', {}, c.queues.join(', ')), h('td', { class: 'num' }, c.concurrency), h('td', { class: 'num' }, c.inFlight))))),
       h('h2', {}, 'Nodes (every JVM with capsules, from pgbus.node)'),
-      h('table', { id: 'nodes' }, h('thead', {}, h('tr', {}, ['worker', 'connected', 'leader', 'listener', 'mode', 'capsules', 'last change'].map((t) => h('th', {}, t)))),
+      h('table', { id: 'nodes' }, h('thead', {}, h('tr', {}, ['worker', 'liveness', 'connected', 'leader', 'listener', 'mode', 'capsules', 'last heartbeat'].map((t) => h('th', {}, t)))),
         h('tbody', {}, (f.nodes || []).map((n) => h('tr', {},
-          h('td', {}, n.worker), h('td', {}, n.connected ? 'yes' : 'no'), h('td', {}, n.leader ? 'yes' : ''),
+          h('td', {}, n.worker),
+          // Alive: a heartbeat younger than its TTL, or an open LISTEN connection (an idle JVM
+          // beats once per poll ceiling); stale otherwise.
+          h('td', { class: n.alive ? 'state completed' : 'state dead', title: `heartbeat TTL ${n.heartbeatTtl || '—'}` }, n.alive ? 'alive' : 'stale'),
+          h('td', {}, n.connected ? 'yes' : 'no'), h('td', {}, n.leader ? 'yes' : ''),
           h('td', {}, n.listener), h('td', {}, n.mode),
           h('td', {}, n.capsules.map((c) => `${c.name} (${c.queues.join(', ')}; ${c.concurrency})`).join('; ')),
           h('td', {}, when(n.seenAt)))))),

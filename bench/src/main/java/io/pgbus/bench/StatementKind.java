@@ -26,6 +26,7 @@ enum StatementKind {
   LEADER_RESIGN("leader: resign"),
   RESCUE("leader: rescue"),
   PRUNE("leader: retention"),
+  SCHEDULES("leader: schedules"),
   OTHER("other");
 
   final String label;
@@ -41,9 +42,15 @@ enum StatementKind {
     return this == BEGIN || this == COMMIT;
   }
 
-  /** Work only the elected leader does; excluded from the per-JVM idle figure. */
+  /**
+   * Work only the elected leader does; excluded from the per-JVM idle figure. In an idle window
+   * only the leader opens transactions (its rescue runs in one), and every other statement is an
+   * auto-commit tick, so BEGIN and COMMIT count as the leader's too.
+   */
   boolean leaderDuty() {
-    return this == ELECTION_WRITE
+    return transactionControl()
+        || this == SCHEDULES
+        || this == ELECTION_WRITE
         || this == LEADER_RENEW
         || this == LEADER_RESIGN
         || this == RESCUE
@@ -84,6 +91,10 @@ enum StatementKind {
     if (q.contains("as q(queue)") || q.contains("pgbus.tick")) {
       return POLL;
     }
+    // The leader's schedule tick (ScheduleEnqueuer): the database's now, the due schedules.
+    if (q.equals("select now()") || q.contains("from pgbus.schedule")) {
+      return SCHEDULES;
+    }
     if (q.contains("min(run_at)")) {
       return NEXT_DUE;
     }
@@ -99,7 +110,11 @@ enum StatementKind {
       return LISTEN;
     }
     if (q.contains("from pgbus.leader")) {
-      return q.startsWith("delete") ? LEADER_RESIGN : ELECTION_READ;
+      // The resign deletes its row and NOTIFYs pgbus-leader in one statement (WITH gone AS ...).
+      return q.contains("delete from pgbus.leader") ? LEADER_RESIGN : ELECTION_READ;
+    }
+    if (q.startsWith("delete from pgbus.node") && q.contains("seen_at")) {
+      return PRUNE; // the leader prunes the rows of JVMs long dead (NodeStore.PRUNE)
     }
     if (q.contains("insert into pgbus.leader")) {
       return ELECTION_WRITE;

@@ -347,6 +347,9 @@ class AdminApiIT {
     // pgbus.node: this JVM's row, live through its listener backend.
     assertTrue(fleet.body().contains("\"nodes\":[{"), fleet.body());
     assertTrue(fleet.body().contains("\"connected\":true"), fleet.body());
+    // Its heartbeat: younger than its TTL, or its listener open, so alive (issue #14).
+    assertTrue(fleet.body().contains("\"alive\":true"), fleet.body());
+    assertTrue(fleet.body().contains("\"heartbeatTtl\":\""), fleet.body());
     assertEquals(200, get("doctor", "viewer", "viewer-secret").status());
   }
 }

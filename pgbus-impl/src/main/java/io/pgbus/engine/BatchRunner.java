@@ -129,6 +129,11 @@ final class BatchRunner {
    */
   private Instant recover(Group group, Throwable failure) {
     Throwable cause = JobRunner.rootCause(failure);
+    if (cause instanceof JobRunner.JobReleasedException) {
+      // A stopping engine released the group's jobs: none of them may run again here.
+      LOG.log(System.Logger.Level.INFO, cause.getMessage() + " (with the rest of its group)");
+      return null;
+    }
     int blamed = blamed(group, failure);
     Instant due = null;
     if (group.started == 0) {

@@ -185,6 +185,9 @@ public final class Engine {
       capsules.forEach(c -> c.onClaimed(poller::nudge));
       elector.followTicks(
           longer(config.poller().ceiling(), config.elector().ttl()).multipliedBy(2));
+      if (notifier != null) {
+        notifier.onLeaderResigned(elector::resignHeard);
+      }
       // Only when ticks come at least as often as probes are due: a probe interval set below the
       // ceiling (faster detection of a deaf listener) keeps the listener's own probes.
       if (notifier != null
@@ -318,12 +321,16 @@ public final class Engine {
         config.crons().size());
   }
 
+  /** How long a stop waits for the handlers it interrupted after the drain to return. */
+  static final Duration RELEASED_RETURN = Duration.ofSeconds(5);
+
   /**
    * Stops claiming, stops the listener and the maintainer, and waits up to the drain timeout for
    * running handlers. Jobs still held after that (running, or claimed and not started) are released
-   * back to {@code available} without spending an attempt, and logged; a handler that still runs
-   * can no longer complete its job (the fence). When the database cannot be reached they keep their
-   * lease and are rescued later. Returns how many slots were still busy.
+   * back to {@code available} without spending an attempt, and logged; a handler that still runs is
+   * then interrupted, can no longer complete its job (the fence), and is given {@link
+   * #RELEASED_RETURN} to return. When the database cannot be reached they keep their lease and are
+   * rescued later. Returns how many slots were still busy.
    */
   public synchronized int stop() {
     if (!started) {
@@ -350,6 +357,26 @@ public final class Engine {
     if (left > 0) {
       single.abandonRetries();
       handBack();
+      // Released first, then interrupted: whatever an interrupted handler does next is fenced out.
+      // Its thread must return, for a container waits for it (WildFly's undeploy waits for every
+      // EJB call in flight, the job's transaction included) and a job thread must not outlive
+      // its application.
+      if (single.interruptReleased() > 0) {
+        long after = System.nanoTime() + RELEASED_RETURN.toNanos();
+        int stuck = 0;
+        for (Capsule c : capsules) {
+          stuck += c.awaitIdle(Duration.ofNanos(Math.max(0, after - System.nanoTime())));
+        }
+        if (stuck > 0) {
+          LOG.log(
+              System.Logger.Level.WARNING,
+              "pgbus engine {0}: {1} handler(s) ignored the interrupt for {2} after their jobs"
+                  + " were released; their threads run on, and the container may wait for them",
+              config.workerId(),
+              stuck,
+              Durations.format(RELEASED_RETURN));
+        }
+      }
     }
     if (ownedExecutor != null) {
       ownedExecutor.shutdown();

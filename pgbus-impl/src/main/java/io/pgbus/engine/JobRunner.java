@@ -103,6 +103,23 @@ final class JobRunner {
     }
   }
 
+  /**
+   * Thrown inside the job transaction when a stopping engine released the job while its handler ran
+   * (the drain ran out): roll it back; the job is already back in {@code available}.
+   */
+  static final class JobReleasedException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    JobReleasedException(ClaimedJob job, boolean own, Throwable handlerFailure) {
+      super(
+          named(job)
+              + " was released by the drain of a stopping engine (pgbus.drain-timeout): the handler"
+              + " was interrupted and "
+              + (own ? ROLLED_BACK_OWN : "its transaction rolled back"),
+          handlerFailure);
+    }
+  }
+
   /** Thrown inside the job transaction when the handler ran past its timeout: roll it back. */
   static final class JobTimeoutException extends Exception {
     private static final long serialVersionUID = 1L;
@@ -201,6 +218,11 @@ final class JobRunner {
       }
     } catch (Throwable t) {
       Throwable cause = rootCause(t);
+      if (cause instanceof JobReleasedException) {
+        LOG.log(System.Logger.Level.INFO, cause.getMessage());
+        events.finished(job, null, System.nanoTime() - started);
+        return null;
+      }
       if (cause instanceof LeaseLostException) {
         LOG.log(
             System.Logger.Level.WARNING,
@@ -225,6 +247,9 @@ final class JobRunner {
    * it ran, else a failure.
    */
   Settled recordStopped(ClaimedJob job, Throwable cause) {
+    if (cause instanceof JobReleasedException) {
+      return null; // back in available already, its attempt not spent
+    }
     if (!(cause instanceof JobCancelledException)) {
       return recordFailure(job, describe(cause));
     }
@@ -372,6 +397,9 @@ final class JobRunner {
   private Exception stopped(
       ClaimedJob job, Watchdog.Attempt attempt, Duration timeout, Throwable handlerFailure) {
     boolean own = ownsTransactions(job);
+    if (attempt.released()) {
+      return new JobReleasedException(job, own, handlerFailure);
+    }
     return attempt.cancelled()
         ? new JobCancelledException(job, own, handlerFailure)
         : new JobTimeoutException(job, timeout, own, handlerFailure);
@@ -536,6 +564,11 @@ final class JobRunner {
    * The engine stops and its drain is over: a failure still waiting for the database to record is
    * left to lease rescue, so no worker keeps trying after the application is gone.
    */
+  /** After the drain released the held jobs: interrupts the handlers that still run them. */
+  int interruptReleased() {
+    return watchdog.interruptReleased();
+  }
+
   void abandonRetries() {
     abandoned = true;
   }
@@ -544,6 +577,7 @@ final class JobRunner {
     Throwable c = t;
     while (c.getCause() != null && c.getCause() != c) {
       if (c instanceof LeaseLostException
+          || c instanceof JobReleasedException
           || c instanceof JobTimeoutException
           || c instanceof JobCancelledException) {
         return c;

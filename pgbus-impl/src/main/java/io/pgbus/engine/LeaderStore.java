@@ -40,8 +40,14 @@ final class LeaderStore {
        WHERE name = ?::text AND holder = ?::text
       """;
 
+  // One statement: the lease row goes and, when it was ours, a NOTIFY on Elector.RESIGNED tells
+  // every follower's listener to look now rather than at its next tick. Delivered at commit.
   private static final String RESIGN =
-      "DELETE FROM pgbus.leader WHERE name = ?::text AND holder = ?::text";
+      """
+      WITH gone AS (
+        DELETE FROM pgbus.leader WHERE name = ?::text AND holder = ?::text RETURNING name)
+      SELECT pg_catalog.pg_notify(?::text, ''::text) FROM gone
+      """;
 
   /** A live lease: its holder and how long it has left by the database's clock. */
   record Lease(String holder, long remainingMillis) {}
@@ -79,12 +85,18 @@ final class LeaderStore {
     }
   }
 
-  /** Gives the lease up, so another JVM can take it at once. */
-  void leaderResign(Connection c, String name, String holder) throws SQLException {
+  /**
+   * Gives the lease up and, when it was ours, tells the followers ({@code NOTIFY} on {@link
+   * Elector#RESIGNED}), so another JVM takes it at once; true when it was ours.
+   */
+  boolean leaderResign(Connection c, String name, String holder) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(RESIGN)) {
       ps.setString(1, name);
       ps.setString(2, holder);
-      ps.executeUpdate();
+      ps.setString(3, Elector.RESIGNED);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next();
+      }
     }
   }
 }

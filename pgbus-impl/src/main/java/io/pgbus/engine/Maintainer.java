@@ -55,6 +55,7 @@ final class Maintainer extends Loop {
   private final AtomicLong pruned = new AtomicLong();
   private final AuditStore audit = new AuditStore();
   private final LinkStore links = new LinkStore();
+  private final NodeStore nodes = new NodeStore();
   private final AtomicLong rounds = new AtomicLong();
   private final ErrorBackoff errors =
       new ErrorBackoff(
@@ -158,7 +159,18 @@ final class Maintainer extends Loop {
                         + links.batchPrune(c, retention.batch())
                         + links.dependencyPrune(c, retention.batch());
                 pruned.addAndGet(n);
-                return n;
+                List<String> gone = nodes.nodePrune(c);
+                if (!gone.isEmpty()) {
+                  LOG.log(
+                      System.Logger.Level.INFO,
+                      "pgbus pruned the pgbus.node rows of {0} JVM(s) not seen for {1} (or {2} of"
+                          + " their heartbeat TTLs): {3}",
+                      gone.size(),
+                      Durations.format(NodeStore.PRUNE_AFTER),
+                      NodeStore.PRUNE_AFTER_TTLS,
+                      gone);
+                }
+                return n + gone.size();
               }
             }));
     this.tasks = List.copyOf(all);

@@ -25,7 +25,14 @@ import java.util.Map;
  */
 public final class NodeStore {
 
-  /** One engine as its row says, and whether its listener backend is live now. */
+  /**
+   * One engine as its row says, and whether its listener backend is live now.
+   *
+   * @param seenAt its last heartbeat (or other change of its row)
+   * @param heartbeatTtl the TTL it wrote ({@code pgbus.heartbeat.ttl}); null for an engine that
+   *     does not heartbeat (older than V13)
+   * @param beating whether {@code seenAt} is younger than {@code heartbeatTtl}
+   */
   public record Node(
       String workerId,
       String host,
@@ -35,7 +42,39 @@ public final class NodeStore {
       String listener,
       String mode,
       boolean connected,
-      List<NodeCapsule> capsules) {}
+      List<NodeCapsule> capsules,
+      Duration heartbeatTtl,
+      boolean beating) {
+
+    /**
+     * Alive: its heartbeat is younger than its TTL, or its LISTEN connection is open. Not the
+     * heartbeat alone: an idle JVM beats once per poll ceiling (60 s by default), which may be
+     * longer than its TTL (30 s); one that runs jobs beats every third of its TTL. Stale otherwise.
+     */
+    public boolean alive() {
+      return beating || connected;
+    }
+  }
+
+  /**
+   * The leader prunes a row not seen for this long, or {@link #PRUNE_AFTER_TTLS} TTLs if longer.
+   */
+  public static final Duration PRUNE_AFTER = Duration.ofHours(1);
+
+  /** See {@link #PRUNE_AFTER}. */
+  public static final int PRUNE_AFTER_TTLS = 10;
+
+  // The rows of JVMs that died without deleting theirs (a clean stop deletes its row). A live JVM
+  // whose row was pruned (an idle one with a poll ceiling over an hour) writes it again at its next
+  // tick, which finds it gone. pgbus.node has a row per JVM: no batching needed.
+  private static final String PRUNE =
+      """
+      DELETE FROM pgbus.node
+       WHERE seen_at OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-)
+             pg_catalog.make_interval(secs => GREATEST(?::float8,
+               COALESCE(heartbeat_ttl_ms::float8, 0::float8) OPERATOR(pg_catalog.*) ?::float8)))
+      RETURNING worker_id
+      """;
 
   /** A capsule of a node: the queues it reads, in priority order. */
   public record NodeCapsule(String name, List<String> queues, int concurrency) {}
@@ -81,7 +120,11 @@ public final class NodeStore {
   private static final String NODES =
       """
       SELECT n.worker_id, n.host, n.pid, n.started_at, n.seen_at, n.listener, n.mode,
-             a.pid IS NOT NULL AS connected, c.name, c.queues, c.concurrency
+             a.pid IS NOT NULL AS connected, c.name, c.queues, c.concurrency, n.heartbeat_ttl_ms,
+             COALESCE(n.seen_at OPERATOR(pg_catalog.>) (pg_catalog.now() OPERATOR(pg_catalog.-)
+               pg_catalog.make_interval(
+                 secs => n.heartbeat_ttl_ms::float8 OPERATOR(pg_catalog./) 1000.0::float8)),
+               false) AS beating
         FROM pgbus.node n
         LEFT JOIN pg_catalog.pg_stat_activity a
           ON a.pid OPERATOR(pg_catalog.=) n.listener_pid
@@ -217,7 +260,9 @@ public final class NodeStore {
                     rs.getString(6),
                     rs.getString(7),
                     rs.getBoolean(8),
-                    new ArrayList<>());
+                    new ArrayList<>(),
+                    ttl(rs.getObject(12, Integer.class)),
+                    rs.getBoolean(13));
             out.put(worker, node);
           }
           String capsule = rs.getString(9);
@@ -241,8 +286,32 @@ public final class NodeStore {
                     n.listener(),
                     n.mode(),
                     n.connected(),
-                    List.copyOf(n.capsules())))
+                    List.copyOf(n.capsules()),
+                    n.heartbeatTtl(),
+                    n.beating()))
         .toList();
+  }
+
+  private static Duration ttl(Integer ms) {
+    return ms == null ? null : Duration.ofMillis(ms);
+  }
+
+  /**
+   * Deletes the rows of JVMs not seen for {@link #PRUNE_AFTER}, or {@link #PRUNE_AFTER_TTLS} times
+   * their heartbeat TTL if that is longer; returns their worker ids.
+   */
+  public List<String> nodePrune(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(PRUNE)) {
+      ps.setDouble(1, PRUNE_AFTER.toMillis() / 1000.0);
+      ps.setDouble(2, PRUNE_AFTER_TTLS / 1000.0);
+      var gone = new ArrayList<String>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          gone.add(rs.getString(1));
+        }
+      }
+      return gone;
+    }
   }
 
   private static Instant instant(OffsetDateTime t) {

@@ -74,6 +74,7 @@ public final class Notifier extends Loop {
   private final Consumer<Wake> wakes;
   private final Consumer<ListenerState> states;
   private final Consumer<CancelRequest> cancels;
+  private volatile Runnable resigned = () -> {};
   private final ListenerConfig config;
   private final String probeChannel;
   private final AtomicLong attempts = new AtomicLong();
@@ -128,6 +129,15 @@ public final class Notifier extends Loop {
     this.config = Objects.requireNonNull(config, "config");
     this.probeChannel =
         "pgbusprobe_" + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
+  }
+
+  /**
+   * Hears each {@value Elector#RESIGNED} notification (a leader resigned), on the notifier's
+   * thread; it must be cheap, must not throw, and must rate-limit what it does. Call before {@link
+   * #start}.
+   */
+  void onLeaderResigned(Runnable r) {
+    resigned = Objects.requireNonNull(r);
   }
 
   public ListenerState state() {
@@ -321,7 +331,10 @@ public final class Notifier extends Loop {
       ps.setArray(
           2,
           c.createArrayOf(
-              "text", new String[] {probeChannel, CancelRequest.CHANNEL, ScheduleStore.CHANNEL}));
+              "text",
+              new String[] {
+                probeChannel, CancelRequest.CHANNEL, ScheduleStore.CHANNEL, Elector.RESIGNED
+              }));
       ps.execute();
     }
   }
@@ -482,6 +495,10 @@ public final class Notifier extends Loop {
         // read of the schedules by the leader.
         scheduleChanges.incrementAndGet();
         scheduleChanged = true;
+        continue;
+      }
+      if (channel.equals(Elector.RESIGNED)) {
+        resigned.run(); // the payload is ignored: it only brings a rate-limited look forward
         continue;
       }
       if (!channel.startsWith("pgbus_")) {

@@ -77,6 +77,22 @@ final class Watchdog {
     return a != null && a.job.attempt() == attempt ? a : null;
   }
 
+  /**
+   * For a stop whose drain ran out, after the jobs were released: interrupts every handler still
+   * running here, so that its thread (in a container, an EJB call that the undeploy waits for)
+   * returns. Its job is no longer held, so whatever the handler then does is fenced out. Returns
+   * how many it interrupted.
+   */
+  int interruptReleased() {
+    int n = 0;
+    for (Attempt a : byJob.values()) {
+      if (a.release()) {
+        n++;
+      }
+    }
+    return n;
+  }
+
   private void loop() {
     try {
       while (true) {
@@ -116,6 +132,7 @@ final class Watchdog {
     private boolean ended;
     private boolean timedOut;
     private boolean cancelled;
+    private boolean released;
 
     private Attempt(Watchdog watchdog, ClaimedJob job, Thread worker, Duration timeout) {
       this.watchdog = watchdog;
@@ -165,6 +182,29 @@ final class Watchdog {
       return true;
     }
 
+    /** Interrupts a handler whose job a drain released; see {@link Watchdog#interruptReleased}. */
+    private synchronized boolean release() {
+      if (ended) {
+        return false;
+      }
+      released = true;
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus job {0} (queue {1}, attempt {2}) still ran after the drain and was released;"
+              + " interrupting {3}",
+          job.id(),
+          job.queue(),
+          job.attempt(),
+          worker.getName());
+      worker.interrupt();
+      return true;
+    }
+
+    /** Whether a drain released the job while its handler ran; read after {@link #end}. */
+    synchronized boolean released() {
+      return released;
+    }
+
     /** Whether {@link #cancel} reached the handler before it ended; read after {@link #end}. */
     synchronized boolean cancelled() {
       return cancelled;
@@ -188,15 +228,15 @@ final class Watchdog {
 
     /**
      * Stops watching; call it on the worker thread as soon as the handler returned or threw.
-     * Returns whether the attempt timed out or was cancelled, and then clears the interrupt this
-     * watchdog sent, so it cannot leak into the settling of the job or into the next job on this
-     * thread.
+     * Returns whether the attempt timed out, was cancelled or released, and then clears the
+     * interrupt this watchdog sent, so it cannot leak into the settling of the job or into the next
+     * job on this thread.
      */
     boolean end() {
       boolean expired;
       synchronized (this) {
         ended = true;
-        expired = timedOut || cancelled;
+        expired = timedOut || cancelled || released;
       }
       watchdog.pending.remove(this);
       watchdog.byJob.remove(job.id(), this);

@@ -13,6 +13,7 @@ import io.pgbus.admin.JobView;
 import io.pgbus.admin.QueueStats;
 import io.pgbus.admin.Throughput;
 import io.pgbus.engine.Capsule;
+import io.pgbus.engine.Durations;
 import io.pgbus.engine.Engine;
 import io.pgbus.engine.FleetStore;
 import io.pgbus.engine.ListenerState;
@@ -534,6 +535,8 @@ public class AdminResource {
       m.put("mode", n.mode());
       m.put("startedAt", text(n.startedAt()));
       m.put("seenAt", text(n.seenAt()));
+      m.put("heartbeatTtl", n.heartbeatTtl() == null ? null : Durations.format(n.heartbeatTtl()));
+      m.put("alive", n.alive());
       var capsules = new ArrayList<Map<String, Object>>();
       for (NodeStore.NodeCapsule c : n.capsules()) {
         capsules.add(

@@ -4,8 +4,10 @@ import io.pgbus.PgbusException;
 import io.pgbus.engine.Capsule;
 import io.pgbus.engine.DatabaseProblem;
 import io.pgbus.engine.Doctor;
+import io.pgbus.engine.Durations;
 import io.pgbus.engine.Engine;
 import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.ExecutionConfig;
 import io.pgbus.engine.InvalidConfigException;
 import io.pgbus.engine.Jobs;
 import io.pgbus.engine.ListenerState;
@@ -29,6 +31,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The one pgbus runtime of this application: a startup singleton that owns the engine, and with it
@@ -61,6 +64,7 @@ public class PgbusRuntime {
   @Inject JobTransactions transactions;
   @Inject Event<Wake> wakes;
   @Inject WakeRouter router;
+  @Inject UndeployDrain undeploy;
 
   private Engine engine;
   private PgbusMetrics metrics = PgbusMetrics.NONE;
@@ -75,6 +79,7 @@ public class PgbusRuntime {
   private long doctorAt; // guarded by doctorLock
   private final ProblemLog problems = new ProblemLog(LOG);
   private Runnable healthWithdrawal = () -> {};
+  private final AtomicBoolean stopping = new AtomicBoolean();
 
   /** What readiness reports. */
   public record Status(boolean ready, String reason, Map<String, Object> data) {}
@@ -127,6 +132,7 @@ public class PgbusRuntime {
       throw new PgbusException("pgbus: " + e.keyedMessage());
     }
     router.attach(engine);
+    undeploy.attach(this::shutdown);
     healthWithdrawal =
         PgbusHealth.publish(
             () -> HealthResponses.readiness(this), () -> HealthResponses.liveness(this));
@@ -235,9 +241,27 @@ public class PgbusRuntime {
   // of the JTA datasource in transactions of their own. In the container's lifecycle transaction
   // (a CMT singleton's default) Liberty refused that release (DSRA9350E: setAutoCommit during a
   // global transaction), and the jobs waited for their leases (UndeployDrainIT).
+  //
+  // On WildFly a no-op: UndeployDrain stopped the runtime earlier, when the application context
+  // ended (WildFly runs this method only after every job call returned).
   @PreDestroy
   @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
   void stop() {
+    shutdown("the runtime is destroyed");
+  }
+
+  /** Stops the runtime once, from whichever hook comes first ({@code why} names it). */
+  private void shutdown(String why) {
+    if (engine == null || !stopping.compareAndSet(false, true)) {
+      return;
+    }
+    LOG.log(
+        System.Logger.Level.INFO,
+        "pgbus engine {0} stopping ({1}): no more claims; running jobs get {2} ({3})",
+        engine.config().workerId(),
+        why,
+        Durations.format(engine.config().execution().drainTimeout()),
+        ExecutionConfig.DRAIN_TIMEOUT.key());
     healthWithdrawal.run();
     bootstrap.stop();
     synchronized (this) {

@@ -280,6 +280,9 @@ class DatabaseRestartTest {
         .leaderTtl(Duration.ofSeconds(2))
         .rescueInterval(Duration.ofMillis(250))
         .pollInterval(Duration.ofMillis(500))
+        // A new engine that finds a dead engine's leader lease still live waits for a tick to
+        // report it free (Elector.followTicks): a second, not the default minute.
+        .pollCeiling(Duration.ofSeconds(1))
         .reconnectMax(Duration.ofSeconds(2))
         .retry(new RetryPolicy(Duration.ofMillis(100), Duration.ofSeconds(1), 0.2))
         .drainTimeout(Duration.ofSeconds(5));

@@ -154,4 +154,52 @@ class EngineStopTest {
         .isEqualTo(Outcome.Kind.COMPLETE);
     Measurements.record("graceful drain (3 s) with a job that outlives it: stop() took", stopTook);
   }
+
+  @Test
+  void aHandlerStillRunningAfterTheDrainIsInterruptedOnceItsJobIsReleased() throws Exception {
+    var running = new CountDownLatch(1);
+    var stateWhenInterrupted = new java.util.concurrent.atomic.AtomicReference<String>();
+    var events = new RecordingEvents();
+    long id = JobFixtures.in(db).enqueue("endless");
+    JobRow before = db.job(id); // not claimed yet: attempt 0
+    Engine engine =
+        engines.start(
+            engines
+                .builder(
+                    engines
+                        .config()
+                        .drainTimeout(Duration.ofSeconds(1))
+                        .capsule("main", 1, "endless")
+                        .build())
+                .events(events)
+                .jobs(
+                    (job, tx) -> {
+                      running.countDown();
+                      try {
+                        Thread.sleep(TimeUnit.MINUTES.toMillis(5)); // far beyond the drain
+                      } catch (InterruptedException e) {
+                        stateWhenInterrupted.set(db.job(job.id()).state());
+                        throw e;
+                      }
+                      return Outcome.complete();
+                    }));
+    assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+
+    long stopping = System.nanoTime();
+    assertThat(engine.stop()).as("slots busy after the drain").isOne();
+    Duration stopTook = Duration.ofNanos(System.nanoTime() - stopping);
+
+    // The handler's thread returned within the stop (a container waits for it), not in 5 minutes,
+    // and only after its job was back in available: the interrupt cannot fail the job.
+    assertThat(events.awaitFinished(id, 1, Duration.ofSeconds(1)).kind()).isNull();
+    assertThat(stateWhenInterrupted.get()).isEqualTo("available");
+    assertThat(stopTook).isLessThan(Duration.ofSeconds(1).plus(Engine.RELEASED_RETURN));
+    JobRow after = db.job(id);
+    assertThat(after.state()).isEqualTo("available");
+    assertThat(after.maxAttempts() - after.attempt())
+        .as("attempts left")
+        .isEqualTo(before.maxAttempts() - before.attempt());
+    assertThat(after.errors()).as("nothing recorded against the job").isEqualTo(before.errors());
+    Measurements.record("drain (1 s) with a 5 min handler, interrupted: stop() took", stopTook);
+  }
 }

@@ -88,6 +88,91 @@ class LeaderElectionTest {
   }
 
   @Test
+  void aStoppingLeaderNotifiesSoAFollowerLeadsWithinASecondNotAtItsNextTick() throws Exception {
+    // A long TTL and poll ceiling: without the resign's NOTIFY the follower would look only at its
+    // next tick (up to 30 s) and could not rely on the lease running out (45 s).
+    Duration ttl = Duration.ofSeconds(60);
+    Duration ceiling = Duration.ofSeconds(30);
+    var fleet = new ArrayList<Engine>();
+    for (int i = 0; i < 2; i++) {
+      fleet.add(
+          engines.start(
+              engines
+                  .builder(
+                      engines
+                          .config()
+                          .capsule("main", 1, "r" + i)
+                          .leaderTtl(ttl)
+                          .pollInterval(ceiling)
+                          .pollCeiling(ceiling)
+                          .build())
+                  .jobs((job, tx) -> Outcome.complete())));
+    }
+    Await.until("a leader", Duration.ofSeconds(10), () -> leaders(fleet), n -> n == 1L);
+    Engine leader = fleet.stream().filter(Engine::leader).findFirst().orElseThrow();
+    Engine follower = fleet.stream().filter(e -> !e.leader()).findFirst().orElseThrow();
+    TestEngines.awaitDelivering(follower);
+
+    leader.stop();
+    long resigned = System.nanoTime();
+
+    Await.until("the follower to lead", Duration.ofSeconds(10), follower::leader, b -> b);
+    Duration takeover = Duration.ofNanos(System.nanoTime() - resigned);
+    assertThat(takeover)
+        .as("takeover after a clean stop (TTL %s, poll ceiling %s)", ttl, ceiling)
+        .isLessThan(Duration.ofMillis(2500));
+    io.pgbus.engine.testing.Measurements.record(
+        "leader takeover after a clean stop (TTL 60 s, ceiling 30 s)", takeover);
+  }
+
+  @Test
+  void forgedResignNotificationsBringAtMostOneLookASecondAndElectNoOne() throws Exception {
+    Duration ttl = Duration.ofSeconds(60);
+    Duration ceiling = Duration.ofSeconds(30);
+    var fleet = new ArrayList<Engine>();
+    for (int i = 0; i < 2; i++) {
+      fleet.add(
+          engines.start(
+              engines
+                  .builder(
+                      engines
+                          .config()
+                          .capsule("main", 1, "f" + i)
+                          .leaderTtl(ttl)
+                          .pollInterval(ceiling)
+                          .pollCeiling(ceiling)
+                          .build())
+                  .jobs((job, tx) -> Outcome.complete())));
+    }
+    Await.until("a leader", Duration.ofSeconds(10), () -> leaders(fleet), n -> n == 1L);
+    Engine leader = fleet.stream().filter(Engine::leader).findFirst().orElseThrow();
+    Engine follower = fleet.stream().filter(e -> !e.leader()).findFirst().orElseThrow();
+    TestEngines.awaitDelivering(follower);
+    long before = follower.electionStatements();
+
+    long sent = System.nanoTime();
+    for (int i = 0; i < 50; i++) {
+      db.queryLong("SELECT count(*) FROM pg_notify('pgbus-leader', 'forged')");
+    }
+    // Notifications arrive in order: once a queue's NOTIFY sent after them was heard, so were they.
+    long heard = follower.notifier().notifications();
+    db.queryLong("SELECT count(*) FROM pg_notify('pgbus_f0', '')");
+    db.queryLong("SELECT count(*) FROM pg_notify('pgbus_f1', '')");
+    Await.until(
+        "the listener to read past the forged notifications",
+        Duration.ofSeconds(10),
+        () -> follower.notifier().notifications(),
+        n -> n > heard);
+    long seconds = 1 + Duration.ofNanos(System.nanoTime() - sent).toSeconds();
+
+    assertThat(follower.electionStatements() - before)
+        .as("lease reads brought forward by 50 forged notifications in about %s s", seconds)
+        .isBetween(1L, seconds + 1);
+    assertThat(leader.leader()).as("the leader still leads").isTrue();
+    assertThat(follower.leader()).isFalse();
+  }
+
+  @Test
   void onlyTheLeaderRescuesExpiredLeases() throws Exception {
     List<Engine> fleet = fleet(2);
     Await.until("a leader", Duration.ofSeconds(10), () -> leaders(fleet), n -> n == 1L);

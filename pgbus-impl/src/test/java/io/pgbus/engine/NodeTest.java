@@ -99,6 +99,80 @@ class NodeTest {
   }
 
   @Test
+  void aNodeIsAliveWhileItsHeartbeatIsYoungerThanItsTtlOrItListensAndStaleOtherwise()
+      throws SQLException {
+    Engine live = engines.start(engines.config().capsule("c", 1, "qa2").build(), this::complete);
+    TestEngines.awaitDelivering(live);
+    // Not connected (listener_pid is no listener backend): only the heartbeat speaks for them.
+    db.update(
+        "INSERT INTO pgbus.node (worker_id, host, pid, started_at, seen_at, listener, mode,"
+            + " listener_pid, heartbeat_ttl_ms) VALUES"
+            + " ('beat-fresh', 'h', 1, now(), now() - interval '10 seconds', 'delivering',"
+            + " 'notify', 1, 30000),"
+            + " ('beat-stale', 'h', 2, now(), now() - interval '40 seconds', 'delivering',"
+            + " 'notify', 1, 30000),"
+            + " ('beat-none', 'h', 3, now(), now(), 'delivering', 'notify', 1, NULL)");
+    try {
+      Node self = awaitNode(live, Node::connected);
+      assertThat(self.alive()).as("a connected engine").isTrue();
+      assertThat(self.heartbeatTtl()).isEqualTo(live.config().execution().heartbeatTtl());
+      try (Connection c = db.connect()) {
+        List<Node> nodes = new NodeStore().nodes(c, DAY);
+        assertThat(nodes)
+            .filteredOn(n -> n.workerId().startsWith("beat-"))
+            .extracting(Node::workerId, Node::beating, Node::alive, Node::heartbeatTtl)
+            .containsExactlyInAnyOrder(
+                org.assertj.core.groups.Tuple.tuple(
+                    "beat-fresh", true, true, Duration.ofSeconds(30)),
+                org.assertj.core.groups.Tuple.tuple(
+                    "beat-stale", false, false, Duration.ofSeconds(30)),
+                org.assertj.core.groups.Tuple.tuple("beat-none", false, false, null));
+      }
+    } finally {
+      db.update("DELETE FROM pgbus.node WHERE worker_id LIKE 'beat-%'");
+    }
+  }
+
+  @Test
+  void theLeaderPrunesRowsNotSeenForAnHourOrTenOfTheirTtlsIfLonger() throws SQLException {
+    db.update(
+        "INSERT INTO pgbus.node (worker_id, host, pid, started_at, seen_at, listener, mode,"
+            + " listener_pid, heartbeat_ttl_ms) VALUES"
+            + " ('prune-gone', 'h', 1, now() - interval '3 hours', now() - interval '61 minutes',"
+            + " 'delivering', 'notify', 1, 30000),"
+            + " ('prune-gone-old', 'h', 2, now() - interval '3 hours', now() - interval '2 hours',"
+            + " 'delivering', 'notify', 1, NULL),"
+            + " ('prune-kept-recent', 'h', 3, now() - interval '3 hours',"
+            + " now() - interval '59 minutes', 'delivering', 'notify', 1, 30000),"
+            + " ('prune-kept-long-ttl', 'h', 4, now() - interval '3 hours',"
+            + " now() - interval '2 hours', 'delivering', 'notify', 1, 900000)");
+    try {
+      Engine leader =
+          engines.start(
+              engines.config().capsule("c", 1, "qp").pruneInterval(Duration.ofMillis(200)).build(),
+              this::complete);
+      Await.until("a leader", Duration.ofSeconds(10), leader::leader, b -> b);
+      Await.until(
+          "the dead JVMs' rows to be pruned",
+          Duration.ofSeconds(20),
+          () ->
+              db.queryLong(
+                  "SELECT count(*) FROM pgbus.node WHERE worker_id IN ('prune-gone',"
+                      + " 'prune-gone-old')"),
+          n -> n == 0L);
+      // Seen 59 minutes ago; and seen 2 hours ago with a TTL of 15 minutes (10 TTLs: 2.5 hours).
+      assertThat(
+              db.queryLong(
+                  "SELECT count(*) FROM pgbus.node WHERE worker_id IN ('prune-kept-recent',"
+                      + " 'prune-kept-long-ttl')"))
+          .isEqualTo(2);
+      assertThat(node(leader)).as("the leader's own row").isPresent();
+    } finally {
+      db.update("DELETE FROM pgbus.node WHERE worker_id LIKE 'prune-%'");
+    }
+  }
+
+  @Test
   void anIdleEngineWritesNothingForItsRow() throws Exception {
     var writes = new AtomicInteger();
     DataSource counting =
