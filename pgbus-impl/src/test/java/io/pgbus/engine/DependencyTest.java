@@ -135,6 +135,50 @@ class DependencyTest {
   }
 
   @Test
+  void aDeathAndItsReportToTheDependentsCommitTogetherEvenOnAnAutoCommitConnection()
+      throws Exception {
+    // A failure is recorded after the handler's transaction rolled back, on a connection in
+    // auto-commit. The report to the dependents is made to fail here: the death must go with it,
+    // or the dependent would wait for good behind a dead job whose edge still says 'waiting'.
+    long a = enqueue("dep_atomic", EnqueueOptions.defaults().withMaxAttempts(1));
+    long b = enqueue("dep_atomic", EnqueueOptions.defaults().afterJobs(a));
+    long x = enqueue("dep_atomic", EnqueueOptions.defaults().withDelay(Duration.ofHours(1)));
+    long y = enqueue("dep_atomic", EnqueueOptions.defaults().afterJobs(x));
+    db.update(
+        "CREATE FUNCTION public.refuse_edges() RETURNS trigger LANGUAGE plpgsql AS"
+            + " $$ BEGIN RAISE EXCEPTION 'edge update refused by the test'; END $$");
+    db.update(
+        "CREATE TRIGGER refuse_edges BEFORE UPDATE ON pgbus.job_dependency"
+            + " FOR EACH ROW EXECUTE FUNCTION public.refuse_edges()");
+    try (Connection c = db.connect()) {
+      ClaimedJob held =
+          store.jobClaim(c, List.of("dep_atomic"), 1, "w", Duration.ofMinutes(1)).get(0);
+      assertThat(c.getAutoCommit()).isTrue();
+      assertThatThrownBy(() -> store.jobFail(c, held, "boom", Duration.ZERO))
+          .hasMessageContaining("edge update refused");
+      assertThat(c.getAutoCommit()).as("the connection is handed back as it came").isTrue();
+      assertThat(db.job(a).state())
+          .as("the death rolled back with the report")
+          .isEqualTo("running");
+      assertThatThrownBy(() -> store.jobCancel(c, x, null))
+          .hasMessageContaining("edge update refused");
+      assertThat(db.job(x).state())
+          .as("the cancel rolled back with the report")
+          .isEqualTo("scheduled");
+      db.update("DROP TRIGGER refuse_edges ON pgbus.job_dependency");
+      assertThat(store.jobFail(c, held, "boom", Duration.ZERO).dead()).isTrue();
+    } finally {
+      db.update("DROP TRIGGER IF EXISTS refuse_edges ON pgbus.job_dependency");
+      db.update("DROP FUNCTION public.refuse_edges()");
+    }
+    assertThat(db.job(a).state()).isEqualTo("dead");
+    assertThat(db.job(b).state())
+        .as("cancelled by the death, in its transaction")
+        .isEqualTo("cancelled");
+    assertThat(db.job(y).state()).isEqualTo("scheduled");
+  }
+
+  @Test
   void aCancelledDependencyCancelsOrHoldsEachDependentAsSetPerDependency() throws Exception {
     long a = enqueue("dep_cancel", EnqueueOptions.defaults().withDelay(Duration.ofHours(1)));
     long other = enqueue("dep_cancel", EnqueueOptions.defaults().withDelay(Duration.ofHours(1)));
