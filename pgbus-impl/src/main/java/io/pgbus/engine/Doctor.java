@@ -226,10 +226,12 @@ public final class Doctor {
       parts.add(
           String.format(
               Locale.ROOT,
-              "%s (global %s, per key %d%s: %d running, %d waiting on the limit, %d on a worker)",
+              "%s (global %s, per key %d%s%s: %d running, %d waiting on the limit, %d on a"
+                  + " worker)",
               l.queue(),
               l.globalConcurrency() == null ? "none" : l.globalConcurrency().toString(),
               l.keyConcurrency(),
+              l.describeFifo(),
               l.describeRate(),
               l.running(),
               l.waitingOnLimit(),

@@ -721,6 +721,7 @@ public final class Engine {
               + (l.globalConcurrency() == null ? "none" : l.globalConcurrency())
               + ", per key "
               + l.keyConcurrency()
+              + l.describeFifo()
               + l.describeRate()
               + ": "
               + l.running()

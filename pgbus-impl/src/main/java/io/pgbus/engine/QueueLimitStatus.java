@@ -16,6 +16,9 @@ package io.pgbus.engine;
  * @param rateLimit job starts allowed per window, or null for no rate limit
  * @param rateWindow the rate's window, or null
  * @param startsInWindow the jobs started (claimed) in the current window
+ * @param keyFifo a key's jobs start in enqueue order, one at a time ({@code key-fifo}); a job
+ *     behind an older one of its key waits on the limit
+ * @param keyFifoSkipDead under {@code keyFifo}: a dead job lets its key's later jobs pass
  */
 public record QueueLimitStatus(
     String queue,
@@ -26,7 +29,9 @@ public record QueueLimitStatus(
     long waitingOnWorker,
     Integer rateLimit,
     java.time.Duration rateWindow,
-    long startsInWindow) {
+    long startsInWindow,
+    boolean keyFifo,
+    boolean keyFifoSkipDead) {
 
   /** A queue with concurrency limits and no rate. */
   public QueueLimitStatus(
@@ -45,7 +50,22 @@ public record QueueLimitStatus(
         waitingOnWorker,
         null,
         null,
-        0);
+        0,
+        false,
+        false);
+  }
+
+  /**
+   * The key order as the doctor and readiness print it ({@code ", FIFO per key (a dead job holds
+   * its key)"}); "" without FIFO.
+   */
+  public String describeFifo() {
+    if (!keyFifo) {
+      return "";
+    }
+    return keyFifoSkipDead
+        ? ", FIFO per key (a dead job lets the later ones pass)"
+        : ", FIFO per key (a dead job holds its key)";
   }
 
   /** The rate as the doctor and readiness print it ({@code ", rate 100 per 1m: 37 started"}). */

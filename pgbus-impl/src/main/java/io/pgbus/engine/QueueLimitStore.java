@@ -52,17 +52,28 @@ final class QueueLimitStore {
                  WHERE w.queue = l.queue
                    AND w.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
                    AND w.run_at <= now() AND w.concurrency_key IS NOT NULL
-                   AND (SELECT count(*) FROM pgbus.job k
-                         WHERE k.queue = l.queue AND k.concurrency_key = w.concurrency_key
-                           AND k.state OPERATOR(pg_catalog.=) 'running')
-                       >= coalesce(l.key_concurrency, 1)
+                   AND ((SELECT count(*) FROM pgbus.job k
+                          WHERE k.queue = l.queue AND k.concurrency_key = w.concurrency_key
+                            AND k.state OPERATOR(pg_catalog.=) 'running')
+                        >= coalesce(l.key_concurrency, 1)
+                        -- FIFO: behind an older job of its key that waits or (unless skipped)
+                        -- lies dead, as pgbus.claim decides (R__claim.sql).
+                        OR l.key_fifo AND EXISTS (
+                             SELECT 1 FROM pgbus.job o
+                              WHERE o.queue = l.queue AND o.concurrency_key = w.concurrency_key
+                                AND o.id < w.id
+                                AND o.state OPERATOR(pg_catalog.=)
+                                      ANY ('{available,scheduled,retryable,dead}')
+                                AND (o.state OPERATOR(pg_catalog.<>) 'dead'
+                                     OR NOT l.key_fifo_skip_dead)))
                  LIMIT ?) b) AS key_blocked,
              l.rate_limit,
              (extract(epoch FROM l.rate_window) * 1000)::bigint AS rate_window_ms,
              CASE WHEN l.rate_limit IS NULL THEN 0
                   ELSE l.rate_limit - greatest(0, pgbus.rate_left(
                          l.rate_limit, l.rate_window_start, l.rate_count,
-                         pgbus.rate_window_start(l.rate_window))) END AS starts
+                         pgbus.rate_window_start(l.rate_window))) END AS starts,
+             l.key_fifo, l.key_fifo_skip_dead
         FROM pgbus.queue_limit l
        ORDER BY l.queue
       """;
@@ -150,7 +161,9 @@ final class QueueLimitStore {
                 due - onLimit,
                 rate,
                 rate == null ? null : java.time.Duration.ofMillis(windowMs),
-                starts));
+                starts,
+                rs.getBoolean(10),
+                rs.getBoolean(11)));
       }
       return out;
     }

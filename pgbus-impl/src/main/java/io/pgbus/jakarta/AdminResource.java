@@ -252,6 +252,10 @@ public class AdminResource {
     var m = new LinkedHashMap<String, Object>();
     m.put("globalConcurrency", l.globalConcurrency());
     m.put("keyConcurrency", l.keyConcurrency());
+    if (l.keyFifo()) {
+      m.put("keyFifo", true);
+      m.put("keyFifoSkipDead", l.keyFifoSkipDead());
+    }
     m.put("running", l.running());
     m.put("waitingOnLimit", l.waitingOnLimit());
     m.put("waitingOnWorker", l.waitingOnWorker());

@@ -536,6 +536,18 @@ class FlowControlTest {
       assertThat(held.id()).isEqualTo(h1);
       assertThat(store.jobFail(c, held, "boom", Duration.ofSeconds(1)).dead()).isTrue();
       assertThat(claim(c, "fifo_hold", 10)).as("h2 held by dead h1").isEmpty();
+      var status = new java.util.HashMap<String, QueueLimitStatus>();
+      new QueueLimitStore().queueLimitStatus(c).forEach(l -> status.put(l.queue(), l));
+      assertThat(status.get("fifo_hold").waitingOnLimit())
+          .as("h2 waits on its key's dead head, which the doctor and the admin API show")
+          .isEqualTo(1);
+      assertThat(status.get("fifo_hold").waitingOnWorker()).isZero();
+      assertThat(Engine.describeLimits(List.of(status.get("fifo_hold"))))
+          .isEqualTo(
+              "fifo_hold(global none, per key 1, FIFO per key (a dead job holds its key): 0"
+                  + " running, 1 waiting on the limit, 0 on a worker)");
+      assertThat(status.get("fifo_pass").describeFifo())
+          .isEqualTo(", FIFO per key (a dead job lets the later ones pass)");
       assertThat(store.jobReplayDead(c, h1, "t")).isTrue();
       assertThat(claim(c, "fifo_hold", 10))
           .map(ClaimedJob::id)
