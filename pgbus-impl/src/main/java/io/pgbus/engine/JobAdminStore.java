@@ -385,31 +385,26 @@ public final class JobAdminStore {
    */
   public int jobAct(Connection c, Action action, JobFilter filter, int limit, String actor)
       throws SQLException {
-    return Atomic.run(
-        c,
-        () -> {
-          requireRange("limit", limit, 1, JobAdmin.MAX_BULK);
-          try (PreparedStatement ps = c.prepareStatement(action.sql)) {
-            ps.setObject(1, states(action.states), Types.OTHER);
-            int i = bindFilter(c, ps, 2, filter);
-            ps.setInt(i, limit);
-            ps.setString(i + 1, actor);
-            ps.setString(i + 2, action.auditName);
-            int acted;
-            var ended = new java.util.ArrayList<Long>();
-            try (ResultSet rs = ps.executeQuery()) {
-              rs.next();
-              acted = rs.getInt(1);
-              if (rs.getMetaData().getColumnCount() > 2 && rs.getArray(3) != null) {
-                ended.addAll(List.of((Long[]) rs.getArray(3).getArray()));
-              }
-            }
-            // Cancelled jobs in a batch or with dependents are reported in the same transaction
-            // (V16).
-            JobStore.jobFinished(c, ended);
-            return acted;
-          }
-        });
+    requireRange("limit", limit, 1, JobAdmin.MAX_BULK);
+    try (PreparedStatement ps = c.prepareStatement(action.sql)) {
+      ps.setObject(1, states(action.states), Types.OTHER);
+      int i = bindFilter(c, ps, 2, filter);
+      ps.setInt(i, limit);
+      ps.setString(i + 1, actor);
+      ps.setString(i + 2, action.auditName);
+      int acted;
+      var ended = new java.util.ArrayList<Long>();
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        acted = rs.getInt(1);
+        if (rs.getMetaData().getColumnCount() > 2 && rs.getArray(3) != null) {
+          ended.addAll(List.of((Long[]) rs.getArray(3).getArray()));
+        }
+      }
+      // Cancelled jobs in a batch or with dependents are reported in the same transaction (V16).
+      JobStore.jobFinished(c, ended);
+      return acted;
+    }
   }
 
   /**

@@ -254,15 +254,17 @@ final class JobRunner {
       return recordFailure(job, describe(cause));
     }
     String reason = ownsTransactions(job) ? CANCELLED_WHILE_RUNNING_OWN : CANCELLED_WHILE_RUNNING;
-    try (Connection c = dataSource.getConnection()) {
-      if (store.jobCancelRunning(c, job, reason)) {
+    // A transaction of its own: the cancel and its report to the job's batch and dependents
+    // (pgbus.job_finished) commit together.
+    try {
+      if (transactions.inNewTransaction(c -> store.jobCancelRunning(c, job, reason))) {
         return new Settled(Outcome.Kind.CANCEL, null);
       }
       LOG.log(
           System.Logger.Level.WARNING,
           "{0} was cancelled after its lease was lost; the new holder decides its fate",
           named(job));
-    } catch (SQLException e) {
+    } catch (Exception e) {
       LOG.log(
           System.Logger.Level.WARNING,
           "pgbus could not record the cancel of job {0}: {1}; lease rescue will retry it",
@@ -501,9 +503,12 @@ final class JobRunner {
     long deadline = System.nanoTime() + RECORD_RETRY_FOR.toNanos();
     long waitMs = RECORD_RETRY_FIRST.toMillis();
     while (true) {
-      try (Connection c = dataSource.getConnection()) {
-        return recordFailure(c, job, error, backoff);
-      } catch (SQLException e) {
+      // A transaction of its own, not auto-commit: a last attempt's death and its report to the
+      // job's batch and dependents (pgbus.job_finished) are two statements that must commit
+      // together, or a crash between them leaves the dependents waiting on a dead job for good.
+      try {
+        return transactions.inNewTransaction(c -> recordFailure(c, job, error, backoff));
+      } catch (Exception e) {
         long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
         if (!ErrorBackoff.connectionError(e) || left <= 0 || abandoned) {
           LOG.log(

@@ -850,31 +850,27 @@ public final class JobStore {
    */
   public FailResult jobFail(Connection c, ClaimedJob job, String error, Duration backoff)
       throws SQLException {
-    return Atomic.run(
-        c,
-        () -> {
-          try (PreparedStatement ps = c.prepareStatement(FAIL)) {
-            ps.setLong(1, backoff.toMillis());
-            ps.setInt(2, errorsKept - 1);
-            ps.setString(3, truncate(error));
-            ps.setLong(4, job.id());
-            ps.setInt(5, job.attempt());
-            FailResult result;
-            boolean linked;
-            try (ResultSet rs = ps.executeQuery()) {
-              if (!rs.next()) {
-                return null;
-              }
-              boolean dead = "dead".equals(rs.getString(1));
-              result = new FailResult(dead, dead ? null : rs.getTimestamp(2).toInstant());
-              linked = rs.getBoolean(3);
-            }
-            if (result.dead() && linked) {
-              jobFinished(c, List.of(job.id()));
-            }
-            return result;
-          }
-        });
+    try (PreparedStatement ps = c.prepareStatement(FAIL)) {
+      ps.setLong(1, backoff.toMillis());
+      ps.setInt(2, errorsKept - 1);
+      ps.setString(3, truncate(error));
+      ps.setLong(4, job.id());
+      ps.setInt(5, job.attempt());
+      FailResult result;
+      boolean linked;
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return null;
+        }
+        boolean dead = "dead".equals(rs.getString(1));
+        result = new FailResult(dead, dead ? null : rs.getTimestamp(2).toInstant());
+        linked = rs.getBoolean(3);
+      }
+      if (result.dead() && linked) {
+        jobFinished(c, List.of(job.id()));
+      }
+      return result;
+    }
   }
 
   /** Puts a held job back to sleep without spending its attempt; null when the lease was lost. */
@@ -891,17 +887,13 @@ public final class JobStore {
 
   /** Cancels a held job for good; false when the lease was lost. */
   public boolean jobCancelRunning(Connection c, ClaimedJob job, String reason) throws SQLException {
-    return Atomic.run(
-        c,
-        () -> {
-          try (PreparedStatement ps = c.prepareStatement(CANCEL_RUNNING)) {
-            ps.setInt(1, errorsKept - 1);
-            ps.setString(2, "cancelled: " + truncate(reason));
-            ps.setLong(3, job.id());
-            ps.setInt(4, job.attempt());
-            return finishedIfLinked(c, job.id(), ps);
-          }
-        });
+    try (PreparedStatement ps = c.prepareStatement(CANCEL_RUNNING)) {
+      ps.setInt(1, errorsKept - 1);
+      ps.setString(2, "cancelled: " + truncate(reason));
+      ps.setLong(3, job.id());
+      ps.setInt(4, job.attempt());
+      return finishedIfLinked(c, job.id(), ps);
+    }
   }
 
   /**
@@ -939,26 +931,22 @@ public final class JobStore {
    * finished or does not exist.
    */
   public boolean jobCancel(Connection c, long id, String actor) throws SQLException {
-    return Atomic.run(
-        c,
-        () -> {
-          try (PreparedStatement ps = c.prepareStatement(CANCEL)) {
-            ps.setLong(1, id);
-            ps.setLong(2, id);
-            ps.setString(3, actor);
-            boolean acted;
-            boolean linked;
-            try (ResultSet rs = ps.executeQuery()) {
-              rs.next();
-              acted = rs.getLong(1) == 1;
-              linked = rs.getLong(3) == 1;
-            }
-            if (linked) {
-              jobFinished(c, List.of(id));
-            }
-            return acted;
-          }
-        });
+    try (PreparedStatement ps = c.prepareStatement(CANCEL)) {
+      ps.setLong(1, id);
+      ps.setLong(2, id);
+      ps.setString(3, actor);
+      boolean acted;
+      boolean linked;
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        acted = rs.getLong(1) == 1;
+        linked = rs.getLong(3) == 1;
+      }
+      if (linked) {
+        jobFinished(c, List.of(id));
+      }
+      return acted;
+    }
   }
 
   /** Whether a cancel of this attempt of the job was requested while it runs. */
@@ -991,27 +979,23 @@ public final class JobStore {
 
   /** Returns expired leases to retryable (or dead); the count rescued per queue. */
   public Map<String, Long> jobRescueExpired(Connection c, int limit) throws SQLException {
-    return Atomic.run(
-        c,
-        () -> {
-          try (PreparedStatement ps = c.prepareStatement(RESCUE)) {
-            ps.setInt(1, limit);
-            ps.setInt(2, errorsKept - 1);
-            var perQueue = new LinkedHashMap<String, Long>();
-            var ended = new ArrayList<Long>();
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                perQueue.put(rs.getString(1), rs.getLong(2));
-                Array dead = rs.getArray(4);
-                if (dead != null) {
-                  ended.addAll(List.of((Long[]) dead.getArray()));
-                }
-              }
-            }
-            jobFinished(c, ended);
-            return perQueue;
+    try (PreparedStatement ps = c.prepareStatement(RESCUE)) {
+      ps.setInt(1, limit);
+      ps.setInt(2, errorsKept - 1);
+      var perQueue = new LinkedHashMap<String, Long>();
+      var ended = new ArrayList<Long>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          perQueue.put(rs.getString(1), rs.getLong(2));
+          Array dead = rs.getArray(4);
+          if (dead != null) {
+            ended.addAll(List.of((Long[]) dead.getArray()));
           }
-        });
+        }
+      }
+      jobFinished(c, ended);
+      return perQueue;
+    }
   }
 
   /** The earliest waiting job of a queue, and whether it is due now by the database clock. */

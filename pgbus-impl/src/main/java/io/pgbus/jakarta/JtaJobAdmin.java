@@ -29,6 +29,7 @@ public class JtaJobAdmin implements JobAdmin {
 
   @Inject PgbusRuntime runtime;
   @Inject PgbusResources resources;
+  @Inject CallerTransaction callerTransaction;
   @Inject Instance<Principal> principal;
 
   @Override
@@ -75,8 +76,14 @@ public class JtaJobAdmin implements JobAdmin {
 
   private int act(Action action, JobFilter filter, int limit) {
     String caller = CallerNames.name(principal);
-    return withConnection(
-        action.auditName() + " jobs", filter, (s, c) -> s.jobAct(c, action, filter, limit, caller));
+    // A cancel of jobs in batches or with dependents is two statements: one transaction, the
+    // caller's or its own (CallerTransaction).
+    try {
+      return callerTransaction.run(
+          c -> runtime.engine().adminStore().jobAct(c, action, filter, limit, caller));
+    } catch (SQLException e) {
+      throw failed(action.auditName() + " jobs", filter, e);
+    }
   }
 
   @FunctionalInterface
@@ -88,13 +95,17 @@ public class JtaJobAdmin implements JobAdmin {
     try (Connection c = resources.dataSource().getConnection()) {
       return work.run(runtime.engine().adminStore(), c);
     } catch (SQLException e) {
-      // 22P02 invalid_text_representation: the payload filter is not JSON (the only text the
-      // database parses here).
-      if ("22P02".equals(e.getSQLState()) && filter != null && filter.payloadContains() != null) {
-        throw new InvalidFilterException(
-            "payload", filter.payloadContains(), "is not JSON (" + e.getMessage() + ")");
-      }
-      throw new PgbusException("pgbus could not " + action + ": " + e.getMessage(), e);
+      throw failed(action, filter, e);
     }
+  }
+
+  private static RuntimeException failed(String action, JobFilter filter, SQLException e) {
+    // 22P02 invalid_text_representation: the payload filter is not JSON (the only text the
+    // database parses here).
+    if ("22P02".equals(e.getSQLState()) && filter != null && filter.payloadContains() != null) {
+      return new InvalidFilterException(
+          "payload", filter.payloadContains(), "is not JSON (" + e.getMessage() + ")");
+    }
+    return new PgbusException("pgbus could not " + action + ": " + e.getMessage(), e);
   }
 }

@@ -39,6 +39,7 @@ public class JtaJobQueue implements JobQueue {
 
   @Inject PgbusRuntime runtime;
   @Inject PgbusResources resources;
+  @Inject CallerTransaction callerTransaction;
   @Inject Instance<Principal> principal;
 
   private Jsonb jsonb;
@@ -136,7 +137,14 @@ public class JtaJobQueue implements JobQueue {
 
   @Override
   public boolean cancel(long jobId) {
-    return withConnection("cancel job " + jobId, c -> runtime.jobs().cancel(c, jobId, caller()));
+    // Two statements for a job in a batch or with dependents: one transaction, the caller's or
+    // its own (CallerTransaction).
+    String by = caller();
+    try {
+      return callerTransaction.run(c -> runtime.jobs().cancel(c, jobId, by));
+    } catch (SQLException e) {
+      throw unreachable("cancel job " + jobId, e);
+    }
   }
 
   @Override
@@ -210,9 +218,13 @@ public class JtaJobQueue implements JobQueue {
     try (Connection c = resources.dataSource().getConnection()) {
       return work.apply(c);
     } catch (SQLException e) {
-      throw new PgbusException(
-          "pgbus could not " + action + ": the database cannot be reached (" + e.getMessage() + ")",
-          e);
+      throw unreachable(action, e);
     }
+  }
+
+  private static PgbusException unreachable(String action, SQLException e) {
+    return new PgbusException(
+        "pgbus could not " + action + ": the database cannot be reached (" + e.getMessage() + ")",
+        e);
   }
 }

@@ -1,0 +1,107 @@
+package io.pgbus.jakarta;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+import java.sql.Connection;
+import java.sql.SQLException;
+import javax.naming.InitialContext;
+import javax.naming.NamingException;
+
+/**
+ * Runs an operation of several statements on the JTA datasource as one unit: in the caller's
+ * transaction when there is one (it commits or rolls back with the caller's work), else in a
+ * transaction of its own. A cancel of a job in a batch or with dependents is two statements (the
+ * job's final state, then its report to the batch and dependents, pgbus.job_finished); called
+ * outside a transaction they would commit apart, and a crash between them would leave the
+ * dependents waiting on a cancelled job for good.
+ *
+ * <p>Whether the caller has a transaction is asked of the {@link
+ * TransactionSynchronizationRegistry}: a shareable connection's {@code getAutoCommit()} cannot tell
+ * (Open Liberty answers true inside a global transaction and then refuses {@code setAutoCommit},
+ * DSRA9250E).
+ */
+@ApplicationScoped
+public class CallerTransaction {
+
+  private static final System.Logger LOG = System.getLogger(CallerTransaction.class.getName());
+  private static final String REGISTRY = "java:comp/TransactionSynchronizationRegistry";
+
+  @Inject PgbusResources resources;
+  @Inject JobTransactions transactions;
+
+  private volatile TransactionSynchronizationRegistry registry;
+  private volatile boolean registryMissing;
+
+  /** Work on a connection of the JTA datasource. */
+  @FunctionalInterface
+  public interface Work<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  /** A runtime exception of the work, carried through the EJB call as a checked one. */
+  private static final class Carried extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    Carried(RuntimeException e) {
+      super(e);
+    }
+  }
+
+  /**
+   * Runs {@code work} in the caller's transaction, or in one of its own; its exceptions come out as
+   * thrown (a runtime exception rolls its own transaction back, so does an SQLException).
+   */
+  public <T> T run(Work<T> work) throws SQLException {
+    if (callerHasTransaction()) {
+      try (Connection c = resources.dataSource().getConnection()) {
+        return work.run(c);
+      }
+    }
+    try {
+      return transactions.inNewTransaction(
+          c -> {
+            try {
+              return work.run(c);
+            } catch (RuntimeException e) {
+              // A checked exception is an application exception: rolled back (inNewTransaction
+              // marks it), not logged and wrapped by the container as a system exception would be.
+              throw new Carried(e);
+            }
+          });
+    } catch (Carried e) {
+      throw (RuntimeException) e.getCause();
+    } catch (SQLException | RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IllegalStateException("pgbus: unexpected failure of a transaction", e);
+    }
+  }
+
+  private boolean callerHasTransaction() {
+    TransactionSynchronizationRegistry r = registry();
+    // Without the registry (never seen on a Jakarta EE server): the caller's connection as before.
+    return r == null || r.getTransactionKey() != null;
+  }
+
+  private TransactionSynchronizationRegistry registry() {
+    TransactionSynchronizationRegistry r = registry;
+    if (r != null || registryMissing) {
+      return r;
+    }
+    try {
+      r = InitialContext.doLookup(REGISTRY);
+      registry = r;
+      return r;
+    } catch (NamingException e) {
+      registryMissing = true;
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus could not look up {0} ({1}): a cancel called outside a transaction commits its"
+              + " statements one by one",
+          REGISTRY,
+          e.getMessage());
+      return null;
+    }
+  }
+}
