@@ -85,6 +85,10 @@ public interface JobQueue {
    * answers {@code true}; the job ends {@code cancelled} and the handler's writes roll back. A
    * handler that ignores the interrupt runs on until its job timeout. Either way an audit entry is
    * written. Returns {@code false} when the job already finished or does not exist.
+   *
+   * <p>Inside the caller's transaction the cancel commits or rolls back with it; called outside
+   * one, it runs in a transaction of its own, so that a cancelled job's batch and dependents (which
+   * it cancels or holds in turn) change in the same commit.
    */
   boolean cancel(long jobId);
 
