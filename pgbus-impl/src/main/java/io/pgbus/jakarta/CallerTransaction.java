@@ -39,18 +39,9 @@ public class CallerTransaction {
     T run(Connection c) throws SQLException;
   }
 
-  /** A runtime exception of the work, carried through the EJB call as a checked one. */
-  private static final class Carried extends Exception {
-    private static final long serialVersionUID = 1L;
-
-    Carried(RuntimeException e) {
-      super(e);
-    }
-  }
-
   /**
-   * Runs {@code work} in the caller's transaction, or in one of its own; its exceptions come out as
-   * thrown (a runtime exception rolls its own transaction back, so does an SQLException).
+   * Runs {@code work} in the caller's transaction, or in one of its own (which its exceptions roll
+   * back); they come out as thrown ({@link JobTransactions} unwraps them).
    */
   public <T> T run(Work<T> work) throws SQLException {
     if (callerHasTransaction()) {
@@ -59,18 +50,7 @@ public class CallerTransaction {
       }
     }
     try {
-      return transactions.inNewTransaction(
-          c -> {
-            try {
-              return work.run(c);
-            } catch (RuntimeException e) {
-              // A checked exception is an application exception: rolled back (inNewTransaction
-              // marks it), not logged and wrapped by the container as a system exception would be.
-              throw new Carried(e);
-            }
-          });
-    } catch (Carried e) {
-      throw (RuntimeException) e.getCause();
+      return transactions.inNewTransaction(work::run);
     } catch (SQLException | RuntimeException e) {
       throw e;
     } catch (Exception e) {
