@@ -132,6 +132,44 @@ class HeartbeatTest {
   }
 
   @Test
+  void theTickNeverWaitsForAHeldJobsRowThatAnotherTransactionHasLocked() throws Exception {
+    // A worker's transaction finishing a group of jobs holds their rows; a tick that waited for
+    // them could deadlock with it (each holding a row the other wants). It skips them instead.
+    db.update("DELETE FROM pgbus.job");
+    db.update("DELETE FROM pgbus.node");
+    JobFixtures fixtures = JobFixtures.in(db);
+    fixtures.enqueue("skip");
+    fixtures.enqueue("skip");
+    node("beater", 3_000, Duration.ofSeconds(5));
+    try (Connection c = db.connect();
+        Connection worker = db.connect()) {
+      c.setAutoCommit(true);
+      List<ClaimedJob> held =
+          new JobStore().jobClaim(c, List.of("skip"), 2, "beater", Duration.ofSeconds(1));
+      assertThat(held).hasSize(2);
+      worker.setAutoCommit(false);
+      try (var ps = worker.prepareStatement("SELECT 1 FROM pgbus.job WHERE id = ? FOR UPDATE")) {
+        ps.setLong(1, held.get(1).id());
+        ps.executeQuery().close();
+      }
+      try (var st = c.createStatement()) {
+        st.execute("SET statement_timeout = '5s'");
+      }
+      NodeStore.Tick tick =
+          new NodeStore()
+              .nodeTick(c, List.of(), "beater", true, held, Duration.ofHours(1), null, null, null);
+      assertThat(tick.renewed())
+          .as("the unlocked one renewed, the locked one skipped")
+          .isEqualTo(1);
+      worker.rollback();
+      tick =
+          new NodeStore()
+              .nodeTick(c, List.of(), "beater", true, held, Duration.ofHours(1), null, null, null);
+      assertThat(tick.renewed()).as("both, once the row is free").isEqualTo(2);
+    }
+  }
+
+  @Test
   void theTickRenewsOnlyTheLeasesOfTheAttemptsItNames() throws Exception {
     db.update("DELETE FROM pgbus.job");
     db.update("DELETE FROM pgbus.node");
