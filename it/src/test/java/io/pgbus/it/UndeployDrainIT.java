@@ -65,7 +65,10 @@ class UndeployDrainIT {
                 != null);
     long shortJob = enqueue("it_drain_short");
     long longJob = enqueue("it_drain_long");
-    long attemptsLeft = budget(longJob);
+    // The budget as enqueued (attempt 0): max_attempts, which a claim does not change (the worker
+    // may have claimed the job already; max_attempts - attempt would then be one short).
+    long attemptsLeft =
+        ((Number) value("SELECT max_attempts FROM pgbus.job WHERE id = ?", longJob)).longValue();
 
     Await.until(
         "both jobs to run",
