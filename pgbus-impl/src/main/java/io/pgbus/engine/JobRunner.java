@@ -562,6 +562,17 @@ final class JobRunner {
           firstLine(error));
       return new Settled(null, null);
     }
+    // One line per failed attempt, without the stack (the job's errors keep it): the container no
+    // longer logs a throwing handler (JobTransactionBoundary), so this is where operators see it.
+    LOG.log(
+        System.Logger.Level.INFO,
+        "pgbus job {0} (queue {1}) failed attempt {2} of {3}; next try at {4}: {5}",
+        job.id(),
+        job.queue(),
+        job.attempt(),
+        job.maxAttempts(),
+        r.retryAt(),
+        firstLine(error));
     return new Settled(Outcome.Kind.RETRY, r.retryAt());
   }
 
