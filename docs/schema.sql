@@ -269,10 +269,10 @@ CREATE TABLE pgbus.job (
 );
 
 --
--- Name: claim(text[], integer, text, interval, integer); Type: FUNCTION; Schema: pgbus; Owner: -
+-- Name: claim(text[], integer, text, interval, integer, text[], integer[], timestamp with time zone[]); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease interval, lanes integer DEFAULT NULL::integer) RETURNS SETOF pgbus.job
+CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease interval, lanes integer DEFAULT NULL::integer, floor_queues text[] DEFAULT NULL::text[], floor_priorities integer[] DEFAULT NULL::integer[], floor_run_ats timestamp with time zone[] DEFAULT NULL::timestamp with time zone[]) RETURNS SETOF pgbus.job
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
     SET enable_sort TO 'off'
@@ -304,6 +304,13 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     q_started integer;               -- jobs of this queue claimed (not buried) so far
     v_wstart timestamptz;            -- rate: the window this claim's starts fall in
     v_rate_left integer;             -- rate: starts the window still allows; NULL: no rate limit
+    f_levels integer[];              -- floors: the queue's levels that have one, ascending
+    f_run_ats timestamptz[];         -- floors: each level's floor
+    f_i integer;                     -- floors: the first level above prio
+    f_next integer;                  -- floors: that level, or 32767 when none is left
+    v_level integer;
+    v_found boolean;
+    v_floor timestamptz;             -- the floor of the level being claimed; NULL: none
   BEGIN
     -- The queue list's limit, as CapsuleConfig.MAX_QUEUES in Java (docs/configuration.md, "Limits").
     IF pg_catalog.cardinality(queues) > 1000 THEN
@@ -313,6 +320,19 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     IF v_lanes IS NOT NULL AND (v_lanes NOT BETWEEN 1 AND 65536) THEN
       RAISE EXCEPTION 'pgbus: claim lanes % is invalid: use 1 to 65536, or NULL for a lane per job', v_lanes
         USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Claim floors (docs/schema.md, "Claim floors"): three arrays of one length, at most one entry
+    -- per queue and priority level (1,000 queues x 201 levels).
+    IF coalesce(pg_catalog.cardinality(floor_queues), 0) <> coalesce(pg_catalog.cardinality(floor_priorities), 0)
+       OR coalesce(pg_catalog.cardinality(floor_queues), 0) <> coalesce(pg_catalog.cardinality(floor_run_ats), 0) THEN
+      RAISE EXCEPTION 'pgbus: claim floors need floor_queues, floor_priorities and floor_run_ats of one length, not %, % and %',
+        coalesce(pg_catalog.cardinality(floor_queues), 0), coalesce(pg_catalog.cardinality(floor_priorities), 0),
+        coalesce(pg_catalog.cardinality(floor_run_ats), 0)
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_catalog.cardinality(floor_queues) > 201000 THEN
+      RAISE EXCEPTION 'pgbus: % claim floors are over the limit of 201000 (1000 queues x 201 priority levels)', pg_catalog.cardinality(floor_queues)
+        USING ERRCODE = 'program_limit_exceeded';
     END IF;
     v_lanes := least(v_lanes, greatest(max_jobs, 1));
     v_per_lane := CASE WHEN v_lanes IS NULL THEN 1 ELSE (max_jobs + v_lanes - 1) / v_lanes END;
@@ -388,16 +408,72 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
       q_taken := 0;
       q_started := 0;
       prio := -32768;  -- below any priority (the column's check allows -100..100)
+      -- This queue's floors, by level. A limited queue takes none: a keyed job passed over because
+      -- its key is busy stays behind the jobs claimed after it, and a floor would hide it.
+      f_levels := NULL;
+      f_run_ats := NULL;
+      IF floor_queues IS NOT NULL AND NOT keyed THEN
+        SELECT pg_catalog.array_agg(f.p ORDER BY f.p), pg_catalog.array_agg(f.r ORDER BY f.p)
+          INTO f_levels, f_run_ats
+          FROM ROWS FROM (pg_catalog.unnest(floor_queues), pg_catalog.unnest(floor_priorities),
+                         pg_catalog.unnest(floor_run_ats)) AS f(fq, p, r)
+         WHERE f.fq = q AND f.p IS NOT NULL AND f.r IS NOT NULL;
+      END IF;
+      f_i := 1;
       LOOP
-        -- The queue's next priority level with a waiting job, due or not.
-        SELECT c.priority INTO prio
-          FROM pgbus.job c
-         WHERE c.queue = q
-           AND c.state IN ('available', 'scheduled', 'retryable')
-           AND c.priority > prio
-         ORDER BY c.priority
-         LIMIT 1;
-        EXIT WHEN NOT FOUND;
+        v_floor := NULL;
+        IF f_levels IS NULL THEN
+          -- The queue's next priority level with a waiting job, due or not.
+          SELECT c.priority INTO prio
+            FROM pgbus.job c
+           WHERE c.queue = q
+             AND c.state IN ('available', 'scheduled', 'retryable')
+             AND c.priority > prio
+           ORDER BY c.priority
+           LIMIT 1;
+          EXIT WHEN NOT FOUND;
+        ELSE
+          -- The same, with floors: a level without one is probed as above, but only up to the next
+          -- level that has one, which is probed from its floor, so the entries before the floor (the
+          -- jobs claimed since the oldest snapshot, dead but not yet removable) are never stepped
+          -- over. A level found empty from its floor is passed.
+          v_found := false;
+          LOOP
+            WHILE f_i <= pg_catalog.cardinality(f_levels) AND f_levels[f_i] <= prio LOOP
+              f_i := f_i + 1;
+            END LOOP;
+            f_next := coalesce(f_levels[f_i], 32767);
+            SELECT c.priority INTO v_level
+              FROM pgbus.job c
+             WHERE c.queue = q
+               AND c.state IN ('available', 'scheduled', 'retryable')
+               AND c.priority > prio
+               AND c.priority < f_next
+             ORDER BY c.priority
+             LIMIT 1;
+            IF FOUND THEN
+              prio := v_level;
+              v_found := true;
+              EXIT;
+            END IF;
+            EXIT WHEN f_next = 32767;
+            prio := f_next;
+            PERFORM 1
+               FROM pgbus.job c
+              WHERE c.queue = q
+                AND c.state IN ('available', 'scheduled', 'retryable')
+                AND c.priority = f_next
+                AND c.run_at >= f_run_ats[f_i]
+              ORDER BY c.priority, c.run_at, c.id
+              LIMIT 1;
+            IF FOUND THEN
+              v_floor := f_run_ats[f_i];
+              v_found := true;
+              EXIT;
+            END IF;
+          END LOOP;
+          EXIT WHEN NOT v_found;
+        END IF;
         LOOP
           buried := 0;
           v_keys := false;
@@ -476,6 +552,7 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                  AND c.priority = prio
                  AND c.state IN ('available', 'scheduled', 'retryable')
                  AND c.run_at <= now()
+                 AND c.run_at >= coalesce(v_floor, '-infinity'::timestamptz)
                  -- No window: a keyed job that a skipped lock brought into reach waits for a
                  -- claim that sees it among the first candidates.
                  AND CASE WHEN v_keys THEN c.id = ANY (v_ids)

@@ -50,6 +50,7 @@ public final class Capsule extends Loop {
   private final int threadsNeeded; // only for the starvation warning's advice
   private final BatchRunner runner;
   private final Grouping grouping;
+  private final ClaimFloors floors; // only the claim thread uses it
 
   private final ReentrantLock lock = signal().lock();
   private final java.util.concurrent.locks.Condition idle = lock.newCondition(); // a slot ended
@@ -117,6 +118,7 @@ public final class Capsule extends Loop {
     this.executor = Objects.requireNonNull(executor);
     this.runner = Objects.requireNonNull(runner);
     this.grouping = new Grouping(config, job -> !runner.ownsTransactions(job));
+    this.floors = new ClaimFloors(config.name());
   }
 
   /** Before start: how to tell limited queues, and whom to tell when their jobs finish. */
@@ -403,8 +405,15 @@ public final class Capsule extends Loop {
       // The claim deals the jobs over the free slots (its lanes), and each slot runs its lane's
       // jobs one after another: a queue's global limit counts lanes, the handlers that can run
       // at once, not claimed rows (V19).
+      ClaimFloors.Floors floorsUsed = floors.next();
+      long claimStart = System.nanoTime();
       slots =
-          store.jobClaimInLanes(c, config.queues(), want, freeSlots, workerId, execution.lease());
+          store.jobClaimInLanes(
+              c, config.queues(), want, freeSlots, workerId, execution.lease(), floorsUsed);
+      floors.claimed(
+          floorsUsed,
+          slots.stream().flatMap(List::stream).toList(),
+          System.nanoTime() - claimStart);
       if (slots.stream().mapToInt(List::size).sum() < want && refreshAlarm) {
         nextDue = store.jobNextDue(c, config.queues());
       }
@@ -444,6 +453,7 @@ public final class Capsule extends Loop {
             config.name(),
             slot.get(0).id(),
             e.toString());
+        floors.reset(); // the refused jobs go back with their run_at, maybe behind a floor
         for (List<ClaimedJob> refused : slots.subList(i, slots.size())) {
           refused.forEach(runner::release);
           slotDone(refused);

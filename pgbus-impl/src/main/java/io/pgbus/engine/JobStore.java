@@ -155,7 +155,8 @@ public final class JobStore {
       """
       SELECT id, queue, priority, payload::text, attempt, max_attempts, created_at, run_at,
              trace_parent, trace_state, lane
-        FROM pgbus.claim(?::text[], ?, ?, ?::float8 * interval '1 millisecond', ?::integer)
+        FROM pgbus.claim(?::text[], ?, ?, ?::float8 * interval '1 millisecond', ?::integer,
+                         ?::text[], ?::integer[], ?::text[]::timestamptz[])
       """;
 
   // Every statement that brings a job to a final state returns its linked flag (V16): only a job
@@ -613,7 +614,7 @@ public final class JobStore {
       Connection c, List<String> queues, int max, String worker, Duration lease)
       throws SQLException {
     List<ClaimedJob> jobs = new ArrayList<>(max);
-    claim(c, queues, max, null, worker, lease).forEach(jobs::addAll);
+    claim(c, queues, max, null, worker, lease, null).forEach(jobs::addAll);
     return jobs;
   }
 
@@ -625,11 +626,33 @@ public final class JobStore {
   public List<List<ClaimedJob>> jobClaimInLanes(
       Connection c, List<String> queues, int max, int lanes, String worker, Duration lease)
       throws SQLException {
-    return claim(c, queues, max, lanes, worker, lease);
+    return claim(c, queues, max, lanes, worker, lease, null);
+  }
+
+  /**
+   * As {@link #jobClaimInLanes(Connection, List, int, int, String, Duration)}, each (queue, level)
+   * of {@code floors} claimed from its floor on (docs/schema.md, "Claim floors"); null: none.
+   */
+  List<List<ClaimedJob>> jobClaimInLanes(
+      Connection c,
+      List<String> queues,
+      int max,
+      int lanes,
+      String worker,
+      Duration lease,
+      ClaimFloors.Floors floors)
+      throws SQLException {
+    return claim(c, queues, max, lanes, worker, lease, floors);
   }
 
   private List<List<ClaimedJob>> claim(
-      Connection c, List<String> queues, int max, Integer lanes, String worker, Duration lease)
+      Connection c,
+      List<String> queues,
+      int max,
+      Integer lanes,
+      String worker,
+      Duration lease,
+      ClaimFloors.Floors floors)
       throws SQLException {
     // pgbus.claim refuses a longer list too (R__claim.sql); a capsule never has one
     // (CapsuleConfig).
@@ -650,6 +673,16 @@ public final class JobStore {
         ps.setNull(5, java.sql.Types.INTEGER);
       } else {
         ps.setInt(5, lanes);
+      }
+      if (floors == null) {
+        ps.setNull(6, java.sql.Types.VARCHAR);
+        ps.setNull(7, java.sql.Types.VARCHAR);
+        ps.setNull(8, java.sql.Types.VARCHAR);
+      } else {
+        ps.setArray(6, textArray(c, floors.queues()));
+        ps.setArray(7, c.createArrayOf("int4", floors.priorities().toArray()));
+        ps.setArray(
+            8, textArray(c, floors.runAts().stream().map(java.time.Instant::toString).toList()));
       }
       // Lane -> its jobs, in the order the lanes first appear; a job without a lane is its own.
       var byLane = new java.util.LinkedHashMap<Object, List<ClaimedJob>>();

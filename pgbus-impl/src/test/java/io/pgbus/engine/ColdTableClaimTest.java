@@ -2,19 +2,16 @@ package io.pgbus.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.pgbus.engine.testing.AutoExplain;
 import io.pgbus.engine.testing.Measurements;
 import io.pgbus.engine.testing.TestDatabase;
-import jakarta.json.Json;
 import jakarta.json.JsonArray;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonValue;
-import java.io.StringReader;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLWarning;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -100,17 +97,7 @@ class ColdTableClaimTest {
    */
   private static List<Long> claimExplained(List<JsonObject> plans) throws SQLException {
     try (Connection c = db.connect()) {
-      try (Statement st = c.createStatement()) {
-        // auto_explain ships with PostgreSQL's contrib modules; LOAD needs a superuser, as the
-        // test server's admin user is.
-        st.execute("LOAD 'auto_explain'");
-        st.execute("SET auto_explain.log_min_duration = 0");
-        st.execute("SET auto_explain.log_analyze = on");
-        st.execute("SET auto_explain.log_nested_statements = on");
-        st.execute("SET auto_explain.log_format = json");
-        st.execute("SET auto_explain.log_level = notice");
-        st.execute("SET client_min_messages = notice");
-      }
+      AutoExplain.on(c);
       c.setAutoCommit(false);
       List<Long> ids = new ArrayList<>();
       try (PreparedStatement ps =
@@ -122,13 +109,7 @@ class ColdTableClaimTest {
             ids.add(rs.getLong(1));
           }
         }
-        for (SQLWarning w = ps.getWarnings(); w != null; w = w.getNextWarning()) {
-          String m = w.getMessage();
-          int brace = m.indexOf('{');
-          if (brace >= 0 && m.contains("\"Plan\"")) {
-            plans.add(Json.createReader(new StringReader(m.substring(brace))).readObject());
-          }
-        }
+        plans.addAll(AutoExplain.plans(ps.getWarnings()));
       }
       c.commit();
       return ids;
