@@ -23,7 +23,13 @@ import java.util.Objects;
  * caller's (or the handler's) transaction, the rest in auto-commit.
  *
  * <p>State changes after a claim are fenced on {@code (id, attempt, state = 'running')}: they
- * return {@code false} when the lease was lost, and the caller must then roll back.
+ * return {@code false} when the lease was lost, and the caller must then roll back. The fence
+ * compares the state as text ({@code state::pg_catalog.text = 'running'}), which no partial index
+ * predicate matches, so the row is always reached by its primary key. With {@code state =
+ * 'running'} the planner could prove {@code job_lease_idx}'s predicate and, both estimating one
+ * row, chose that smaller index and filtered it by id: harmless while it holds only the running
+ * jobs, but a snapshot held elsewhere keeps the entries of every job that ran since, and each
+ * completion then walked all of them (issue #15, docs/performance.md "Claim floors").
  *
  * <p>Why the SQL here looks the way it does: it runs on the application's connections, with the
  * application's {@code search_path} (typically {@code "$user", public}). PostgreSQL searches {@code
@@ -163,11 +169,11 @@ public final class JobStore {
   // in a batch, with dependents or with dependencies has it, and only for such a job does the
   // same transaction go on to report the end to pgbus.job_finished (FINISHED). A plain job's
   // completion stays one statement, with no trigger.
-  private static final String COMPLETE =
+  static final String COMPLETE =
       """
       UPDATE pgbus.job
          SET state = 'completed', finalized_at = now(), lease_expires_at = NULL
-       WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
+       WHERE id = ? AND attempt = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       RETURNING linked
       """;
 
@@ -178,18 +184,18 @@ public final class JobStore {
       """
       UPDATE pgbus.job
          SET state = 'completed', finalized_at = now(), lease_expires_at = NULL, result = ?::jsonb
-       WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
+       WHERE id = ? AND attempt = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       RETURNING linked
       """;
 
   // The same fence as COMPLETE, for a whole transaction's jobs in one statement: each (id,
   // attempt) pair must still be running, or that row is left alone and the count falls short.
-  private static final String COMPLETE_MANY =
+  static final String COMPLETE_MANY =
       """
       UPDATE pgbus.job j
          SET state = 'completed', finalized_at = now(), lease_expires_at = NULL
         FROM unnest(?::bigint[], ?::int[]) AS held(id, attempt)
-       WHERE j.id = held.id AND j.attempt = held.attempt AND j.state OPERATOR(pg_catalog.=) 'running'
+       WHERE j.id = held.id AND j.attempt = held.attempt AND j.state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       RETURNING j.id, j.batch_id, j.linked
       """;
 
@@ -199,7 +205,7 @@ public final class JobStore {
   private static final String DELETE_COMPLETED =
       """
       DELETE FROM pgbus.job
-       WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
+       WHERE id = ? AND attempt = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       RETURNING id, batch_id, linked
       """;
 
@@ -207,7 +213,7 @@ public final class JobStore {
       """
       DELETE FROM pgbus.job j
        USING unnest(?::bigint[], ?::int[]) AS held(id, attempt)
-       WHERE j.id = held.id AND j.attempt = held.attempt AND j.state OPERATOR(pg_catalog.=) 'running'
+       WHERE j.id = held.id AND j.attempt = held.attempt AND j.state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       RETURNING j.id, j.batch_id, j.linked
       """;
 
@@ -216,7 +222,7 @@ public final class JobStore {
       UPDATE pgbus.job j
          SET lease_expires_at = now() + ?::float8 * interval '1 millisecond'
         FROM unnest(?::bigint[], ?::int[]) AS held(id, attempt)
-       WHERE j.id = held.id AND j.attempt = held.attempt AND j.state OPERATOR(pg_catalog.=) 'running'
+       WHERE j.id = held.id AND j.attempt = held.attempt AND j.state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       """;
 
   // The one definition of how an attempt's error is recorded (a failure, a cancel from the handler,
@@ -243,7 +249,7 @@ public final class JobStore {
       UPDATE pgbus.job
          SET progress = pg_catalog.jsonb_build_object(
                'percent', ?::int, 'message', ?::text, 'at', ?::timestamptz, 'attempt', ?::int)
-       WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
+       WHERE id = ? AND attempt = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       """;
 
   private static final String FAIL =
@@ -258,7 +264,7 @@ public final class JobStore {
           + ERRORS_PREPENDED
           + """
         FROM (SELECT ?::text AS error) e
-       WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
+       WHERE id = ? AND attempt = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       RETURNING state::text, run_at, linked
       """;
 
@@ -269,7 +275,7 @@ public final class JobStore {
          SET state = 'scheduled',
              run_at = now() + LEAST(?::float8, 3153600000000) * interval '1 millisecond',
              attempt = attempt - 1, lease_expires_at = NULL
-       WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
+       WHERE id = ? AND attempt = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       RETURNING run_at
       """;
 
@@ -281,7 +287,7 @@ public final class JobStore {
           + ERRORS_PREPENDED
           + """
         FROM (SELECT ?::text AS error) e
-       WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
+       WHERE id = ? AND attempt = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       RETURNING linked
       """;
 
@@ -291,7 +297,7 @@ public final class JobStore {
       UPDATE pgbus.job
          SET state = 'available', attempt = attempt - 1, lease_expires_at = NULL,
              attempted_at = NULL, attempted_by = NULL
-       WHERE id = ? AND attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
+       WHERE id = ? AND attempt = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       RETURNING queue
       """;
 
@@ -306,7 +312,7 @@ public final class JobStore {
            SET state = 'available', run_at = now(), max_attempts = j.max_attempts + 1,
                lease_expires_at = NULL
           FROM unnest(?::bigint[], ?::int[]) AS held(id, attempt)
-         WHERE j.id = held.id AND j.attempt = held.attempt AND j.state OPERATOR(pg_catalog.=) 'running'
+         WHERE j.id = held.id AND j.attempt = held.attempt AND j.state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
         RETURNING j.id, j.queue)
       SELECT queue::text, pg_catalog.array_agg(id ORDER BY id), pgbus.notify(queue, now())
         FROM released GROUP BY queue
@@ -329,7 +335,7 @@ public final class JobStore {
       running AS (
         UPDATE pgbus.job
            SET cancel_attempt = attempt
-         WHERE id = ? AND state OPERATOR(pg_catalog.=) 'running'
+         WHERE id = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
         RETURNING id, queue, attempt),
       acted AS (
         SELECT id, queue, NULL::jsonb AS detail FROM waiting
@@ -351,7 +357,7 @@ public final class JobStore {
   private static final String CANCEL_REQUESTED =
       """
       SELECT 1 FROM pgbus.job
-       WHERE id = ? AND attempt = ? AND cancel_attempt = ? AND state OPERATOR(pg_catalog.=) 'running'
+       WHERE id = ? AND attempt = ? AND cancel_attempt = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       """;
 
   // A dead job with a unique key stays dead while another job with its key waits or runs: the

@@ -167,6 +167,60 @@ class ClaimFloorsTest {
     }
   }
 
+  /**
+   * The other statement a held snapshot slowed down, once claims were floored: the completion. With
+   * few running jobs in the statistics, {@code state = 'running'} let the planner choose
+   * job_lease_idx (partial, state = 'running', estimated one row) and filter it by id, walking
+   * every running version the snapshot keeps. The fence is written so that only the primary key
+   * serves.
+   */
+  @Test
+  void aCompletionReachesItsJobByPrimaryKeyWhateverTheStatisticsSay() throws Exception {
+    db.queryLong(
+        "SELECT count(*) FROM pgbus.enqueue_many(array_fill('done'::text, ARRAY[5000]),"
+            + " array_fill('{}'::jsonb, ARRAY[5000]), array_fill(now(), ARRAY[5000]),"
+            + " array_fill(0, ARRAY[5000]), array_fill(25, ARRAY[5000]))");
+    // Statistics taken while no job runs (as autovacuum often finds them), then one starts.
+    db.update(
+        "UPDATE pgbus.job SET state = 'completed', attempt = 1, finalized_at = now()"
+            + " WHERE queue = 'done'");
+    db.update("VACUUM ANALYZE pgbus.job");
+    long running = db.queryLong("SELECT min(id) + 1000 FROM pgbus.job");
+    db.update(
+        "UPDATE pgbus.job SET state = 'running', lease_expires_at = now() + interval '5 minutes',"
+            + " finalized_at = NULL WHERE id = ?",
+        running);
+    assertThat(explain(JobStore.COMPLETE.replace("state::pg_catalog.text", "state"), running, 1))
+        .as("the trap, with the fence as it was")
+        .contains("job_lease_idx");
+
+    String single = explain(JobStore.COMPLETE, running, 1);
+    String many =
+        explain(
+            JobStore.COMPLETE_MANY
+                .replace("?::bigint[]", "ARRAY[" + running + "]::bigint[]")
+                .replace("?::int[]", "ARRAY[1]::int[]"));
+
+    assertThat(single).contains("job_pkey").doesNotContain("job_lease_idx");
+    assertThat(many).contains("job_pkey").doesNotContain("job_lease_idx");
+  }
+
+  private static String explain(String sql, Object... args) throws SQLException {
+    try (Connection c = db.connect();
+        var ps = c.prepareStatement("EXPLAIN " + sql)) {
+      for (int i = 0; i < args.length; i++) {
+        ps.setObject(i + 1, args[i]);
+      }
+      var plan = new StringBuilder();
+      try (var rs = ps.executeQuery()) {
+        while (rs.next()) {
+          plan.append(rs.getString(1)).append('\n');
+        }
+      }
+      return plan.toString();
+    }
+  }
+
   @Test
   void floorsEngageOnlyAfterASlowFullClaimAndMoveOnlyForward() {
     AtomicLong clock = new AtomicLong();

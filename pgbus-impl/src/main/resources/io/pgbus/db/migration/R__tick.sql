@@ -47,7 +47,7 @@ CREATE OR REPLACE FUNCTION pgbus.tick(
                   FROM pgbus.job x
                   JOIN unnest(tick.job_ids, tick.job_attempts) AS held(id, attempt)
                     ON x.id = held.id AND x.attempt = held.attempt
-                 WHERE x.state = 'running'
+                 WHERE x.state::text = 'running'  -- by primary key, never job_lease_idx (below)
                    FOR UPDATE OF x SKIP LOCKED) k
          WHERE j.id = k.id;
         GET DIAGNOSTICS v_renewed = ROW_COUNT;
