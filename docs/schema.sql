@@ -412,7 +412,9 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
       -- its key is busy stays behind the jobs claimed after it, and a floor would hide it.
       f_levels := NULL;
       f_run_ats := NULL;
-      IF floor_queues IS NOT NULL AND NOT keyed THEN
+      -- q = ANY (...) is a simple expression (no statement): a queue without a floor pays only
+      -- that scan of the array.
+      IF floor_queues IS NOT NULL AND NOT keyed AND q = ANY (floor_queues) THEN
         SELECT pg_catalog.array_agg(f.p ORDER BY f.p), pg_catalog.array_agg(f.r ORDER BY f.p)
           INTO f_levels, f_run_ats
           FROM ROWS FROM (pg_catalog.unnest(floor_queues), pg_catalog.unnest(floor_priorities),

@@ -19,23 +19,31 @@ import java.util.function.LongSupplier;
  * 1,000 jobs/s, 289 ms per claim after ten minutes (docs/performance.md). A floor starts the index
  * range after them.
  *
- * <p>How: floors are used only while claims are slow. A claim without floors (a full claim) that
- * takes {@link #SLOW} or more engages them; from then on each (queue, level) gets as its floor the
- * earliest {@code run_at} this capsule claimed there, less {@link #GRACE}, and a floor only moves
- * forward. At least every {@link #FULL_CLAIM_EVERY} a claim goes without floors: it takes any job a
- * floor hid, and a fast one disengages the floors. What a floor can hide, each for at most that
- * interval: a job whose enqueuing transaction began more than {@code GRACE} before a job already
- * claimed and committed after that claim (a job's {@code run_at} is its transaction's start), a job
- * enqueued with a {@code run_at} in the past, a job handed back with its old {@code run_at} (this
- * capsule's own hand-backs clear the floors at once). Strict queue and priority order hold among
- * the jobs a claim can see. Only the capsule's claim thread uses an instance.
+ * <p>How: floors are used only while claims are slow. {@link #SLOW_IN_A_ROW} claims without floors
+ * (full claims) in a row that take {@link #SLOW} or more engage them; from then on each (queue,
+ * level) gets as its floor the earliest {@code run_at} this capsule claimed there, less {@link
+ * #GRACE}, and a floor only moves forward. At least every {@link #FULL_CLAIM_EVERY} a claim goes
+ * without floors: it takes any job a floor hid, and a fast one disengages the floors. What a floor
+ * can hide, each for at most that interval: a job whose enqueuing transaction began more than
+ * {@code GRACE} before a job already claimed and committed after that claim (a job's {@code run_at}
+ * is its transaction's start), a job enqueued with a {@code run_at} in the past, a job handed back
+ * with its old {@code run_at} (this capsule's own hand-backs clear the floors at once). Strict
+ * queue and priority order hold among the jobs a claim can see. Only the capsule's claim thread
+ * uses an instance.
  */
 final class ClaimFloors {
 
   private static final System.Logger LOG = System.getLogger(ClaimFloors.class.getName());
 
-  /** A full claim that takes this long or longer engages the floors. */
+  /** A full claim that takes this long or longer is slow. */
   static final Duration SLOW = Duration.ofMillis(25);
+
+  /**
+   * Slow full claims in a row that engage the floors. One is not enough: the first claim on each
+   * pooled connection compiles the PL/pgSQL function (tens of ms), and a busy machine makes single
+   * claims slow; a held snapshot makes every claim slow, and more so with each minute.
+   */
+  static final int SLOW_IN_A_ROW = 3;
 
   /** Subtracted from the earliest run_at claimed: a late commit within it is not hidden. */
   static final Duration GRACE = Duration.ofSeconds(2);
@@ -53,6 +61,7 @@ final class ClaimFloors {
   private final Map<Level, Instant> floors = new HashMap<>();
   private boolean engaged;
   private long lastFullClaim;
+  private int slowInARow;
 
   ClaimFloors(String capsule) {
     this(capsule, System::nanoTime);
@@ -89,7 +98,10 @@ final class ClaimFloors {
   void claimed(Floors used, List<ClaimedJob> jobs, long tookNanos) {
     if (used == null) {
       lastFullClaim = nanoTime.getAsLong();
-      boolean slow = tookNanos >= SLOW.toNanos();
+      boolean slowClaim = tookNanos >= SLOW.toNanos();
+      slowInARow = slowClaim ? slowInARow + 1 : 0;
+      // Engaged: one fast full claim ends it. Not engaged: it takes SLOW_IN_A_ROW slow ones.
+      boolean slow = engaged ? slowClaim : slowInARow >= SLOW_IN_A_ROW;
       if (slow != engaged) {
         LOG.log(
             System.Logger.Level.INFO,
