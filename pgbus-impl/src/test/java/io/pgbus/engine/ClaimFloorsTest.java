@@ -232,14 +232,14 @@ class ClaimFloorsTest {
     assertThat(floors.engaged()).isFalse();
     assertThat(floors.next()).as("fast claims use no floors").isNull();
 
-    floors.claimed(null, List.of(job("q", 0, t.minusSeconds(30))), millis(40));
-    floors.claimed(null, List.of(), millis(40));
+    floors.claimed(null, List.of(job("q", 0, t.minusSeconds(30))), millis(60));
+    floors.claimed(null, List.of(), millis(60));
     assertThat(floors.engaged()).as("two slow full claims in a row").isFalse();
     floors.claimed(null, List.of(), millis(1));
-    floors.claimed(null, List.of(), millis(40));
-    floors.claimed(null, List.of(), millis(40));
+    floors.claimed(null, List.of(), millis(60));
+    floors.claimed(null, List.of(), millis(60));
     assertThat(floors.engaged()).as("a fast one between: the count starts again").isFalse();
-    floors.claimed(null, List.of(job("q", 0, t.plusSeconds(5)), job("q", 0, t)), millis(40));
+    floors.claimed(null, List.of(job("q", 0, t.plusSeconds(5)), job("q", 0, t)), millis(60));
     assertThat(floors.engaged()).as("three in a row").isTrue();
     assertThat(floors.next()).isEqualTo(floors("q", 0, t.minus(ClaimFloors.GRACE)));
 
@@ -252,7 +252,7 @@ class ClaimFloorsTest {
 
     clock.addAndGet(ClaimFloors.FULL_CLAIM_EVERY.toNanos());
     assertThat(floors.next()).as("a full claim every FULL_CLAIM_EVERY").isNull();
-    floors.claimed(null, List.of(), millis(40));
+    floors.claimed(null, List.of(), millis(60));
     assertThat(floors.next()).as("still slow: floors kept").isNotNull();
 
     floors.reset();
