@@ -399,6 +399,7 @@ public final class Capsule extends Loop {
   private void claimAndDispatch(int freeSlots, boolean refreshAlarm) throws Exception {
     int want = freeSlots * grouping.perSlot();
     List<List<ClaimedJob>> slots;
+    List<ClaimedJob> jobs;
     Instant nextDue = null;
     long leasedAt = System.nanoTime(); // the leases start later, in the claim: a safe estimate
     try (Connection c = dataSource.getConnection()) {
@@ -410,15 +411,13 @@ public final class Capsule extends Loop {
       slots =
           store.jobClaimInLanes(
               c, config.queues(), want, freeSlots, workerId, execution.lease(), floorsUsed);
-      floors.claimed(
-          floorsUsed,
-          slots.stream().flatMap(List::stream).toList(),
-          System.nanoTime() - claimStart);
-      if (slots.stream().mapToInt(List::size).sum() < want && refreshAlarm) {
+      long took = System.nanoTime() - claimStart;
+      jobs = slots.stream().flatMap(List::stream).toList();
+      floors.claimed(floorsUsed, jobs, took);
+      if (jobs.size() < want && refreshAlarm) {
         nextDue = store.jobNextDue(c, config.queues());
       }
     }
-    List<ClaimedJob> jobs = slots.stream().flatMap(List::stream).toList();
     grouping.claimed(jobs.size(), want);
     claims.incrementAndGet();
     claimed.addAndGet(jobs.size());
