@@ -26,7 +26,7 @@ final class AuditStore {
   private static final String BY_QUEUE =
       """
       SELECT id, at, actor, action, queue, job_id FROM pgbus.audit
-       WHERE queue = ? ORDER BY id DESC LIMIT ?
+       WHERE queue = ?::text ORDER BY id DESC LIMIT ?
       """;
 
   // A schedule's changes and triggers (V18), newest first: one range of audit_schedule_idx.

@@ -60,7 +60,7 @@ public final class JobAdminStore {
           (?::bigint IS NULL OR j.id = ?::bigint)
       AND (?::text IS NULL OR j.queue::text = ?::text)
       AND (?::pgbus.job_state[] IS NULL OR j.state OPERATOR(pg_catalog.=) ANY (?::pgbus.job_state[]))
-      AND (?::text IS NULL OR j.unique_key = ?::text)
+      AND (?::text IS NULL OR j.unique_key::text = ?::text)
       AND (?::jsonb IS NULL OR j.payload OPERATOR(pg_catalog.@>) ?::jsonb)
       AND (?::timestamptz IS NULL OR j.created_at >= ?::timestamptz)
       AND (?::timestamptz IS NULL OR j.created_at < ?::timestamptz)
@@ -192,7 +192,7 @@ public final class JobAdminStore {
           + """
       , acted AS (
         UPDATE pgbus.job d
-           SET state = 'available', max_attempts = d.attempt + d.max_attempts, run_at = now(),
+           SET state = 'available', max_attempts = d.attempt + d.max_attempts::integer, run_at = now(),
                finalized_at = NULL, batch_id = NULL
           FROM (SELECT p.id, p.unique_key, pg_catalog.row_number() OVER (
                          PARTITION BY p.queue, p.unique_key ORDER BY p.id DESC) AS nth
@@ -200,7 +200,7 @@ public final class JobAdminStore {
          WHERE d.id = p.id AND d.state OPERATOR(pg_catalog.=) 'dead'
            AND (d.unique_key IS NULL OR (p.nth = 1 AND NOT EXISTS (
                  SELECT 1 FROM pgbus.job o
-                  WHERE o.queue::text = d.queue::text AND o.unique_key = d.unique_key
+                  WHERE o.queue::text = d.queue::text AND o.unique_key::text = d.unique_key::text
                     AND o.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}'))))
         RETURNING d.id, d.queue)
       """

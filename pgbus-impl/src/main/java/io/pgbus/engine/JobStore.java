@@ -255,10 +255,10 @@ public final class JobStore {
   private static final String FAIL =
       """
       UPDATE pgbus.job
-         SET state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'retryable' END::pgbus.job_state,
-             run_at = CASE WHEN attempt >= max_attempts THEN run_at
+         SET state = CASE WHEN attempt >= max_attempts::integer THEN 'dead' ELSE 'retryable' END::pgbus.job_state,
+             run_at = CASE WHEN attempt >= max_attempts::integer THEN run_at
                            ELSE now() + LEAST(?::float8, 3153600000000) * interval '1 millisecond' END,
-             finalized_at = CASE WHEN attempt >= max_attempts THEN now() END,
+             finalized_at = CASE WHEN attempt >= max_attempts::integer THEN now() END,
              lease_expires_at = NULL,
       """
           + ERRORS_PREPENDED
@@ -309,7 +309,7 @@ public final class JobStore {
       """
       WITH released AS (
         UPDATE pgbus.job j
-           SET state = 'available', run_at = now(), max_attempts = j.max_attempts + 1,
+           SET state = 'available', run_at = now(), max_attempts = j.max_attempts::integer + 1,
                lease_expires_at = NULL
           FROM unnest(?::bigint[], ?::int[]) AS held(id, attempt)
          WHERE j.id = held.id AND j.attempt = held.attempt AND j.state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
@@ -357,7 +357,7 @@ public final class JobStore {
   private static final String CANCEL_REQUESTED =
       """
       SELECT 1 FROM pgbus.job
-       WHERE id = ? AND attempt = ? AND cancel_attempt = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
+       WHERE id = ? AND attempt = ? AND cancel_attempt::integer = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       """;
 
   // A dead job with a unique key stays dead while another job with its key waits or runs: the
@@ -367,12 +367,12 @@ public final class JobStore {
       """
       WITH acted AS (
         UPDATE pgbus.job d
-           SET state = 'available', max_attempts = d.attempt + d.max_attempts, run_at = now(),
+           SET state = 'available', max_attempts = d.attempt + d.max_attempts::integer, run_at = now(),
                finalized_at = NULL, batch_id = NULL
          WHERE d.id = ? AND d.state OPERATOR(pg_catalog.=) 'dead'
            AND (d.unique_key IS NULL OR NOT EXISTS (
                  SELECT 1 FROM pgbus.job o
-                  WHERE o.queue::text = d.queue::text AND o.unique_key = d.unique_key
+                  WHERE o.queue::text = d.queue::text AND o.unique_key::text = d.unique_key::text
                     AND o.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')))
         RETURNING d.id, d.queue)
       """
@@ -416,9 +416,9 @@ public final class JobStore {
          FOR UPDATE OF j SKIP LOCKED
       ), rescued AS (
         UPDATE pgbus.job j
-           SET state = CASE WHEN j.attempt >= j.max_attempts THEN 'dead' ELSE 'retryable' END::pgbus.job_state,
+           SET state = CASE WHEN j.attempt >= j.max_attempts::integer THEN 'dead' ELSE 'retryable' END::pgbus.job_state,
                run_at = now(),
-               finalized_at = CASE WHEN j.attempt >= j.max_attempts THEN now() END,
+               finalized_at = CASE WHEN j.attempt >= j.max_attempts::integer THEN now() END,
                lease_expires_at = NULL,
       """
           + ERRORS_PREPENDED

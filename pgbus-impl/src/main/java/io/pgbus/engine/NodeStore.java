@@ -111,7 +111,7 @@ public final class NodeStore {
       Boolean nodeFound,
       int renewed) {}
 
-  private static final String DELETE = "DELETE FROM pgbus.node WHERE worker_id = ?";
+  private static final String DELETE = "DELETE FROM pgbus.node WHERE worker_id = ?::text";
 
   // A listener backend is this node's when its pid matches and it started before the row's last
   // change (a pid reused by a later backend of another JVM does not count). Rows of JVMs that died

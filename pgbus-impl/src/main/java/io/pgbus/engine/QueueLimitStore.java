@@ -43,24 +43,24 @@ final class QueueLimitStore {
              pgbus.claim_executions(l.queue::text) AS running,
              (SELECT count(*) FROM (
                 SELECT 1 FROM pgbus.job w
-                 WHERE w.queue = l.queue
+                 WHERE w.queue::text = l.queue::text
                    AND w.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
                    AND w.run_at <= now()
                  LIMIT ?) d) AS due,
              (SELECT count(*) FROM (
                 SELECT 1 FROM pgbus.job w
-                 WHERE w.queue = l.queue
+                 WHERE w.queue::text = l.queue::text
                    AND w.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
                    AND w.run_at <= now() AND w.concurrency_key IS NOT NULL
                    AND ((SELECT count(*) FROM pgbus.job k
-                          WHERE k.queue = l.queue AND k.concurrency_key = w.concurrency_key
+                          WHERE k.queue::text = l.queue::text AND k.concurrency_key::text = w.concurrency_key::text
                             AND k.state OPERATOR(pg_catalog.=) 'running')
                         >= coalesce(l.key_concurrency, 1)
                         -- FIFO: behind an older job of its key that waits or (unless skipped)
                         -- lies dead, as pgbus.claim decides (R__claim.sql).
                         OR l.key_fifo AND EXISTS (
                              SELECT 1 FROM pgbus.job o
-                              WHERE o.queue = l.queue AND o.concurrency_key = w.concurrency_key
+                              WHERE o.queue::text = l.queue::text AND o.concurrency_key::text = w.concurrency_key::text
                                 AND o.id < w.id
                                 AND o.state OPERATOR(pg_catalog.=)
                                       ANY ('{available,scheduled,retryable,dead}')
@@ -68,7 +68,8 @@ final class QueueLimitStore {
                                      OR NOT l.key_fifo_skip_dead)))
                  LIMIT ?) b) AS key_blocked,
              l.rate_limit,
-             (extract(epoch FROM l.rate_window) * 1000)::bigint AS rate_window_ms,
+             -- extract gives numeric: times a numeric, or pg_catalog has no exact operator.
+             (extract(epoch FROM l.rate_window) * 1000::numeric)::bigint AS rate_window_ms,
              CASE WHEN l.rate_limit IS NULL THEN 0
                   ELSE l.rate_limit - greatest(0, pgbus.rate_left(
                          l.rate_limit, l.rate_window_start, l.rate_count,

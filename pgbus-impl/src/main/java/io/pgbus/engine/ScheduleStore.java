@@ -114,10 +114,10 @@ final class ScheduleStore {
              max_attempts = excluded.max_attempts, misfire = excluded.misfire,
              catch_up_limit = excluded.catch_up_limit, source = 'config',
              revision = s.revision + 1, updated_at = now(), updated_by = excluded.updated_by
-       WHERE (s.cron, s.zone, s.queue, s.payload, s.priority, s.max_attempts, s.misfire,
+       WHERE (s.cron, s.zone, s.queue::text, s.payload, s.priority, s.max_attempts, s.misfire,
               s.catch_up_limit, s.source)
              IS DISTINCT FROM
-             (excluded.cron, excluded.zone, excluded.queue, excluded.payload, excluded.priority,
+             (excluded.cron, excluded.zone, excluded.queue::text, excluded.payload, excluded.priority,
               excluded.max_attempts, excluded.misfire, excluded.catch_up_limit, excluded.source)
       RETURNING s.*, s.xmax::text = '0' AS inserted)
       """

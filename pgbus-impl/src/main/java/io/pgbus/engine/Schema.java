@@ -54,7 +54,7 @@ public final class Schema {
       try {
         MigrateResult result =
             Flyway.configure(Schema.class.getClassLoader())
-                .dataSource(dataSource)
+                .dataSource(new MigrationDataSource(dataSource))
                 .schemas("pgbus")
                 .createSchemas(true)
                 .table(HISTORY_TABLE)

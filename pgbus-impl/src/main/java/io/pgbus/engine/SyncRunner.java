@@ -48,7 +48,7 @@ public final class SyncRunner {
       """
       UPDATE pgbus.job
          SET run_at = run_at - ?::float8 * interval '1 millisecond'
-       WHERE queue::text = ? AND unique_key = ? AND run_at = ?
+       WHERE queue::text = ?::text AND unique_key::text = ?::text AND run_at = ?
          AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available}')
       """;
 

@@ -206,7 +206,7 @@ class CronTest {
 
   /** The run_at of every job of a queue, by id; a cron job's run_at is the run it is for. */
   private static List<Instant> runs(String queue) {
-    try (Connection c = db.connect();
+    try (Connection c = db.helperConnection();
         PreparedStatement ps =
             c.prepareStatement("SELECT run_at FROM pgbus.job WHERE queue = ? ORDER BY id")) {
       ps.setString(1, queue);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.pgbus.EnqueueOptions;
 import io.pgbus.Outcome;
 import io.pgbus.engine.testing.Await;
+import io.pgbus.engine.testing.HostilePublic;
 import io.pgbus.engine.testing.TestDatabase;
 import io.pgbus.engine.testing.TestEngines;
 import java.sql.Connection;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -54,116 +56,67 @@ class SearchPathHijackTest {
           "check_trace",
           "check_concurrency_key");
 
-  private static final String TRAPS =
-      """
-      CREATE TABLE public.trap_log (what text NOT NULL, query text);
-      CREATE FUNCTION public.trap(what text) RETURNS void LANGUAGE sql
-        AS $$ INSERT INTO public.trap_log VALUES (what, pg_catalog.current_query()) $$;
-
-      CREATE FUNCTION public.array_position(a jsonb[], e jsonb) RETURNS integer
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('array_position(jsonb[], jsonb)'); RETURN array_position(a, e); END $$;
-      CREATE FUNCTION public.format(f text, a text) RETURNS text
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('format(text, text)'); RETURN format(f, a); END $$;
-      CREATE FUNCTION public.unnest(a text[]) RETURNS SETOF text
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('unnest(text[])'); RETURN QUERY SELECT unnest(a); END $$;
-      CREATE FUNCTION public.unnest(a bigint[]) RETURNS SETOF bigint
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('unnest(bigint[])'); RETURN QUERY SELECT unnest(a); END $$;
-      CREATE FUNCTION public.unnest(a integer[]) RETURNS SETOF integer
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('unnest(integer[])'); RETURN QUERY SELECT unnest(a); END $$;
-      CREATE FUNCTION public.unnest(a jsonb[]) RETURNS SETOF jsonb
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('unnest(jsonb[])'); RETURN QUERY SELECT unnest(a); END $$;
-      CREATE FUNCTION public.unnest(a timestamptz[]) RETURNS SETOF timestamptz
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('unnest(timestamptz[])'); RETURN QUERY SELECT unnest(a); END $$;
-      -- The parser turns a multi-argument unnest in FROM into pg_catalog.unnest calls; planted to
-      -- prove it.
-      CREATE FUNCTION public.unnest(a bigint[], b integer[]) RETURNS TABLE (x bigint, y integer)
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('unnest(bigint[], integer[])'); RETURN QUERY SELECT * FROM unnest(a, b); END $$;
-      CREATE FUNCTION public.unnest(a text[], b bigint[]) RETURNS TABLE (x text, y bigint)
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('unnest(text[], bigint[])'); RETURN QUERY SELECT * FROM unnest(a, b); END $$;
-      CREATE FUNCTION public.array_length(a text[], d integer) RETURNS integer
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('array_length(text[], integer)'); RETURN array_length(a, d); END $$;
-      CREATE FUNCTION public.array_append(a text[], e text) RETURNS text[]
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('array_append(text[], text)'); RETURN array_append(a, e); END $$;
-      CREATE FUNCTION public.jsonb_build_object(k1 text, v1 integer, k2 text, v2 timestamptz, k3 text, v3 text)
-        RETURNS jsonb LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('jsonb_build_object(text, integer, text, timestamptz, text, text)');
-                    RETURN jsonb_build_object(k1, v1, k2, v2, k3, v3); END $$;
-      CREATE FUNCTION public.jsonb_build_array(e jsonb) RETURNS jsonb
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('jsonb_build_array(jsonb)'); RETURN jsonb_build_array(e); END $$;
-      CREATE FUNCTION public.jsonb_path_query_array(j jsonb, p text) RETURNS jsonb
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('jsonb_path_query_array(jsonb, text)'); RETURN jsonb_path_query_array(j, p::jsonpath); END $$;
-      CREATE FUNCTION public.pg_column_size(j jsonb) RETURNS integer
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('pg_column_size(jsonb)'); RETURN pg_column_size(j); END $$;
-      CREATE FUNCTION public.pg_notify(c varchar, p varchar) RETURNS void
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('pg_notify(varchar, varchar)'); PERFORM pg_notify(c, p); END $$;
-      CREATE FUNCTION public.set_config(n varchar, v varchar, l boolean) RETURNS text
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('set_config(varchar, varchar, boolean)'); RETURN set_config(n, v, l); END $$;
-
-      CREATE FUNCTION public.trap_mul_bi(n bigint, i interval) RETURNS interval
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('bigint * interval'); RETURN n::float8 * i; END $$;
-      CREATE OPERATOR public.* (FUNCTION = public.trap_mul_bi, LEFTARG = bigint, RIGHTARG = interval);
-      CREATE FUNCTION public.trap_mul_ii(n integer, i interval) RETURNS interval
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('integer * interval'); RETURN n::float8 * i; END $$;
-      CREATE OPERATOR public.* (FUNCTION = public.trap_mul_ii, LEFTARG = integer, RIGHTARG = interval);
-      CREATE FUNCTION public.trap_mul_ni(a numeric, b integer) RETURNS numeric
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('numeric * integer'); RETURN a * b::numeric; END $$;
-      CREATE OPERATOR public.* (FUNCTION = public.trap_mul_ni, LEFTARG = numeric, RIGHTARG = integer);
-      CREATE FUNCTION public.trap_eq_et(e anyenum, t text) RETURNS boolean
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('anyenum = text'); RETURN e::text = t; END $$;
-      CREATE OPERATOR public.= (FUNCTION = public.trap_eq_et, LEFTARG = anyenum, RIGHTARG = text);
-      CREATE FUNCTION public.trap_eq_tv(a text, b varchar) RETURNS boolean
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('text = varchar'); RETURN a = b::text; END $$;
-      CREATE OPERATOR public.= (FUNCTION = public.trap_eq_tv, LEFTARG = text, RIGHTARG = varchar);
-      CREATE FUNCTION public.trap_cat_at(a text[], e text) RETURNS text[]
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('text[] || text'); RETURN array_append(a, e); END $$;
-      CREATE OPERATOR public.|| (FUNCTION = public.trap_cat_at, LEFTARG = text[], RIGHTARG = text);
-
-      -- Over pgbus's own types: only a role with USAGE on schema pgbus can declare these.
-      CREATE FUNCTION public.trap_eq_qt(q pgbus.queue_name, t text) RETURNS boolean
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('queue_name = text'); RETURN q::text = t; END $$;
-      CREATE OPERATOR public.= (FUNCTION = public.trap_eq_qt, LEFTARG = pgbus.queue_name, RIGHTARG = text);
-      CREATE FUNCTION public.trap_eq_qq(a pgbus.queue_name, b pgbus.queue_name) RETURNS boolean
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('queue_name = queue_name'); RETURN a::text = b::text; END $$;
-      CREATE OPERATOR public.= (FUNCTION = public.trap_eq_qq, LEFTARG = pgbus.queue_name, RIGHTARG = pgbus.queue_name);
-      CREATE FUNCTION public.trap_eq_ss(a pgbus.job_state, b pgbus.job_state) RETURNS boolean
-        LANGUAGE plpgsql SET search_path = pg_catalog
-        AS $$ BEGIN PERFORM public.trap('job_state = job_state'); RETURN a::text = b::text; END $$;
-      CREATE OPERATOR public.= (FUNCTION = public.trap_eq_ss, LEFTARG = pgbus.job_state, RIGHTARG = pgbus.job_state);
-      """;
-
   private final JobStore store = new JobStore();
   private final Set<Long> snoozedOnce = ConcurrentHashMap.newKeySet();
 
   @BeforeAll
   static void plantLookAlikesInPublic() throws SQLException {
+    // TestDatabase plants them unless told not to (-Dpgbus.test.hostile-public=false); this class
+    // always runs against them.
+    if (!HostilePublic.enabled()) {
+      try (Connection c = db.connect()) {
+        HostilePublic.plant(c);
+      }
+    }
+  }
+
+  @BeforeEach
+  void forgetEarlierHits() {
+    db.update("TRUNCATE public.trap_log");
+    db.queryLong("SELECT pg_catalog.setval('public.trap_hits', 1, false)");
+  }
+
+  @Test
+  void aReadinessProbeOfALimitedQueueRunsNoLookAlikeFromPublic() throws Exception {
+    Engine engine = engines.start(engines.config().capsule("main", 1, "limited").build(), null);
     try (Connection c = db.connect();
         Statement st = c.createStatement()) {
-      st.execute(TRAPS);
+      // Set after the start: an engine writes the limits it is configured with when it starts.
+      st.execute(
+          "SELECT pgbus.queue_limit_set('limited', global_concurrency => 2, rate_limit => 10,"
+              + " rate_window => interval '1 second')");
+      // What /health/ready and the admin API read for a limited queue.
+      assertThat(engine.queueLimits(c)).isNotEmpty();
     }
+    assertThat(trapped()).as("look-alikes in public that the limit status ran").isEmpty();
+  }
+
+  @Test
+  void anEngineStopRunsNoLookAlikeFromPublic() throws Exception {
+    Engine engine = engines.start(engines.config().capsule("main", 1, "stopping").build(), null);
+    TestEngines.awaitDelivering(engine);
+    engine.stop();
+    assertThat(trapped()).as("look-alikes in public that the engine's stop ran").isEmpty();
+  }
+
+  @Test
+  void aQueuesHistoryRunsNoLookAlikeFromPublic() throws Exception {
+    Engine engine = engines.start(engines.config().capsule("main", 1, "audited").build(), null);
+    try (Connection c = db.connect()) {
+      engine.jobs().pause(c, "audited");
+      engine.jobs().resume(c, "audited");
+      long id =
+          engine
+              .jobs()
+              .enqueue(
+                  c,
+                  new NewJob(
+                      "audited", "{}", EnqueueOptions.defaults().withDelay(Duration.ofHours(1))));
+      engine.jobs().cancel(c, id);
+      assertThat(engine.jobs().history(c, "audited", 10)).isNotEmpty();
+      assertThat(engine.jobs().history(c, id)).isNotEmpty();
+    }
+    assertThat(trapped()).as("look-alikes in public that JobQueue.history ran").isEmpty();
   }
 
   @Test
@@ -385,16 +338,10 @@ class SearchPathHijackTest {
   }
 
   private static List<String> trapped() {
-    var hits = new ArrayList<String>();
-    try (Connection c = db.connect();
-        Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT what, query FROM public.trap_log")) {
-      while (rs.next()) {
-        hits.add(rs.getString(1) + " in: " + rs.getString(2));
-      }
+    try (Connection c = db.helperConnection()) {
+      return HostilePublic.hits(c);
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
-    return hits;
   }
 }

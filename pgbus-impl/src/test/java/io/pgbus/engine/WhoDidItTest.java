@@ -247,7 +247,7 @@ class WhoDidItTest {
   }
 
   private static String text(String sql, Object... args) throws SQLException {
-    try (Connection c = db.connect();
+    try (Connection c = db.helperConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {
       for (int i = 0; i < args.length; i++) {
         ps.setObject(i + 1, args[i]);

@@ -1,10 +1,12 @@
 package io.pgbus.it.support;
 
+import io.pgbus.engine.testing.HostilePublic;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.List;
 import java.util.Properties;
 import java.util.regex.Pattern;
 import org.postgresql.Driver;
@@ -19,7 +21,10 @@ import org.postgresql.Driver;
  * one. {@code -Dpgbus.it.db.keep=true} keeps an existing database instead.
  *
  * <p>Settings come from the system properties {@code pgbus.it.db.host}, {@code .port}, {@code
- * .name}, {@code .user}, {@code .password} and {@code .keep}; it/pom.xml passes them.
+ * .name}, {@code .user}, {@code .password}, {@code .keep} and {@code .hostile}; it/pom.xml passes
+ * them. With {@code hostile} ({@code -Phostile-public}) it also migrates the database and plants
+ * look-alikes of every operator and function in its schema public ({@code HostilePublic}); the
+ * argument {@code check-hostile-public} then checks, after the ITs, that none of them ran.
  */
 public final class FreshTestDatabase {
 
@@ -35,12 +40,18 @@ public final class FreshTestDatabase {
     String user = setting("user", "postgres");
     String password = setting("password", "");
     boolean keep = Boolean.parseBoolean(setting("keep", "false"));
+    boolean hostile = Boolean.parseBoolean(setting("hostile", "false"));
     if (!IDENTIFIER.matcher(name).matches()) {
       // The name goes into DDL text (CREATE/DROP DATABASE take no bind parameters).
       throw new IllegalArgumentException(
           "pgbus.it.db.name must match " + IDENTIFIER + ", was '" + name + "'");
     }
     String where = name + " at " + host + ":" + port;
+    if (args.length > 0 && "check-hostile-public".equals(args[0])) {
+      checkHostilePublic(
+          "jdbc:postgresql://" + host + ":" + port + "/" + name, user, password, where);
+      return;
+    }
     String url = "jdbc:postgresql://" + host + ":" + port + "/postgres";
     try (Connection conn = connect(url, user, password);
         Statement st = conn.createStatement()) {
@@ -52,6 +63,42 @@ public final class FreshTestDatabase {
       st.execute("DROP DATABASE IF EXISTS \"" + name + "\" WITH (FORCE)");
       st.execute("CREATE DATABASE \"" + name + "\"");
       System.out.println("[pgbus-it] created empty database " + where);
+    }
+    if (hostile) {
+      // The servers find the schema current; every statement they run meets the look-alikes.
+      String dbUrl = "jdbc:postgresql://" + host + ":" + port + "/" + name;
+      var ds = new org.postgresql.ds.PGSimpleDataSource();
+      ds.setUrl(dbUrl);
+      ds.setUser(user);
+      ds.setPassword(password);
+      io.pgbus.engine.Schema.migrate(ds);
+      long started = System.nanoTime();
+      try (Connection c = ds.getConnection()) {
+        HostilePublic.plant(c);
+      }
+      System.out.printf(
+          "[pgbus-it] migrated %s and planted a hostile public in %.1f s%n",
+          where, (System.nanoTime() - started) / 1e9);
+    }
+  }
+
+  /**
+   * After the ITs of a {@code -Phostile-public} run: fails when pgbus ran any look-alike planted in
+   * public (the build's post-integration-test step).
+   */
+  static void checkHostilePublic(String url, String user, String password, String where)
+      throws Exception {
+    try (Connection c = connect(url, user, password)) {
+      List<String> hits = HostilePublic.hits(c);
+      if (!hits.isEmpty()) {
+        throw new IllegalStateException(
+            "pgbus resolved look-alikes planted in schema public of "
+                + where
+                + " during the ITs (a statement that resolves an operator or function through"
+                + " the caller's search_path):\n  "
+                + String.join("\n  ", hits));
+      }
+      System.out.println("[pgbus-it] no look-alike in public of " + where + " ran");
     }
   }
 

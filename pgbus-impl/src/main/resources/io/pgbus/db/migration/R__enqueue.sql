@@ -122,7 +122,7 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
         -- Only a keyed job can conflict, so here unique_key is set.
         SELECT j.id INTO id
           FROM pgbus.job j
-         WHERE j.queue::text = v_queue::text AND j.unique_key = enqueue_job.unique_key
+         WHERE j.queue::text = v_queue::text AND j.unique_key::text = enqueue_job.unique_key::text
            AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}');
         IF FOUND THEN
           -- Refused all the same, as when the limit was checked before the INSERT.

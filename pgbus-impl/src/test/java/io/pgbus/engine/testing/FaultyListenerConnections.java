@@ -31,7 +31,7 @@ public final class FaultyListenerConnections implements ListenerConnections {
 
   /** Same bind parameters as the LISTEN statement, and no LISTEN. */
   private static final String SWALLOWED_LISTEN =
-      "SELECT cardinality(?::text[]) + cardinality(?::text[])";
+      "SELECT pg_catalog.cardinality(?::text[]) + pg_catalog.cardinality(?::text[])";
 
   private final String url;
   private final AtomicLong statements = new AtomicLong();

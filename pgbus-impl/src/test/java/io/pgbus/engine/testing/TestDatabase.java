@@ -42,6 +42,8 @@ public final class TestDatabase
   private volatile String name;
   private volatile PGSimpleDataSource dataSource;
   private volatile String url;
+  private volatile PGSimpleDataSource helperDataSource;
+  private volatile boolean hostile;
 
   private TestDatabase(boolean migrate, java.util.List<String> emptiedBeforeEach) {
     this.migrate = migrate;
@@ -86,7 +88,22 @@ public final class TestDatabase
 
   @Override
   public void afterAll(ExtensionContext context) throws SQLException {
-    close();
+    List<String> hits;
+    try {
+      hits = name == null ? List.of() : lookAlikesRun();
+    } finally {
+      close();
+    }
+    if (!hits.isEmpty()) {
+      throw new AssertionError(
+          "pgbus resolved "
+              + hits.size()
+              + " look-alike(s) planted in schema public (see HostilePublic): a statement or"
+              + " function that resolves an operator or function through the caller's search_path."
+              + " Qualify it (OPERATOR(pg_catalog.=), pg_catalog.f(...)) or make its argument"
+              + " types exact.\n  "
+              + String.join("\n  ", hits));
+    }
   }
 
   /** Creates (and, unless empty, migrates) the database; returns this. */
@@ -99,11 +116,18 @@ public final class TestDatabase
     tag = tag.substring(0, Math.min(tag.length(), 30));
     String dbName =
         "pgbus_test_" + tag + "_" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16);
+    // Migrated databases are copies of a template that holds the schema and a hostile public
+    // (HostilePublic), unless that is turned off.
+    String template = migrate && HostilePublic.enabled() ? HostileTemplate.name() : null;
     try (Connection admin = DriverManager.getConnection(TestPostgres.adminUrl());
         Statement st = admin.createStatement()) {
       // The name is made here from [a-z0-9_], so quoting it is enough; CREATE DATABASE takes no
       // bind parameters.
-      st.execute("CREATE DATABASE \"" + dbName + "\"");
+      st.execute(
+          "CREATE DATABASE \""
+              + dbName
+              + "\""
+              + (template == null ? "" : " TEMPLATE \"" + template + "\""));
       // Test data need not survive a crash of the server: skip the WAL flush on commit.
       st.execute("ALTER DATABASE \"" + dbName + "\" SET synchronous_commit = off");
     }
@@ -114,10 +138,29 @@ public final class TestDatabase
     this.name = dbName;
     this.url = dbUrl;
     this.dataSource = ds;
-    if (migrate) {
+    var helpers = new PGSimpleDataSource();
+    helpers.setUrl(dbUrl);
+    helpers.setApplicationName("pgbus-test-helper");
+    // The look-alikes in public do not record the test's own statements: they are for pgbus's.
+    this.helperDataSource = helpers;
+    if (migrate && template == null) {
       Schema.migrate(ds);
     }
+    this.hostile = template != null;
     return this;
+  }
+
+  /**
+   * What the look-alikes in public recorded (empty when pgbus resolved none of them, or when the
+   * database has none).
+   */
+  public List<String> lookAlikesRun() throws SQLException {
+    if (!hostile) {
+      return List.of();
+    }
+    try (Connection c = helperDataSource.getConnection()) {
+      return HostilePublic.hits(c);
+    }
   }
 
   /** Drops the database, closing whatever connections are still open on it. */
@@ -155,9 +198,18 @@ public final class TestDatabase
     return requireCreated().getConnection();
   }
 
+  /**
+   * A new connection in auto-commit for the test's own SQL: a look-alike planted in public that it
+   * runs is not recorded as pgbus's (HostilePublic). Hand {@link #connect()} to pgbus.
+   */
+  public Connection helperConnection() throws SQLException {
+    requireCreated();
+    return helperDataSource.getConnection();
+  }
+
   /** Runs one statement in auto-commit; returns the update count. */
   public int update(String sql, Object... args) {
-    try (Connection c = connect();
+    try (Connection c = helperConnection();
         PreparedStatement ps = prepare(c, sql, args)) {
       return ps.executeUpdate();
     } catch (SQLException e) {
@@ -167,7 +219,7 @@ public final class TestDatabase
 
   /** The first column of the first row, as a long (0 for SQL NULL). */
   public long queryLong(String sql, Object... args) {
-    try (Connection c = connect();
+    try (Connection c = helperConnection();
         PreparedStatement ps = prepare(c, sql, args);
         ResultSet rs = ps.executeQuery()) {
       if (!rs.next()) {
@@ -181,7 +233,7 @@ public final class TestDatabase
 
   /** The first column of every row, as longs. */
   public List<Long> queryLongs(String sql, Object... args) {
-    try (Connection c = connect();
+    try (Connection c = helperConnection();
         PreparedStatement ps = prepare(c, sql, args);
         ResultSet rs = ps.executeQuery()) {
       var out = new ArrayList<Long>();
@@ -209,12 +261,14 @@ public final class TestDatabase
 
   /** The job's row as it is now. */
   public JobRow job(long id) {
-    return JobRow.find(dataSource(), id);
+    requireCreated();
+    return JobRow.find(helperDataSource, id);
   }
 
   /** The jobs of a queue, by id. */
   public List<JobRow> jobs(String queue) {
-    return JobRow.inQueue(dataSource(), queue);
+    requireCreated();
+    return JobRow.inQueue(helperDataSource, queue);
   }
 
   /** Opens a LISTEN connection on the channels of these queues ({@code pgbus_<queue>}). */
