@@ -58,7 +58,7 @@ class FlowControlTest {
     Thread sampler =
         new Thread(
             () -> {
-              try (Connection c = db.connect();
+              try (Connection c = db.helperConnection();
                   var ps =
                       c.prepareStatement(
                           // What the limit bounds (V19): executions, the distinct lanes of
@@ -380,7 +380,7 @@ class FlowControlTest {
     // Starts as the database counts them: each job's claim time, in the limit's windows (1 s,
     // laid end to end from the epoch).
     Map<Long, Long> perWindow = new java.util.TreeMap<>();
-    try (Connection c = db.connect();
+    try (Connection c = db.helperConnection();
         var rs =
             c.createStatement()
                 .executeQuery(

@@ -157,7 +157,7 @@ class JobAdminTest {
     try (var ps =
             c.prepareStatement(
                 "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)"
-                    + " FROM pg_stat_xact_user_tables WHERE relid = 'pgbus.job'::regclass");
+                    + " FROM pg_stat_xact_user_tables WHERE relid = 'pgbus.job'::regclass::oid");
         var rs = ps.executeQuery()) {
       rs.next();
       return rs.getLong(1);

@@ -85,6 +85,7 @@ public final class HostilePublic {
         rs.next();
         long count = rs.getLong(1);
         if (count > logged) {
+          out.addAll(rolledBack(c, 20));
           out.add(
               count
                   + " look-alike call(s) in all, "
@@ -92,6 +93,30 @@ public final class HostilePublic {
                   + " of them in transactions that rolled back (or past the first 50 kinds)");
         }
       }
+    }
+    return out;
+  }
+
+  // The hits whose trap_log rows a rollback took: the files the look-alikes wrote, if the server
+  // let them.
+  private static List<String> rolledBack(Connection c, int max) {
+    var out = new ArrayList<String>();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            """
+            SELECT pg_catalog.pg_read_file('/tmp/' || f)
+              FROM pg_catalog.pg_ls_dir('/tmp') AS f
+             WHERE f LIKE 'pgbus-trap-' || pg_catalog.current_database() || '-%'
+             ORDER BY f LIMIT ?
+            """)) {
+      ps.setInt(1, max);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add("(rolled back) " + rs.getString(1).strip().replace('\t', ' '));
+        }
+      }
+    } catch (SQLException notAllowed) {
+      // Not a superuser, or another server's /tmp: the count below still tells.
     }
     return out;
   }

@@ -28,15 +28,28 @@ GRANT SELECT, INSERT ON public.trap_log TO PUBLIC;
 GRANT USAGE, SELECT, UPDATE ON SEQUENCE public.trap_hits TO PUBLIC;
 
 -- A test's own statements (TestDatabase's helper connections, application_name
--- pgbus-test-helper) are not pgbus's: they are not recorded.
+-- pgbus-test-helper) are not pgbus's: they are not recorded. A hit inside a transaction that
+-- rolls back loses its trap_log row; it keeps its count in trap_hits and, where the server lets
+-- this superuser's function write files, a file /tmp/pgbus-trap-<database>-<n> that hits()
+-- reads back.
 CREATE FUNCTION public.trap(what text) RETURNS void
-  LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog
   AS $$
-    SELECT pg_catalog.nextval('public.trap_hits'::pg_catalog.regclass)
-     WHERE pg_catalog.current_setting('application_name') <> 'pgbus-test-helper';
-    INSERT INTO public.trap_log (what, query)
-    SELECT what, pg_catalog.current_query()
-     WHERE pg_catalog.current_setting('application_name') <> 'pgbus-test-helper';
+  DECLARE
+    n bigint;
+  BEGIN
+    IF current_setting('application_name') = 'pgbus-test-helper' THEN
+      RETURN;
+    END IF;
+    n := nextval('public.trap_hits'::regclass);
+    INSERT INTO public.trap_log (what, query) VALUES (what, current_query());
+    BEGIN
+      EXECUTE format('COPY (SELECT %L::text, %L::text) TO %L', what, current_query(),
+                     format('/tmp/pgbus-trap-%s-%s', current_database(), n));
+    EXCEPTION WHEN OTHERS THEN
+      NULL;
+    END;
+  END
   $$;
 
 CREATE PROCEDURE public.plant_look_alikes(function_names text[])
