@@ -342,7 +342,7 @@ class FlowControlTest {
       assertThat(claim(c, "full", 10)).hasSize(1);
       holder.setAutoCommit(false);
       try (var st = holder.createStatement()) {
-        st.execute("SELECT 1 FROM pgbus.queue_limit WHERE queue = 'full' FOR UPDATE");
+        st.execute("SELECT 1 FROM pgbus.queue_limit WHERE queue::text = 'full' FOR UPDATE");
       }
       try (var st = c.createStatement()) {
         st.execute("SET lock_timeout = '2s'");
