@@ -138,6 +138,34 @@ class QueueChangeTest {
     assertThat(Set.copyOf(ranOn.values())).as("engines that ran them").hasSize(3);
   }
 
+  @Test
+  void forgedQueueChangeNotificationsCostAtMostOneTickPerGap() {
+    Engine engine = startThree(1, "forged").get(0);
+    long pollsBefore = engine.polls();
+    long readsBefore = engine.limitReads();
+    long heardBefore = engine.queueChangesHeard();
+    long started = System.nanoTime();
+    // Anyone may NOTIFY, with any payload: each only asks for a re-read, rate-limited.
+    sql(
+        "SELECT count(*) FROM (SELECT pg_notify('pgbus-queues', g::text || repeat('x', 100))"
+            + " FROM generate_series(1, 500) g) n");
+    for (int i = 0; i < 40; i++) {
+      sql("SELECT pg_notify('pgbus-queues', '9223372036854775807')");
+    }
+    Await.until(
+        "the forged notifications to be heard",
+        Duration.ofSeconds(10),
+        () -> engine.queueChangesHeard() - heardBefore,
+        n -> n >= 540);
+    Duration spent = Duration.ofNanos(System.nanoTime() - started);
+    long allowed = spent.toMillis() / Poller.SOON_GAP.toMillis() + 2;
+    System.out.printf(
+        "[measure] 540 forged pgbus-queues notifications in %d ms: %d ticks, %d re-reads%n",
+        spent.toMillis(), engine.polls() - pollsBefore, engine.limitReads() - readsBefore);
+    assertThat(engine.polls() - pollsBefore).as("ticks in %s", spent).isLessThanOrEqualTo(allowed);
+    assertThat(engine.limitReads() - readsBefore).as("re-reads").isBetween(1L, allowed);
+  }
+
   /**
    * Three jobs of the paused queue "pq" stay unclaimed by the three engines (one slot each); after
    * {@code resume}, each engine takes one and the three handlers meet, within {@link #PROMPTLY}.
