@@ -403,6 +403,53 @@ class DependencyTest {
     assertThat(db.job(b[0]).state()).as("the dependent").isEqualTo("available");
   }
 
+  @RegisterExtension static final TestDatabase previous = TestDatabase.migrated();
+
+  @Test
+  void thePreviousReleasesEnqueueAfterStillWorksOnThisSchema() throws Exception {
+    String sql;
+    try (var in = DependencyTest.class.getResourceAsStream("previous-enqueue-after.sql")) {
+      sql = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+    try (Connection c = previous.connect();
+        var st = c.createStatement()) {
+      st.execute(sql);
+    }
+    assertThat(
+            previous.queryLong(
+                "SELECT count(*) FROM pg_proc WHERE proname = 'enqueue_after'"
+                    + " AND prosrc LIKE '%Lock and mark the dependencies%'"))
+        .as("the previous body, installed")
+        .isOne();
+    long a;
+    long b;
+    long done;
+    long c2;
+    try (Connection c = previous.connect()) {
+      a = jobs.enqueue(c, new NewJob("dep_prev", "{}", EnqueueOptions.defaults()));
+      done = jobs.enqueue(c, new NewJob("dep_prev_done", "{}", EnqueueOptions.defaults()));
+      ClaimedJob finished =
+          store.jobClaim(c, List.of("dep_prev_done"), 1, "w", Duration.ofMinutes(5)).get(0);
+      assertThat(store.jobComplete(c, finished)).isTrue();
+      c.setAutoCommit(false);
+      b = jobs.enqueue(c, new NewJob("dep_prev", "{}", EnqueueOptions.defaults().afterJobs(a)));
+      c2 = jobs.enqueue(c, new NewJob("dep_prev", "{}", EnqueueOptions.defaults().afterJobs(done)));
+      c.commit();
+      c.setAutoCommit(true);
+      assertThat(previous.job(b).state()).isEqualTo("scheduled");
+      assertThat(previous.job(c2).state()).as("after a completed job").isEqualTo("available");
+      ClaimedJob running =
+          store.jobClaim(c, List.of("dep_prev"), 2, "w", Duration.ofMinutes(5)).stream()
+              .filter(j -> j.id() == a)
+              .findFirst()
+              .orElseThrow();
+      assertThat(store.jobComplete(c, running)).isTrue();
+    }
+    assertThat(previous.job(b).state())
+        .as("released by its dependency's completion")
+        .isEqualTo("available");
+  }
+
   @Test
   void anUnknownJobIdIsRefusedNamingItAndNothingIsWritten() throws Exception {
     long a = enqueue("dep_bad", EnqueueOptions.defaults());
