@@ -646,6 +646,70 @@ CREATE FUNCTION pgbus.claim_executions(q text) RETURNS integer
   $$;
 
 --
+-- Name: dependency_linked(); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.dependency_linked() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    v_state  text;
+    v_result jsonb;
+    v_linked boolean;
+    v_edge   record;
+    v_woken  bigint;
+  BEGIN
+    SELECT j.state::text, j.result, j.linked INTO v_state, v_result, v_linked
+      FROM pgbus.job j
+     WHERE j.id = NEW.depends_on
+       FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+      v_state := 'completed';
+      v_result := NULL;
+    ELSIF NOT v_linked THEN
+      UPDATE pgbus.job j SET linked = true WHERE j.id = NEW.depends_on;
+    END IF;
+    IF v_state NOT IN ('completed', 'dead', 'cancelled') THEN
+      RETURN NULL;  -- its finisher sees linked and this edge
+    END IF;
+    SELECT d.state, d.on_failure INTO v_edge
+      FROM pgbus.job_dependency d
+     WHERE d.depends_on = NEW.depends_on AND d.job_id = NEW.job_id;
+    IF NOT FOUND THEN
+      RETURN NULL;  -- the dependent was cancelled or completed in this transaction
+    END IF;
+    IF v_state = 'completed' THEN
+      -- A 'failed' edge too: a dead dependency replayed and completed since the read.
+      IF v_edge.state <> 'completed' THEN
+        UPDATE pgbus.job_dependency d SET state = 'completed', result = v_result
+         WHERE d.depends_on = NEW.depends_on AND d.job_id = NEW.job_id;
+      END IF;
+      WITH released AS (
+        UPDATE pgbus.job j
+           SET state = 'available', run_at = now()
+         WHERE j.id = NEW.job_id
+           AND j.state = 'scheduled'
+           AND NOT EXISTS (SELECT 1 FROM pgbus.job_dependency o
+                            WHERE o.job_id = j.id AND o.state <> 'completed')
+        RETURNING j.queue)
+      SELECT count(*) INTO v_woken
+        FROM (SELECT pgbus.notify(r.queue, now()) FROM released r) n;
+    ELSIF v_edge.state = 'waiting' THEN
+      UPDATE pgbus.job_dependency d SET state = 'failed'
+       WHERE d.depends_on = NEW.depends_on AND d.job_id = NEW.job_id;
+      IF v_edge.on_failure = 'cancel' THEN
+        UPDATE pgbus.job j SET state = 'cancelled', finalized_at = now()
+         WHERE j.id = NEW.job_id AND j.state IN ('scheduled', 'available', 'retryable');
+        IF FOUND THEN
+          PERFORM pgbus.job_finished(ARRAY[NEW.job_id]);
+        END IF;
+      END IF;
+    END IF;
+    RETURN NULL;
+  END $$;
+
+--
 -- Name: enqueue(text, jsonb, timestamp with time zone, integer, integer, text, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -671,6 +735,9 @@ CREATE FUNCTION pgbus.enqueue_after(queue text, payload jsonb, depends_on bigint
     v_policy text[] := coalesce(enqueue_after.on_failures,
                                 array_fill('cancel'::text, ARRAY[cardinality(enqueue_after.depends_on)]));
     v_missing bigint[];
+    v_ids     bigint[];
+    v_states  text[];
+    v_results jsonb[];
     v_waiting integer;
     v_failed integer;
   BEGIN
@@ -683,15 +750,17 @@ CREATE FUNCTION pgbus.enqueue_after(queue text, payload jsonb, depends_on bigint
         v_missing, enqueue_after.queue
         USING ERRCODE = 'foreign_key_violation';
     END IF;
-    -- Lock and mark the dependencies, in id order.
-    WITH marked AS (
-      UPDATE pgbus.job j SET linked = true
-       WHERE j.id = ANY (v_deps)
-      RETURNING j.id, j.state)
-    SELECT count(*) FILTER (WHERE m.state NOT IN ('completed', 'dead', 'cancelled')),
-           count(*) FILTER (WHERE m.state IN ('dead', 'cancelled'))
+    -- The dependencies' states, read once (no lock, see above): the delay and the edges below
+    -- both come from this one read, so they agree, whatever finishes meanwhile.
+    SELECT array_agg(j.id ORDER BY j.id), array_agg(j.state::text ORDER BY j.id),
+           array_agg(j.result ORDER BY j.id)
+      INTO v_ids, v_states, v_results
+      FROM pgbus.job j
+     WHERE j.id = ANY (v_deps);
+    SELECT count(*) FILTER (WHERE t.state NOT IN ('completed', 'dead', 'cancelled')),
+           count(*) FILTER (WHERE t.state IN ('dead', 'cancelled'))
       INTO v_waiting, v_failed
-      FROM marked m;
+      FROM unnest(v_states) AS t(state);
     SELECT e.id, e.duplicate INTO enqueue_after.id, enqueue_after.duplicate
       FROM pgbus.enqueue_job(enqueue_after.queue, enqueue_after.payload,
                              CASE WHEN v_waiting + v_failed > 0 THEN now() + interval '36500 days' END,
@@ -702,7 +771,8 @@ CREATE FUNCTION pgbus.enqueue_after(queue text, payload jsonb, depends_on bigint
       RETURN;
     END IF;
     UPDATE pgbus.job j SET linked = true WHERE j.id = enqueue_after.id;
-    -- A dependency given twice keeps its first policy.
+    -- A dependency given twice keeps its first policy. In id order: the deferred triggers lock
+    -- the dependencies at commit in the order of these rows.
     INSERT INTO pgbus.job_dependency (depends_on, job_id, on_failure, state, result)
     SELECT DISTINCT ON (j.id) j.id, enqueue_after.id, p.on_failure,
            CASE WHEN j.state = 'completed' THEN 'completed'
@@ -710,7 +780,7 @@ CREATE FUNCTION pgbus.enqueue_after(queue text, payload jsonb, depends_on bigint
                 ELSE 'waiting' END,
            CASE WHEN j.state = 'completed' THEN j.result END
       FROM unnest(enqueue_after.depends_on, v_policy) WITH ORDINALITY AS p(id, on_failure, ord)
-      JOIN pgbus.job j ON j.id = p.id
+      JOIN unnest(v_ids, v_states, v_results) AS j(id, state, result) ON j.id = p.id
      ORDER BY j.id, p.ord;
     IF EXISTS (SELECT 1 FROM pgbus.job_dependency d
                 WHERE d.job_id = enqueue_after.id AND d.state = 'failed' AND d.on_failure = 'cancel') THEN
@@ -1367,6 +1437,19 @@ CREATE FUNCTION pgbus.resume(queue text) RETURNS boolean
   END $$;
 
 --
+-- Name: tell_engines(); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.tell_engines() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  BEGIN
+    PERFORM pg_catalog.pg_notify(TG_ARGV[0], '');
+    RETURN NULL;
+  END $$;
+
+--
 -- Name: tick(text[], text, boolean, bigint[], integer[], double precision, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -1912,6 +1995,48 @@ CREATE INDEX job_unique_key_idx ON pgbus.job USING btree (unique_key) WHERE (uni
 --
 
 CREATE INDEX schedule_due_idx ON pgbus.schedule USING btree (next_run_at) WHERE (NOT paused);
+
+--
+-- Name: job_dependency job_dependency_linked; Type: TRIGGER; Schema: pgbus; Owner: -
+--
+
+CREATE CONSTRAINT TRIGGER job_dependency_linked AFTER INSERT ON pgbus.job_dependency DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION pgbus.dependency_linked();
+
+--
+-- Name: queue_limit queue_limit_changed; Type: TRIGGER; Schema: pgbus; Owner: -
+--
+
+CREATE TRIGGER queue_limit_changed AFTER INSERT OR DELETE OR UPDATE OF queue, global_concurrency, key_concurrency, rate_limit, rate_window, key_fifo, key_fifo_skip_dead ON pgbus.queue_limit FOR EACH ROW EXECUTE FUNCTION pgbus.tell_engines('pgbus-queues');
+
+--
+-- Name: queue_limit queue_limit_truncated; Type: TRIGGER; Schema: pgbus; Owner: -
+--
+
+CREATE TRIGGER queue_limit_truncated AFTER TRUNCATE ON pgbus.queue_limit FOR EACH STATEMENT EXECUTE FUNCTION pgbus.tell_engines('pgbus-queues');
+
+--
+-- Name: queue_pause queue_pause_changed; Type: TRIGGER; Schema: pgbus; Owner: -
+--
+
+CREATE TRIGGER queue_pause_changed AFTER INSERT OR DELETE OR UPDATE ON pgbus.queue_pause FOR EACH ROW EXECUTE FUNCTION pgbus.tell_engines('pgbus-queues');
+
+--
+-- Name: queue_pause queue_pause_truncated; Type: TRIGGER; Schema: pgbus; Owner: -
+--
+
+CREATE TRIGGER queue_pause_truncated AFTER TRUNCATE ON pgbus.queue_pause FOR EACH STATEMENT EXECUTE FUNCTION pgbus.tell_engines('pgbus-queues');
+
+--
+-- Name: schedule schedule_added; Type: TRIGGER; Schema: pgbus; Owner: -
+--
+
+CREATE TRIGGER schedule_added AFTER INSERT ON pgbus.schedule FOR EACH ROW EXECUTE FUNCTION pgbus.tell_engines('pgbus-schedule');
+
+--
+-- Name: schedule schedule_sooner; Type: TRIGGER; Schema: pgbus; Owner: -
+--
+
+CREATE TRIGGER schedule_sooner AFTER UPDATE OF next_run_at, paused ON pgbus.schedule FOR EACH ROW WHEN (((new.next_run_at < old.next_run_at) OR (old.paused AND (NOT new.paused)))) EXECUTE FUNCTION pgbus.tell_engines('pgbus-schedule');
 
 --
 -- Name: TABLE setting; Type: ACL; Schema: pgbus; Owner: -

@@ -58,8 +58,13 @@ public final class Engine {
   private volatile boolean started;
   private final QueueLimitStore limits = new QueueLimitStore();
   // The capsules' queues that pgbus.queue_limit limits, as read at start (after this engine wrote
-  // its own): a finished job of one of them wakes the fleet's capsules (see limitFreed).
+  // its own) and again on the tick after a change was announced (limitsStale): a finished job of
+  // one of them makes its capsule claim again, and may wake the fleet's (see limitFreed).
   private volatile Set<String> limited = Set.of();
+  private final java.util.concurrent.atomic.AtomicBoolean limitsStale =
+      new java.util.concurrent.atomic.AtomicBoolean();
+  private final java.util.concurrent.atomic.AtomicLong limitReads =
+      new java.util.concurrent.atomic.AtomicLong();
 
   private Engine(Builder b) {
     requireUnbatched(b.config, b.handlerTransactions);
@@ -172,6 +177,12 @@ public final class Engine {
     if (notifier != null) {
       // A schedule change's NOTIFY brings the leader's next schedule tick forward (rate-limited).
       notifier.onSchedulesChanged(maintainer::schedulesChanged);
+      // A queue's limits or pause changed: the next tick (soon, rate-limited) re-reads the limits
+      // and wakes the capsules whose queues have jobs due.
+      notifier.onQueuesChanged(this::queuesChanged);
+    }
+    if (poller != null) {
+      poller.beforeEachTick(this::rereadLimits);
     }
     this.elector =
         new Elector(
@@ -426,6 +437,8 @@ public final class Engine {
    */
   public void wake(Wake wake) {
     if (wake.everyone()) {
+      // LISTEN never replays: a change announced while the listener was away is re-read too.
+      limitsStale.set(true);
       if (poller != null) {
         poller.pollNow();
       }
@@ -687,6 +700,51 @@ public final class Engine {
           config.workerId(),
           e.getMessage());
     }
+  }
+
+  /**
+   * Someone announced a change of a queue's limits or pause ({@value QueueStore#CHANNEL}, on the
+   * notifier's thread). The announcement is untrusted and carries nothing: it only marks the limits
+   * stale and asks for a tick, at most one per {@link Poller#SOON_GAP}, which re-reads them ({@link
+   * #rereadLimits}) and wakes the capsules whose queues have jobs due (a resume, a raised limit). A
+   * pause needs nothing more: every claim reads the pauses.
+   */
+  private void queuesChanged() {
+    limitsStale.set(true);
+    if (poller != null) {
+      poller.pollSoon();
+    }
+  }
+
+  /**
+   * On the tick's connection (autocommit): which queues are limited, when a change made that stale.
+   * A failure leaves them stale for the next tick and does not fail this one.
+   */
+  private void rereadLimits(Connection c) {
+    if (!limitsStale.getAndSet(false)) {
+      return;
+    }
+    try {
+      limited = Set.copyOf(limits.queuesLimited(c, config.queues()));
+      limitReads.incrementAndGet();
+    } catch (SQLException e) {
+      limitsStale.set(true);
+      LOG.log(
+          System.Logger.Level.DEBUG,
+          "pgbus engine {0} could not re-read its limited queues: {1}",
+          config.workerId(),
+          e.getMessage());
+    }
+  }
+
+  /** How often this engine re-read its limited queues after start (for tests and metrics). */
+  public long limitReads() {
+    return limitReads.get();
+  }
+
+  /** Queue change notifications this engine's listener heard (0 without a listener). */
+  public long queueChangesHeard() {
+    return notifier == null ? 0 : notifier.queueChanges();
   }
 
   /**

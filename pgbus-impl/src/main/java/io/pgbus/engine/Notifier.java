@@ -83,6 +83,8 @@ public final class Notifier extends Loop {
   private final AtomicLong cancelRequests = new AtomicLong();
   private final AtomicLong scheduleChanges = new AtomicLong();
   private volatile Runnable schedulesChanged = () -> {};
+  private final AtomicLong queueChanges = new AtomicLong();
+  private volatile Runnable queuesChanged = () -> {};
 
   private volatile ListenerState state = ListenerState.STARTING;
   // The backend pid of the LISTEN connection now (0 before the first connect), for pgbus.node.
@@ -175,6 +177,20 @@ public final class Notifier extends Loop {
    */
   void onSchedulesChanged(Runnable r) {
     this.schedulesChanged = Objects.requireNonNull(r);
+  }
+
+  /** Notifications of {@value QueueStore#CHANNEL} heard (each batch handed on once). */
+  public long queueChanges() {
+    return queueChanges.get();
+  }
+
+  /**
+   * Who hears that a queue's limits or pause changed ({@value QueueStore#CHANNEL}), on the
+   * notifier's thread, once per batch of notifications; it must be cheap and must rate-limit what
+   * it does. Set before {@code start}. The payload is not passed on.
+   */
+  void onQueuesChanged(Runnable r) {
+    this.queuesChanged = Objects.requireNonNull(r);
   }
 
   /** The last connection or probe problem, for health output; null when none. */
@@ -333,7 +349,11 @@ public final class Notifier extends Loop {
           c.createArrayOf(
               "text",
               new String[] {
-                probeChannel, CancelRequest.CHANNEL, ScheduleStore.CHANNEL, Elector.RESIGNED
+                probeChannel,
+                CancelRequest.CHANNEL,
+                ScheduleStore.CHANNEL,
+                QueueStore.CHANNEL,
+                Elector.RESIGNED
               }));
       ps.execute();
     }
@@ -477,6 +497,7 @@ public final class Notifier extends Loop {
   private boolean route(PGNotification[] batch, String awaitedProbe) {
     boolean probeSeen = false;
     boolean scheduleChanged = false; // handed on once per batch, however many it holds
+    boolean queueChanged = false; // the same
     var now = new HashSet<String>();
     var later = new HashMap<String, Instant>();
     Instant received = Instant.now();
@@ -495,6 +516,12 @@ public final class Notifier extends Loop {
         // read of the schedules by the leader.
         scheduleChanges.incrementAndGet();
         scheduleChanged = true;
+        continue;
+      }
+      if (channel.equals(QueueStore.CHANNEL)) {
+        // The payload is ignored, as for schedules: all it may ask for is a rate-limited re-read.
+        queueChanges.incrementAndGet();
+        queueChanged = true;
         continue;
       }
       if (channel.equals(Elector.RESIGNED)) {
@@ -520,6 +547,13 @@ public final class Notifier extends Loop {
     }
     if (!now.isEmpty() || !later.isEmpty()) {
       wakes.accept(new Wake(now, later, false));
+    }
+    if (queueChanged) {
+      try {
+        queuesChanged.run();
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.ERROR, "pgbus listener: a queue change wake failed", e);
+      }
     }
     if (scheduleChanged) {
       try {

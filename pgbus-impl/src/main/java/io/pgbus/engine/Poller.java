@@ -45,6 +45,8 @@ final class Poller extends Loop {
   private final ErrorBackoff errors;
 
   private boolean pollNow = true; // guarded by lock
+  private boolean pollSoon; // guarded by lock
+  private volatile TickHook beforeTick = c -> {};
   private long lastPoll = System.nanoTime(); // only the loop's thread
   private long lastBeat = System.nanoTime() - Long.MAX_VALUE / 2; // only the loop's thread
 
@@ -106,6 +108,37 @@ final class Poller extends Loop {
     }
   }
 
+  /**
+   * The shortest time between the last tick and one that {@link #pollSoon} asks for: a burst of
+   * NOTIFYs, which anyone may send, makes at most one tick per gap, and none is ever dropped.
+   */
+  static final Duration SOON_GAP = Duration.ofMillis(250);
+
+  /**
+   * Polls at once, or {@link #SOON_GAP} after the last tick if that is later: for a change that
+   * someone announced (a queue's limits or pause), which the tick's {@link #beforeEachTick} hook
+   * re-reads and whose queues the tick's heads then wake.
+   */
+  void pollSoon() {
+    lock.lock();
+    try {
+      pollSoon = true;
+      signal().signal();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Work that rides on every tick, on its connection, before the poll; set before start. */
+  void beforeEachTick(TickHook hook) {
+    beforeTick = Objects.requireNonNull(hook);
+  }
+
+  /** See {@link #beforeEachTick}. */
+  interface TickHook {
+    void run(Connection c) throws SQLException;
+  }
+
   /** Re-reads the interval, for example after the listener changed state. */
   void nudge() {
     signal().signal();
@@ -130,12 +163,16 @@ final class Poller extends Loop {
         if (!heartbeat.alive().get().isEmpty()) {
           left = Math.min(left, lastBeat + heartbeat.every().toNanos() - now);
         }
+        if (pollSoon) {
+          left = Math.min(left, lastPoll + SOON_GAP.toNanos() - now);
+        }
         if (pollNow || left <= 0) {
           break;
         }
         signal().await(left);
       }
       pollNow = false;
+      pollSoon = false; // this tick re-reads whatever was announced
     } finally {
       lock.unlock();
     }
@@ -152,6 +189,7 @@ final class Poller extends Loop {
     NodeStore.Tick tick;
     Notifier probe = heartbeat.probe();
     try (Connection c = dataSource.getConnection()) {
+      beforeTick.run(c);
       String payload = probe == null ? null : probe.probeToSend();
       try {
         tick =

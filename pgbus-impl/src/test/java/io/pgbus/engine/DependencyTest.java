@@ -245,6 +245,211 @@ class DependencyTest {
     assertThat(seenResults.get(b)).isEqualTo(Map.of(a, "{\"total\": 3}"));
   }
 
+  // Issue #23, item 4: the enqueue of a dependent no longer locks its dependencies' rows until its
+  // transaction ends. HELD_OPEN is how long the test keeps such a transaction open at most; the
+  // dependency's completion must be done well within it.
+  private static final Duration HELD_OPEN = Duration.ofSeconds(10);
+
+  /** Claims the one available job of {@code queue}, as a worker would. */
+  private ClaimedJob claimOne(String queue) throws Exception {
+    try (Connection c = db.connect()) {
+      return store.jobClaim(c, List.of(queue), 1, "w", Duration.ofMinutes(5)).get(0);
+    }
+  }
+
+  /** A connection in a transaction that enqueued a dependent of {@code on}, still open. */
+  private Connection openEnqueue(String queue, EnqueueOptions options, long[] id) throws Exception {
+    Connection c = db.connect();
+    c.setAutoCommit(false);
+    id[0] = jobs.enqueue(c, new NewJob(queue, "{}", options));
+    return c;
+  }
+
+  @Test
+  void aRunningDependencyCompletesPromptlyWhileItsDependentsEnqueueStaysOpenAndTheDependentRuns()
+      throws Exception {
+    long a = enqueue("dep_held", EnqueueOptions.defaults());
+    ClaimedJob running = claimOne("dep_held");
+    long[] b = new long[1];
+    try (Connection enqueuer = openEnqueue("dep_held", EnqueueOptions.defaults().afterJobs(a), b)) {
+      // The dependency's worker completes it while the dependent's transaction is open.
+      var completion =
+          java.util.concurrent.CompletableFuture.supplyAsync(
+              () -> {
+                try (Connection c = db.connect()) {
+                  long t0 = System.nanoTime();
+                  assertThat(store.jobCompleteWithResult(c, running, "{\"total\":7}")).isTrue();
+                  return Duration.ofNanos(System.nanoTime() - t0);
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      Duration took;
+      try {
+        took = completion.get(HELD_OPEN.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.TimeoutException e) {
+        enqueuer.rollback(); // lets the blocked completion go before the test fails
+        throw new AssertionError(
+            "the dependency's completion waited for the dependent's open transaction", e);
+      }
+      System.out.printf(
+          "[measure] a dependency completed in %d ms under a dependent's open enqueue%n",
+          took.toMillis());
+      assertThat(took).as("the completion's time").isLessThan(HELD_OPEN.dividedBy(5));
+      assertThat(db.job(a).state()).isEqualTo("completed");
+      // Its finisher could not see the uncommitted edge: the dependent's commit settles it.
+      enqueuer.commit();
+    }
+    assertThat(db.job(b[0]).state())
+        .as("the dependent, released at its commit")
+        .isEqualTo("available");
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE id = ? AND linked", a)).isOne();
+    startEngine("dep_held");
+    Await.until("the dependent to run", Duration.ofSeconds(30), () -> ran.contains(b[0]));
+    assertThat(seenResults.get(b[0])).isEqualTo(Map.of(a, "{\"total\": 7}"));
+  }
+
+  @Test
+  void aDependencyWhoseCompletionIsUncommittedWhenTheDependentIsEnqueuedStillReleasesIt()
+      throws Exception {
+    long a = enqueue("dep_order", EnqueueOptions.defaults());
+    ClaimedJob running = claimOne("dep_order");
+    try (Connection finisher = db.connect()) {
+      finisher.setAutoCommit(false);
+      assertThat(store.jobComplete(finisher, running)).isTrue(); // written, not committed
+      var enqueued =
+          java.util.concurrent.CompletableFuture.supplyAsync(
+              () -> {
+                long[] b = new long[1];
+                try (Connection c =
+                    openEnqueue("dep_order", EnqueueOptions.defaults().afterJobs(a), b)) {
+                  c.commit(); // waits at its commit for the finisher's, a moment
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+                return b[0];
+              });
+      Thread.sleep(300); // the enqueue reads the dependency as running, and reaches its commit
+      finisher.commit();
+      long b = enqueued.get(HELD_OPEN.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      assertThat(db.job(b).state()).as("the dependent").isEqualTo("available");
+      assertThat(
+              db.queryLong(
+                  "SELECT count(*) FROM pgbus.job_dependency WHERE job_id = ? AND state = 'completed'",
+                  b))
+          .isOne();
+    }
+  }
+
+  @Test
+  void aDependencyThatDiesWhileTheDependentsEnqueueStaysOpenCancelsOrHoldsItAtItsCommit()
+      throws Exception {
+    long a = enqueue("dep_dies", EnqueueOptions.defaults().withMaxAttempts(1));
+    ClaimedJob running = claimOne("dep_dies");
+    long[] cancelled = new long[1];
+    long held;
+    try (Connection enqueuer =
+        openEnqueue("dep_dies", EnqueueOptions.defaults().afterJobs(a), cancelled)) {
+      held =
+          jobs.enqueue(
+              enqueuer,
+              new NewJob(
+                  "dep_dies",
+                  "{}",
+                  EnqueueOptions.defaults().afterJobs(DependencyFailure.HOLD, a)));
+      var death =
+          java.util.concurrent.CompletableFuture.runAsync(
+              () -> {
+                try (Connection c = db.connect()) {
+                  assertThat(store.jobFail(c, running, "boom", Duration.ZERO).dead()).isTrue();
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      try {
+        death.get(HELD_OPEN.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.TimeoutException e) {
+        enqueuer.rollback();
+        throw new AssertionError("the death waited for the dependents' open transaction", e);
+      }
+      enqueuer.commit();
+    }
+    assertThat(db.job(a).state()).isEqualTo("dead");
+    assertThat(db.job(cancelled[0]).state())
+        .as("the dependent set to cancel")
+        .isEqualTo("cancelled");
+    assertThat(db.job(held).state()).as("the dependent set to hold").isEqualTo("scheduled");
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.job_dependency WHERE job_id = ? AND state = 'failed'",
+                held))
+        .isOne();
+  }
+
+  @Test
+  void aDependencyDeletedOnCompletionWhileTheDependentsEnqueueStaysOpenCountsAsCompleted()
+      throws Exception {
+    long a = enqueue("dep_gone", EnqueueOptions.defaults());
+    ClaimedJob running = claimOne("dep_gone");
+    long[] b = new long[1];
+    try (Connection enqueuer = openEnqueue("dep_gone", EnqueueOptions.defaults().afterJobs(a), b)) {
+      try (Connection c = db.connect()) {
+        c.setNetworkTimeout(Runnable::run, (int) HELD_OPEN.toMillis());
+        assertThat(store.jobComplete(c, running, true)).isTrue(); // pgbus.retention.completed=0
+      }
+      enqueuer.commit();
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE id = ?", a)).isZero();
+    assertThat(db.job(b[0]).state()).as("the dependent").isEqualTo("available");
+  }
+
+  @RegisterExtension static final TestDatabase previous = TestDatabase.migrated();
+
+  @Test
+  void thePreviousReleasesEnqueueAfterStillWorksOnThisSchema() throws Exception {
+    String sql;
+    try (var in = DependencyTest.class.getResourceAsStream("previous-enqueue-after.sql")) {
+      sql = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+    try (Connection c = previous.connect();
+        var st = c.createStatement()) {
+      st.execute(sql);
+    }
+    assertThat(
+            previous.queryLong(
+                "SELECT count(*) FROM pg_proc WHERE proname = 'enqueue_after'"
+                    + " AND prosrc LIKE '%Lock and mark the dependencies%'"))
+        .as("the previous body, installed")
+        .isOne();
+    long a;
+    long b;
+    long done;
+    long c2;
+    try (Connection c = previous.connect()) {
+      a = jobs.enqueue(c, new NewJob("dep_prev", "{}", EnqueueOptions.defaults()));
+      done = jobs.enqueue(c, new NewJob("dep_prev_done", "{}", EnqueueOptions.defaults()));
+      ClaimedJob finished =
+          store.jobClaim(c, List.of("dep_prev_done"), 1, "w", Duration.ofMinutes(5)).get(0);
+      assertThat(store.jobComplete(c, finished)).isTrue();
+      c.setAutoCommit(false);
+      b = jobs.enqueue(c, new NewJob("dep_prev", "{}", EnqueueOptions.defaults().afterJobs(a)));
+      c2 = jobs.enqueue(c, new NewJob("dep_prev", "{}", EnqueueOptions.defaults().afterJobs(done)));
+      c.commit();
+      c.setAutoCommit(true);
+      assertThat(previous.job(b).state()).isEqualTo("scheduled");
+      assertThat(previous.job(c2).state()).as("after a completed job").isEqualTo("available");
+      ClaimedJob running =
+          store.jobClaim(c, List.of("dep_prev"), 2, "w", Duration.ofMinutes(5)).stream()
+              .filter(j -> j.id() == a)
+              .findFirst()
+              .orElseThrow();
+      assertThat(store.jobComplete(c, running)).isTrue();
+    }
+    assertThat(previous.job(b).state())
+        .as("released by its dependency's completion")
+        .isEqualTo("available");
+  }
+
   @Test
   void anUnknownJobIdIsRefusedNamingItAndNothingIsWritten() throws Exception {
     long a = enqueue("dep_bad", EnqueueOptions.defaults());

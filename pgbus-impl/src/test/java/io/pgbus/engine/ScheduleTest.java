@@ -219,6 +219,61 @@ class ScheduleTest {
   }
 
   @Test
+  void aScheduleMovedEarlierOrResumedByAPlainUpdateWakesTheLeaderWithinAWake() {
+    // Issue #23: written straight to pgbus.schedule, not through the API, which sends its own
+    // NOTIFY. With a 60 s ceiling only the trigger's NOTIFY brings the leader's read forward.
+    Engine leader =
+        engines.start(
+            engines.builder(
+                engines
+                    .config()
+                    .pollCeiling(Duration.ofSeconds(60))
+                    .leaderTtl(Duration.ofSeconds(5))
+                    .capsule(new CapsuleConfig("sw", List.of("sw_unused"), 1))
+                    .build()));
+    Await.until("a leader", Duration.ofSeconds(10), leader::leader);
+    TestEngines.awaitDelivering(leader);
+    withConnection(
+        c -> {
+          book.create(c, ScheduleDefinition.of("yearly", "0 0 1 1 *", "by_hand"), null);
+          book.create(c, ScheduleDefinition.of("held", "0 0 1 1 *", "by_hand_resumed"), null);
+          book.pause(c, "held", null);
+        });
+    Await.until(
+        "the first maintenance", Duration.ofSeconds(10), () -> leader.maintenanceRounds() >= 3);
+    Await.until(
+        "the API's own notifications",
+        Duration.ofSeconds(10),
+        () -> leader.scheduleChangesHeard() >= 3);
+    try {
+      // The read they brought forward (at most a gap later) is done: the next one is a ceiling
+      // away, unless something announces a change.
+      Thread.sleep(Maintainer.SCHEDULE_WAKE_GAP.toMillis() * 4);
+    } catch (InterruptedException e) {
+      throw new AssertionError(e);
+    }
+    Duration within = Duration.ofSeconds(5);
+
+    // Back to this year's run, missed: run once (the default misfire policy), now.
+    db.update(
+        "UPDATE pgbus.schedule SET next_run_at = date_trunc('year', now()) WHERE name = 'yearly'");
+    Await.until("the run moved back", within, () -> runs("by_hand").size(), n -> n == 1);
+
+    // Due while paused: nothing runs; then only the resume is written.
+    db.update(
+        "UPDATE pgbus.schedule SET next_run_at = date_trunc('year', now()) WHERE name = 'held'");
+    long wakes = leader.scheduleWakes();
+    Await.until("the leader to read it", within, leader::scheduleWakes, n -> n > wakes);
+    assertThat(runs("by_hand_resumed")).isEmpty();
+    db.update("UPDATE pgbus.schedule SET paused = false WHERE name = 'held'");
+    Await.until(
+        "the run of the resumed schedule",
+        within,
+        () -> runs("by_hand_resumed").size(),
+        n -> n == 1);
+  }
+
+  @Test
   void aSecondEngineSeesCreateUpdateAndDeleteWithinOnePollCeiling() {
     Duration ceiling = Duration.ofSeconds(1);
     Engine leader =

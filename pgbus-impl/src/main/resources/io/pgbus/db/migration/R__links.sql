@@ -176,9 +176,15 @@ CREATE OR REPLACE FUNCTION pgbus.job_finished(ids bigint[])
 -- its own id, or a later one, is refused as unknown).
 --
 -- While it waits, the job is scheduled with run_at 100 years ahead: the claim's run_at bound ends
--- its range before it, as for any delayed job. The dependencies' rows are locked (UPDATE ...
--- linked = true), so a dependency that finishes concurrently either finished before (its state
--- here says so) or waits for this transaction and then sees the edge.
+-- its range before it, as for any delayed job.
+--
+-- No lock on the dependencies' rows until commit (issue #23): the caller's transaction may stay
+-- open for long, and a row lock held that long (the UPDATE ... linked = true this function used
+-- to run) made a running dependency's completion wait for it, holding its worker and connection.
+-- The dependencies' states are read once, without a lock; a dependency that finishes after that
+-- read, and whose finisher commits without seeing this uncommitted edge, is caught at this
+-- transaction's commit by the deferred trigger on the edge (pgbus.dependency_linked, V24), which
+-- only then locks the dependency, for the few moments until the commit.
 CREATE OR REPLACE FUNCTION pgbus.enqueue_after(
     queue        text,
     payload      jsonb,
@@ -199,6 +205,9 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_after(
     v_policy text[] := coalesce(enqueue_after.on_failures,
                                 array_fill('cancel'::text, ARRAY[cardinality(enqueue_after.depends_on)]));
     v_missing bigint[];
+    v_ids     bigint[];
+    v_states  text[];
+    v_results jsonb[];
     v_waiting integer;
     v_failed integer;
   BEGIN
@@ -211,15 +220,17 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_after(
         v_missing, enqueue_after.queue
         USING ERRCODE = 'foreign_key_violation';
     END IF;
-    -- Lock and mark the dependencies, in id order.
-    WITH marked AS (
-      UPDATE pgbus.job j SET linked = true
-       WHERE j.id = ANY (v_deps)
-      RETURNING j.id, j.state)
-    SELECT count(*) FILTER (WHERE m.state NOT IN ('completed', 'dead', 'cancelled')),
-           count(*) FILTER (WHERE m.state IN ('dead', 'cancelled'))
+    -- The dependencies' states, read once (no lock, see above): the delay and the edges below
+    -- both come from this one read, so they agree, whatever finishes meanwhile.
+    SELECT array_agg(j.id ORDER BY j.id), array_agg(j.state::text ORDER BY j.id),
+           array_agg(j.result ORDER BY j.id)
+      INTO v_ids, v_states, v_results
+      FROM pgbus.job j
+     WHERE j.id = ANY (v_deps);
+    SELECT count(*) FILTER (WHERE t.state NOT IN ('completed', 'dead', 'cancelled')),
+           count(*) FILTER (WHERE t.state IN ('dead', 'cancelled'))
       INTO v_waiting, v_failed
-      FROM marked m;
+      FROM unnest(v_states) AS t(state);
     SELECT e.id, e.duplicate INTO enqueue_after.id, enqueue_after.duplicate
       FROM pgbus.enqueue_job(enqueue_after.queue, enqueue_after.payload,
                              CASE WHEN v_waiting + v_failed > 0 THEN now() + interval '36500 days' END,
@@ -230,7 +241,8 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_after(
       RETURN;
     END IF;
     UPDATE pgbus.job j SET linked = true WHERE j.id = enqueue_after.id;
-    -- A dependency given twice keeps its first policy.
+    -- A dependency given twice keeps its first policy. In id order: the deferred triggers lock
+    -- the dependencies at commit in the order of these rows.
     INSERT INTO pgbus.job_dependency (depends_on, job_id, on_failure, state, result)
     SELECT DISTINCT ON (j.id) j.id, enqueue_after.id, p.on_failure,
            CASE WHEN j.state = 'completed' THEN 'completed'
@@ -238,13 +250,95 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_after(
                 ELSE 'waiting' END,
            CASE WHEN j.state = 'completed' THEN j.result END
       FROM unnest(enqueue_after.depends_on, v_policy) WITH ORDINALITY AS p(id, on_failure, ord)
-      JOIN pgbus.job j ON j.id = p.id
+      JOIN unnest(v_ids, v_states, v_results) AS j(id, state, result) ON j.id = p.id
      ORDER BY j.id, p.ord;
     IF EXISTS (SELECT 1 FROM pgbus.job_dependency d
                 WHERE d.job_id = enqueue_after.id AND d.state = 'failed' AND d.on_failure = 'cancel') THEN
       UPDATE pgbus.job j SET state = 'cancelled', finalized_at = now() WHERE j.id = enqueue_after.id;
       PERFORM pgbus.job_finished(ARRAY[enqueue_after.id]);
     END IF;
+  END $$;
+
+-- The deferred trigger on each new edge of pgbus.job_dependency (V24: CONSTRAINT TRIGGER ...
+-- DEFERRABLE INITIALLY DEFERRED), so it runs at the commit of the transaction that called
+-- pgbus.enqueue_after. It closes the race that enqueue_after's read of the dependency leaves open
+-- without a lock: the dependency finishes after that read, and its finisher, which reports to the
+-- dependents it sees, commits without seeing this edge, still uncommitted.
+--
+-- Here the dependency's row is locked (FOR NO KEY UPDATE) and marked linked. Three cases:
+-- * its finisher committed before: the row says so, and the edge is settled here, as
+--   pgbus.job_finished_as would have (completed: the edge keeps the result, and the dependent
+--   runs when no edge is left undone; dead or cancelled: the edge fails, and 'cancel' cancels
+--   the dependent);
+-- * its finisher wrote the row and has not committed: the lock waits for that commit (a
+--   finishing transaction ends right after its finishing statement), then reads as above;
+-- * it has not finished: its finishing UPDATE waits for this commit, which follows at once, and
+--   then returns linked = true, so its transaction calls pgbus.job_finished, whose next
+--   statement sees this edge.
+-- So the lock lasts from this trigger to the commit: never the caller's whole transaction. A
+-- dependency gone by now was deleted on completion (pgbus.retention.completed=0): completed,
+-- with no result kept, as its finisher reports it (JobStore, FINISHED_DELETED).
+--
+-- The previous release's enqueue_after, which locked at the enqueue, works with it: the trigger
+-- then finds its own lock and the edge as it wrote it.
+CREATE OR REPLACE FUNCTION pgbus.dependency_linked() RETURNS trigger
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  DECLARE
+    v_state  text;
+    v_result jsonb;
+    v_linked boolean;
+    v_edge   record;
+    v_woken  bigint;
+  BEGIN
+    SELECT j.state::text, j.result, j.linked INTO v_state, v_result, v_linked
+      FROM pgbus.job j
+     WHERE j.id = NEW.depends_on
+       FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+      v_state := 'completed';
+      v_result := NULL;
+    ELSIF NOT v_linked THEN
+      UPDATE pgbus.job j SET linked = true WHERE j.id = NEW.depends_on;
+    END IF;
+    IF v_state NOT IN ('completed', 'dead', 'cancelled') THEN
+      RETURN NULL;  -- its finisher sees linked and this edge
+    END IF;
+    SELECT d.state, d.on_failure INTO v_edge
+      FROM pgbus.job_dependency d
+     WHERE d.depends_on = NEW.depends_on AND d.job_id = NEW.job_id;
+    IF NOT FOUND THEN
+      RETURN NULL;  -- the dependent was cancelled or completed in this transaction
+    END IF;
+    IF v_state = 'completed' THEN
+      -- A 'failed' edge too: a dead dependency replayed and completed since the read.
+      IF v_edge.state <> 'completed' THEN
+        UPDATE pgbus.job_dependency d SET state = 'completed', result = v_result
+         WHERE d.depends_on = NEW.depends_on AND d.job_id = NEW.job_id;
+      END IF;
+      WITH released AS (
+        UPDATE pgbus.job j
+           SET state = 'available', run_at = now()
+         WHERE j.id = NEW.job_id
+           AND j.state = 'scheduled'
+           AND NOT EXISTS (SELECT 1 FROM pgbus.job_dependency o
+                            WHERE o.job_id = j.id AND o.state <> 'completed')
+        RETURNING j.queue)
+      SELECT count(*) INTO v_woken
+        FROM (SELECT pgbus.notify(r.queue, now()) FROM released r) n;
+    ELSIF v_edge.state = 'waiting' THEN
+      UPDATE pgbus.job_dependency d SET state = 'failed'
+       WHERE d.depends_on = NEW.depends_on AND d.job_id = NEW.job_id;
+      IF v_edge.on_failure = 'cancel' THEN
+        UPDATE pgbus.job j SET state = 'cancelled', finalized_at = now()
+         WHERE j.id = NEW.job_id AND j.state IN ('scheduled', 'available', 'retryable');
+        IF FOUND THEN
+          PERFORM pgbus.job_finished(ARRAY[NEW.job_id]);
+        END IF;
+      END IF;
+    END IF;
+    RETURN NULL;
   END $$;
 
 -- The bounds of a dependency list, with the Java API's messages (EnqueueOptions.afterJobs).

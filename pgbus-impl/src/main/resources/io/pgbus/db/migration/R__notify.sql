@@ -39,3 +39,25 @@ CREATE OR REPLACE FUNCTION pgbus.listen(channels text[]) RETURNS void
       EXECUTE pg_catalog.format('LISTEN %I', c);
     END LOOP;
   END $$;
+
+-- The trigger function of the change triggers (V24): a row written to pgbus.queue_limit,
+-- pgbus.queue_pause or (moved earlier, resumed, new) pgbus.schedule sends the trigger's channel,
+-- TG_ARGV[0] ('pgbus-queues' or 'pgbus-schedule'), an empty notification at commit, so every
+-- engine re-reads what changed within one wake instead of at its next poll ceiling: through the
+-- SQL functions, the Java API, the console, or a plain UPDATE alike. The payload says nothing:
+-- anyone may NOTIFY any channel, so engines treat one only as "re-read", rate-limited (Engine,
+-- Maintainer). PostgreSQL folds the identical notifications of one transaction into one, so a
+-- statement that writes many rows sends one.
+--
+-- Row-level, not statement-level: a statement-level trigger fires for a statement that wrote no
+-- row too, and the enqueue of a keyed job runs INSERT ... ON CONFLICT DO NOTHING on its queue's
+-- limit row every time (pgbus.check_concurrency_key); row-level, only the first one, the one that
+-- inserts the row, notifies, and no enqueue after it pays anything. Off the hot path: pinned.
+CREATE OR REPLACE FUNCTION pgbus.tell_engines() RETURNS trigger
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  BEGIN
+    PERFORM pg_catalog.pg_notify(TG_ARGV[0], '');
+    RETURN NULL;
+  END $$;
