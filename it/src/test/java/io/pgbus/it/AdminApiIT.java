@@ -332,7 +332,7 @@ class AdminApiIT {
   }
 
   @Test
-  void queuesThroughputCronsFleetAndDoctorAnswerAViewer() throws Exception {
+  void queuesThroughputCronsAndFleetAnswerAViewer() throws Exception {
     String q = queue();
     plant(q, "completed", "{}");
     plant(q, "available", "{}");
