@@ -312,6 +312,15 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     v_found boolean;
     v_floor timestamptz;             -- the floor of the level being claimed; NULL: none
   BEGIN
+    -- The worker id goes into attempted_by, which logs and the console show: as WorkerIds.check in
+    -- Java, 1 to 255 characters and no control character (a newline forges a log line; issue #23).
+    IF worker IS NULL OR pg_catalog.length(worker) NOT BETWEEN 1 AND 255
+       OR worker ~ '[\x01-\x1f\x7f-\x9f\u2028\u2029]' THEN
+      RAISE EXCEPTION 'pgbus: the worker id % is invalid: use 1 to 255 characters without control characters (pgbus.worker-id)',
+        pg_catalog.quote_literal(pg_catalog.regexp_replace(pg_catalog.left(worker, 80),
+                                 '[\x01-\x1f\x7f-\x9f\u2028\u2029]', '?', 'g'))
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     -- The queue list's limit, as CapsuleConfig.MAX_QUEUES in Java (docs/configuration.md, "Limits").
     IF pg_catalog.cardinality(queues) > 1000 THEN
       RAISE EXCEPTION 'pgbus: a claim of % queues is over the limit of 1000 queues per claim: split them over several capsules', pg_catalog.cardinality(queues)

@@ -1,13 +1,13 @@
 // The fleet: who leads, this JVM's capsules, every node (pgbus.node) with its capsules, the live
-// listeners (one per JVM with capsules), and the doctor's report.
-import { get, h, when } from './core.js';
+// listeners (one per JVM with capsules), and the doctor's report (for pgbus-admin only).
+import { get, h, session, when } from './core.js';
 
 export async function render(view) {
   const fleetBox = h('div', { class: 'card', id: 'fleet' });
   const doctorBox = h('div', { class: 'card', id: 'doctor' });
   view.replaceChildren(h('h1', {}, 'Fleet'), fleetBox, h('h2', {}, 'Doctor'), doctorBox);
   async function refresh() {
-    const [f, d] = await Promise.all([get('fleet'), get('doctor')]);
+    const [f, d] = await Promise.all([get('fleet'), session.admin ? get('doctor') : null]);
     const s = f.self || {};
     fleetBox.replaceChildren(
       h('dl', { class: 'facts' },
@@ -32,7 +32,8 @@ export async function render(view) {
       h('table', {}, h('thead', {}, h('tr', {}, ['pid', 'client address', 'since'].map((t) => h('th', {}, t)))),
         h('tbody', {}, f.listeners.map((l) => h('tr', {},
           h('td', {}, l.pid), h('td', {}, l.clientAddress || '—'), h('td', {}, when(l.since)))))));
-    doctorBox.replaceChildren(h('pre', { id: 'doctor-report' }, JSON.stringify(d, null, 2)));
+    doctorBox.replaceChildren(d ? h('pre', { id: 'doctor-report' }, JSON.stringify(d, null, 2))
+      : h('p', { class: 'muted' }, 'The doctor\'s report (configuration and database limits) is for pgbus-admin only.'));
   }
   await refresh();
   return { refresh };

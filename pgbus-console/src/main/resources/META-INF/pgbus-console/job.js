@@ -42,7 +42,7 @@ export async function render(view, id) {
       fact('unique key', j.uniqueKey || '—'),
       fact('enqueued by', j.enqueuedBy || '—'),
       fact('correlation id', j.correlationId || '—')));
-    payload.textContent = j.payloadMasked ? '(masked: only pgbus-admin may read payloads)' : pretty(j.payload);
+    payload.textContent = j.payloadMasked ? '(masked: only pgbus-admin may read payloads and error texts)' : pretty(j.payload);
     timeline.replaceChildren(...events(j).map((e) => h('li', { class: e.kind },
       h('div', { class: 'when' }, when(e.at)), h('div', {}, e.title),
       e.detail ? h('div', { class: 'error-text' }, e.detail) : null)));

@@ -42,7 +42,9 @@ class AdminApiIT {
                 "pgbus.capsules=admin",
                 "pgbus.capsule.admin.queues=it_admin_read",
                 "pgbus.capsule.admin.concurrency=1")
-            .addClasses(ItRestApplication.class, ItAdmin.class, Http.class);
+            .addClasses(ItRestApplication.class, ItAdmin.class, ItDoctor.class, Http.class)
+            // The console too, as the demo ships it: TRACE on its pages (issue #23).
+            .addAsLibrary(ConsoleBrowserIT.consoleJar());
     if (TestServer.current() == TestServer.WILDFLY) {
       war.setWebXML("wildfly/web-secured.xml").addAsWebInfResource("wildfly/jboss-web.xml");
     }
@@ -157,7 +159,7 @@ class AdminApiIT {
     long dead = plant(q, "dead", "{\"order\":\"" + marker + "\"}");
     plant(q, "dead", "{\"order\":\"other\"}");
     String filter = URLEncoder.encode("{\"order\":\"" + marker + "\"}", StandardCharsets.UTF_8);
-    Http.Response r = get("jobs?state=dead&payload=" + filter, "viewer", "viewer-secret");
+    Http.Response r = get("jobs?state=dead&payload=" + filter, "admin", "admin-secret");
     assertEquals(200, r.status(), r.body());
     assertEquals(List.of(String.valueOf(dead)), ids(r.body()));
 
@@ -314,11 +316,11 @@ class AdminApiIT {
     assertField(
         get(
             "jobs?payload=" + URLEncoder.encode("{nope", StandardCharsets.UTF_8),
-            "viewer",
-            "viewer-secret"),
+            "admin",
+            "admin-secret"),
         "payload");
     assertField(
-        get("jobs?payload=%7B" + "x".repeat(1200) + "%7D", "viewer", "viewer-secret"), "payload");
+        get("jobs?payload=%7B" + "x".repeat(1200) + "%7D", "admin", "admin-secret"), "payload");
     assertField(get("jobs?queue=" + "q".repeat(60), "viewer", "viewer-secret"), "queue");
     assertField(get("jobs?limit=5000", "viewer", "viewer-secret"), "limit");
     assertField(act("jobs/explode?queue=x", "admin", "admin-secret"), "action");
@@ -330,7 +332,7 @@ class AdminApiIT {
   }
 
   @Test
-  void queuesThroughputCronsFleetAndDoctorAnswerAViewer() throws Exception {
+  void queuesThroughputCronsAndFleetAnswerAViewer() throws Exception {
     String q = queue();
     plant(q, "completed", "{}");
     plant(q, "available", "{}");
@@ -350,6 +352,181 @@ class AdminApiIT {
     // Its heartbeat: younger than its TTL, or its listener open, so alive (issue #14).
     assertTrue(fleet.body().contains("\"alive\":true"), fleet.body());
     assertTrue(fleet.body().contains("\"heartbeatTtl\":\""), fleet.body());
-    assertEquals(200, get("doctor", "viewer", "viewer-secret").status());
+  }
+
+  // Issue #23, second round: what an outside attack on the demo found.
+
+  @Test
+  void aViewerSeesNeitherTheErrorsNorTheLastErrorOfAJobWhilePayloadsAreMasked() throws Exception {
+    String q = queue();
+    String card = "4111-1111-1111-" + (1000 + (int) (Math.random() * 8999));
+    long dead = plant(q, "dead", "{\"card\":\"" + card + "\"}");
+    Sql.execute(
+        ds,
+        "UPDATE pgbus.job SET errors = jsonb_build_array(jsonb_build_object('attempt', 1,"
+            + " 'at', now(), 'error', ?::text)) WHERE id = ?",
+        "java.lang.IllegalStateException: card " + card + " declined for ada@example.com",
+        dead);
+    for (String path :
+        List.of("jobs/" + dead, "jobs?queue=" + q, "jobs?queue=" + q + "&state=dead")) {
+      Http.Response asViewer = get(path, "viewer", "viewer-secret");
+      assertEquals(200, asViewer.status(), asViewer.body());
+      assertTrue(asViewer.body().contains("\"id\":\"" + dead + "\""), asViewer.body());
+      assertFalse(asViewer.body().contains(card), path + ": " + asViewer.body());
+      assertFalse(asViewer.body().contains("ada@example.com"), path + ": " + asViewer.body());
+    }
+    Http.Response asAdmin = get("jobs/" + dead, "admin", "admin-secret");
+    assertTrue(asAdmin.body().contains("ada@example.com"), asAdmin.body());
+    assertTrue(get("jobs?queue=" + q, "admin", "admin-secret").body().contains(card));
+  }
+
+  @Test
+  void aViewersPayloadSearchIsRefusedWhilePayloadsAreMasked() throws Exception {
+    String q = queue();
+    plant(q, "dead", "{\"pin\":\"0417\"}");
+    String filter = URLEncoder.encode("{\"pin\":\"0417\"}", StandardCharsets.UTF_8);
+    Http.Response r = get("jobs?queue=" + q + "&payload=" + filter, "viewer", "viewer-secret");
+    assertEquals(403, r.status(), r.body());
+    assertTrue(r.body().contains("\"field\":\"payload\""), r.body());
+    assertFalse(r.body().contains("\"jobs\""), r.body());
+    assertEquals(
+        1,
+        ids(get("jobs?queue=" + q + "&payload=" + filter, "admin", "admin-secret").body()).size());
+  }
+
+  @Test
+  void payloadSearchesBeyondTheUsersBudgetGet429WithRetryAfter() throws Exception {
+    String q = queue();
+    String filter = URLEncoder.encode("{\"pin\":\"0000\"}", StandardCharsets.UTF_8);
+    Http.Response limited = null;
+    for (int i = 0; i < 40 && limited == null; i++) {
+      Http.Response r = get("jobs?queue=" + q + "&payload=" + filter, "admin", "admin-secret");
+      if (r.status() == 429) {
+        limited = r;
+      } else {
+        assertEquals(200, r.status(), r.body());
+      }
+    }
+    assertNotNull(limited, "40 payload searches at once, none refused");
+    assertTrue(limited.body().contains("\"error\":\"rate-limited\""), limited.body());
+    int retryAfter = Integer.parseInt(limited.headers().firstValue("Retry-After").orElse("-1"));
+    assertTrue(retryAfter >= 1 && retryAfter <= 60, "Retry-After " + retryAfter);
+    // Another user's budget is their own, and searches without a payload are not counted.
+    assertEquals(200, get("jobs?queue=" + q, "admin", "admin-secret").status());
+    // The budget refills, one search a second: after 11 s it is whole again for the other tests.
+    long limitedAt = System.nanoTime();
+    io.pgbus.it.support.Await.until(
+        "the budget refilled",
+        java.time.Duration.ofSeconds(30),
+        () -> System.nanoTime() - limitedAt > java.time.Duration.ofSeconds(11).toNanos());
+    assertEquals(
+        200, get("jobs?queue=" + q + "&payload=" + filter, "admin", "admin-secret").status());
+  }
+
+  @Test
+  void theDoctorIsForAdminsOnlyOnTheAdminApiAsOnItsOwnPath() throws Exception {
+    String own = Http.root(url) + url.getPath() + "api/pgbus/doctor";
+    Http.Response viaAdmin = get("doctor", "viewer", "viewer-secret");
+    assertEquals(403, viaAdmin.status(), viaAdmin.body());
+    assertFalse(viaAdmin.body().contains("max_connections"), viaAdmin.body());
+    assertEquals(403, Http.get(own, "viewer", "viewer-secret").status());
+    assertEquals(200, get("doctor", "admin", "admin-secret").status());
+    assertEquals(200, Http.get(own, "admin", "admin-secret").status());
+  }
+
+  @Test
+  void traceIsRefusedOnTheConsoleAndTheAdminApiAndEchoesNoCredentials() throws Exception {
+    String base = Http.root(url) + url.getPath();
+    String credentials =
+        java.util.Base64.getEncoder()
+            .encodeToString("admin:admin-secret".getBytes(StandardCharsets.UTF_8));
+    for (String path :
+        List.of("pgbus/", "pgbus/app.js", "api/pgbus/admin/jobs", "api/pgbus/doctor")) {
+      for (String user : new String[] {"admin", null}) {
+        Http.Response r = Http.request("TRACE", base + path, user, "admin-secret");
+        assertTrue(
+            r.status() == 405 || r.status() == 403 || (user == null && r.status() == 401),
+            "TRACE " + path + " as " + user + ": " + r.status() + " " + r.body());
+        assertFalse(r.body().contains(credentials), path + ": " + r.body());
+        assertFalse(
+            r.body().toLowerCase(java.util.Locale.ROOT).contains("authorization"), r.body());
+      }
+    }
+  }
+
+  @Test
+  void everyAdminApiAndDoctorAnswerCarriesNosniff() throws Exception {
+    String own = Http.root(url) + url.getPath() + "api/pgbus/doctor";
+    List<Http.Response> answers =
+        List.of(
+            get("jobs?state=%3Cscript%3E", "viewer", "viewer-secret"),
+            get("jobs", "viewer", "viewer-secret"),
+            get("jobs/999999999999", "viewer", "viewer-secret"),
+            get("doctor", "admin", "admin-secret"),
+            act("jobs/explode", "admin", "admin-secret"),
+            Http.get(own, "admin", "admin-secret"));
+    for (Http.Response r : answers) {
+      assertEquals(
+          "nosniff",
+          r.headers().firstValue("X-Content-Type-Options").orElse(null),
+          r.status() + " " + r.body());
+    }
+  }
+
+  @Test
+  void aScheduleBodyOverTheMaximumIsRefusedWith413() throws Exception {
+    Http.Response csrf = get("csrf", "admin", "admin-secret");
+    String token = csrf.cookie("pgbus-csrf");
+    String big =
+        "{\"name\":\"big\",\"cron\":\"0 3 * * *\",\"queue\":\"it_big\",\"payload\":\""
+            + "x".repeat(300_000)
+            + "\"}";
+    Http.Response sized =
+        Http.requestWithBody(
+            "POST",
+            api() + "schedules",
+            "admin",
+            "admin-secret",
+            big,
+            "X-Pgbus-CSRF",
+            token,
+            "Cookie",
+            "pgbus-csrf=" + token);
+    assertEquals(413, sized.status(), sized.body());
+    assertTrue(sized.body().contains("262144"), sized.body());
+    // Without a Content-Length (chunked), the read stops at the bound.
+    Http.Response chunked =
+        Http.requestStreaming(
+            "POST",
+            api() + "schedules",
+            "admin",
+            "admin-secret",
+            big,
+            "X-Pgbus-CSRF",
+            token,
+            "Cookie",
+            "pgbus-csrf=" + token);
+    assertEquals(413, chunked.status(), chunked.body());
+    assertEquals(0, Sql.count(ds, "SELECT count(*) FROM pgbus.schedule WHERE name = 'big'"));
+  }
+
+  @Test
+  void aCronThatNeverFiresIsRefusedNamingTheExpression() throws Exception {
+    Http.Response csrf = get("csrf", "admin", "admin-secret");
+    String token = csrf.cookie("pgbus-csrf");
+    Http.Response r =
+        Http.requestWithBody(
+            "POST",
+            api() + "schedules",
+            "admin",
+            "admin-secret",
+            "{\"name\":\"feb31\",\"cron\":\"0 0 31 2 *\",\"queue\":\"it_feb\"}",
+            "X-Pgbus-CSRF",
+            token,
+            "Cookie",
+            "pgbus-csrf=" + token);
+    assertEquals(400, r.status(), r.body());
+    assertTrue(r.body().contains("0 0 31 2 *") && r.body().contains("never"), r.body());
+    assertEquals(0, Sql.count(ds, "SELECT count(*) FROM pgbus.schedule WHERE name = 'feb31'"));
   }
 }

@@ -66,7 +66,7 @@ class ConsoleBrowserIT {
   }
 
   /** The pgbus-console jar of this build (a directory of classes when the reactor has no jar). */
-  private static JavaArchive consoleJar() {
+  static JavaArchive consoleJar() {
     try {
       File f =
           new File(

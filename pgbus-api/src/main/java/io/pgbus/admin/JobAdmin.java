@@ -29,12 +29,31 @@ public interface JobAdmin {
   /** Where the per-state counts of {@link #queues()} stop counting. */
   long COUNT_CAP = 1_000;
 
+  /**
+   * How long one search may run before the database cancels it ({@link SearchTimeoutException}), in
+   * milliseconds; a lower {@code statement_timeout} of the session stays in force.
+   */
+  int SEARCH_TIMEOUT_MS = 5_000;
+
+  /**
+   * A payload search without {@code createdFrom} looks at the jobs created in this many days before
+   * {@code createdTo} (or now).
+   */
+  int PAYLOAD_WINDOW_DAYS = 7;
+
+  /** The widest creation window a payload search may give, in days. */
+  int MAX_PAYLOAD_WINDOW_DAYS = 31;
+
   /** One job with its payload and errors, or empty when there is no such job. */
   Optional<JobView> job(long id);
 
   /**
-   * The jobs matching {@code filter}, newest (highest id) first.
+   * The jobs matching {@code filter}, newest (highest id) first. A payload filter looks only at the
+   * jobs created in the filter's window: {@value #PAYLOAD_WINDOW_DAYS} days when it gives no {@code
+   * createdFrom}, at most {@value #MAX_PAYLOAD_WINDOW_DAYS} days (a wider one is refused). The
+   * search runs at most {@value #SEARCH_TIMEOUT_MS} ms.
    *
+   * @throws SearchTimeoutException when it ran longer
    * @param before the {@link JobPage#next()} of the previous page, or null for the first page
    * @param limit the page size, 1 to {@value #MAX_PAGE}
    */

@@ -1,11 +1,14 @@
 package io.pgbus.console;
 
 import jakarta.servlet.HttpConstraintElement;
+import jakarta.servlet.HttpMethodConstraintElement;
 import jakarta.servlet.ServletContainerInitializer;
 import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletRegistration;
 import jakarta.servlet.ServletSecurityElement;
+import jakarta.servlet.annotation.ServletSecurity.EmptyRoleSemantic;
 import jakarta.servlet.annotation.ServletSecurity.TransportGuarantee;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
@@ -15,8 +18,9 @@ import java.util.logging.Logger;
  * Registers the console in every WAR that carries this jar (found through {@code
  * META-INF/services}): the {@link ConsoleServlet} at {@code pgbus.console.path} with a security
  * constraint that admits the roles pgbus-viewer and pgbus-admin only, so the pages are never open
- * to anonymous users, whatever the WAR's web.xml says. The settings come from MicroProfile Config
- * when the server has it, else from the context parameters of the same names.
+ * to anonymous users, whatever the WAR's web.xml says, and TRACE is denied to all. The settings
+ * come from MicroProfile Config when the server has it, else from the context parameters of the
+ * same names.
  */
 public final class ConsoleInitializer implements ServletContainerInitializer {
   private static final Logger LOG = Logger.getLogger(ConsoleInitializer.class.getName());
@@ -51,9 +55,13 @@ public final class ConsoleInitializer implements ServletContainerInitializer {
               + "); choose another path");
     }
     // Enforced by the container before the servlet runs, so the static pages are protected too.
+    // TRACE is denied to everyone: HttpServlet's would echo the request, Authorization included.
     servlet.setServletSecurity(
         new ServletSecurityElement(
-            new HttpConstraintElement(TransportGuarantee.NONE, VIEWER, ADMIN)));
+            new HttpConstraintElement(TransportGuarantee.NONE, VIEWER, ADMIN),
+            List.of(
+                new HttpMethodConstraintElement(
+                    "TRACE", new HttpConstraintElement(EmptyRoleSemantic.DENY)))));
     LOG.info(
         () ->
             "pgbus console: at "

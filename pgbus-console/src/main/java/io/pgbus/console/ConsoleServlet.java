@@ -71,6 +71,17 @@ final class ConsoleServlet extends HttpServlet {
     }
   }
 
+  /**
+   * Never echoes a request (HttpServlet's TRACE would, credentials included); the container's
+   * constraint denies TRACE first, this holds where it does not.
+   */
+  @Override
+  protected void doTrace(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+    secure(resp);
+    resp.setHeader("Allow", "GET, HEAD");
+    resp.sendError(HttpServletResponse.SC_METHOD_NOT_ALLOWED);
+  }
+
   private void session(HttpServletRequest req, HttpServletResponse resp) throws IOException {
     boolean admin = req.isUserInRole(ConsoleInitializer.ADMIN);
     String user = req.getUserPrincipal() == null ? "" : req.getUserPrincipal().getName();

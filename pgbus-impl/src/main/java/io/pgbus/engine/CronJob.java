@@ -80,7 +80,7 @@ public record CronJob(
           "cron '" + name + "' has no payload: use a JSON object, or {} for no data");
     }
     try {
-      CronSchedule.parse(schedule, zone);
+      CronSchedule.parse(schedule, zone).requireRunAfter(java.time.Instant.now());
     } catch (IllegalArgumentException e) {
       String key = KEY_PREFIX + name + ".schedule";
       InvalidConfigException refused =

@@ -115,6 +115,28 @@ final class CronSchedule {
         .orElse(null);
   }
 
+  /**
+   * This schedule, when it has a run after {@code t}.
+   *
+   * @throws IllegalArgumentException naming the expression, when it never fires again (such as
+   *     {@code 0 0 31 2 *}, the 31st of February): such a schedule would be stored with no next run
+   */
+  CronSchedule requireRunAfter(Instant t) {
+    if (nextAfter(t) == null) {
+      throw new IllegalArgumentException(
+          "the cron schedule '"
+              + expression
+              + "' never fires after "
+              + t.truncatedTo(ChronoUnit.SECONDS)
+              + " in "
+              + zone
+              + ": no date matches its day of month, month and day of week together (such as"
+              + " the 31st of February); "
+              + RULE);
+    }
+    return this;
+  }
+
   @Override
   public String toString() {
     return expression + " (" + zone + ")";

@@ -66,6 +66,7 @@ public record EngineConfig(
 
   public EngineConfig {
     Objects.requireNonNull(workerId, "workerId");
+    WorkerIds.check(workerId);
     capsules = List.copyOf(capsules);
     var names = new HashMap<String, CapsuleConfig>();
     for (CapsuleConfig c : capsules) {

@@ -7,6 +7,7 @@ import io.pgbus.admin.JobPage;
 import io.pgbus.admin.JobState;
 import io.pgbus.admin.JobView;
 import io.pgbus.admin.QueueStats;
+import io.pgbus.admin.SearchTimeoutException;
 import io.pgbus.admin.Throughput;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -302,6 +303,36 @@ public final class JobAdminStore {
        ORDER BY 2, 1
       """;
 
+  // The search's statement timeout (issue #23): the lower of the session's (0: none) and the
+  // search's own, set for the session and put back after the search. Session-level rather than
+  // SET LOCAL, so that it holds on a connection in auto-commit too; inside a transaction a
+  // failed search rolls the setting back with it. The previous value comes back in milliseconds.
+  private static final String LIMIT_TIME =
+      """
+      SELECT s.setting, pg_catalog.set_config('statement_timeout',
+               CASE WHEN s.setting OPERATOR(pg_catalog.=) '0'::text THEN ?::integer
+                    ELSE LEAST(s.setting::integer, ?::integer) END::text, false)
+        FROM pg_catalog.pg_settings s WHERE s.name OPERATOR(pg_catalog.=) 'statement_timeout'::text
+      """;
+
+  private static final String RESTORE_TIME =
+      "SELECT pg_catalog.set_config('statement_timeout', ?::text, false)";
+
+  private final int searchTimeoutMs;
+
+  /** The store with the documented search timeout, {@link JobAdmin#SEARCH_TIMEOUT_MS}. */
+  public JobAdminStore() {
+    this(JobAdmin.SEARCH_TIMEOUT_MS);
+  }
+
+  JobAdminStore(int searchTimeoutMs) {
+    if (searchTimeoutMs < 1) {
+      throw new IllegalArgumentException(
+          "search timeout " + searchTimeoutMs + " ms: use 1 or more");
+    }
+    this.searchTimeoutMs = searchTimeoutMs;
+  }
+
   /** One job with payload and errors. */
   public Optional<JobView> jobView(Connection c, long id) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(ONE)) {
@@ -312,13 +343,93 @@ public final class JobAdminStore {
     }
   }
 
-  /** A page of the search, newest first; see {@link JobAdmin#search}. */
+  /**
+   * A page of the search, newest first; see {@link JobAdmin#search}: a payload filter within its
+   * creation window, the whole search within its statement timeout.
+   *
+   * @throws SearchTimeoutException when the database cancelled it at the timeout
+   */
   public JobPage jobSearch(Connection c, JobFilter filter, Long before, int limit)
       throws SQLException {
     requireRange("limit", limit, 1, JobAdmin.MAX_PAGE);
     if (before != null && before < 1) {
       throw new InvalidFilterException("before", before, "use the next cursor of a page");
     }
+    JobFilter bounded = payloadWindow(filter, Instant.now());
+    String previous = limitTime(c);
+    boolean ok = false;
+    try {
+      JobPage page = search(c, bounded, before, limit);
+      ok = true;
+      return page;
+    } catch (SQLException e) {
+      if ("57014".equals(e.getSQLState())) {
+        throw new SearchTimeoutException(
+            "the job search ran past its "
+                + searchTimeoutMs
+                + " ms and was cancelled: narrow it with a queue, a state, or a shorter window"
+                + " (createdFrom, createdTo)",
+            e);
+      }
+      throw e;
+    } finally {
+      try {
+        try (PreparedStatement ps = c.prepareStatement(RESTORE_TIME)) {
+          ps.setString(1, previous);
+          ps.execute();
+        }
+      } catch (SQLException e) {
+        // In a transaction the search's failure aborted, whose rollback restores the setting.
+        if (ok) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  /**
+   * The filter a search runs with: a payload filter (a scan of the jobs the other filters leave, so
+   * of every job when they leave all) only over a bounded creation window, {@link
+   * JobAdmin#PAYLOAD_WINDOW_DAYS} before {@code createdTo} (or now) unless {@code createdFrom} is
+   * given, and never wider than {@link JobAdmin#MAX_PAYLOAD_WINDOW_DAYS}.
+   */
+  static JobFilter payloadWindow(JobFilter f, Instant now) {
+    if (f.payloadContains() == null) {
+      return f;
+    }
+    Instant end = f.createdTo() == null ? now : f.createdTo();
+    Instant from =
+        f.createdFrom() != null
+            ? f.createdFrom()
+            : end.minus(Duration.ofDays(JobAdmin.PAYLOAD_WINDOW_DAYS));
+    if (Duration.between(from, end).compareTo(Duration.ofDays(JobAdmin.MAX_PAYLOAD_WINDOW_DAYS))
+        > 0) {
+      throw new InvalidFilterException(
+          "createdFrom",
+          from,
+          "a payload search looks at most "
+              + JobAdmin.MAX_PAYLOAD_WINDOW_DAYS
+              + " days of jobs: give createdFrom and createdTo (default now) at most "
+              + JobAdmin.MAX_PAYLOAD_WINDOW_DAYS
+              + " days apart");
+    }
+    return f.withCreated(from, f.createdTo());
+  }
+
+  /** Sets the search's statement timeout; the session's previous one, in milliseconds. */
+  private String limitTime(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(LIMIT_TIME)) {
+      ps.setInt(1, searchTimeoutMs);
+      ps.setInt(2, searchTimeoutMs);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getString(1);
+      }
+    }
+  }
+
+  private JobPage search(Connection c, JobFilter filter, Long before, int limit)
+      throws SQLException {
     Set<JobState> states =
         filter.states() == null ? EnumSet.allOf(JobState.class) : filter.states();
     // Which walk: see SEARCH, SEARCH_ALL_QUEUES and SEARCH_MATCHING. Without any filter the plain

@@ -51,7 +51,7 @@ public final class ScheduleBook {
         d.name(),
         "create schedule '" + d.name() + "'",
         () -> {
-          Instant next = times.nextAfter(store.now(c));
+          Instant next = firstRun(d, times, store.now(c));
           return store
               .scheduleCreate(c, d, next, actor)
               .orElseThrow(
@@ -74,7 +74,7 @@ public final class ScheduleBook {
         "update schedule '" + d.name() + "'",
         () ->
             store
-                .scheduleUpdate(c, d, times.nextAfter(store.now(c)), actor)
+                .scheduleUpdate(c, d, firstRun(d, times, store.now(c)), actor)
                 .map(ScheduleStore.Row::schedule));
   }
 
@@ -214,6 +214,16 @@ public final class ScheduleBook {
     }
     try {
       return CronSchedule.parse(d.cron(), ZoneId.of(d.zone()));
+    } catch (IllegalArgumentException e) {
+      throw new InvalidScheduleException(
+          d.name(), "schedule '" + d.name() + "': " + e.getMessage());
+    }
+  }
+
+  /** The schedule's first run after {@code now}; one that never fires is refused, not stored. */
+  private static Instant firstRun(ScheduleDefinition d, CronSchedule times, Instant now) {
+    try {
+      return times.requireRunAfter(now).nextAfter(now);
     } catch (IllegalArgumentException e) {
       throw new InvalidScheduleException(
           d.name(), "schedule '" + d.name() + "': " + e.getMessage());

@@ -11,6 +11,7 @@ import io.pgbus.admin.JobPage;
 import io.pgbus.admin.JobState;
 import io.pgbus.admin.JobView;
 import io.pgbus.admin.QueueStats;
+import io.pgbus.admin.SearchTimeoutException;
 import io.pgbus.admin.Throughput;
 import io.pgbus.engine.Capsule;
 import io.pgbus.engine.Durations;
@@ -36,6 +37,7 @@ import jakarta.ws.rs.core.NewCookie;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.SecurityContext;
 import jakarta.ws.rs.core.UriInfo;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
@@ -68,7 +70,13 @@ import java.util.function.Supplier;
  * carry the header {@value #CSRF_HEADER} equal to the cookie {@value #CSRF_COOKIE} that {@code GET
  * csrf} sets (double submit: a page of another origin can neither read the cookie nor set the
  * header). Bad input is a 400 that names the field; any other failure is a 500 with a category
- * only, the details go to the log.
+ * only, the details go to the log. Every answer carries {@code X-Content-Type-Options: nosniff}.
+ *
+ * <p>While payloads are masked for viewers ({@code pgbus.admin.mask-payloads}), so is what reveals
+ * them: a job's errors, which handlers build from the payload, and the payload search, which is for
+ * admins only. Payload searches are rate-limited per user ({@link SearchBudget}), bounded in time
+ * and window ({@link JobAdmin#search}); request bodies are read up to {@link
+ * RequestBody#MAX_BYTES}.
  */
 @RequestScoped
 @DeclareRoles({AdminResource.VIEWER, AdminResource.ADMIN})
@@ -98,6 +106,12 @@ public class AdminResource {
   private static final System.Logger LOG = System.getLogger(AdminResource.class.getName());
   private static final SecureRandom RANDOM = new SecureRandom();
 
+  /** Payload searches per user, for every subclass in this application. */
+  private static final SearchBudget SEARCHES = new SearchBudget(System::nanoTime);
+
+  /** HTTP 422: a search too broad to finish in its time (JAX-RS names no such status). */
+  private static final int UNPROCESSABLE = 422;
+
   @Inject JobAdmin admin;
   @Inject JobQueue queue;
   @Inject Schedules schedules;
@@ -112,13 +126,42 @@ public class AdminResource {
         security,
         () -> {
           MultivaluedMap<String, String> q = uri.getQueryParameters();
+          boolean masked = masked(security);
+          if (q.getFirst("payload") != null) {
+            // Whether a job matches tells what its payload holds: a masked PIN took 200 guesses.
+            if (masked) {
+              return error(
+                  Response.Status.FORBIDDEN,
+                  "forbidden",
+                  "payload",
+                  "a payload search is for the role "
+                      + ADMIN
+                      + " while pgbus.admin.mask-payloads is on: it tells what masked payloads"
+                      + " hold");
+            }
+            long wait = SEARCHES.take(security.getUserPrincipal().getName());
+            if (wait > 0) {
+              return Response.fromResponse(
+                      error(
+                          Response.Status.TOO_MANY_REQUESTS,
+                          "rate-limited",
+                          "payload",
+                          "at most "
+                              + SearchBudget.BURST
+                              + " payload searches at once per user, then one a second: retry in "
+                              + wait
+                              + " s"))
+                  .header(HttpHeaders.RETRY_AFTER, wait)
+                  .build();
+            }
+          }
           JobFilter filter = AdminParams.filter(q);
           Long before = AdminParams.number("before", q.getFirst("before"));
           int limit = AdminParams.positive("limit", q.getFirst("limit"), DEFAULT_PAGE);
           JobPage page = admin.search(filter, before, limit);
           var jobs = new ArrayList<Map<String, Object>>(page.jobs().size());
           for (JobView j : page.jobs()) {
-            jobs.add(job(j, false, false));
+            jobs.add(job(j, false, masked));
           }
           var body = new LinkedHashMap<String, Object>();
           body.put("jobs", jobs);
@@ -369,7 +412,7 @@ public class AdminResource {
   @Produces(MediaType.APPLICATION_JSON)
   @RolesAllowed(ADMIN)
   public Response scheduleCreate(
-      @Context SecurityContext security, @Context HttpHeaders headers, String body) {
+      @Context SecurityContext security, @Context HttpHeaders headers, InputStream body) {
     return act(
         security,
         headers,
@@ -377,7 +420,8 @@ public class AdminResource {
             Response.status(Response.Status.CREATED)
                 .entity(
                     ScheduleJson.toMap(
-                        schedules.create(ScheduleJson.definition(body, null)), false))
+                        schedules.create(ScheduleJson.definition(body(headers, body), null)),
+                        false))
                 .build());
   }
 
@@ -390,13 +434,13 @@ public class AdminResource {
       @Context SecurityContext security,
       @Context HttpHeaders headers,
       @PathParam("name") String name,
-      String body) {
+      InputStream body) {
     return act(
         security,
         headers,
         () ->
             schedules
-                .update(ScheduleJson.definition(body, name))
+                .update(ScheduleJson.definition(body(headers, body), name))
                 .map(s -> Response.ok(ScheduleJson.toMap(s, false)).build())
                 .orElseGet(() -> error(Response.Status.NOT_FOUND, "not-found", "name", null)));
   }
@@ -552,11 +596,17 @@ public class AdminResource {
     return out;
   }
 
+  /**
+   * The doctor's report, for admins only, as {@link DoctorResource}: it shows the configuration,
+   * the database and its connection limits.
+   */
   @GET
   @Path("doctor")
   @Produces(MediaType.APPLICATION_JSON)
+  @RolesAllowed(ADMIN)
   public Response doctor(@Context SecurityContext security) {
-    return read(security, () -> Response.ok(runtime.doctor()).build());
+    Response denied = denied(security, true);
+    return nosniff(denied != null ? denied : guarded(() -> Response.ok(runtime.doctor()).build()));
   }
 
   /**
@@ -604,18 +654,27 @@ public class AdminResource {
 
   private Response read(SecurityContext security, Supplier<Response> work) {
     Response denied = denied(security, false);
-    return denied != null ? denied : guarded(work);
+    return nosniff(denied != null ? denied : guarded(work));
   }
 
   private Response act(SecurityContext security, HttpHeaders headers, Supplier<Response> work) {
     Response denied = denied(security, true);
     if (denied != null) {
-      return denied;
+      return nosniff(denied);
     }
     if (!csrfMatches(headers)) {
-      return error(Response.Status.FORBIDDEN, "csrf", CSRF_HEADER, null);
+      return nosniff(error(Response.Status.FORBIDDEN, "csrf", CSRF_HEADER, null));
     }
-    return guarded(work);
+    return nosniff(guarded(work));
+  }
+
+  /** An error body echoes input: no browser may read it as anything but JSON. */
+  static Response nosniff(Response r) {
+    return Response.fromResponse(r).header("X-Content-Type-Options", "nosniff").build();
+  }
+
+  private static String body(HttpHeaders headers, InputStream in) {
+    return RequestBody.read(headers.getHeaderString(HttpHeaders.CONTENT_LENGTH), in);
   }
 
   private static Response denied(SecurityContext security, boolean acting) {
@@ -648,6 +707,11 @@ public class AdminResource {
       return error(Response.Status.BAD_REQUEST, "bad-request", e.field(), e.getMessage());
     } catch (InvalidScheduleException e) {
       return error(Response.Status.BAD_REQUEST, "bad-request", "schedule", e.getMessage());
+    } catch (RequestBody.TooLarge e) {
+      return error(Response.Status.REQUEST_ENTITY_TOO_LARGE, "too-large", "body", e.getMessage());
+    } catch (SearchTimeoutException e) {
+      LOG.log(System.Logger.Level.INFO, "pgbus admin API search timed out", e);
+      return error(UNPROCESSABLE, "search-timeout", null, e.getMessage());
     } catch (RuntimeException e) {
       LOG.log(System.Logger.Level.WARNING, "pgbus admin API request failed", e);
       return error(Response.Status.INTERNAL_SERVER_ERROR, "internal", null, null);
@@ -655,6 +719,10 @@ public class AdminResource {
   }
 
   private static Response error(Response.Status status, String category, String field, String msg) {
+    return error(status.getStatusCode(), category, field, msg);
+  }
+
+  private static Response error(int status, String category, String field, String msg) {
     var body = new LinkedHashMap<String, Object>();
     body.put("error", category);
     if (field != null) {
@@ -687,12 +755,13 @@ public class AdminResource {
     m.put("uniqueKey", j.uniqueKey());
     m.put("enqueuedBy", j.enqueuedBy());
     m.put("correlationId", j.correlationId());
-    m.put("lastError", j.lastError());
+    // Handlers build error texts from the payload (a card number, an address): masked with it.
+    m.put("lastError", masked ? null : j.lastError());
     m.put("progress", j.progress());
     if (full) {
       m.put("payload", masked ? null : j.payload());
       m.put("payloadMasked", masked);
-      m.put("errors", j.errors());
+      m.put("errors", masked ? null : j.errors());
       m.put("result", masked ? null : j.result());
       m.put("batchId", j.batchId() == null ? null : String.valueOf(j.batchId()));
       m.put("dependencies", j.dependencies());

@@ -29,6 +29,7 @@ import jakarta.ws.rs.core.SecurityContext;
  * not enforce the annotation on JAX-RS resources (WildFly without {@code
  * resteasy.role.based.security}) still answers 401 to anonymous callers and 403 to others. Reports
  * are cached for {@link PgbusRuntime#DOCTOR_CACHE}, so repeated calls cost the database nothing.
+ * The admin API's {@code GET doctor} follows the same rule: admins only, viewers get 403.
  */
 @RequestScoped
 @DeclareRoles(DoctorResource.ROLE)
@@ -44,13 +45,14 @@ public class DoctorResource {
   @RolesAllowed(ROLE)
   public Response report(@Context SecurityContext security) {
     if (security == null || security.getUserPrincipal() == null) {
-      return Response.status(Response.Status.UNAUTHORIZED)
-          .header(HttpHeaders.WWW_AUTHENTICATE, "Basic realm=\"pgbus\"")
-          .build();
+      return AdminResource.nosniff(
+          Response.status(Response.Status.UNAUTHORIZED)
+              .header(HttpHeaders.WWW_AUTHENTICATE, "Basic realm=\"pgbus\"")
+              .build());
     }
     if (!security.isUserInRole(ROLE)) {
-      return Response.status(Response.Status.FORBIDDEN).build();
+      return AdminResource.nosniff(Response.status(Response.Status.FORBIDDEN).build());
     }
-    return Response.ok(runtime.doctor()).build();
+    return AdminResource.nosniff(Response.ok(runtime.doctor()).build());
   }
 }

@@ -221,4 +221,15 @@ class CronTest {
       throw new AssertionError(e);
     }
   }
+
+  @Test
+  void aCronThatNeverFiresIsRefusedNamingTheExpression() {
+    assertThatThrownBy(() -> CronJob.of("feb31", "0 0 31 2 *", "q"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("cron 'feb31': the cron schedule '0 0 31 2 *' never fires");
+    assertThatThrownBy(() -> CronJob.of("apr31", "0 0 0 31 4 ?", "q"))
+        .hasMessageContaining("'0 0 0 31 4 ?' never fires");
+    // The 29th of February fires, in leap years.
+    assertThat(CronJob.of("leap", "0 0 29 2 *", "q").name()).isEqualTo("leap");
+  }
 }

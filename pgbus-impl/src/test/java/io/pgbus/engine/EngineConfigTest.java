@@ -131,4 +131,21 @@ class EngineConfigTest {
         .as("unset in the builder: the source's value")
         .isEqualTo(Duration.ofMillis(200));
   }
+
+  @Test
+  void aWorkerIdWithANewlineIsRefusedNamingTheKeyAndTheEscapedValue() {
+    assertThatThrownBy(() -> EngineConfig.builder().workerId("host:1\nINFO forged").build())
+        .isInstanceOf(InvalidConfigException.class)
+        .hasMessageContaining("worker id 'host:1\\u000aINFO forged'")
+        .hasMessageContaining("control character U+000A")
+        .extracting(e -> ((InvalidConfigException) e).keyedMessage())
+        .asString()
+        .contains("pgbus.worker-id=host:1\\u000aINFO forged is invalid");
+    assertThatThrownBy(() -> EngineConfig.builder().workerId("").build())
+        .hasMessageContaining("it is empty");
+    assertThatThrownBy(() -> EngineConfig.builder().workerId("w".repeat(256)).build())
+        .hasMessageContaining("256 characters");
+    assertThat(EngineConfig.builder().workerId("host-a:1234 (eu-west)").build().workerId())
+        .isEqualTo("host-a:1234 (eu-west)");
+  }
 }

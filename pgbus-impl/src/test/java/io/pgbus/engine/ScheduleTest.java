@@ -631,4 +631,24 @@ class ScheduleTest {
       throw new AssertionError(e);
     }
   }
+
+  @Test
+  void aScheduleThatNeverFiresIsRefusedAtCreateAndUpdateAndNothingIsWritten() throws Exception {
+    try (Connection c = db.connect()) {
+      assertThatThrownBy(
+              () -> book.create(c, ScheduleDefinition.of("feb31", "0 0 31 2 *", "febq"), "ops"))
+          .isInstanceOf(io.pgbus.InvalidScheduleException.class)
+          .hasMessageContaining("schedule 'feb31': the cron schedule '0 0 31 2 *' never fires");
+      book.create(c, ScheduleDefinition.of("monthly", "@monthly", "mq"), "ops");
+      assertThatThrownBy(
+              () -> book.update(c, ScheduleDefinition.of("monthly", "0 0 30 2 *", "mq"), "ops"))
+          .isInstanceOf(io.pgbus.InvalidScheduleException.class)
+          .hasMessageContaining("'0 0 30 2 *' never fires");
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.schedule WHERE name = 'feb31'")).isZero();
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.schedule WHERE name = 'monthly' AND cron = '@monthly'"))
+        .isEqualTo(1);
+  }
 }

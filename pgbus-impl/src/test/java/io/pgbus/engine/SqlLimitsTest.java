@@ -198,4 +198,18 @@ class SqlLimitsTest {
       ps.execute();
     }
   }
+
+  @Test
+  void aClaimRefusesAWorkerIdWithANewlineNamingIt() {
+    assertThatThrownBy(
+            () ->
+                run(
+                    "SELECT * FROM pgbus.claim(ARRAY['q'], 1, ?, interval '30 seconds')",
+                    "host:1\nINFO forged line"))
+        .isInstanceOf(SQLException.class)
+        .hasMessageContaining("the worker id 'host:1?INFO forged line' is invalid")
+        .hasMessageContaining("without control characters")
+        .extracting(e -> ((SQLException) e).getSQLState())
+        .isEqualTo("22023");
+  }
 }

@@ -97,6 +97,31 @@ public final class Http {
     return send(b);
   }
 
+  /** {@link #requestWithBody}, sent chunked: without a Content-Length. */
+  public static Response requestStreaming(
+      String method, String url, String user, String password, String json, String... headers)
+      throws Exception {
+    byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(url))
+            .method(
+                method,
+                HttpRequest.BodyPublishers.ofInputStream(
+                    () -> new java.io.ByteArrayInputStream(bytes)))
+            .header("Content-Type", "application/json");
+    if (user != null) {
+      b.header(
+          "Authorization",
+          "Basic "
+              + Base64.getEncoder()
+                  .encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8)));
+    }
+    for (int i = 0; i < headers.length; i += 2) {
+      b.header(headers[i], headers[i + 1]);
+    }
+    return send(b);
+  }
+
   private static Response send(HttpRequest.Builder request) throws Exception {
     HttpResponse<String> r =
         CLIENT.send(
