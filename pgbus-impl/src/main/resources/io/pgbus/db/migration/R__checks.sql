@@ -114,3 +114,36 @@ CREATE OR REPLACE FUNCTION pgbus.job_result_valid(result jsonb) RETURNS boolean
   BEGIN
     RETURN octet_length(result::text) <= 65536;
   END $$;
+
+-- The rules of pgbus.schedule's zone and cron expression (V23), as its CHECKs call them: a zone
+-- PostgreSQL knows (tried with timezone(zone, now()); STABLE, not IMMUTABLE: the answer depends on
+-- the server's time zone data and timezone_abbreviations), and an expression of cron's shape (5 or
+-- 6 fields of cron's characters, or an @nickname). Each refuses with check_violation and a message
+-- that names the value and the fix. Necessary, not sufficient: the engine still parses both in
+-- Java (java.time, cron-utils), and skips and reports a row that fails there. Pinned: they run in
+-- whatever session writes the table.
+CREATE OR REPLACE FUNCTION pgbus.schedule_zone_valid(zone text) RETURNS boolean
+  LANGUAGE plpgsql STABLE STRICT
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  BEGIN
+    PERFORM pg_catalog.timezone(schedule_zone_valid.zone, pg_catalog.now());
+    RETURN true;
+  EXCEPTION WHEN invalid_parameter_value THEN
+    RAISE EXCEPTION 'pgbus: unknown time zone % for a schedule: use an IANA zone such as Europe/Berlin, or UTC',
+      pg_catalog.quote_literal(pg_catalog.left(schedule_zone_valid.zone, 80))
+      USING ERRCODE = 'check_violation';
+  END $$;
+
+CREATE OR REPLACE FUNCTION pgbus.schedule_cron_valid(cron text) RETURNS boolean
+  LANGUAGE plpgsql IMMUTABLE STRICT
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  BEGIN
+    IF schedule_cron_valid.cron ~ '^\s*(@[A-Za-z]+|[0-9A-Za-z*/,?#-]+(\s+[0-9A-Za-z*/,?#-]+){4,5})\s*$' THEN
+      RETURN true;
+    END IF;
+    RAISE EXCEPTION 'pgbus: invalid cron expression % for a schedule: use 5 fields (minute hour day-of-month month day-of-week, e.g. ''0 3 * * *''), 6 with seconds first, or @hourly, @daily, @weekly, @monthly, @yearly',
+      pg_catalog.quote_literal(pg_catalog.left(schedule_cron_valid.cron, 80))
+      USING ERRCODE = 'check_violation';
+  END $$;
