@@ -13,10 +13,10 @@ import java.time.Instant;
  * @param source {@code config} (made from {@code pgbus.cron.<name>.*} at start) or {@code api}
  * @param updatedAt when the definition or state last changed
  * @param updatedBy who changed it last (caller principal, else the database role)
- * @param problem null for a schedule that runs; otherwise why its stored row cannot run (an
- *     unknown time zone, an expression that does not parse, written by SQL or by another release),
- *     naming the value. Such a schedule enqueues nothing and is skipped by the leader while the
- *     others run; its {@link #definition} holds the stored values unchecked ({@link
+ * @param problem null for a schedule that runs; otherwise why its stored row cannot run (an unknown
+ *     time zone, an expression that does not parse, written by SQL or by another release), naming
+ *     the value. Such a schedule enqueues nothing and is skipped by the leader while the others
+ *     run; its {@link #definition} holds the stored values unchecked ({@link
  *     ScheduleDefinition#asStored}). Fix it with {@link Schedules#update}, or {@link
  *     Schedules#delete} it.
  */

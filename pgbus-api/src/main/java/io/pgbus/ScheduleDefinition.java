@@ -103,8 +103,8 @@ public final class ScheduleDefinition {
   /**
    * The values of a stored schedule as they are, none checked: how a row that breaks a rule (an
    * unknown zone written by SQL, say) is shown, so that it can be fixed or deleted. Only for {@link
-   * Schedule#definition} of a schedule with a {@link Schedule#problem}; {@link Schedules#create} and
-   * {@link Schedules#update} check every value again, and the database refuses what breaks its
+   * Schedule#definition} of a schedule with a {@link Schedule#problem}; {@link Schedules#create}
+   * and {@link Schedules#update} check every value again, and the database refuses what breaks its
    * bounds.
    */
   public static ScheduleDefinition asStored(

@@ -44,8 +44,8 @@ final class ScheduleEnqueuer {
   static final Duration AFTER_FAILURE = Duration.ofSeconds(5);
 
   /**
-   * How long a schedule whose row cannot run ({@link io.pgbus.Schedule#problem}) is left out of
-   * the ticks before it is read again: a row fixed by SQL runs within this.
+   * How long a schedule whose row cannot run ({@link io.pgbus.Schedule#problem}) is left out of the
+   * ticks before it is read again: a row fixed by SQL runs within this.
    */
   static final Duration RECHECK_UNREADABLE = Duration.ofMinutes(1);
 

@@ -436,9 +436,7 @@ final class ScheduleStore {
       d = d.withMaxAttempts(attempts);
     }
     MisfirePolicy policy = MisfirePolicy.valueOf(rs.getString(8).toUpperCase(Locale.ROOT));
-    return policy == MisfirePolicy.CATCH_UP
-        ? d.catchingUp(rs.getInt(9))
-        : d.withMisfire(policy);
+    return policy == MisfirePolicy.CATCH_UP ? d.catchingUp(rs.getInt(9)) : d.withMisfire(policy);
   }
 
   private static ScheduleDefinition storedAsIs(ResultSet rs) throws SQLException {

@@ -113,8 +113,8 @@ final class ScheduleJson {
 
   /**
    * A schedule as the API shows it; the payload is left out when {@code masked}. A stored row that
-   * cannot run ({@link Schedule#problem}) is shown with its values as stored, {@code error}
-   * {@code "unreadable"} and the {@code problem}; both are null for the others.
+   * cannot run ({@link Schedule#problem}) is shown with its values as stored, {@code error} {@code
+   * "unreadable"} and the {@code problem}; both are null for the others.
    */
   static Map<String, Object> toMap(Schedule s, boolean masked) {
     ScheduleDefinition d = s.definition();
