@@ -1367,6 +1367,40 @@ CREATE FUNCTION pgbus.resume(queue text) RETURNS boolean
   END $$;
 
 --
+-- Name: schedule_cron_valid(text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.schedule_cron_valid(cron text) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE STRICT
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $_$
+  BEGIN
+    IF schedule_cron_valid.cron ~ '^\s*(@[A-Za-z]+|[0-9A-Za-z*/,?#-]+(\s+[0-9A-Za-z*/,?#-]+){4,5})\s*$' THEN
+      RETURN true;
+    END IF;
+    RAISE EXCEPTION 'pgbus: invalid cron expression % for a schedule: use 5 fields (minute hour day-of-month month day-of-week, e.g. ''0 3 * * *''), 6 with seconds first, or @hourly, @daily, @weekly, @monthly, @yearly',
+      pg_catalog.quote_literal(pg_catalog.left(schedule_cron_valid.cron, 80))
+      USING ERRCODE = 'check_violation';
+  END $_$;
+
+--
+-- Name: schedule_zone_valid(text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.schedule_zone_valid(zone text) RETURNS boolean
+    LANGUAGE plpgsql STABLE STRICT
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  BEGIN
+    PERFORM pg_catalog.timezone(schedule_zone_valid.zone, pg_catalog.now());
+    RETURN true;
+  EXCEPTION WHEN invalid_parameter_value THEN
+    RAISE EXCEPTION 'pgbus: unknown time zone % for a schedule: use an IANA zone such as Europe/Berlin, or UTC',
+      pg_catalog.quote_literal(pg_catalog.left(schedule_zone_valid.zone, 80))
+      USING ERRCODE = 'check_violation';
+  END $$;
+
+--
 -- Name: tick(text[], text, boolean, bigint[], integer[], double precision, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -1785,11 +1819,25 @@ ALTER TABLE ONLY pgbus.queue_pause
     ADD CONSTRAINT queue_pause_pkey PRIMARY KEY (queue);
 
 --
+-- Name: schedule schedule_cron_shape_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.schedule
+    ADD CONSTRAINT schedule_cron_shape_chk CHECK (pgbus.schedule_cron_valid(cron)) NOT VALID;
+
+--
 -- Name: schedule schedule_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
 --
 
 ALTER TABLE ONLY pgbus.schedule
     ADD CONSTRAINT schedule_pkey PRIMARY KEY (name);
+
+--
+-- Name: schedule schedule_zone_known_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.schedule
+    ADD CONSTRAINT schedule_zone_known_chk CHECK (pgbus.schedule_zone_valid(zone)) NOT VALID;
 
 --
 -- Name: setting setting_max_payload_bytes_range; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
