@@ -1157,6 +1157,29 @@ CREATE FUNCTION pgbus.listen(channels text[]) RETURNS void
   END $$;
 
 --
+-- Name: node_capsules_valid(jsonb); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.node_capsules_valid(capsules jsonb) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE STRICT
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $_$
+  BEGIN
+    IF jsonb_typeof(node_capsules_valid.capsules) <> 'array' THEN
+      RETURN false;
+    END IF;
+    RETURN NOT EXISTS (
+      SELECT 1 FROM jsonb_array_elements(node_capsules_valid.capsules) AS e(c)
+       WHERE CASE WHEN jsonb_typeof(e.c) <> 'object'
+                    OR jsonb_typeof(e.c -> 'name') IS DISTINCT FROM 'string'
+                    OR jsonb_typeof(e.c -> 'concurrency') IS DISTINCT FROM 'number'
+                    OR (e.c ->> 'concurrency') !~ '^[0-9]{1,9}$'
+                    OR jsonb_typeof(e.c -> 'queues') IS DISTINCT FROM 'array' THEN true
+                  ELSE EXISTS (SELECT 1 FROM jsonb_array_elements(e.c -> 'queues') AS q(v)
+                                WHERE jsonb_typeof(q.v) <> 'string') END);
+  END $_$;
+
+--
 -- Name: notify(pgbus.queue_name, timestamp with time zone); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 

@@ -147,3 +147,28 @@ CREATE OR REPLACE FUNCTION pgbus.schedule_cron_valid(cron text) RETURNS boolean
       pg_catalog.quote_literal(pg_catalog.left(schedule_cron_valid.cron, 80))
       USING ERRCODE = 'check_violation';
   END $$;
+
+-- Whether pgbus.node.capsules has the shape an engine writes (NodeStore.capsulesJson): an array of
+-- objects, each with a string name, an array of string queues and a whole-number concurrency. The
+-- fleet read (NodeStore.nodes) expands only such a value, so that one row written by SQL in
+-- another shape does not fail the read of every node (issue #23). No CHECK on the table: the tick
+-- updates each node's row on every heartbeat, and an old malformed row must not fail its JVM's
+-- heartbeat; the next start of that JVM rewrites its capsules anyway.
+CREATE OR REPLACE FUNCTION pgbus.node_capsules_valid(capsules jsonb) RETURNS boolean
+  LANGUAGE plpgsql IMMUTABLE STRICT
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  BEGIN
+    IF jsonb_typeof(node_capsules_valid.capsules) <> 'array' THEN
+      RETURN false;
+    END IF;
+    RETURN NOT EXISTS (
+      SELECT 1 FROM jsonb_array_elements(node_capsules_valid.capsules) AS e(c)
+       WHERE CASE WHEN jsonb_typeof(e.c) <> 'object'
+                    OR jsonb_typeof(e.c -> 'name') IS DISTINCT FROM 'string'
+                    OR jsonb_typeof(e.c -> 'concurrency') IS DISTINCT FROM 'number'
+                    OR (e.c ->> 'concurrency') !~ '^[0-9]{1,9}$'
+                    OR jsonb_typeof(e.c -> 'queues') IS DISTINCT FROM 'array' THEN true
+                  ELSE EXISTS (SELECT 1 FROM jsonb_array_elements(e.c -> 'queues') AS q(v)
+                                WHERE jsonb_typeof(q.v) <> 'string') END);
+  END $$;
