@@ -1465,7 +1465,10 @@ CREATE FUNCTION pgbus.tick(queues text[], worker text, beat boolean, job_ids big
              ceil(extract(epoch FROM l.expires_at - now())::numeric * 1000.0)::bigint,
              v_found, v_renewed
         FROM (SELECT 1) one
-        LEFT JOIN pgbus.leader l ON l.name = tick.leader_name AND l.expires_at > now();
+        LEFT JOIN pgbus.leader l ON l.name = tick.leader_name AND l.expires_at > now()
+              -- A lease no elector wrote (LeaderStore.FORGED) is free; 'infinity' would fail the
+              -- subtraction above, and with it every JVM's tick.
+              AND l.expires_at <= now() + interval '1 hour';
     RETURN QUERY
       SELECT q.queue, h.run_at, h.run_at <= now(), NULL::text, NULL::bigint, NULL::boolean,
              NULL::integer
@@ -1812,6 +1815,13 @@ ALTER TABLE pgbus.job
 
 ALTER DOMAIN pgbus.job_unique_key
     ADD CONSTRAINT job_unique_key_check CHECK (((length(VALUE) >= 1) AND (length(VALUE) <= 255))) NOT VALID;
+
+--
+-- Name: leader leader_expires_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.leader
+    ADD CONSTRAINT leader_expires_chk CHECK ((expires_at <= (now() + '01:00:00'::interval))) NOT VALID;
 
 --
 -- Name: leader leader_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -

@@ -40,3 +40,14 @@ CREATE FUNCTION pgbus.schedule_cron_valid(cron text) RETURNS boolean
 ALTER TABLE pgbus.schedule
   ADD CONSTRAINT schedule_zone_known_chk CHECK (pgbus.schedule_zone_valid(zone)) NOT VALID,
   ADD CONSTRAINT schedule_cron_shape_chk CHECK (pgbus.schedule_cron_valid(cron)) NOT VALID;
+
+-- pgbus.leader: a lease ends at most an hour after it is written (pgbus.leader.ttl is at most 1h,
+-- ElectorConfig.TTL). A row written by SQL with expires_at 'infinity' made every JVM's tick fail
+-- ("cannot subtract infinite timestamps": no poll, no heartbeat) and, being never expired, kept
+-- every JVM from being elected. now() in a CHECK is the time of the write, which is what is meant:
+-- a renewal rewrites expires_at. NOT VALID: the lease row of a running leader is not re-checked;
+-- the readers (LeaderStore, pgbus.tick) treat a lease beyond the hour as free anyway.
+ALTER TABLE pgbus.leader
+  ADD CONSTRAINT leader_expires_chk
+    CHECK (expires_at OPERATOR(pg_catalog.<=)
+           (pg_catalog.now() OPERATOR(pg_catalog.+) interval '1 hour')) NOT VALID;
