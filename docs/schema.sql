@@ -1236,6 +1236,29 @@ CREATE FUNCTION pgbus.listen(channels text[]) RETURNS void
   END $$;
 
 --
+-- Name: node_capsules_valid(jsonb); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.node_capsules_valid(capsules jsonb) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE STRICT
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $_$
+  BEGIN
+    IF jsonb_typeof(node_capsules_valid.capsules) <> 'array' THEN
+      RETURN false;
+    END IF;
+    RETURN NOT EXISTS (
+      SELECT 1 FROM jsonb_array_elements(node_capsules_valid.capsules) AS e(c)
+       WHERE CASE WHEN jsonb_typeof(e.c) <> 'object'
+                    OR jsonb_typeof(e.c -> 'name') IS DISTINCT FROM 'string'
+                    OR jsonb_typeof(e.c -> 'concurrency') IS DISTINCT FROM 'number'
+                    OR (e.c ->> 'concurrency') !~ '^[0-9]{1,9}$'
+                    OR jsonb_typeof(e.c -> 'queues') IS DISTINCT FROM 'array' THEN true
+                  ELSE EXISTS (SELECT 1 FROM jsonb_array_elements(e.c -> 'queues') AS q(v)
+                                WHERE jsonb_typeof(q.v) <> 'string') END);
+  END $_$;
+
+--
 -- Name: notify(pgbus.queue_name, timestamp with time zone); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -1446,6 +1469,40 @@ CREATE FUNCTION pgbus.resume(queue text) RETURNS boolean
   END $$;
 
 --
+-- Name: schedule_cron_valid(text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.schedule_cron_valid(cron text) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE STRICT
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $_$
+  BEGIN
+    IF schedule_cron_valid.cron ~ '^\s*(@[A-Za-z]+|[0-9A-Za-z*/,?#-]+(\s+[0-9A-Za-z*/,?#-]+){4,5})\s*$' THEN
+      RETURN true;
+    END IF;
+    RAISE EXCEPTION 'pgbus: invalid cron expression % for a schedule: use 5 fields (minute hour day-of-month month day-of-week, e.g. ''0 3 * * *''), 6 with seconds first, or @hourly, @daily, @weekly, @monthly, @yearly',
+      pg_catalog.quote_literal(pg_catalog.left(schedule_cron_valid.cron, 80))
+      USING ERRCODE = 'check_violation';
+  END $_$;
+
+--
+-- Name: schedule_zone_valid(text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.schedule_zone_valid(zone text) RETURNS boolean
+    LANGUAGE plpgsql STABLE STRICT
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  BEGIN
+    PERFORM pg_catalog.timezone(schedule_zone_valid.zone, pg_catalog.now());
+    RETURN true;
+  EXCEPTION WHEN invalid_parameter_value THEN
+    RAISE EXCEPTION 'pgbus: unknown time zone % for a schedule: use an IANA zone such as Europe/Berlin, or UTC',
+      pg_catalog.quote_literal(pg_catalog.left(schedule_zone_valid.zone, 80))
+      USING ERRCODE = 'check_violation';
+  END $$;
+
+--
 -- Name: tell_engines(); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -1500,7 +1557,10 @@ CREATE FUNCTION pgbus.tick(queues text[], worker text, beat boolean, job_ids big
              ceil(extract(epoch FROM l.expires_at - now())::numeric * 1000.0)::bigint,
              v_found, v_renewed
         FROM (SELECT 1) one
-        LEFT JOIN pgbus.leader l ON l.name = tick.leader_name AND l.expires_at > now();
+        LEFT JOIN pgbus.leader l ON l.name = tick.leader_name AND l.expires_at > now()
+              -- A lease no elector wrote (LeaderStore.FORGED) is free; 'infinity' would fail the
+              -- subtraction above, and with it every JVM's tick.
+              AND l.expires_at <= now() + interval '1 hour';
     RETURN QUERY
       SELECT q.queue, h.run_at, h.run_at <= now(), NULL::text, NULL::bigint, NULL::boolean,
              NULL::integer
@@ -1849,6 +1909,13 @@ ALTER DOMAIN pgbus.job_unique_key
     ADD CONSTRAINT job_unique_key_check CHECK (((length(VALUE) >= 1) AND (length(VALUE) <= 255))) NOT VALID;
 
 --
+-- Name: leader leader_expires_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.leader
+    ADD CONSTRAINT leader_expires_chk CHECK ((expires_at <= (now() + '01:00:00'::interval))) NOT VALID;
+
+--
 -- Name: leader leader_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
 --
 
@@ -1877,11 +1944,25 @@ ALTER TABLE ONLY pgbus.queue_pause
     ADD CONSTRAINT queue_pause_pkey PRIMARY KEY (queue);
 
 --
+-- Name: schedule schedule_cron_shape_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.schedule
+    ADD CONSTRAINT schedule_cron_shape_chk CHECK (pgbus.schedule_cron_valid(cron)) NOT VALID;
+
+--
 -- Name: schedule schedule_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
 --
 
 ALTER TABLE ONLY pgbus.schedule
     ADD CONSTRAINT schedule_pkey PRIMARY KEY (name);
+
+--
+-- Name: schedule schedule_zone_known_chk; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.schedule
+    ADD CONSTRAINT schedule_zone_known_chk CHECK (pgbus.schedule_zone_valid(zone)) NOT VALID;
 
 --
 -- Name: setting setting_max_payload_bytes_range; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -

@@ -101,6 +101,27 @@ public final class ScheduleDefinition {
   }
 
   /**
+   * The values of a stored schedule as they are, none checked: how a row that breaks a rule (an
+   * unknown zone written by SQL, say) is shown, so that it can be fixed or deleted. Only for {@link
+   * Schedule#definition} of a schedule with a {@link Schedule#problem}; {@link Schedules#create}
+   * and {@link Schedules#update} check every value again, and the database refuses what breaks its
+   * bounds.
+   */
+  public static ScheduleDefinition asStored(
+      String name,
+      String cron,
+      String zone,
+      String queue,
+      String payloadJson,
+      int priority,
+      Integer maxAttempts,
+      MisfirePolicy misfire,
+      Integer catchUpLimit) {
+    return new ScheduleDefinition(
+        name, cron, zone, queue, payloadJson, priority, maxAttempts, misfire, catchUpLimit);
+  }
+
+  /**
    * Checks a schedule name.
    *
    * @throws InvalidScheduleException naming the value and {@link #NAME_RULE}

@@ -22,6 +22,11 @@ import java.util.OptionalLong;
  *
  * <p>Bad input throws {@link InvalidScheduleException} naming the value and the fix, and writes
  * nothing; so does a cron expression that does not parse.
+ *
+ * <p>A stored row that cannot run (an unknown zone or an expression that does not parse, written by
+ * SQL or by another release) never fails a read: {@link #get} and {@link #list} return it with its
+ * {@link Schedule#problem}, the leader skips it and runs the others, {@link #update} fixes it and
+ * {@link #delete} removes it; {@link #resume} and {@link #trigger} refuse it.
  */
 public interface Schedules {
 

@@ -23,7 +23,8 @@ export async function render(view) {
           h('td', {}, h('a', { href: '#/queue/' + encodeURIComponent(s.queue) }, s.queue)),
           h('td', {}, s.misfire + (s.catchUpLimit ? ` (${s.catchUpLimit})` : '')),
           h('td', { class: 'muted' }, s.source),
-          h('td', {}, stateBadge(s.paused ? 'paused' : 'active')),
+          // A row that cannot run (an unknown zone written by SQL, say) is skipped by the leader.
+          h('td', s.error ? { title: s.problem } : {}, stateBadge(s.error ? 'unreadable' : s.paused ? 'paused' : 'active')),
           h('td', {}, when(s.lastRun)), h('td', {}, s.paused ? '—' : when(s.nextRun)),
           h('td', {}, actions(s)))))));
     fill(more, next ? h('button', { type: 'button', onclick: () => show(next) }, 'Next') : null);

@@ -5,9 +5,12 @@ import com.cronutils.model.definition.CronDefinitionBuilder;
 import com.cronutils.model.time.ExecutionTime;
 import com.cronutils.parser.CronParser;
 import java.time.Instant;
+import java.time.LocalDateTime;
 import java.time.ZoneId;
-import java.time.ZonedDateTime;
+import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
+import java.time.zone.ZoneOffsetTransition;
+import java.time.zone.ZoneRules;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -47,14 +50,19 @@ final class CronSchedule {
 
   private final String expression;
   private final ZoneId zone;
+  private final ZoneRules rules;
   private final ExecutionTime times;
   private final ChronoUnit precision;
+  private final boolean fixedTime;
 
-  private CronSchedule(String expression, ZoneId zone, ExecutionTime times, ChronoUnit precision) {
+  private CronSchedule(
+      String expression, ZoneId zone, ExecutionTime times, ChronoUnit precision, boolean fixed) {
     this.expression = expression;
     this.zone = zone;
+    this.rules = zone.getRules();
     this.times = times;
     this.precision = precision;
+    this.fixedTime = fixed;
   }
 
   /**
@@ -69,15 +77,24 @@ final class CronSchedule {
     }
     String text = expression.strip().replaceAll("\\s+", " ");
     String unix = NICKNAMES.getOrDefault(text.toLowerCase(Locale.ROOT), text);
-    int fields = unix.split(" ").length;
+    String[] f = unix.split(" ");
+    int fields = f.length;
     try {
       if (fields == 5) {
         return new CronSchedule(
-            text, zone, ExecutionTime.forCron(UNIX.parse(unix)), ChronoUnit.MINUTES);
+            text,
+            zone,
+            ExecutionTime.forCron(UNIX.parse(unix)),
+            ChronoUnit.MINUTES,
+            fixed(f[0], f[1]));
       }
       if (fields == 6) {
         return new CronSchedule(
-            text, zone, ExecutionTime.forCron(WITH_SECONDS.parse(unix)), ChronoUnit.SECONDS);
+            text,
+            zone,
+            ExecutionTime.forCron(WITH_SECONDS.parse(unix)),
+            ChronoUnit.SECONDS,
+            fixed(f[1], f[2]));
       }
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
@@ -95,23 +112,115 @@ final class CronSchedule {
     return zone;
   }
 
-  /** The latest run at or before {@code t}, or null when the schedule has none. */
+  /** Vixie cron's test: a job whose minute or hour field starts with '*' is a wildcard job. */
+  private static boolean fixed(String minute, String hour) {
+    return !minute.startsWith("*") && !hour.startsWith("*");
+  }
+
+  /** Whether a wall-clock time in a gap or a repeated hour runs by the fixed-time rules. */
+  boolean fixedTime() {
+    return fixedTime;
+  }
+
+  /**
+   * The latest run at or before {@code t}, or null when the schedule has none. Walks back over the
+   * zone's offset periods: in each, the wall clock's matches map to the time line one to one (but
+   * the second occurrence of a repeated hour, which a fixed-time expression does not run); at a
+   * spring-forward gap, a fixed-time match inside it runs at the gap's end.
+   */
   Instant latestAtOrBefore(Instant t) {
-    ZonedDateTime at = t.atZone(zone).truncatedTo(precision);
-    if (times.isMatch(at)) {
-      return at.toInstant();
+    Instant at = t.truncatedTo(precision);
+    ZoneOffset offset = rules.getOffset(at);
+    LocalDateTime wall = LocalDateTime.ofInstant(at, offset);
+    LocalDateTime c = matches(wall) ? wall : previous(wall);
+    // The change that began the period holding t (one exactly at t included).
+    ZoneOffsetTransition tr = rules.previousTransition(at.plusNanos(1));
+    while (c != null) {
+      LocalDateTime start = tr == null ? null : tr.getDateTimeAfter();
+      for (; c != null && (start == null || !c.isBefore(start)); c = previous(c)) {
+        if (!secondOccurrence(c, offset)) {
+          return c.toInstant(offset);
+        }
+      }
+      if (c == null || tr == null) {
+        return null;
+      }
+      // Back across tr: before it, the wall clock ran up to (not including) getDateTimeBefore().
+      if (tr.isGap() && !c.isBefore(tr.getDateTimeBefore())) {
+        if (fixedTime) {
+          return tr.getInstant();
+        }
+        c = previous(tr.getDateTimeBefore());
+      } else if (tr.isOverlap()) {
+        c = previous(tr.getDateTimeBefore());
+      }
+      offset = tr.getOffsetBefore();
+      tr = rules.previousTransition(tr.getInstant());
     }
-    return times.lastExecution(at).map(ZonedDateTime::toInstant).orElse(null);
+    return null;
   }
 
   /** The first run strictly after {@code t}, or null when the schedule has none. */
   Instant nextAfter(Instant t) {
-    // Truncated first: cron-utils keeps the fraction of a second it is given in what it returns
-    // (after 02:59:59.5 came 03:00:00.5), and runs are whole seconds or minutes.
-    ZonedDateTime from = t.atZone(zone).truncatedTo(precision);
+    // Truncated first: runs are whole seconds or minutes. The mirror of latestAtOrBefore.
+    Instant at = t.truncatedTo(precision);
+    ZoneOffset offset = rules.getOffset(at);
+    LocalDateTime c = next(LocalDateTime.ofInstant(at, offset));
+    ZoneOffsetTransition tr = rules.nextTransition(at);
+    while (c != null) {
+      LocalDateTime end = tr == null ? null : tr.getDateTimeBefore();
+      for (; c != null && (end == null || c.isBefore(end)); c = next(c)) {
+        if (!secondOccurrence(c, offset)) {
+          return c.toInstant(offset);
+        }
+      }
+      if (c == null || tr == null) {
+        return null;
+      }
+      // Across tr: after it, the wall clock starts at getDateTimeAfter().
+      if (tr.isGap() && c.isBefore(tr.getDateTimeAfter())) {
+        if (fixedTime) {
+          return tr.getInstant();
+        }
+        c = atOrAfter(tr.getDateTimeAfter());
+      } else if (tr.isOverlap()) {
+        c = atOrAfter(tr.getDateTimeAfter());
+      }
+      offset = tr.getOffsetAfter();
+      tr = rules.nextTransition(tr.getInstant());
+    }
+    return null;
+  }
+
+  /** A fixed-time expression runs a repeated wall-clock time only at its first occurrence. */
+  private boolean secondOccurrence(LocalDateTime c, ZoneOffset offset) {
+    if (!fixedTime) {
+      return false;
+    }
+    ZoneOffsetTransition tr = rules.getTransition(c);
+    return tr != null && tr.isOverlap() && offset.equals(tr.getOffsetAfter());
+  }
+
+  private LocalDateTime atOrAfter(LocalDateTime c) {
+    return matches(c) ? c : next(c);
+  }
+
+  // The wall clock's matches: cron-utils in UTC, where no time is missing or repeated.
+  private boolean matches(LocalDateTime c) {
+    return times.isMatch(c.atZone(ZoneOffset.UTC));
+  }
+
+  private LocalDateTime next(LocalDateTime c) {
     return times
-        .nextExecution(from)
-        .map(next -> next.truncatedTo(precision).toInstant())
+        .nextExecution(c.atZone(ZoneOffset.UTC))
+        .map(z -> z.truncatedTo(precision).toLocalDateTime())
+        .orElse(null);
+  }
+
+  private LocalDateTime previous(LocalDateTime c) {
+    return times
+        .lastExecution(c.atZone(ZoneOffset.UTC))
+        .map(z -> z.truncatedTo(precision).toLocalDateTime())
         .orElse(null);
   }
 

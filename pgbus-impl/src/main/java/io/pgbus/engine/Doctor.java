@@ -169,6 +169,7 @@ public final class Doctor {
       if (schema.status() == Status.OK) {
         checks.add(paused(engine, c));
         checks.add(limited(c));
+        checks.add(schedules(c));
       }
       checks.add(pooler(c, pid));
       checks.add(horizon(c, config.maintainer().horizonWarn()));
@@ -238,6 +239,49 @@ public final class Doctor {
               l.waitingOnWorker()));
     }
     return new Check("flow control", Status.OK, "limited: " + String.join("; ", parts), null);
+  }
+
+  /** The most unreadable schedules the schedules check names; the rest are counted. */
+  static final int NAMED_SCHEDULES = 10;
+
+  /**
+   * Schedules whose stored row cannot run (issue #23): an unknown zone or an expression that does
+   * not parse, written by SQL or by another release. The leader skips them and runs the others.
+   */
+  static Check schedules(Connection c) throws SQLException {
+    var store = new ScheduleStore();
+    var bad = new ArrayList<String>();
+    int total = 0;
+    int unreadable = 0;
+    String after = null;
+    List<ScheduleStore.Row> page;
+    do {
+      page = store.scheduleList(c, after, io.pgbus.Schedules.MAX_PAGE);
+      for (ScheduleStore.Row r : page) {
+        total++;
+        if (!r.schedule().readable()) {
+          unreadable++;
+          if (bad.size() < NAMED_SCHEDULES) {
+            bad.add(r.schedule().problem());
+          }
+        }
+        after = r.schedule().name();
+      }
+    } while (page.size() == io.pgbus.Schedules.MAX_PAGE);
+    if (unreadable == 0) {
+      return new Check("schedules", Status.OK, total + " schedule(s), all can run", null);
+    }
+    return new Check(
+        "schedules",
+        Status.WARN,
+        unreadable
+            + " of "
+            + total
+            + " schedule(s) cannot run and are skipped (the others run): "
+            + String.join("; ", bad)
+            + (unreadable > bad.size() ? "; and " + (unreadable - bad.size()) + " more" : ""),
+        "fix each with Schedules.update or POST /admin/schedules/<name>, or delete it with"
+            + " Schedules.delete or POST /admin/schedules/<name>/delete");
   }
 
   private static Check paused(Engine engine, Connection c) {

@@ -14,15 +14,26 @@ import java.time.Duration;
  */
 final class LeaderStore {
 
+  /**
+   * A lease no elector wrote: ending more than an hour from now (pgbus.leader.ttl is at most 1 h),
+   * or never ('infinity', which made every tick fail). Anyone may write the table by SQL, and V23's
+   * CHECK is NOT VALID for a row already there: such a lease counts as free.
+   */
+  static final String FORGED =
+      "(NOT pg_catalog.isfinite(expires_at) OR expires_at OPERATOR(pg_catalog.>)"
+          + " (pg_catalog.now() OPERATOR(pg_catalog.+) interval '1 hour'))";
+
   /** Who holds the lease now and for how much longer, by the database's clock; no lock taken. */
   private static final String HOLDER =
       """
       SELECT holder, pg_catalog.ceil(extract(epoch FROM expires_at - now())::numeric * 1000.0)::bigint
         FROM pgbus.leader
-       WHERE name = ?::text AND expires_at > now()
-      """;
+       WHERE name = ?::text AND expires_at > now() AND NOT %s
+      """
+          .formatted(FORGED);
 
-  // Takes the lease when it is free or expired, or is ours already. When another live holder has
+  // Takes the lease when it is free, expired or forged, or is ours already. When another live
+  // holder has
   // it, the conditional DO UPDATE changes nothing and RETURNING yields no row.
   private static final String ELECT =
       """
@@ -30,9 +41,10 @@ final class LeaderStore {
       VALUES (?, ?, now(), now() + ?::float8 * interval '1 millisecond')
       ON CONFLICT (name) DO UPDATE
          SET holder = excluded.holder, elected_at = now(), expires_at = excluded.expires_at
-       WHERE l.expires_at <= now() OR l.holder = excluded.holder
+       WHERE l.expires_at <= now() OR l.holder = excluded.holder OR %s
       RETURNING holder
-      """;
+      """
+          .formatted(FORGED.replace("expires_at", "l.expires_at"));
 
   private static final String RENEW =
       """

@@ -116,7 +116,9 @@ public final class NodeStore {
   // A listener backend is this node's when its pid matches and it started before the row's last
   // change (a pid reused by a later backend of another JVM does not count). Rows of JVMs that died
   // without deleting theirs stay out of the answer once older than the given age. OPERATOR(...)
-  // has the precedence of any other operator: hence the parentheses.
+  // has the precedence of any other operator: hence the parentheses. Anyone may write the table
+  // by SQL: a row whose capsules are not what an engine writes is listed without capsules
+  // (pgbus.node_capsules_valid), where jsonb_to_recordset would fail the whole read.
   private static final String NODES =
       """
       SELECT n.worker_id, n.host, n.pid, n.started_at, n.seen_at, n.listener, n.mode,
@@ -131,7 +133,9 @@ public final class NodeStore {
          AND a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
          AND a.application_name OPERATOR(pg_catalog.=) ?::text
          AND a.backend_start OPERATOR(pg_catalog.<=) n.seen_at
-        LEFT JOIN LATERAL pg_catalog.jsonb_to_recordset(n.capsules)
+        LEFT JOIN LATERAL pg_catalog.jsonb_to_recordset(
+               CASE WHEN pgbus.node_capsules_valid(n.capsules) THEN n.capsules
+                    ELSE '[]'::jsonb END)
                AS c(name text, queues text[], concurrency integer) ON true
        WHERE a.pid IS NOT NULL
           OR n.seen_at OPERATOR(pg_catalog.>)

@@ -11,6 +11,7 @@ import io.pgbus.Schedules;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.DateTimeException;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.util.List;
@@ -99,6 +100,7 @@ public final class ScheduleBook {
             if (!row.get().schedule().paused()) {
               return true;
             }
+            requireReadable(row.get().schedule(), "resume");
             Instant next = parse(row.get().definition()).nextAfter(store.now(c));
             if (store.scheduleResume(c, name, row.get().revision(), next, actor)) {
               return true;
@@ -125,6 +127,7 @@ public final class ScheduleBook {
     if (row.isEmpty()) {
       return OptionalLong.empty();
     }
+    requireReadable(row.get().schedule(), "trigger");
     ScheduleDefinition d = row.get().definition();
     Enqueued e = jobs.enqueueIfAbsent(c, runJob(d, null, actor));
     sql(
@@ -214,7 +217,7 @@ public final class ScheduleBook {
     }
     try {
       return CronSchedule.parse(d.cron(), ZoneId.of(d.zone()));
-    } catch (IllegalArgumentException e) {
+    } catch (IllegalArgumentException | DateTimeException e) {
       throw new InvalidScheduleException(
           d.name(), "schedule '" + d.name() + "': " + e.getMessage());
     }
@@ -227,6 +230,14 @@ public final class ScheduleBook {
     } catch (IllegalArgumentException e) {
       throw new InvalidScheduleException(
           d.name(), "schedule '" + d.name() + "': " + e.getMessage());
+    }
+  }
+
+  /** Refuses to act on a stored row that cannot run: its values are not known to be sound. */
+  private static void requireReadable(Schedule s, String action) {
+    if (!s.readable()) {
+      throw new InvalidScheduleException(
+          s.name(), "cannot " + action + " schedule '" + s.name() + "': " + s.problem());
     }
   }
 

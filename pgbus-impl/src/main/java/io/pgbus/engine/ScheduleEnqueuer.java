@@ -9,7 +9,9 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -41,8 +43,20 @@ final class ScheduleEnqueuer {
   /** After a tick in which a schedule failed, the next waits at least this (no hot loop). */
   static final Duration AFTER_FAILURE = Duration.ofSeconds(5);
 
+  /**
+   * How long a schedule whose row cannot run ({@link io.pgbus.Schedule#problem}) is left out of the
+   * ticks before it is read again: a row fixed by SQL runs within this.
+   */
+  static final Duration RECHECK_UNREADABLE = Duration.ofMinutes(1);
+
+  /** The most unreadable schedules remembered; past it, the rest are read (and skipped) again. */
+  static final int MAX_UNREADABLE = 10_000;
+
   /** What one tick did. */
   record Tick(int enqueued, Duration untilNext) {}
+
+  /** A schedule whose row cannot run: the problem logged, and when to read it again. */
+  private record Unreadable(String problem, Instant recheckAt) {}
 
   private final List<CronJob> configured;
   private final ScheduleStore store = new ScheduleStore();
@@ -50,6 +64,10 @@ final class ScheduleEnqueuer {
   private final Transactions transactions;
   private final Duration maxWait;
   private final AtomicLong enqueued = new AtomicLong();
+  // By name. Only the maintainer's thread ticks; the doctor reads the table, not this.
+  private final Map<String, Unreadable> unreadable = new HashMap<>();
+  // The problem last logged per schedule: a row re-read after its recheck logs only a new problem.
+  private final Map<String, String> logged = new HashMap<>();
   private volatile boolean configSynced;
 
   /**
@@ -129,10 +147,16 @@ final class ScheduleEnqueuer {
       syncConfig(clock);
     }
     Instant now = clock != null ? clock : store.now(c);
-    List<ScheduleStore.Row> due = store.scheduleDue(c, now, BATCH);
+    unreadable.values().removeIf(u -> !u.recheckAt().isAfter(now));
+    List<ScheduleStore.Row> due = store.scheduleDue(c, now, unreadable.keySet(), BATCH);
     int n = 0;
     boolean failed = false;
     for (ScheduleStore.Row row : due) {
+      if (!row.schedule().readable()) {
+        skip(row.schedule(), now);
+        continue;
+      }
+      logged.remove(row.schedule().name());
       try {
         n += enqueueDue(row, now);
       } catch (Exception e) {
@@ -150,7 +174,7 @@ final class ScheduleEnqueuer {
     if (due.size() == BATCH) {
       return new Tick(n, Duration.ZERO);
     }
-    Instant earliest = store.scheduleEarliest(c);
+    Instant earliest = store.scheduleEarliest(c, unreadable.keySet());
     Duration until = earliest == null ? maxWait : Duration.between(now, earliest);
     if (until.isNegative()) {
       until = Duration.ZERO;
@@ -159,6 +183,30 @@ final class ScheduleEnqueuer {
       until = AFTER_FAILURE;
     }
     return new Tick(n, until.compareTo(maxWait) > 0 ? maxWait : until);
+  }
+
+  /**
+   * Leaves a schedule whose row cannot run out of the ticks for {@link #RECHECK_UNREADABLE}, and
+   * logs it once per problem (a WARNING at the first tick that meets it, not at every tick). The
+   * doctor and the admin API show it until it is fixed or deleted.
+   */
+  private void skip(io.pgbus.Schedule s, Instant now) {
+    Unreadable before = unreadable.get(s.name());
+    if (unreadable.size() >= MAX_UNREADABLE && before == null) {
+      return;
+    }
+    unreadable.put(s.name(), new Unreadable(s.problem(), now.plus(RECHECK_UNREADABLE)));
+    if (!s.problem().equals(logged.get(s.name()))) {
+      if (logged.size() >= MAX_UNREADABLE) {
+        logged.clear();
+      }
+      logged.put(s.name(), s.problem());
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus schedule ''{0}'' is skipped, the other schedules run: {1}",
+          s.name(),
+          s.problem());
+    }
   }
 
   /** The unique key of a schedule's run: names the schedule and the instant it is for. */

@@ -10,8 +10,10 @@ import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -175,15 +177,19 @@ final class ScheduleStore {
           + COLUMNS
           + " FROM pgbus.schedule WHERE name > COALESCE(?::text, '') ORDER BY name LIMIT ?";
 
-  // Served by schedule_due_idx, oldest first, so a backlog is worked off in order.
+  // Served by schedule_due_idx, oldest first, so a backlog is worked off in order. The names bound
+  // last are rows the leader found unreadable: left out, so that they neither fill the batch nor,
+  // through EARLIEST, make every tick follow at once (ScheduleEnqueuer).
   private static final String DUE =
       "SELECT "
           + COLUMNS
           + " FROM pgbus.schedule WHERE NOT paused AND next_run_at <= ?"
+          + " AND name OPERATOR(pg_catalog.<>) ALL (?::text[])"
           + " ORDER BY next_run_at LIMIT ?";
 
   private static final String EARLIEST =
-      "SELECT min(next_run_at) FROM pgbus.schedule WHERE NOT paused";
+      "SELECT min(next_run_at) FROM pgbus.schedule WHERE NOT paused"
+          + " AND name OPERATOR(pg_catalog.<>) ALL (?::text[])";
 
   // The fence: only the transaction that moves the row on from the revision it read enqueues the
   // runs. Two leaders for a moment both try; the second waits for the first's row lock, then finds
@@ -312,22 +318,29 @@ final class ScheduleStore {
     }
   }
 
-  /** Unpaused schedules whose next run is at or before {@code now}, oldest first. */
-  List<Row> scheduleDue(Connection c, Instant now, int limit) throws SQLException {
+  /**
+   * Unpaused schedules whose next run is at or before {@code now}, oldest first, but those named in
+   * {@code skipped}.
+   */
+  List<Row> scheduleDue(Connection c, Instant now, Collection<String> skipped, int limit)
+      throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(DUE)) {
       setInstant(ps, 1, now);
-      ps.setInt(2, limit);
+      ps.setArray(2, c.createArrayOf("text", skipped.toArray()));
+      ps.setInt(3, limit);
       return all(ps);
     }
   }
 
-  /** The earliest next run of an unpaused schedule, or null. */
-  Instant scheduleEarliest(Connection c) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(EARLIEST);
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      OffsetDateTime t = rs.getObject(1, OffsetDateTime.class);
-      return t == null ? null : t.toInstant();
+  /** The earliest next run of an unpaused schedule not named in {@code skipped}, or null. */
+  Instant scheduleEarliest(Connection c, Collection<String> skipped) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(EARLIEST)) {
+      ps.setArray(1, c.createArrayOf("text", skipped.toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        OffsetDateTime t = rs.getObject(1, OffsetDateTime.class);
+        return t == null ? null : t.toInstant();
+      }
     }
   }
 
@@ -394,7 +407,25 @@ final class ScheduleStore {
     return out;
   }
 
+  /**
+   * A row as a schedule. A row that breaks a rule (written by SQL past a constraint, or by another
+   * release) is still returned, its values unchecked and its {@link Schedule#problem} saying why:
+   * one bad row must not fail a list, a delete or the leader's tick (issue #23).
+   */
   private static Row row(ResultSet rs) throws SQLException {
+    Schedule s;
+    try {
+      ScheduleDefinition d = definition(rs);
+      // The expression parses only in its zone: the leader needs both (ScheduleEnqueuer).
+      CronSchedule.parse(d.cron(), ZoneId.of(d.zone()));
+      s = schedule(rs, d, null);
+    } catch (RuntimeException e) {
+      s = schedule(rs, storedAsIs(rs), problem(rs.getString(1), e));
+    }
+    return new Row(s, rs.getLong(16));
+  }
+
+  private static ScheduleDefinition definition(ResultSet rs) throws SQLException {
     ScheduleDefinition d =
         ScheduleDefinition.of(rs.getString(1), rs.getString(2), rs.getString(4))
             .inZone(rs.getString(3))
@@ -405,17 +436,56 @@ final class ScheduleStore {
       d = d.withMaxAttempts(attempts);
     }
     MisfirePolicy policy = MisfirePolicy.valueOf(rs.getString(8).toUpperCase(Locale.ROOT));
-    d = policy == MisfirePolicy.CATCH_UP ? d.catchingUp(rs.getInt(9)) : d.withMisfire(policy);
-    Schedule s =
-        new Schedule(
-            d,
-            rs.getBoolean(10),
-            instant(rs, 11),
-            instant(rs, 12),
-            rs.getString(13),
-            instant(rs, 14),
-            rs.getString(15));
-    return new Row(s, rs.getLong(16));
+    return policy == MisfirePolicy.CATCH_UP ? d.catchingUp(rs.getInt(9)) : d.withMisfire(policy);
+  }
+
+  private static ScheduleDefinition storedAsIs(ResultSet rs) throws SQLException {
+    int attempts = rs.getInt(7);
+    Integer maxAttempts = rs.wasNull() ? null : attempts;
+    int limit = rs.getInt(9);
+    Integer catchUp = rs.wasNull() ? null : limit;
+    MisfirePolicy policy = null;
+    for (MisfirePolicy p : MisfirePolicy.values()) {
+      if (p.name().toLowerCase(Locale.ROOT).equals(rs.getString(8))) {
+        policy = p;
+      }
+    }
+    return ScheduleDefinition.asStored(
+        rs.getString(1),
+        rs.getString(2),
+        rs.getString(3),
+        rs.getString(4),
+        rs.getString(5),
+        rs.getInt(6),
+        maxAttempts,
+        policy,
+        catchUp);
+  }
+
+  private static Schedule schedule(ResultSet rs, ScheduleDefinition d, String problem)
+      throws SQLException {
+    return new Schedule(
+        d,
+        rs.getBoolean(10),
+        instant(rs, 11),
+        instant(rs, 12),
+        rs.getString(13),
+        instant(rs, 14),
+        rs.getString(15),
+        problem);
+  }
+
+  /** Why a stored row cannot run, naming the bad value, and the fix. */
+  private static String problem(String name, RuntimeException e) {
+    String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    String prefix = "schedule '" + name + "': ";
+    if (why.startsWith(prefix)) {
+      why = why.substring(prefix.length());
+    }
+    return why
+        + " (the stored row cannot run: fix it with Schedules.update or POST schedules/"
+        + name
+        + " of the admin API, or delete it)";
   }
 
   private static Instant instant(ResultSet rs, int column) throws SQLException {

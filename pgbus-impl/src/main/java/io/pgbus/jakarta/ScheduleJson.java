@@ -111,7 +111,11 @@ final class ScheduleJson {
     return d;
   }
 
-  /** A schedule as the API shows it; the payload is left out when {@code masked}. */
+  /**
+   * A schedule as the API shows it; the payload is left out when {@code masked}. A stored row that
+   * cannot run ({@link Schedule#problem}) is shown with its values as stored, {@code error} {@code
+   * "unreadable"} and the {@code problem}; both are null for the others.
+   */
   static Map<String, Object> toMap(Schedule s, boolean masked) {
     ScheduleDefinition d = s.definition();
     var m = new LinkedHashMap<String, Object>();
@@ -123,7 +127,7 @@ final class ScheduleJson {
     m.put("payloadMasked", masked);
     m.put("priority", d.priority());
     m.put("maxAttempts", d.maxAttempts());
-    m.put("misfire", d.misfire().name().toLowerCase(Locale.ROOT));
+    m.put("misfire", d.misfire() == null ? null : d.misfire().name().toLowerCase(Locale.ROOT));
     m.put("catchUpLimit", d.catchUpLimit());
     m.put("paused", s.paused());
     m.put("lastRun", text(s.lastRun()));
@@ -131,6 +135,8 @@ final class ScheduleJson {
     m.put("source", s.source());
     m.put("updatedAt", text(s.updatedAt()));
     m.put("updatedBy", s.updatedBy());
+    m.put("error", s.readable() ? null : "unreadable");
+    m.put("problem", s.problem());
     return m;
   }
 

@@ -177,6 +177,88 @@ class CronTest {
     assertThat(berlin.nextAfter(DAY1_0300)).isEqualTo(Instant.parse("2026-01-05T23:00:00Z"));
   }
 
+  // Europe/Berlin in 2026: spring forward on 29 March (02:00 CET -> 03:00 CEST, 01:00Z), fall back
+  // on 25 October (03:00 CEST -> 02:00 CET, 01:00Z).
+  private static final ZoneId BERLIN = ZoneId.of("Europe/Berlin");
+
+  @Test
+  void aDailyTimeInTheSpringForwardGapRunsOnceAtTheFirstInstantAfterTheGap() throws Exception {
+    CronSchedule daily = CronSchedule.parse("30 2 * * *", BERLIN);
+    Instant endOfGap = Instant.parse("2026-03-29T01:00:00Z"); // 03:00 CEST
+    assertThat(daily.nextAfter(Instant.parse("2026-03-28T01:30:00Z"))).isEqualTo(endOfGap);
+    assertThat(daily.nextAfter(endOfGap)).isEqualTo(Instant.parse("2026-03-30T00:30:00Z"));
+    assertThat(daily.latestAtOrBefore(endOfGap)).isEqualTo(endOfGap);
+    assertThat(daily.latestAtOrBefore(endOfGap.minusSeconds(1)))
+        .isEqualTo(Instant.parse("2026-03-28T01:30:00Z"));
+
+    // The leader's ticks through the night: one run, at 03:00 CEST.
+    ScheduleEnqueuer cron = enqueuer(new CronJob("gap", "30 2 * * *", BERLIN, "gapq", "{}"));
+    try (Connection c = db.connect()) {
+      Instant t = Instant.parse("2026-03-28T23:00:00Z");
+      cron.tick(c, t);
+      for (; t.isBefore(Instant.parse("2026-03-29T04:00:00Z")); t = t.plusSeconds(600)) {
+        cron.tick(c, t);
+      }
+    }
+    assertThat(runs("gapq")).containsExactly(endOfGap);
+  }
+
+  @Test
+  void aCatchUpAcrossTheFallBackNightEnqueuesTheTwoThirtyRunOnce() throws Exception {
+    CronSchedule daily = CronSchedule.parse("30 2 * * *", BERLIN);
+    Instant first = Instant.parse("2026-10-25T00:30:00Z"); // 02:30 CEST; 02:30 CET is 01:30Z
+    assertThat(daily.nextAfter(first.minusSeconds(1))).isEqualTo(first);
+    assertThat(daily.nextAfter(first)).isEqualTo(Instant.parse("2026-10-26T01:30:00Z"));
+    assertThat(daily.latestAtOrBefore(Instant.parse("2026-10-25T12:00:00Z"))).isEqualTo(first);
+
+    ScheduleEnqueuer cron =
+        enqueuer(
+            new CronJob("fold", "30 2 * * *", BERLIN, "foldq", "{}").withMisfire("catch-up:10"));
+    try (Connection c = db.connect()) {
+      cron.tick(c, Instant.parse("2026-10-23T12:00:00Z"));
+      // Down from before the 24th's run until the 26th at noon: a catch-up over the fall-back.
+      assertThat(cron.tick(c, Instant.parse("2026-10-26T12:00:00Z")).enqueued()).isEqualTo(3);
+    }
+    assertThat(runs("foldq"))
+        .containsExactly(
+            Instant.parse("2026-10-24T00:30:00Z"), first, Instant.parse("2026-10-26T01:30:00Z"));
+  }
+
+  @Test
+  void aWildcardHourScheduleRunsInBothOccurrencesOfTheRepeatedHourAndNotInTheGap() {
+    CronSchedule halfHourly = CronSchedule.parse("*/30 * * * *", BERLIN);
+    var fallBack = new ArrayList<Instant>();
+    for (Instant t = Instant.parse("2026-10-24T23:59:00Z");
+        t.isBefore(Instant.parse("2026-10-25T02:00:00Z"));
+        t = halfHourly.nextAfter(t)) {
+      fallBack.add(halfHourly.nextAfter(t));
+    }
+    assertThat(fallBack)
+        .containsExactly(
+            Instant.parse("2026-10-25T00:00:00Z"), // 02:00 CEST
+            Instant.parse("2026-10-25T00:30:00Z"),
+            Instant.parse("2026-10-25T01:00:00Z"), // 02:00 CET
+            Instant.parse("2026-10-25T01:30:00Z"),
+            Instant.parse("2026-10-25T02:00:00Z"));
+    assertThat(halfHourly.latestAtOrBefore(Instant.parse("2026-10-25T01:10:00Z")))
+        .isEqualTo(Instant.parse("2026-10-25T01:00:00Z"));
+    assertThat(halfHourly.latestAtOrBefore(Instant.parse("2026-10-25T00:59:59Z")))
+        .isEqualTo(Instant.parse("2026-10-25T00:30:00Z"));
+
+    var springForward = new ArrayList<Instant>();
+    for (Instant t = Instant.parse("2026-03-28T23:59:00Z");
+        t.isBefore(Instant.parse("2026-03-29T01:30:00Z"));
+        t = halfHourly.nextAfter(t)) {
+      springForward.add(halfHourly.nextAfter(t));
+    }
+    assertThat(springForward)
+        .containsExactly(
+            Instant.parse("2026-03-29T00:00:00Z"), // 01:00 CET
+            Instant.parse("2026-03-29T00:30:00Z"),
+            Instant.parse("2026-03-29T01:00:00Z"), // 03:00 CEST
+            Instant.parse("2026-03-29T01:30:00Z"));
+  }
+
   @Test
   void anInvalidScheduleIsRefusedWithTheRule() {
     assertThatThrownBy(() -> CronJob.of("bad", "61 * * * *", "q"))

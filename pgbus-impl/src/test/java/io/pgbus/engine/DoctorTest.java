@@ -48,6 +48,7 @@ class DoctorTest {
             "schema",
             "paused queues",
             "flow control",
+            "schedules",
             "pooler",
             "transaction horizon",
             "listener",

@@ -1,6 +1,7 @@
 package io.pgbus.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pgbus.Outcome;
 import io.pgbus.engine.testing.Await;
@@ -44,6 +45,36 @@ class LeaderElectionTest {
       }
     }
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.leader")).isEqualTo(1);
+  }
+
+  @Test
+  void aLeaseWrittenBySqlToNeverEndStopsNoTickAndNoElection() throws Exception {
+    // What a row from before V23's CHECK (or a superuser past it) can hold: a lease of no elector
+    // that never ends. It used to fail every JVM's tick and keep every JVM from leading.
+    db.update("DELETE FROM pgbus.leader");
+    db.update("ALTER TABLE pgbus.leader DROP CONSTRAINT leader_expires_chk");
+    try {
+      db.update(
+          "INSERT INTO pgbus.leader (name, holder, expires_at) VALUES (?, 'forged', 'infinity')",
+          Elector.MAINTENANCE);
+    } finally {
+      db.update(
+          "ALTER TABLE pgbus.leader ADD CONSTRAINT leader_expires_chk CHECK (expires_at"
+              + " OPERATOR(pg_catalog.<=) (pg_catalog.now() OPERATOR(pg_catalog.+) interval '1"
+              + " hour')) NOT VALID");
+    }
+    List<Engine> fleet = fleet(2);
+    Await.until("a leader", Duration.ofSeconds(10), () -> leaders(fleet), n -> n == 1L);
+    Await.until(
+        "ticks on every engine",
+        Duration.ofSeconds(10),
+        () -> fleet.stream().mapToLong(Engine::polls).min().orElse(0),
+        n -> n >= 2);
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.leader WHERE holder = 'forged'")).isZero();
+
+    // And the table refuses such a lease now, naming its rule.
+    assertThatThrownBy(() -> db.update("UPDATE pgbus.leader SET expires_at = 'infinity'"))
+        .hasStackTraceContaining("leader_expires_chk");
   }
 
   @Test

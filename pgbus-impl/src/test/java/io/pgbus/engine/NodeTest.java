@@ -46,6 +46,35 @@ class NodeTest {
   }
 
   @Test
+  void aNodeRowWithMalformedCapsulesStopsNoFleetRead() throws SQLException {
+    // pgbus.node is writable by SQL: rows whose capsules are not what an engine writes (not an
+    // array; a capsule whose queues are not an array and whose concurrency is not a number).
+    String insert =
+        "INSERT INTO pgbus.node (worker_id, host, pid, started_at, seen_at, listener, mode,"
+            + " capsules) VALUES (?, 'h', 1, now(), now(), 'delivering', 'notify', ?::jsonb)";
+    db.update(insert, "bad-object", "{\"name\":\"x\"}");
+    db.update(insert, "bad-fields", "[{\"name\":\"x\",\"queues\":\"q\",\"concurrency\":\"many\"}]");
+    db.update(insert, "good", "[{\"name\":\"g\",\"queues\":[\"qg\"],\"concurrency\":2}]");
+    try {
+      List<Node> nodes;
+      try (Connection c = db.connect()) {
+        nodes = new NodeStore().nodes(c, DAY);
+      }
+      assertThat(nodes).extracting(Node::workerId).contains("bad-object", "bad-fields", "good");
+      for (Node n : nodes) {
+        if (n.workerId().startsWith("bad-")) {
+          assertThat(n.capsules()).as("a malformed row is listed without capsules").isEmpty();
+        }
+        if (n.workerId().equals("good")) {
+          assertThat(n.capsules()).containsExactly(new NodeCapsule("g", List.of("qg"), 2));
+        }
+      }
+    } finally {
+      db.update("DELETE FROM pgbus.node WHERE worker_id IN ('bad-object', 'bad-fields', 'good')");
+    }
+  }
+
+  @Test
   void aStoppedEnginesRowIsGone() throws SQLException {
     Engine e = engines.start(engines.config().capsule("c", 1, "qs").build(), this::complete);
     awaitNode(e, n -> true);

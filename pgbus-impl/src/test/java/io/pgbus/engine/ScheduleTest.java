@@ -481,6 +481,135 @@ class ScheduleTest {
   }
 
   @Test
+  void aBadScheduleRowStopsNoOtherSchedule() throws Exception {
+    try (Connection c = db.connect()) {
+      book.create(c, ScheduleDefinition.of("pulse", "* * * * * *", "pulses"), null);
+    }
+    db.update("UPDATE pgbus.schedule SET next_run_at = ? WHERE name = 'pulse'", utc(DAY1_0300));
+    // What an older release, or a superuser past the constraint, could leave: an unknown zone
+    // (the constraint is dropped and put back NOT VALID, as V23 leaves a row written before it),
+    // and an expression of cron's shape that does not parse (the constraint lets it pass).
+    withBadRows(DAY1_0300);
+
+    var warnings = new ArrayList<String>();
+    java.util.logging.Logger log =
+        java.util.logging.Logger.getLogger(ScheduleEnqueuer.class.getName());
+    var handler =
+        new java.util.logging.Handler() {
+          @Override
+          public void publish(java.util.logging.LogRecord r) {
+            if (r.getLevel() == java.util.logging.Level.WARNING) {
+              synchronized (warnings) {
+                warnings.add(String.valueOf(r.getParameters()[0]));
+              }
+            }
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    log.addHandler(handler);
+    ScheduleEnqueuer leader = enqueuer();
+    try (Connection c = db.connect()) {
+      for (int s = 0; s < 5; s++) {
+        ScheduleEnqueuer.Tick t = leader.tick(c, DAY1_0300.plusSeconds(s).plusMillis(100));
+        assertThat(t.enqueued()).as("the valid schedule's run at second %d", s).isEqualTo(1);
+        assertThat(t.untilNext())
+            .as("the bad rows, due since the start, do not make the ticks follow at once")
+            .isEqualTo(Duration.ofMillis(900));
+      }
+    } finally {
+      log.removeHandler(handler);
+    }
+    assertThat(runs("pulses")).hasSize(5);
+    assertThat(runs("badq")).isEmpty();
+    assertThat(warnings)
+        .as("each bad row is logged once, not at every tick")
+        .containsExactlyInAnyOrder("badzone", "badcron");
+
+    try (Connection c = db.connect()) {
+      // Listed and read, marked with what is wrong; the good one is not.
+      List<Schedule> all = book.list(c, null, 10);
+      assertThat(all).extracting(Schedule::name).containsExactly("badcron", "badzone", "pulse");
+      assertThat(all.get(0).problem()).contains("invalid cron schedule '61 * * * *'");
+      assertThat(all.get(1).problem()).contains("unknown time zone 'Mars/Olympus'");
+      assertThat(all.get(1).definition().zone()).isEqualTo("Mars/Olympus");
+      assertThat(all.get(2).problem()).isNull();
+      assertThat(book.get(c, "badzone").orElseThrow().readable()).isFalse();
+      assertThatThrownBy(() -> book.trigger(c, "badzone", null))
+          .isInstanceOf(InvalidScheduleException.class)
+          .hasMessageContaining("cannot trigger schedule 'badzone'");
+
+      Doctor.Check check = Doctor.schedules(c);
+      assertThat(check.status()).isEqualTo(Doctor.Status.WARN);
+      assertThat(check.detail())
+          .contains("2 of 3 schedule(s) cannot run")
+          .contains("Mars/Olympus")
+          .contains("61 * * * *");
+
+      // Deleted through the API, and fixed through it.
+      assertThat(book.delete(c, "badzone", null)).isTrue();
+      assertThat(
+              book.update(c, ScheduleDefinition.of("badcron", "1 * * * *", "badq"), null)
+                  .orElseThrow()
+                  .readable())
+          .isTrue();
+      assertThat(Doctor.schedules(c).status()).isEqualTo(Doctor.Status.OK);
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.schedule")).isEqualTo(2);
+  }
+
+  @Test
+  void theDatabaseRefusesAnUnknownZoneAndACronOfTheWrongShapeNamingTheValue() {
+    String insert =
+        "INSERT INTO pgbus.schedule (name, cron, zone, queue, payload, source)"
+            + " VALUES ('n', ?, ?, 'q', '{}', 'api')";
+    assertThatThrownBy(() -> db.update(insert, "@daily", "Mars/Olympus"))
+        .hasStackTraceContaining("unknown time zone 'Mars/Olympus' for a schedule");
+    assertThatThrownBy(() -> db.update(insert, "every day at 3", "UTC"))
+        .hasStackTraceContaining("invalid cron expression 'every day at 3' for a schedule");
+    assertThatThrownBy(() -> db.update(insert, "0 3 * * * * *", "UTC"))
+        .hasStackTraceContaining("invalid cron expression");
+    // Every zone java.time takes, PostgreSQL takes: an older release's writes still pass.
+    int i = 0;
+    for (String zone : List.of("Europe/Berlin", "UTC", "Z", "+02:00", "GMT+1", "Etc/GMT-14")) {
+      java.time.ZoneId.of(zone);
+      for (String cron : List.of("@daily", "0 3 * * MON-FRI", "0 0 12 ? * 5#3", "0 0 0 LW * ?")) {
+        CronSchedule.parse(cron, java.time.ZoneId.of("UTC"));
+        db.update(
+            "INSERT INTO pgbus.schedule (name, cron, zone, queue, payload, source)"
+                + " VALUES (?, ?, ?, 'q', '{}', 'api')",
+            "ok" + i++,
+            cron,
+            zone);
+      }
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.schedule")).isEqualTo(24);
+  }
+
+  /** Rows the constraints of V23 would refuse now, as a row written before them. */
+  private static void withBadRows(Instant due) {
+    db.update("ALTER TABLE pgbus.schedule DROP CONSTRAINT schedule_zone_known_chk");
+    try {
+      db.update(
+          "INSERT INTO pgbus.schedule (name, cron, zone, queue, payload, source, next_run_at)"
+              + " VALUES ('badzone', '* * * * * *', 'Mars/Olympus', 'badq', '{}', 'api', ?)",
+          utc(due));
+    } finally {
+      db.update(
+          "ALTER TABLE pgbus.schedule ADD CONSTRAINT schedule_zone_known_chk"
+              + " CHECK (pgbus.schedule_zone_valid(zone)) NOT VALID");
+    }
+    db.update(
+        "INSERT INTO pgbus.schedule (name, cron, zone, queue, payload, source, next_run_at)"
+            + " VALUES ('badcron', '61 * * * *', 'UTC', 'badq', '{}', 'api', ?)",
+        utc(due));
+  }
+
+  @Test
   void aRolledBackChangeLeavesNoTrace() throws Exception {
     try (Connection c = db.connect()) {
       book.create(c, ScheduleDefinition.of("kept", "@daily", "q"), null);

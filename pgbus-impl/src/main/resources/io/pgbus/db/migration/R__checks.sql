@@ -114,3 +114,61 @@ CREATE OR REPLACE FUNCTION pgbus.job_result_valid(result jsonb) RETURNS boolean
   BEGIN
     RETURN octet_length(result::text) <= 65536;
   END $$;
+
+-- The rules of pgbus.schedule's zone and cron expression (V23), as its CHECKs call them: a zone
+-- PostgreSQL knows (tried with timezone(zone, now()); STABLE, not IMMUTABLE: the answer depends on
+-- the server's time zone data and timezone_abbreviations), and an expression of cron's shape (5 or
+-- 6 fields of cron's characters, or an @nickname). Each refuses with check_violation and a message
+-- that names the value and the fix. Necessary, not sufficient: the engine still parses both in
+-- Java (java.time, cron-utils), and skips and reports a row that fails there. Pinned: they run in
+-- whatever session writes the table.
+CREATE OR REPLACE FUNCTION pgbus.schedule_zone_valid(zone text) RETURNS boolean
+  LANGUAGE plpgsql STABLE STRICT
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  BEGIN
+    PERFORM pg_catalog.timezone(schedule_zone_valid.zone, pg_catalog.now());
+    RETURN true;
+  EXCEPTION WHEN invalid_parameter_value THEN
+    RAISE EXCEPTION 'pgbus: unknown time zone % for a schedule: use an IANA zone such as Europe/Berlin, or UTC',
+      pg_catalog.quote_literal(pg_catalog.left(schedule_zone_valid.zone, 80))
+      USING ERRCODE = 'check_violation';
+  END $$;
+
+CREATE OR REPLACE FUNCTION pgbus.schedule_cron_valid(cron text) RETURNS boolean
+  LANGUAGE plpgsql IMMUTABLE STRICT
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  BEGIN
+    IF schedule_cron_valid.cron ~ '^\s*(@[A-Za-z]+|[0-9A-Za-z*/,?#-]+(\s+[0-9A-Za-z*/,?#-]+){4,5})\s*$' THEN
+      RETURN true;
+    END IF;
+    RAISE EXCEPTION 'pgbus: invalid cron expression % for a schedule: use 5 fields (minute hour day-of-month month day-of-week, e.g. ''0 3 * * *''), 6 with seconds first, or @hourly, @daily, @weekly, @monthly, @yearly',
+      pg_catalog.quote_literal(pg_catalog.left(schedule_cron_valid.cron, 80))
+      USING ERRCODE = 'check_violation';
+  END $$;
+
+-- Whether pgbus.node.capsules has the shape an engine writes (NodeStore.capsulesJson): an array of
+-- objects, each with a string name, an array of string queues and a whole-number concurrency. The
+-- fleet read (NodeStore.nodes) expands only such a value, so that one row written by SQL in
+-- another shape does not fail the read of every node (issue #23). No CHECK on the table: the tick
+-- updates each node's row on every heartbeat, and an old malformed row must not fail its JVM's
+-- heartbeat; the next start of that JVM rewrites its capsules anyway.
+CREATE OR REPLACE FUNCTION pgbus.node_capsules_valid(capsules jsonb) RETURNS boolean
+  LANGUAGE plpgsql IMMUTABLE STRICT
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  BEGIN
+    IF jsonb_typeof(node_capsules_valid.capsules) <> 'array' THEN
+      RETURN false;
+    END IF;
+    RETURN NOT EXISTS (
+      SELECT 1 FROM jsonb_array_elements(node_capsules_valid.capsules) AS e(c)
+       WHERE CASE WHEN jsonb_typeof(e.c) <> 'object'
+                    OR jsonb_typeof(e.c -> 'name') IS DISTINCT FROM 'string'
+                    OR jsonb_typeof(e.c -> 'concurrency') IS DISTINCT FROM 'number'
+                    OR (e.c ->> 'concurrency') !~ '^[0-9]{1,9}$'
+                    OR jsonb_typeof(e.c -> 'queues') IS DISTINCT FROM 'array' THEN true
+                  ELSE EXISTS (SELECT 1 FROM jsonb_array_elements(e.c -> 'queues') AS q(v)
+                                WHERE jsonb_typeof(q.v) <> 'string') END);
+  END $$;

@@ -61,7 +61,10 @@ CREATE OR REPLACE FUNCTION pgbus.tick(
              ceil(extract(epoch FROM l.expires_at - now())::numeric * 1000.0)::bigint,
              v_found, v_renewed
         FROM (SELECT 1) one
-        LEFT JOIN pgbus.leader l ON l.name = tick.leader_name AND l.expires_at > now();
+        LEFT JOIN pgbus.leader l ON l.name = tick.leader_name AND l.expires_at > now()
+              -- A lease no elector wrote (LeaderStore.FORGED) is free; 'infinity' would fail the
+              -- subtraction above, and with it every JVM's tick.
+              AND l.expires_at <= now() + interval '1 hour';
     RETURN QUERY
       SELECT q.queue, h.run_at, h.run_at <= now(), NULL::text, NULL::bigint, NULL::boolean,
              NULL::integer
