@@ -1,8 +1,8 @@
 package com.example.orders;
 
+import io.pgbus.Handles;
 import io.pgbus.JobContext;
 import io.pgbus.JobHandler;
-import io.pgbus.Handles;
 import io.pgbus.Outcome;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
