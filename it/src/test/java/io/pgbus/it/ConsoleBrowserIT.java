@@ -330,7 +330,9 @@ class ConsoleBrowserIT {
             + ":"
             + System.getProperty("pgbus.it.db.port")
             + "/"
-            + System.getProperty("pgbus.it.db.name"),
+            + System.getProperty("pgbus.it.db.name")
+            // The test's own SQL: not recorded by a hostile public (-Phostile-public).
+            + "?ApplicationName=pgbus-test-helper",
         System.getProperty("pgbus.it.db.user"),
         System.getProperty("pgbus.it.db.password"));
   }

@@ -121,7 +121,9 @@ class UndeployDrainIT {
             + ":"
             + System.getProperty("pgbus.it.db.port", "5432")
             + "/"
-            + System.getProperty("pgbus.it.db.name", "pgbus_it");
+            + System.getProperty("pgbus.it.db.name", "pgbus_it")
+            // The test's own SQL: not recorded by a hostile public (-Phostile-public).
+            + "?ApplicationName=pgbus-test-helper";
     try (Connection c =
             DriverManager.getConnection(
                 url,

@@ -197,7 +197,7 @@ class QueueChangeTest {
 
   /** Runs one statement in autocommit, as an operator in psql would. */
   private static void sql(String statement) {
-    try (Connection c = db.connect();
+    try (Connection c = db.helperConnection();
         var st = c.createStatement()) {
       c.setAutoCommit(true);
       st.execute(statement);

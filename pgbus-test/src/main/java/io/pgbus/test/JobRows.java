@@ -33,7 +33,7 @@ final class JobRows {
           + """
             , j.payload OPERATOR(pg_catalog.=) ?::jsonb
         FROM pgbus.job j
-       WHERE j.queue::text = ?
+       WHERE j.queue::text = ?::text
        ORDER BY j.id
       """;
 
@@ -42,7 +42,7 @@ final class JobRows {
   private static final String DUE =
       """
       SELECT count(*) FROM pgbus.job j
-       WHERE j.queue::text = ? AND j.state::text IN ('available', 'scheduled', 'retryable')
+       WHERE j.queue::text = ?::text AND j.state::text IN ('available', 'scheduled', 'retryable')
          AND j.run_at <= pg_catalog.now()
       """;
 
