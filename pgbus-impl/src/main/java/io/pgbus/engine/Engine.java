@@ -401,7 +401,8 @@ public final class Engine {
       c.setAutoCommit(true);
       Map<String, List<Long>> released = store.jobReleaseWorker(c, config.workerId());
       if (!released.isEmpty()) {
-        LOG.log(
+        StopLog.log(
+            LOG,
             System.Logger.Level.WARNING,
             "pgbus engine {0} found jobs of its own still running at the end of its stop; released"
                 + " them back to available without spending an attempt: {1}",
@@ -410,7 +411,8 @@ public final class Engine {
       }
       return true;
     } catch (SQLException e) {
-      LOG.log(
+      StopLog.log(
+          LOG,
           System.Logger.Level.WARNING,
           "pgbus engine {0} could not check for jobs of its own left running at the end of its"
               + " stop ({1}); its pgbus.node row stays, so the leader rescues any within one"
@@ -434,7 +436,8 @@ public final class Engine {
       c.setAutoCommit(true);
       Map<String, List<Long>> released = store.jobReleaseDrained(c, held);
       int n = released.values().stream().mapToInt(List::size).sum();
-      LOG.log(
+      StopLog.log(
+          LOG,
           System.Logger.Level.WARNING,
           "pgbus engine {0} stopped with {1} job(s) still held after the {2} drain ({3}); released"
               + " {4} back to available without spending an attempt: {5}",
@@ -445,7 +448,8 @@ public final class Engine {
           n,
           released);
     } catch (SQLException e) {
-      LOG.log(
+      StopLog.log(
+          LOG,
           System.Logger.Level.WARNING,
           "pgbus engine {0} stopped with {1} job(s) still held after the {2} drain and could not"
               + " release them ({3}); lease rescue will return them: {4}",

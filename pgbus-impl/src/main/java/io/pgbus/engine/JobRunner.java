@@ -351,14 +351,16 @@ final class JobRunner {
       if (store.jobReleaseDrained(c, java.util.List.of(job)).isEmpty()) {
         return; // no longer this worker's (released by the drain, rescued): nothing to say
       }
-      LOG.log(
+      StopLog.log(
+          LOG,
           System.Logger.Level.WARNING,
           "{0} failed while its engine stopped ({1}); released it back to available without"
               + " spending an attempt",
           named(job),
           String.valueOf(cause));
     } catch (SQLException e) {
-      LOG.log(
+      StopLog.log(
+          LOG,
           System.Logger.Level.WARNING,
           "{0} failed while its engine stopped ({1}) and could not be released ({2}); the stop"
               + " or the next rescue returns it",
