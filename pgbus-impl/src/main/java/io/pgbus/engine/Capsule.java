@@ -396,6 +396,13 @@ public final class Capsule extends Loop {
     return left.compareTo(Duration.ofNanos(max)) >= 0 ? max : left.toNanos();
   }
 
+  /** The first and the longest wait before claiming again after the executor refused a job. */
+  static final long REFUSED_FIRST_MS = 100;
+
+  static final long REFUSED_MAX_MS = 5_000;
+
+  private long refusedBackoffMs; // only the loop's thread: 0 while the executor takes jobs
+
   private void claimAndDispatch(int freeSlots, boolean refreshAlarm) throws Exception {
     int want = freeSlots * grouping.perSlot();
     List<List<ClaimedJob>> slots;
@@ -446,20 +453,33 @@ public final class Capsule extends Loop {
         executor.execute(() -> runSlot(slot, leasedAt));
       } catch (RuntimeException e) {
         // Usually a RejectedExecutionException; whatever it is, these jobs never start here.
+        // An executor that refuses (a server shutting it down before the application stops, or
+        // suspending) refuses the next claim's jobs too: back off, or the capsule claims, is
+        // refused and hands back in a tight loop (65 times in 0.3 s in a Liberty server stop).
+        refusedBackoffMs =
+            refusedBackoffMs == 0
+                ? REFUSED_FIRST_MS
+                : Math.min(REFUSED_MAX_MS, refusedBackoffMs * 2);
         LOG.log(
             System.Logger.Level.WARNING,
-            "pgbus capsule ''{0}'': executor refused job {1} ({2}); handing it back",
+            "pgbus capsule ''{0}'': executor refused job {1} ({2}); handing it back and claiming"
+                + " again in {3} ms",
             config.name(),
             slot.get(0).id(),
-            e.toString());
+            e.toString(),
+            refusedBackoffMs);
         floors.reset(); // the refused jobs go back with their run_at, maybe behind a floor
         for (List<ClaimedJob> refused : slots.subList(i, slots.size())) {
           refused.forEach(runner::release);
           slotDone(refused);
         }
+        if (signal().sleep(refusedBackoffMs)) {
+          claimAgainAndResync(); // the handed-back jobs wait for no wake
+        }
         return;
       }
     }
+    refusedBackoffMs = 0;
   }
 
   private void runSlot(List<ClaimedJob> jobs, long leasedAt) {

@@ -236,7 +236,7 @@ public final class Engine {
 
   /** A tick's result: the leader lease for the elector, and a row to write again if it is gone. */
   private void ticked(NodeStore.Tick tick) {
-    if (maintenance) {
+    if (maintenance && started) { // a stopping engine's poller beats on, and elects nothing
       elector.tickSaw(tick.leader());
     }
     if (Boolean.FALSE.equals(tick.nodeFound()) && node != null && started) {
@@ -348,15 +348,15 @@ public final class Engine {
       return 0;
     }
     started = false;
+    single.engineStopping(); // a failure from now on is a release, not a spent attempt
     capsules.forEach(Capsule::stop); // stops claiming at once; running jobs go on
-    if (poller != null) {
-      poller.stop();
-    }
     if (notifier != null && !notifier.stop(Duration.ofSeconds(5))) {
       LOG.log(System.Logger.Level.WARNING, "pgbus listener did not stop within 5 s");
     }
     if (node != null) {
-      node.stopped();
+      // The row stays, and the poller beats on, until the jobs are back: a drain longer than
+      // two thirds of the heartbeat TTL must not let the leader rescue jobs that still run here.
+      node.stopping();
     }
     maintainer.stop(Duration.ofSeconds(5)); // at once when it never started (no maintenance)
     elector.stop(Duration.ofSeconds(5));
@@ -389,10 +389,50 @@ public final class Engine {
         }
       }
     }
+    if (poller != null) {
+      poller.stop();
+    }
+    if (releaseWhatStillRuns() && node != null) {
+      node.stopped();
+    }
     if (ownedExecutor != null) {
       ownedExecutor.shutdown();
     }
     return left;
+  }
+
+  /**
+   * The last step of a stop: releases whatever this worker still has running in the database
+   * (typically an attempt whose failure the stopping container would not let it record), and says
+   * which. False when the database could not be reached: the node row then stays, goes stale, and
+   * the leader rescues those jobs within one heartbeat TTL.
+   */
+  private boolean releaseWhatStillRuns() {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(true);
+      Map<String, List<Long>> released = store.jobReleaseWorker(c, config.workerId());
+      if (!released.isEmpty()) {
+        StopLog.log(
+            LOG,
+            System.Logger.Level.WARNING,
+            "pgbus engine {0} found jobs of its own still running at the end of its stop; released"
+                + " them back to available without spending an attempt: {1}",
+            config.workerId(),
+            released);
+      }
+      return true;
+    } catch (SQLException e) {
+      StopLog.log(
+          LOG,
+          System.Logger.Level.WARNING,
+          "pgbus engine {0} could not check for jobs of its own left running at the end of its"
+              + " stop ({1}); its pgbus.node row stays, so the leader rescues any within one"
+              + " heartbeat TTL ({2})",
+          config.workerId(),
+          e.getMessage(),
+          ExecutionConfig.HEARTBEAT_TTL.key());
+      return false;
+    }
   }
 
   /** Releases what the capsules still hold after the drain, and says which jobs went back. */
@@ -407,7 +447,8 @@ public final class Engine {
       c.setAutoCommit(true);
       Map<String, List<Long>> released = store.jobReleaseDrained(c, held);
       int n = released.values().stream().mapToInt(List::size).sum();
-      LOG.log(
+      StopLog.log(
+          LOG,
           System.Logger.Level.WARNING,
           "pgbus engine {0} stopped with {1} job(s) still held after the {2} drain ({3}); released"
               + " {4} back to available without spending an attempt: {5}",
@@ -418,7 +459,8 @@ public final class Engine {
           n,
           released);
     } catch (SQLException e) {
-      LOG.log(
+      StopLog.log(
+          LOG,
           System.Logger.Level.WARNING,
           "pgbus engine {0} stopped with {1} job(s) still held after the {2} drain and could not"
               + " release them ({3}); lease rescue will return them: {4}",

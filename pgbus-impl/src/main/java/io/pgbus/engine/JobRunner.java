@@ -46,6 +46,7 @@ final class JobRunner {
   private final boolean deleteCompleted; // pgbus.retention.completed=0
   private final ErrorDetail errorDetail; // pgbus.errors.detail
   private volatile boolean abandoned;
+  private volatile boolean stopping;
 
   /**
    * Cancel requests heard for attempts not running here (yet): a job is {@code running} from its
@@ -236,6 +237,11 @@ final class JobRunner {
       if (t instanceof Error && !(t instanceof AssertionError) && !(t instanceof LinkageError)) {
         LOG.log(System.Logger.Level.ERROR, "pgbus job " + job.id() + " hit a VM error", t);
       }
+      if (stopping && !(cause instanceof JobCancelledException)) {
+        releaseFailedInStop(job, cause);
+        events.finished(job, null, System.nanoTime() - started);
+        return null;
+      }
       settled = recordStopped(job, cause);
     }
     events.finished(job, settled == null ? null : settled.kind, System.nanoTime() - started);
@@ -321,6 +327,47 @@ final class JobRunner {
   /** The wait before the job's next attempt, by its queue's retry policy. */
   private Duration backoff(ClaimedJob job) {
     return retries.apply(job.queue()).backoff(job.attempt());
+  }
+
+  /**
+   * The engine stops: from now on an attempt that fails goes back to {@code available} without
+   * spending an attempt instead of being recorded as a failure. A server that stops pulls the
+   * ground from under running handlers (WildFly's {@code :shutdown} interrupts them and refuses the
+   * job's EJB calls: WFLYEJB0034), so such a failure says nothing about the job; and the container
+   * may refuse the very transaction that would record it, which left the job {@code running} until
+   * its lease ran out (issue #32).
+   */
+  void engineStopping() {
+    stopping = true;
+  }
+
+  /**
+   * Releases an attempt that failed while the engine stopped, on a plain connection (not through
+   * {@link Transactions}, which a stopping container may refuse); logged once, by id.
+   */
+  private void releaseFailedInStop(ClaimedJob job, Throwable cause) {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(true);
+      if (store.jobReleaseDrained(c, java.util.List.of(job)).isEmpty()) {
+        return; // no longer this worker's (released by the drain, rescued): nothing to say
+      }
+      StopLog.log(
+          LOG,
+          System.Logger.Level.WARNING,
+          "{0} failed while its engine stopped ({1}); released it back to available without"
+              + " spending an attempt",
+          named(job),
+          String.valueOf(cause));
+    } catch (SQLException e) {
+      StopLog.log(
+          LOG,
+          System.Logger.Level.WARNING,
+          "{0} failed while its engine stopped ({1}) and could not be released ({2}); the stop"
+              + " or the next rescue returns it",
+          named(job),
+          String.valueOf(cause),
+          e.getMessage());
+    }
   }
 
   /** Hands back a job that was claimed but never started. */

@@ -318,6 +318,23 @@ public final class JobStore {
         FROM released GROUP BY queue
       """;
 
+  // The last step of a stop: whatever the stopping worker still has running after its drain and
+  // hand-back (an attempt whose failure the container would not let it record: WildFly refuses the
+  // job's EJB calls while it shuts down) goes back as RELEASE_DRAINED does: available, the attempt
+  // given back as budget, the fence kept. job_lease_idx covers running jobs only.
+  private static final String RELEASE_WORKER =
+      """
+      WITH released AS (
+        UPDATE pgbus.job j
+           SET state = 'available', run_at = pg_catalog.now(), max_attempts = j.max_attempts + 1,
+               lease_expires_at = NULL
+         WHERE j.state OPERATOR(pg_catalog.=) 'running'
+           AND j.attempted_by OPERATOR(pg_catalog.=) ?::text
+        RETURNING j.id, j.queue)
+      SELECT queue::text, pg_catalog.array_agg(id ORDER BY id), pgbus.notify(queue, pg_catalog.now())
+        FROM released GROUP BY queue
+      """;
+
   // A waiting job is cancelled at once. A running one is only asked to stop: cancel_attempt (V8)
   // records which attempt, and NOTIFY "pgbus-cancel" '<id>:<attempt>' reaches the JVM that runs it
   // at commit; that JVM reads cancel_attempt back (CANCEL_REQUESTED) before it interrupts the
@@ -943,6 +960,24 @@ public final class JobStore {
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(RELEASE_DRAINED)) {
       bindHeld(c, ps, 1, jobs);
+      var released = new LinkedHashMap<String, List<Long>>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          released.put(rs.getString(1), List.of((Long[]) rs.getArray(2).getArray()));
+        }
+      }
+      return released;
+    }
+  }
+
+  /**
+   * Releases every job {@code workerId} still has running ({@link #RELEASE_WORKER}), by queue; for
+   * the end of that worker's stop.
+   */
+  public Map<String, List<Long>> jobReleaseWorker(Connection c, String workerId)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RELEASE_WORKER)) {
+      ps.setString(1, workerId);
       var released = new LinkedHashMap<String, List<Long>>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

@@ -64,7 +64,17 @@ final class NodeReporter {
     }
   }
 
-  /** Deletes the row as the engine stops. */
+  /**
+   * The engine stops: the row is no longer written on a state change, but it stays (the poller
+   * beats on through the drain) until {@link #stopped} deletes it, once the engine's jobs are back.
+   * A JVM that stops without getting there keeps a row that goes stale, and its jobs are rescued
+   * within one heartbeat TTL instead of at the end of their leases.
+   */
+  synchronized void stopping() {
+    live = false;
+  }
+
+  /** Deletes the row as the engine's stop ends, its jobs handed back. */
   synchronized void stopped() {
     live = false;
     try (Connection c = dataSource.getConnection()) {

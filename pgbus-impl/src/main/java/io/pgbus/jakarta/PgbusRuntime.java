@@ -255,7 +255,8 @@ public class PgbusRuntime {
     if (engine == null || !stopping.compareAndSet(false, true)) {
       return;
     }
-    LOG.log(
+    io.pgbus.engine.StopLog.log(
+        LOG,
         System.Logger.Level.INFO,
         "pgbus engine {0} stopping ({1}): no more claims; running jobs get {2} ({3})",
         engine.config().workerId(),

@@ -38,6 +38,9 @@ abstract class FleetServer {
   private Process process;
   private final List<Long> javaPids = new ArrayList<>();
 
+  /** System properties (pgbus settings) given to the server's JVM on top of the fleet's own. */
+  final Map<String, String> properties = new java.util.LinkedHashMap<>();
+
   FleetServer(String name, FleetSettings settings) {
     this.name = name;
     this.settings = settings;
@@ -256,6 +259,23 @@ abstract class FleetServer {
     }
   }
 
+  /** Waits up to {@code timeout} for every process of this server to end; false if one lives. */
+  final boolean awaitExit(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (processes().stream().anyMatch(ProcessHandle::isAlive)) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      Thread.sleep(20);
+    }
+    return true;
+  }
+
+  /** The properties as JVM arguments. */
+  final List<String> propertyArguments() {
+    return properties.entrySet().stream().map(e -> "-D" + e.getKey() + "=" + e.getValue()).toList();
+  }
+
   /** Ends, at once, every process of this server: the shutdown hook's last resort. */
   final void killAll() {
     processes().forEach(ProcessHandle::destroyForcibly);
@@ -323,6 +343,27 @@ abstract class FleetServer {
           n += lines.filter(l -> l.contains(text)).count();
         } catch (UncheckedIOException e) {
           throw e.getCause();
+        }
+      }
+    }
+    return n;
+  }
+
+  /** How many lines of the server's logs contain {@code text} and match {@code pattern}. */
+  final long logLinesMatching(String text, java.util.regex.Pattern pattern) throws IOException {
+    long n = 0;
+    List<Path> dirs = new ArrayList<>();
+    if (Files.isDirectory(logDir())) {
+      dirs.add(logDir());
+    }
+    for (Path dir : dirs) {
+      try (Stream<Path> files = Files.list(dir)) {
+        for (Path f : files.filter(Files::isRegularFile).toList()) {
+          try (Stream<String> lines = Files.lines(f, StandardCharsets.ISO_8859_1)) {
+            n += lines.filter(l -> l.contains(text) && pattern.matcher(l).find()).count();
+          } catch (UncheckedIOException e) {
+            throw e.getCause();
+          }
         }
       }
     }

@@ -65,15 +65,29 @@ final class LibertyServer extends FleetServer {
             "fleet.http.port=" + httpPort,
             "fleet.https.port=" + httpsPort),
         StandardCharsets.UTF_8);
-    Files.write(
-        serverDir().resolve("jvm.options"),
-        List.of("-Xmx" + settings.heap(), "-Dfleet.server=" + name),
-        StandardCharsets.UTF_8);
+    var options = new java.util.ArrayList<String>();
+    options.add("-Xmx" + settings.heap());
+    options.add("-Dfleet.server=" + name);
+    options.addAll(propertyArguments());
+    Files.write(serverDir().resolve("jvm.options"), options, StandardCharsets.UTF_8);
   }
 
   @Override
   List<String> command() {
     return List.of(settings.wlpHome().resolve("bin/server").toString(), "run", serverName);
+  }
+
+  /** {@code bin/server stop <name>}: Liberty's own stop command; returns once it has ended. */
+  void serverStop(Duration timeout) throws Exception {
+    Process p =
+        new ProcessBuilder(settings.wlpHome().resolve("bin/server").toString(), "stop", serverName)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(consoleLog().toFile()))
+            .start();
+    if (!p.waitFor(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+      p.destroyForcibly();
+      throw new AssertionError(name + ": server stop did not return within " + timeout);
+    }
   }
 
   @Override

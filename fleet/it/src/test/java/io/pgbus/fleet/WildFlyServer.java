@@ -56,8 +56,32 @@ final class WildFlyServer extends FleetServer {
     Files.copy(settings.fleetDir().resolve("apps/pgbus-fleet-app.war"), deployments().resolve(WAR));
   }
 
+  /** The management CLI's {@code :shutdown}, as an operator types it; returns once it answered. */
+  void cliShutdown(Duration timeout) throws Exception {
+    Process p =
+        new ProcessBuilder(
+                settings.wildflyHome().resolve("bin/jboss-cli.sh").toString(),
+                "--connect",
+                "--controller=127.0.0.1:" + port(9990),
+                "--command=:shutdown")
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(consoleLog().toFile()))
+            .start();
+    if (!p.waitFor(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+      p.destroyForcibly();
+      throw new AssertionError(name + ": jboss-cli :shutdown did not return within " + timeout);
+    }
+  }
+
   @Override
   List<String> command() {
+    var args = new java.util.ArrayList<String>();
+    args.addAll(commandBase());
+    args.addAll(propertyArguments());
+    return args;
+  }
+
+  private List<String> commandBase() {
     return List.of(
         settings.wildflyHome().resolve("bin/standalone.sh").toString(),
         "-c",
