@@ -349,7 +349,7 @@ final class JobRunner {
    * c} is the job's transaction, or null for a handler that runs in its own.
    */
   Outcome handle(Connection c, ClaimedJob job, Duration timeout) throws Exception {
-    Watchdog.Attempt attempt = watchdog.watch(job, timeout);
+    Watchdog.Attempt attempt = watchdog.watch(job, timeout, c);
     if (!heardEarly.isEmpty() && heardEarly.remove(job.id(), job.attempt())) {
       // Cancelled between its claim and now: the handler starts interrupted and flagged.
       confirm(new CancelRequest(job.id(), job.attempt()), attempt);
