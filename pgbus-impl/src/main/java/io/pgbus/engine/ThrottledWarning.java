@@ -59,14 +59,14 @@ final class ThrottledWarning {
           System.Logger.Level.WARNING,
           "{0} (more like it are logged at most once every {1} s)",
           line,
-          interval.toSeconds());
+          Long.toString(interval.toSeconds()));
     } else {
       log.log(
           System.Logger.Level.WARNING,
           "{0}; and {1} more like it since {2} that were not logged",
           line,
-          notLogged,
-          since);
+          Long.toString(notLogged),
+          String.valueOf(since));
     }
   }
 
