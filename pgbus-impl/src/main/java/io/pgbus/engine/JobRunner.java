@@ -275,11 +275,11 @@ final class JobRunner {
 
   /**
    * "pgbus-cancel" notifications were heard (the {@link Notifier} hands them on together, at most
-   * every {@link Notifier#CANCEL_CHECK_GAP}): those for attempts running here are checked against
-   * the database, in one statement (a payload alone may be forged), and the confirmed ones are
-   * flagged and their handlers interrupted. Anything else changes nothing: another JVM's job, one
-   * that ended meanwhile, or a request the database does not know. A request for an attempt that
-   * does not run here yet is kept for when its handler starts.
+   * every {@link HeardCancels#GAP}): those for attempts running here are checked against the
+   * database, in one statement (a payload alone may be forged), and the confirmed ones are flagged
+   * and their handlers interrupted. Anything else changes nothing: another JVM's job, one that
+   * ended meanwhile, or a request the database does not know. A request for an attempt that does
+   * not run here yet is kept for when its handler starts.
    */
   void cancelsHeard(Collection<CancelRequest> requests) {
     var here = new LinkedHashMap<CancelRequest, Watchdog.Attempt>();
