@@ -172,7 +172,8 @@ CREATE FUNCTION pgbus.check_payload(queue text, payload jsonb) RETURNS void
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
     v_bytes integer;
   BEGIN
-    IF pg_catalog.pg_column_size(check_payload.payload) > v_limit / 6 THEN
+    IF pg_catalog.pg_column_size(check_payload.payload) > v_limit / 6
+       OR pg_catalog.pg_column_compression(check_payload.payload) IS NOT NULL THEN
       v_bytes := pg_catalog.octet_length(check_payload.payload::text);
       IF v_bytes > v_limit THEN
         RAISE EXCEPTION 'payload for queue ''%'' is % bytes, over the limit of % bytes: store large data in your own table and enqueue its key, or raise pgbus.max-payload-bytes',
@@ -834,7 +835,7 @@ CREATE FUNCTION pgbus.enqueue_batch(queues text[], payloads jsonb[], priorities 
     -- As in pgbus.enqueue_many: only a payload that could be over the limit is measured.
     PERFORM pgbus.check_payload(t.q, t.p)
        FROM unnest(queues, payloads) AS t(q, p)
-      WHERE pg_column_size(t.p) > v_limit / 6;
+      WHERE pg_column_size(t.p) > v_limit / 6 OR pg_column_compression(t.p) IS NOT NULL;
     IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
       PERFORM pgbus.check_trace(pgbus.queue(queues[i]), trace_parents[i], trace_states[i])
          FROM generate_series(1, v_n) AS g(i);
@@ -951,10 +952,11 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
         END IF;
       END LOOP;
     END IF;
-    -- pgbus.check_payload's test (a sixth of the limit, see there); it raises the message. After
-    -- the INSERT, so that the limit comes with it; the error undoes the row (and no wake-up has
-    -- been sent yet), so a refused payload still writes nothing.
-    IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6 THEN
+    -- pgbus.check_payload's test (over a sixth of the limit, or compressed: see there); it raises
+    -- the message. After the INSERT, so that the limit comes with it; the error undoes the row (and
+    -- no wake-up has been sent yet), so a refused payload still writes nothing.
+    IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6
+       OR pg_catalog.pg_column_compression(enqueue_job.payload) IS NOT NULL THEN
       PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
     END IF;
     duplicate := false;
@@ -1001,11 +1003,13 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
     -- the calls (and check_payload's read of pgbus.setting) for the jobs that cannot fail them;
     -- the checks raise. The unique-key path below checks each job again in pgbus.enqueue_job.
     PERFORM CASE WHEN pg_catalog.pg_column_size(t.p) > v_limit / 6
+                      OR pg_catalog.pg_column_compression(t.p) IS NOT NULL
                  THEN pgbus.check_payload(t.q, t.p) END,
             CASE WHEN NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days'
                  THEN pgbus.check_run_at(t.q, t.r) END
        FROM unnest(queues, payloads, run_ats) AS t(q, p, r)
       WHERE pg_catalog.pg_column_size(t.p) > v_limit / 6
+         OR pg_catalog.pg_column_compression(t.p) IS NOT NULL
          OR NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days';
     IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
       PERFORM pgbus.check_trace(queues[i]::pgbus.queue_name, trace_parents[i], trace_states[i])

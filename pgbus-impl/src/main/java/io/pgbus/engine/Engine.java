@@ -92,7 +92,7 @@ public final class Engine {
                 config.queues(),
                 wakes,
                 this::listenerChanged,
-                this::cancelHeard,
+                this::cancelsHeard,
                 config.listener());
     ExecutionConfig execution = config.execution();
     this.poller =
@@ -598,10 +598,11 @@ public final class Engine {
   }
 
   /**
-   * A cancel of a running job was heard: the runner checks it and stops the handler if it is ours.
+   * Cancels of running jobs were heard: the runner checks them and stops the handlers that are
+   * ours.
    */
-  private void cancelHeard(CancelRequest request) {
-    single.cancelHeard(request);
+  private void cancelsHeard(List<CancelRequest> requests) {
+    single.cancelsHeard(requests);
   }
 
   private void listenerChanged(ListenerState state) {

@@ -7,8 +7,11 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -48,15 +51,11 @@ final class JobRunner {
   private volatile boolean abandoned;
   private volatile boolean stopping;
 
-  /**
-   * Cancel requests heard for attempts not running here (yet): a job is {@code running} from its
-   * claim on, but its handler starts a little later (a batch's last job much later), and a request
-   * heard in between must still reach it. Checked when a handler starts; unconfirmed, so bounded
-   * and simply forgotten when full (requests for other JVMs' jobs land here too).
-   */
-  private final ConcurrentHashMap<Long, Integer> heardEarly = new ConcurrentHashMap<>();
+  /** Cancel requests heard for attempts not running here (yet); see {@link EarlyCancels}. */
+  private final EarlyCancels heardEarly = new EarlyCancels();
 
-  private static final int HEARD_EARLY_MAX = 1024;
+  /** Requests the database did not confirm: forged ones can come in floods. */
+  private final ThrottledWarning unconfirmed = new ThrottledWarning(LOG, Duration.ofMinutes(1));
 
   /**
    * How long a worker keeps trying to record a failure while the database is away: a restart or a
@@ -281,47 +280,58 @@ final class JobRunner {
   }
 
   /**
-   * A "pgbus-cancel" notification was heard: when this JVM runs that attempt and the database
-   * confirms the request (a payload alone may be forged), flags the attempt and interrupts its
-   * handler. Anything else changes nothing: another JVM's job, one that ended meanwhile, or a
-   * request the database does not know.
+   * "pgbus-cancel" notifications were heard (the {@link Notifier} hands them on together, at most
+   * every {@link HeardCancels#GAP}): those for attempts running here are checked against the
+   * database, in one statement (a payload alone may be forged), and the confirmed ones are flagged
+   * and their handlers interrupted. Anything else changes nothing: another JVM's job, one that
+   * ended meanwhile, or a request the database does not know. A request for an attempt that does
+   * not run here yet is kept for when its handler starts.
    */
-  void cancelHeard(CancelRequest request) {
-    Watchdog.Attempt attempt = watchdog.running(request.id(), request.attempt());
-    if (attempt == null) {
-      if (heardEarly.size() >= HEARD_EARLY_MAX) {
-        heardEarly.clear();
+  void cancelsHeard(Collection<CancelRequest> requests) {
+    var here = new LinkedHashMap<CancelRequest, Watchdog.Attempt>();
+    for (CancelRequest request : requests) {
+      Watchdog.Attempt attempt = watchdog.running(request.id(), request.attempt());
+      if (attempt == null) {
+        heardEarly.heard(request);
+      } else {
+        here.put(request, attempt);
       }
-      heardEarly.put(request.id(), request.attempt());
-      return;
     }
-    confirm(request, attempt);
+    if (!here.isEmpty()) {
+      confirm(here);
+    }
   }
 
-  /** Checks a request against the database and, when it is real, cancels the attempt. */
-  private void confirm(CancelRequest request, Watchdog.Attempt attempt) {
-    boolean confirmed;
+  /** Checks requests against the database and cancels the attempts of those that are real. */
+  private void confirm(Map<CancelRequest, Watchdog.Attempt> requests) {
+    Set<CancelRequest> confirmed;
     try (Connection c = dataSource.getConnection()) {
-      confirmed = store.jobCancelRequested(c, request.id(), request.attempt());
+      confirmed = store.jobsCancelRequested(c, requests.keySet());
     } catch (SQLException e) {
       LOG.log(
           System.Logger.Level.WARNING,
-          "pgbus could not check the cancel of job {0}: {1}; the job runs on",
-          request.id(),
+          "pgbus could not check the cancel of job(s) {0}: {1}; the jobs run on",
+          requests.keySet().stream().map(r -> Long.toString(r.id())).toList(),
           e.getMessage());
       return;
     }
-    if (!confirmed) {
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "pgbus ignored a {0} notification for job {1} attempt {2}: the database records no such"
-              + " request (a NOTIFY not sent by pgbus?)",
-          CancelRequest.CHANNEL,
-          request.id(),
-          request.attempt());
-      return;
-    }
-    attempt.cancel();
+    requests.forEach(
+        (request, attempt) -> {
+          if (confirmed.contains(request)) {
+            attempt.cancel();
+          } else {
+            // Only parsed numbers in the line: never the payload's own text.
+            unconfirmed.warn(
+                "pgbus ignored a "
+                    + CancelRequest.CHANNEL
+                    + " notification for job "
+                    + request.id()
+                    + " attempt "
+                    + request.attempt()
+                    + ": the database records no such request (a NOTIFY not sent by pgbus? any"
+                    + " database login may send one)");
+          }
+        });
   }
 
   /** The wait before the job's next attempt, by its queue's retry policy. */
@@ -396,10 +406,10 @@ final class JobRunner {
    * c} is the job's transaction, or null for a handler that runs in its own.
    */
   Outcome handle(Connection c, ClaimedJob job, Duration timeout) throws Exception {
-    Watchdog.Attempt attempt = watchdog.watch(job, timeout);
-    if (!heardEarly.isEmpty() && heardEarly.remove(job.id(), job.attempt())) {
+    Watchdog.Attempt attempt = watchdog.watch(job, timeout, c);
+    if (heardEarly.take(job.id(), job.attempt())) {
       // Cancelled between its claim and now: the handler starts interrupted and flagged.
-      confirm(new CancelRequest(job.id(), job.attempt()), attempt);
+      confirm(Map.of(new CancelRequest(job.id(), job.attempt()), attempt));
     }
     Outcome outcome;
     ClaimedJob outer = CurrentJob.enter(job);

@@ -11,10 +11,13 @@ import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * All SQL on {@code pgbus.job}, as real SQL text with bind parameters. Queue names travel only as
@@ -326,7 +329,7 @@ public final class JobStore {
       """
       WITH released AS (
         UPDATE pgbus.job j
-           SET state = 'available', run_at = pg_catalog.now(), max_attempts = j.max_attempts + 1,
+           SET state = 'available', run_at = pg_catalog.now(), max_attempts = j.max_attempts::integer + 1,
                lease_expires_at = NULL
          WHERE j.state OPERATOR(pg_catalog.=) 'running'
            AND j.attempted_by OPERATOR(pg_catalog.=) ?::text
@@ -337,7 +340,7 @@ public final class JobStore {
 
   // A waiting job is cancelled at once. A running one is only asked to stop: cancel_attempt (V8)
   // records which attempt, and NOTIFY "pgbus-cancel" '<id>:<attempt>' reaches the JVM that runs it
-  // at commit; that JVM reads cancel_attempt back (CANCEL_REQUESTED) before it interrupts the
+  // at commit; that JVM reads cancel_attempt back (CANCELS_REQUESTED) before it interrupts the
   // handler, and settles the job as cancelled itself, fenced on (id, attempt, running). The channel
   // cannot be a queue's: queue names have no '-'. Both updates carry their whole predicate on the
   // target row, so a job that finishes while this waits for its row lock is left alone (the
@@ -369,12 +372,17 @@ public final class JobStore {
              (SELECT count(*) FROM waiting WHERE linked)
       """;
 
-  // Whether a cancel of this very attempt was requested: what a JVM checks before it believes a
-  // "pgbus-cancel" notification, whose payload anyone may forge.
-  private static final String CANCEL_REQUESTED =
+  // Which of these jobs had a cancel of their running attempt requested: what a JVM checks before
+  // it believes "pgbus-cancel" notifications, whose payloads anyone may forge. One statement for
+  // all the requests heard since the last check (a primary-key probe each), so a flood of forged
+  // ones costs the database a statement per check interval, not one per NOTIFY. The caller
+  // matches the attempts.
+  private static final String CANCELS_REQUESTED =
       """
-      SELECT 1 FROM pgbus.job
-       WHERE id = ? AND attempt = ? AND cancel_attempt::integer = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
+      SELECT j.id, j.attempt FROM pgbus.job j
+       WHERE j.id OPERATOR(pg_catalog.=) ANY (?::pg_catalog.int8[])
+         AND j.cancel_attempt OPERATOR(pg_catalog.=) j.attempt
+         AND j.state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       """;
 
   // A dead job with a unique key stays dead while another job with its key waits or runs: the
@@ -1023,16 +1031,25 @@ public final class JobStore {
     }
   }
 
-  /** Whether a cancel of this attempt of the job was requested while it runs. */
-  public boolean jobCancelRequested(Connection c, long id, int attempt) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(CANCEL_REQUESTED)) {
-      ps.setLong(1, id);
-      ps.setInt(2, attempt);
-      ps.setInt(3, attempt);
+  /** Those of the requests whose attempt runs and had its cancel requested (CANCELS_REQUESTED). */
+  public Set<CancelRequest> jobsCancelRequested(Connection c, Collection<CancelRequest> requests)
+      throws SQLException {
+    var confirmed = new HashSet<CancelRequest>();
+    if (requests.isEmpty()) {
+      return confirmed;
+    }
+    try (PreparedStatement ps = c.prepareStatement(CANCELS_REQUESTED)) {
+      ps.setArray(1, c.createArrayOf("bigint", requests.stream().map(CancelRequest::id).toArray()));
       try (ResultSet rs = ps.executeQuery()) {
-        return rs.next();
+        while (rs.next()) {
+          var found = new CancelRequest(rs.getLong(1), rs.getInt(2));
+          if (requests.contains(found)) {
+            confirmed.add(found);
+          }
+        }
       }
     }
+    return confirmed;
   }
 
   /**

@@ -73,14 +73,13 @@ public final class Notifier extends Loop {
   private final List<String> queues;
   private final Consumer<Wake> wakes;
   private final Consumer<ListenerState> states;
-  private final Consumer<CancelRequest> cancels;
+  private final HeardCancels cancels;
   private volatile Runnable resigned = () -> {};
   private final ListenerConfig config;
   private final String probeChannel;
   private final AtomicLong attempts = new AtomicLong();
   private final AtomicLong connects = new AtomicLong();
   private final AtomicLong notifications = new AtomicLong();
-  private final AtomicLong cancelRequests = new AtomicLong();
   private final AtomicLong scheduleChanges = new AtomicLong();
   private volatile Runnable schedulesChanged = () -> {};
   private final AtomicLong queueChanges = new AtomicLong();
@@ -113,17 +112,18 @@ public final class Notifier extends Loop {
   }
 
   /**
-   * @param cancels hears each well-formed request of the {@value CancelRequest#CHANNEL} channel, on
-   *     the notifier's thread; it must check the request against the database before acting on it
+   * @param cancels hears the well-formed requests of the {@value CancelRequest#CHANNEL} channel, on
+   *     the notifier's thread: each distinct one once, together, at most every {@link
+   *     HeardCancels#GAP}; it must check them against the database before acting on them
    */
   public Notifier(
       ListenerConnections connections,
       List<String> queues,
       Consumer<Wake> wakes,
       Consumer<ListenerState> states,
-      Consumer<CancelRequest> cancels,
+      Consumer<List<CancelRequest>> cancels,
       ListenerConfig config) {
-    this.cancels = Objects.requireNonNull(cancels, "cancels");
+    this.cancels = new HeardCancels(Objects.requireNonNull(cancels, "cancels"));
     this.connections = Objects.requireNonNull(connections, "connections");
     this.queues = List.copyOf(queues);
     this.wakes = Objects.requireNonNull(wakes, "wakes");
@@ -161,9 +161,9 @@ public final class Notifier extends Loop {
     return notifications.get();
   }
 
-  /** Well-formed cancel requests heard and handed on (whatever became of them). */
+  /** Distinct well-formed cancel requests heard and handed on (whatever became of them). */
   public long cancelRequests() {
-    return cancelRequests.get();
+    return cancels.handedOn();
   }
 
   /** Notifications of {@value ScheduleStore#CHANNEL} heard (each batch handed on once). */
@@ -384,6 +384,10 @@ public final class Notifier extends Loop {
         probe(c, own);
       }
       long untilDeadlineMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()) + 1;
+      long cancelsDueMs = cancels.dueInMs(System.nanoTime()); // -1: none waits
+      if (cancelsDueMs >= 0) {
+        untilDeadlineMs = Math.min(untilDeadlineMs, cancelsDueMs);
+      }
       int waitMs = (int) Math.max(1, Math.min(RECEIVE_TIMEOUT_MS, untilDeadlineMs));
       PGNotification[] batch = pg.getNotifications(waitMs);
       String awaited;
@@ -402,6 +406,7 @@ public final class Notifier extends Loop {
         lastError = null;
         setState(ListenerState.DELIVERING);
       }
+      cancels.handOnIfDue(System.nanoTime());
       boolean lost;
       synchronized (probeLock) {
         lost =
@@ -565,7 +570,7 @@ public final class Notifier extends Loop {
     return probeSeen;
   }
 
-  /** Hands a well-formed cancel request on; a malformed payload is dropped, a failure logged. */
+  /** Keeps a well-formed cancel request for {@link HeardCancels}; a malformed one is dropped. */
   private void cancelHeard(String payload) {
     CancelRequest request = CancelRequest.parse(payload);
     if (request == null) {
@@ -576,13 +581,7 @@ public final class Notifier extends Loop {
           payload == null ? 0 : payload.length());
       return;
     }
-    try {
-      cancels.accept(request);
-    } catch (RuntimeException e) {
-      LOG.log(System.Logger.Level.ERROR, "pgbus listener: handling " + request + " failed", e);
-    } finally {
-      cancelRequests.incrementAndGet();
-    }
+    cancels.heard(request);
   }
 
   /**

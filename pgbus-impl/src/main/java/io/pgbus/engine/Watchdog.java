@@ -1,5 +1,6 @@
 package io.pgbus.engine;
 
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -52,7 +53,16 @@ final class Watchdog {
 
   /** Starts watching the calling thread, which is about to run {@code job}'s handler. */
   Attempt watch(ClaimedJob job, Duration timeout) {
-    var attempt = new Attempt(this, job, Thread.currentThread(), timeout);
+    return watch(job, timeout, null);
+  }
+
+  /**
+   * As {@link #watch(ClaimedJob, Duration)}; a cancel or a timeout also cancels the statement that
+   * {@code connection} (the job's transaction, null: none) runs at that moment.
+   */
+  Attempt watch(ClaimedJob job, Duration timeout, Connection connection) {
+    var attempt =
+        new Attempt(this, job, Thread.currentThread(), timeout, RunningStatement.of(connection));
     pending.add(attempt);
     byJob.put(job.id(), attempt);
     if (looping.compareAndSet(false, true)) {
@@ -126,6 +136,7 @@ final class Watchdog {
     private final Thread worker;
     private final Duration timeout;
     private final long deadline; // System.nanoTime()
+    private final RunningStatement statement; // null: no connection to cancel on
 
     // Guarded by this: the interrupt happens only while the attempt has not ended, so none can
     // reach the worker after end() returned.
@@ -134,7 +145,13 @@ final class Watchdog {
     private boolean cancelled;
     private boolean released;
 
-    private Attempt(Watchdog watchdog, ClaimedJob job, Thread worker, Duration timeout) {
+    private Attempt(
+        Watchdog watchdog,
+        ClaimedJob job,
+        Thread worker,
+        Duration timeout,
+        RunningStatement statement) {
+      this.statement = statement;
       this.watchdog = watchdog;
       this.job = job;
       this.worker = worker;
@@ -179,7 +196,18 @@ final class Watchdog {
           job.attempt(),
           worker.getName());
       worker.interrupt();
+      cancelStatement();
       return true;
+    }
+
+    /**
+     * Cancels the SQL statement the job's connection runs, if any; called under this lock and only
+     * before {@link #end}, so the connection is still the job's (see {@link RunningStatement}).
+     */
+    private void cancelStatement() {
+      if (statement != null) {
+        statement.cancel(job);
+      }
     }
 
     /** Interrupts a handler whose job a drain released; see {@link Watchdog#interruptReleased}. */
@@ -224,6 +252,7 @@ final class Watchdog {
           timeout,
           worker.getName());
       worker.interrupt();
+      cancelStatement();
     }
 
     /**

@@ -83,4 +83,59 @@ class CancelBeforeHandlerStartsTest {
         () -> db.job(first).state(),
         s -> s.equals("completed"));
   }
+
+  @Test
+  void anEarlyCancelHeardJustBeforeAFloodOfOthersStillStopsItsJobWhenItStarts() throws Exception {
+    var firstRunning = new CountDownLatch(1);
+    var releaseFirst = new CountDownLatch(1);
+    List<Long> ids = JobFixtures.in(db).enqueue("pair", 2);
+    long first = ids.get(0);
+    long second = ids.get(1);
+    Engine runner =
+        engines.start(
+            engines
+                .builder(
+                    engines.config().capsule(new CapsuleConfig("c", List.of("pair"), 1, 2)).build())
+                .jobs(
+                    (job, tx) -> {
+                      if (job.id() == first && job.attempt() == 1) {
+                        firstRunning.countDown();
+                        releaseFirst.await(30, TimeUnit.SECONDS);
+                      } else if (job.id() == second) {
+                        Thread.sleep(TimeUnit.MINUTES.toMillis(1)); // only an interrupt ends it
+                      }
+                      return Outcome.complete();
+                    }));
+    TestEngines.awaitDelivering(runner);
+    assertThat(firstRunning.await(10, TimeUnit.SECONDS)).isTrue();
+
+    // Requests for jobs running nowhere (another JVM's, or forged) fill most of the memory of
+    // early requests, then the real one comes, then more of the others: past the bound.
+    forge(1000, 10_000_000);
+    try (Connection c = db.connect()) {
+      assertThat(runner.jobs().cancel(c, second)).isTrue();
+    }
+    forge(100, 20_000_000);
+    Await.until(
+        "all requests to be heard",
+        Duration.ofSeconds(20),
+        runner.notifier()::cancelRequests,
+        n -> n == 1101);
+    releaseFirst.countDown();
+
+    Await.until(
+        "the second job to be cancelled",
+        Duration.ofSeconds(20),
+        () -> db.job(second).state(),
+        s -> s.equals("cancelled"));
+  }
+
+  /** {@code n} distinct well-formed requests for jobs that do not exist, in one transaction. */
+  private static void forge(int n, long fromId) {
+    db.queryLong(
+        "SELECT count(pg_notify('pgbus-cancel', (? + g)::text || ':1'))"
+            + " FROM generate_series(1, ?) g",
+        fromId,
+        n);
+  }
 }

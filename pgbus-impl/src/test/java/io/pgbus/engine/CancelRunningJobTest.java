@@ -53,7 +53,8 @@ class CancelRunningJobTest {
                 .builder(
                     engines
                         .config()
-                        .capsule("main", 3, "hanging", "cooperative", "blocking", "quick")
+                        .capsule(
+                            "main", 3, "hanging", "cooperative", "blocking", "quick", "sleeping")
                         .jobTimeout(Duration.ofMinutes(2))
                         .build())
                 .events(events)
@@ -79,6 +80,12 @@ class CancelRunningJobTest {
       case "blocking" -> {
         awaitIgnoringInterrupts(release);
         sawCancellation.set(Thread.currentThread().isInterrupted() || job.cancellationRequested());
+      }
+      case "sleeping" -> {
+        // Blocked in a statement of its transaction: an interrupt alone does not reach it.
+        try (PreparedStatement ps = tx.prepareStatement("SELECT pg_sleep(10)")) {
+          ps.execute();
+        }
       }
       default -> {}
     }
@@ -112,6 +119,33 @@ class CancelRunningJobTest {
         .isEqualTo(1);
     Measurements.record(
         "cancel of a running job: commit -> handler stopped, job cancelled", toStopped);
+  }
+
+  @Test
+  void aCancelStopsAHandlerInsideASqlStatementWithinTwoSecondsNotWhenTheStatementEnds()
+      throws Exception {
+    long id = jobs.enqueue("sleeping");
+    assertThat(started.await(10, TimeUnit.SECONDS)).as("the handler started").isTrue();
+    Await.until(
+        "the handler's pg_sleep",
+        WAIT,
+        () ->
+            db.queryLong(
+                "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(10)'"
+                    + " AND datname = current_database()"),
+        n -> n == 1);
+
+    long cancelled = System.nanoTime();
+    assertThat(cancel(id)).as("the request was recorded").isTrue();
+    RecordingEvents.Finished finished = events.awaitFinished(id, 1, WAIT);
+    Duration toStopped = Measurements.since(cancelled);
+
+    assertThat(finished.kind()).isEqualTo(Outcome.Kind.CANCEL);
+    assertThat(toStopped).isLessThan(Duration.ofSeconds(2));
+    assertThat(db.job(id).state()).isEqualTo("cancelled");
+    assertThat(db.queryLong("SELECT count(*) FROM business")).as("writes that committed").isZero();
+    Measurements.record(
+        "cancel of a job inside pg_sleep(10): commit -> handler stopped, job cancelled", toStopped);
   }
 
   @Test

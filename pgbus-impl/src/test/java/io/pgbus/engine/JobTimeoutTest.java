@@ -186,14 +186,45 @@ class JobTimeoutTest {
         toSecondAttemptDone);
   }
 
+  @Test
+  void aHandlerInsideASqlStatementIsStoppedAtItsTimeoutNotWhenTheStatementEnds() {
+    start(
+        (job, tx) -> {
+          write(tx, job);
+          try (PreparedStatement ps = tx.prepareStatement("SELECT pg_sleep(10)")) {
+            ps.execute(); // an interrupt alone does not end it
+          }
+          return Outcome.complete();
+        },
+        // Long enough for the handler to be inside pg_sleep on a busy machine: a cancel that
+        // comes between two statements finds nothing to cancel.
+        Duration.ofSeconds(1));
+
+    long enqueued = System.nanoTime();
+    long id = jobs.enqueue("hanging", EnqueueOptions.defaults().withMaxAttempts(1));
+    assertThat(events.awaitFinished(id, 1, WAIT).kind()).as("dead").isNull();
+    Duration toDead = Measurements.since(enqueued);
+
+    assertThat(toDead).as("timeout 1 s, statement 10 s").isLessThan(Duration.ofSeconds(3));
+    assertThat(db.job(id).errors())
+        .singleElement()
+        .satisfies(e -> assertThat(e.error()).contains("timed out after PT1S"));
+    assertThat(db.queryLong("SELECT count(*) FROM business")).as("writes that committed").isZero();
+    Measurements.record("timeout 1 s inside pg_sleep(10): enqueue -> dead", toDead);
+  }
+
   private void start(JobFunction handler) {
+    start(handler, TIMEOUT);
+  }
+
+  private void start(JobFunction handler, Duration timeout) {
     engines.start(
         engines
             .builder(
                 engines
                     .config()
                     .capsule("main", 2, "hanging", "swallowing", "throwing")
-                    .jobTimeout(TIMEOUT)
+                    .jobTimeout(timeout)
                     .retry(BACKOFF)
                     .build())
             .events(events)

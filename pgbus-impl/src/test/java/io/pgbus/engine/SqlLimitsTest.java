@@ -3,8 +3,10 @@ package io.pgbus.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pgbus.InvalidJobException;
 import io.pgbus.engine.testing.TestDatabase;
 import io.pgbus.engine.testing.TestEngines;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -137,6 +139,89 @@ class SqlLimitsTest {
       assertThat(store.jobClaim(c, List.of("big"), 5, "w", Duration.ofMinutes(1))).isEmpty();
     }
     assertThat(db.jobCount("big", "dead")).isEqualTo(1);
+  }
+
+  /** 10 MB of one letter in a jsonb column: stored compressed in about 120 kB. */
+  private static void stashCompressible(int textBytes) {
+    db.update("CREATE TABLE IF NOT EXISTS stash (p jsonb)");
+    db.update("TRUNCATE stash");
+    // {"text": "aaa…"}: 12 bytes of JSON around the letters.
+    db.update(
+        "INSERT INTO stash VALUES (jsonb_build_object('text', repeat('a', ?)))", textBytes - 12);
+    assertThat(db.queryLong("SELECT octet_length(p::text) FROM stash")).isEqualTo(textBytes);
+    assertThat(db.queryLong("SELECT pg_column_size(p) FROM stash"))
+        .as("stored compressed")
+        .isLessThan(1048576 / 6);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(
+      strings = {
+        "SELECT pgbus.enqueue('big', s.p) FROM stash s",
+        "SELECT (pgbus.enqueue_job('big', s.p, unique_key => 'k')).id FROM stash s",
+        "SELECT pgbus.enqueue_many(ARRAY['big'], ARRAY[s.p], ARRAY[NULL]::timestamptz[],"
+            + " ARRAY[0], ARRAY[25]) FROM stash s",
+        "SELECT (pgbus.enqueue_after('big', s.p, ARRAY[(SELECT min(j.id) FROM pgbus.job j)])).id"
+            + " FROM stash s",
+        "SELECT (pgbus.enqueue_batch(ARRAY['big'], ARRAY[s.p], ARRAY[0], ARRAY[25], 'big',"
+            + " '{}')).batch_id FROM stash s",
+        "SELECT (pgbus.enqueue_batch(ARRAY['big'], ARRAY['{}'::jsonb], ARRAY[0], ARRAY[25], 'big',"
+            + " s.p)).batch_id FROM stash s"
+      })
+  void aCompressibleOversizedPayloadReadFromATableIsRefusedAtEnqueueAsTheClaimWouldBuryIt(
+      String sql) throws SQLException {
+    limit(1048576);
+    stashCompressible(10_000_000);
+    run("SELECT pgbus.enqueue('dep', '{}')", null); // for enqueue_after to depend on
+
+    assertThatThrownBy(() -> run(sql, null))
+        .isInstanceOf(SQLException.class)
+        .hasMessageContaining(
+            "payload for queue 'big' is 10000000 bytes, over the limit of 1048576 bytes: store"
+                + " large data in your own table and enqueue its key, or raise"
+                + " pgbus.max-payload-bytes")
+        .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("22023"));
+    assertThat(db.jobCount("big", "available") + db.jobCount("big", "scheduled")).isZero();
+  }
+
+  @Test
+  void aCompressibleOversizedPayloadIsRefusedByTheJavaApiToo() {
+    String payload = "{\"text\":\"" + "a".repeat(10_000_000) + "\"}";
+    var jobs = new Jobs("w", 1048576, JobTracing.NONE);
+
+    assertThatThrownBy(
+            () -> {
+              try (Connection c = db.connect()) {
+                jobs.enqueue(c, NewJob.of("big", payload));
+              }
+            })
+        .isInstanceOf(InvalidJobException.class)
+        .hasMessageContaining(
+            "payload for queue 'big' is 10000011 bytes, over the limit of 1048576")
+        .hasMessageContaining("pgbus.max-payload-bytes");
+    assertThat(db.jobCount()).isZero();
+  }
+
+  @Test
+  void aCompressiblePayloadExactlyAtTheLimitIsEnqueuedAndClaimedNotBuried() throws SQLException {
+    limit(1048576);
+    stashCompressible(1048576);
+    run("SELECT pgbus.enqueue('big', s.p) FROM stash s", null);
+    // And through Java, as JSON-B writes it (PostgreSQL prints it with a space after ':').
+    try (Connection c = db.connect()) {
+      new Jobs("w", 1048576, JobTracing.NONE)
+          .enqueue(c, NewJob.of("big", "{\"text\":\"" + "a".repeat(1048576 - 12) + "\"}"));
+    }
+
+    List<ClaimedJob> claimed;
+    try (Connection c = db.connect()) {
+      claimed = store.jobClaim(c, List.of("big"), 5, "w", Duration.ofMinutes(1));
+    }
+    assertThat(claimed).hasSize(2);
+    assertThat(claimed)
+        .allSatisfy(j -> assertThat(j.payload().getBytes(StandardCharsets.UTF_8)).hasSize(1048576));
+    assertThat(db.jobCount("big", "running")).isEqualTo(2);
+    assertThat(db.jobCount("big", "dead")).isZero();
   }
 
   @ParameterizedTest(name = "{0}")

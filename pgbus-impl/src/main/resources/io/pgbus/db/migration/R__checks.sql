@@ -28,10 +28,14 @@ CREATE OR REPLACE FUNCTION pgbus.check_run_at(queue text, run_at timestamptz) RE
     END IF;
   END $$;
 
--- Refuses a payload over pgbus.setting.max_payload_bytes, counted in bytes of its JSON text (the
--- text a claim hands to Java), with the message of the Java API. The common case never renders
--- the text: a jsonb value's JSON text is at most 6 times its binary size (a control character,
--- 1 byte, is written \u0001), so a payload of a sixth of the limit or less cannot be over it.
+-- Refuses a payload over pgbus.setting.max_payload_bytes, counted in bytes of its JSON text,
+-- octet_length(payload::text): the measure of the claim, which buries a stored payload over the
+-- limit (R__claim.sql), so an enqueue refuses exactly what a claim would bury. With the message of
+-- the Java API. The common case never renders the text: an uncompressed jsonb value's JSON text is
+-- at most 6 times its binary size (a control character, 1 byte, is written \u0001), so a payload
+-- of a sixth of the limit or less cannot be over it. A compressed value (one read from a table:
+-- pg_column_size is then its compressed size, 10 MB of one letter fit in 120 kB) is always
+-- measured (issue #23). Every caller's filter in front of this function is the same test.
 CREATE OR REPLACE FUNCTION pgbus.check_payload(queue text, payload jsonb) RETURNS void
   LANGUAGE plpgsql STABLE
   AS $$
@@ -40,7 +44,8 @@ CREATE OR REPLACE FUNCTION pgbus.check_payload(queue text, payload jsonb) RETURN
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
     v_bytes integer;
   BEGIN
-    IF pg_catalog.pg_column_size(check_payload.payload) > v_limit / 6 THEN
+    IF pg_catalog.pg_column_size(check_payload.payload) > v_limit / 6
+       OR pg_catalog.pg_column_compression(check_payload.payload) IS NOT NULL THEN
       v_bytes := pg_catalog.octet_length(check_payload.payload::text);
       IF v_bytes > v_limit THEN
         RAISE EXCEPTION 'payload for queue ''%'' is % bytes, over the limit of % bytes: store large data in your own table and enqueue its key, or raise pgbus.max-payload-bytes',

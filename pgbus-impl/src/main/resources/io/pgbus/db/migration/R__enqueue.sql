@@ -132,10 +132,11 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
         END IF;
       END LOOP;
     END IF;
-    -- pgbus.check_payload's test (a sixth of the limit, see there); it raises the message. After
-    -- the INSERT, so that the limit comes with it; the error undoes the row (and no wake-up has
-    -- been sent yet), so a refused payload still writes nothing.
-    IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6 THEN
+    -- pgbus.check_payload's test (over a sixth of the limit, or compressed: see there); it raises
+    -- the message. After the INSERT, so that the limit comes with it; the error undoes the row (and
+    -- no wake-up has been sent yet), so a refused payload still writes nothing.
+    IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6
+       OR pg_catalog.pg_column_compression(enqueue_job.payload) IS NOT NULL THEN
       PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
     END IF;
     duplicate := false;
@@ -220,11 +221,13 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
     -- the calls (and check_payload's read of pgbus.setting) for the jobs that cannot fail them;
     -- the checks raise. The unique-key path below checks each job again in pgbus.enqueue_job.
     PERFORM CASE WHEN pg_catalog.pg_column_size(t.p) > v_limit / 6
+                      OR pg_catalog.pg_column_compression(t.p) IS NOT NULL
                  THEN pgbus.check_payload(t.q, t.p) END,
             CASE WHEN NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days'
                  THEN pgbus.check_run_at(t.q, t.r) END
        FROM unnest(queues, payloads, run_ats) AS t(q, p, r)
       WHERE pg_catalog.pg_column_size(t.p) > v_limit / 6
+         OR pg_catalog.pg_column_compression(t.p) IS NOT NULL
          OR NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days';
     IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
       PERFORM pgbus.check_trace(queues[i]::pgbus.queue_name, trace_parents[i], trace_states[i])

@@ -414,7 +414,7 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_batch(
     -- As in pgbus.enqueue_many: only a payload that could be over the limit is measured.
     PERFORM pgbus.check_payload(t.q, t.p)
        FROM unnest(queues, payloads) AS t(q, p)
-      WHERE pg_column_size(t.p) > v_limit / 6;
+      WHERE pg_column_size(t.p) > v_limit / 6 OR pg_column_compression(t.p) IS NOT NULL;
     IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
       PERFORM pgbus.check_trace(pgbus.queue(queues[i]), trace_parents[i], trace_states[i])
          FROM generate_series(1, v_n) AS g(i);

@@ -4,6 +4,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
@@ -19,6 +20,7 @@ public final class CountingDataSource {
 
   private final DataSource dataSource;
   private final AtomicLong statements = new AtomicLong();
+  private final ConcurrentHashMap<String, Long> bySql = new ConcurrentHashMap<>();
 
   public CountingDataSource(DataSource real) {
     this.dataSource =
@@ -42,6 +44,14 @@ public final class CountingDataSource {
     return statements.get();
   }
 
+  /** Statements prepared so far whose SQL text contains {@code fragment}. */
+  public long statementsContaining(String fragment) {
+    return bySql.entrySet().stream()
+        .filter(e -> e.getKey().contains(fragment))
+        .mapToLong(e -> e.getValue())
+        .sum();
+  }
+
   private Connection counting(Connection real) {
     return (Connection)
         Proxy.newProxyInstance(
@@ -50,6 +60,9 @@ public final class CountingDataSource {
             (proxy, m, args) -> {
               if (STATEMENTS.contains(m.getName())) {
                 statements.incrementAndGet();
+                if (args != null && args.length > 0 && args[0] instanceof String sql) {
+                  bySql.merge(sql, 1L, Long::sum);
+                }
               }
               return invoke(m, real, args);
             });
