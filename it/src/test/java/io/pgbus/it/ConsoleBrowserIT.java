@@ -157,7 +157,7 @@ class ConsoleBrowserIT {
       b.open(console("admin", "admin-secret") + "#/jobs");
       b.find("#f-queue").sendKeys(QUEUE);
       b.find("#f-payload").sendKeys("{\"order\":\"" + order + "\"}");
-      b.find("#f-search").click();
+      b.click("#f-search");
       b.find("tr[data-job-id='" + dead + "']");
       assertEquals(1, b.count("tr[data-job-id]"), "only the job whose payload matches");
       assertEquals(0, b.count("tr[data-job-id='" + other + "']"));
@@ -169,7 +169,7 @@ class ConsoleBrowserIT {
       assertTrue(b.count("#timeline li.error") >= 1, "the error is on the timeline");
       b.screenshot("job-dead");
 
-      b.find("button[data-action=replay]").click();
+      b.click("button[data-action=replay]");
       b.find("#job-state[data-state=completed]");
       assertEquals("completed", state(dead));
       b.screenshot("job-completed");
@@ -182,12 +182,12 @@ class ConsoleBrowserIT {
     try (Browser b = new Browser()) {
       b.open(console("admin", "admin-secret") + "#/queue/" + PAUSE_QUEUE);
       b.find("#queue-state .state.active");
-      b.find("button[data-action=pause]").click();
+      b.click("button[data-action=pause]");
       b.find("#queue-state .state.paused");
       assertTrue(paused(PAUSE_QUEUE), "pgbus.queue_pause has the queue");
       b.screenshot("queue-paused");
 
-      b.find("button[data-action=resume]").click();
+      b.click("button[data-action=resume]");
       b.find("#queue-state .state.active");
       assertTrue(!paused(PAUSE_QUEUE), "the pause is gone");
       b.open(console("admin", "admin-secret") + "#/queue/" + PAUSE_QUEUE + "?state=scheduled");

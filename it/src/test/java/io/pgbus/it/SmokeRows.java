@@ -46,7 +46,7 @@ public class SmokeRows {
 
   public boolean exists(String id) throws SQLException {
     try (Connection conn = dataSource.getConnection();
-        PreparedStatement ps = conn.prepareStatement("SELECT 1 FROM it_smoke WHERE id = ?")) {
+        PreparedStatement ps = conn.prepareStatement("SELECT 1 FROM it_smoke WHERE id = ?::text")) {
       ps.setString(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next();
