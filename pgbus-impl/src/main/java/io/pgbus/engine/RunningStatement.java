@@ -21,38 +21,43 @@ final class RunningStatement {
 
   private static final System.Logger LOG = System.getLogger(RunningStatement.class.getName());
 
-  private final PGConnection connection;
+  private final Connection connection;
 
-  private RunningStatement(PGConnection connection) {
+  private RunningStatement(Connection connection) {
     this.connection = connection;
   }
 
   /**
    * The canceller of {@code c}'s statements, or null when there is no connection (a handler in its
-   * own transactions) or it is not pgjdbc's, nor wraps one (a container's wrapper usually does).
+   * own transactions). The connection is unwrapped to pgjdbc's only when a cancel comes: every job
+   * gets one of these, few are ever cancelled.
    */
   static RunningStatement of(Connection c) {
-    if (c == null) {
-      return null;
-    }
+    return c == null ? null : new RunningStatement(c);
+  }
+
+  /** Cancels the statement running now, if any; a failure is logged and changes nothing else. */
+  void cancel(ClaimedJob job) {
+    PGConnection pg;
     try {
-      return c.isWrapperFor(PGConnection.class)
-          ? new RunningStatement(c.unwrap(PGConnection.class))
-          : null;
+      // A container's wrapper usually wraps pgjdbc's; one that does not leaves the interrupt alone.
+      pg =
+          connection.isWrapperFor(PGConnection.class)
+              ? connection.unwrap(PGConnection.class)
+              : null;
     } catch (SQLException | RuntimeException | LinkageError e) {
       LOG.log(
           System.Logger.Level.DEBUG,
           "pgbus cannot cancel the statements of a job connection ({0}); an interrupt alone stops"
               + " its handler",
           e.toString());
-      return null;
+      return;
     }
-  }
-
-  /** Cancels the statement running now, if any; a failure is logged and changes nothing else. */
-  void cancel(ClaimedJob job) {
+    if (pg == null) {
+      return;
+    }
     try {
-      connection.cancelQuery();
+      pg.cancelQuery();
     } catch (SQLException | RuntimeException e) {
       LOG.log(
           System.Logger.Level.WARNING,
