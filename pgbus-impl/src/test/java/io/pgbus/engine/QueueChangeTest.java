@@ -157,6 +157,12 @@ class QueueChangeTest {
         Duration.ofSeconds(10),
         () -> engine.queueChangesHeard() - heardBefore,
         n -> n >= 540);
+    // The re-read follows the notifications by up to one gap: hearing them all is not reading.
+    Await.until(
+        "the re-read the notifications asked for",
+        Duration.ofSeconds(10),
+        () -> engine.limitReads() - readsBefore,
+        n -> n >= 1);
     Duration spent = Duration.ofNanos(System.nanoTime() - started);
     long allowed = spent.toMillis() / Poller.SOON_GAP.toMillis() + 2;
     System.out.printf(
