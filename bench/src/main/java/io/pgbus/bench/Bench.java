@@ -72,6 +72,7 @@ public final class Bench {
           case "w5" -> new LibertyWakeLatencyWorkload(h, w2.pgbusRuns()).run(results);
           case "admin" -> new AdminQueryWorkload(h).run(results);
           case "enq" -> new EnqueueWorkload(h).run(results);
+          case "concurrent-enqueue" -> new ConcurrentEnqueueWorkload(h).run(results);
           case "size" -> new TableSizeWorkload(h).run(results);
           case "xmin" -> new LongTransactionWorkload(h).run(results);
           case "queues" -> new ManyQueuesWorkload(h).run(results);

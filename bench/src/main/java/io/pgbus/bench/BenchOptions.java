@@ -39,6 +39,8 @@ import java.util.Set;
  * @param xminPhaseSeconds xmin: the load before the transaction opens and after it commits
  * @param queueCounts queues: the queue counts compared (a tenth of each is busy)
  * @param soakMinutes soak: how long the load lasts
+ * @param concWriters concurrent-enqueue: the numbers of concurrent writers compared
+ * @param concSeconds concurrent-enqueue: how long each (writers, variant) cell runs
  */
 record BenchOptions(
     boolean quick,
@@ -69,10 +71,13 @@ record BenchOptions(
     int xminHoldSeconds,
     int xminPhaseSeconds,
     List<Integer> queueCounts,
-    int soakMinutes) {
+    int soakMinutes,
+    List<Integer> concWriters,
+    int concSeconds) {
 
   // W5 comes after W2, so its report can set the Java SE figures of the same run beside it.
-  static final List<String> ALL = List.of("w1", "w2", "w3", "fleet", "w4", "w5", "admin", "enq");
+  static final List<String> ALL =
+      List.of("w1", "w2", "w3", "fleet", "w4", "w5", "admin", "enq", "concurrent-enqueue");
 
   /**
    * Workloads that run only when named in --only: each grows or holds a database for many minutes
@@ -83,8 +88,9 @@ record BenchOptions(
   static final String USAGE =
       """
       usage: ./run-bench [--with-demo] [--quick] [--url=JDBC_URL] [--runs=N]
-                         [--only=w1,w2,w3,fleet,w4,w5,admin,enq,size,xmin,queues,soak]
-                         [--admin-jobs=N] [--size-finished=0,1000000,10000000]
+                         [--only=w1,w2,w3,fleet,w4,w5,admin,enq,concurrent-enqueue,
+                                 size,xmin,queues,soak]
+                         [--conc-writers=1,8,32,64] [--conc-seconds=N] [--admin-jobs=N] [--size-finished=0,1000000,10000000]
                          [--size-waiting=N] [--claim-samples=N] [--xmin-hold-seconds=N]
                          [--xmin-phase-seconds=N] [--queues=10,1000] [--soak-minutes=N]
                          [--w1-jobs=N] [--w1-batch=N] [--single-jobs=N] [--w2-jobs=N]
@@ -146,6 +152,8 @@ record BenchOptions(
     int xminPhase = quick ? 15 : 120;
     List<Integer> queueCounts = List.of(10, 1_000);
     int soakMinutes = quick ? 2 : 30;
+    List<Integer> concWriters = quick ? List.of(1, 8, 32) : List.of(1, 8, 32, 64);
+    int concSeconds = quick ? 2 : 5;
     for (String a : args) {
       String key = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
       String value = a.contains("=") ? a.substring(a.indexOf('=') + 1) : null;
@@ -228,6 +236,18 @@ record BenchOptions(
           queueCounts = List.copyOf(counts);
         }
         case "--soak-minutes" -> soakMinutes = positive(key, value);
+        case "--conc-writers" -> {
+          var counts = new ArrayList<Integer>();
+          for (String v : require(key, value).split(",")) {
+            int n = positive(key, v.strip());
+            if (n > 200) {
+              throw new IllegalArgumentException(key + ": each count must be 1..200, was " + n);
+            }
+            counts.add(n);
+          }
+          concWriters = List.copyOf(counts);
+        }
+        case "--conc-seconds" -> concSeconds = positive(key, value);
         default -> throw new IllegalArgumentException("unknown option " + a + "\n" + USAGE);
       }
     }
@@ -267,7 +287,9 @@ record BenchOptions(
         xminHold,
         xminPhase,
         queueCounts,
-        soakMinutes);
+        soakMinutes,
+        concWriters,
+        concSeconds);
   }
 
   boolean runs(String workload) {
