@@ -28,17 +28,28 @@ import javax.sql.DataSource;
  * <second write>; COMMIT} for a fixed time. The second write is, per variant: a plain row (the
  * baseline), {@code SELECT pgbus.enqueue(...)} (SQL), {@code Jobs.enqueue} (the Java API on the
  * caller's connection), {@code pgbus.enqueue} into a paused queue (pgbus sends no NOTIFY for a
- * paused queue: the no-NOTIFY baseline of the same insert), and raw's INSERT + {@code pg_notify}.
- * No consumer runs. Variants run back to back per writer count, the order rotating by run, all in
- * one database; the ratio is taken per run, then its median.
+ * paused queue: the no-NOTIFY baseline of the same insert), raw's INSERT + {@code pg_notify}, and a
+ * prototype of a wake sent after the commit (issue #26's first design): the paused queue's insert,
+ * then, after the commit, a request to one coalescing thread that sends at most one {@code
+ * pg_notify} per millisecond on a connection of its own (its wakes per second are reported). No
+ * consumer runs. Variants run back to back per writer count, the order rotating by run, all in one
+ * database; the ratio is taken per run, then its median.
  */
 final class ConcurrentEnqueueWorkload {
 
   private static final String QUEUE = "conc";
   private static final String PAUSED_QUEUE = "conc_paused";
 
+  static final String AFTER_COMMIT = "after-commit wake (prototype)";
+
   static final List<String> VARIANTS =
-      List.of("plain row", "pgbus SQL", "pgbus Java", "pgbus SQL, queue paused", "raw + pg_notify");
+      List.of(
+          "plain row",
+          "pgbus SQL",
+          "pgbus Java",
+          "pgbus SQL, queue paused",
+          AFTER_COMMIT,
+          "raw + pg_notify");
 
   /** One cell: commits per second and commit latency percentiles (the whole transaction), ms. */
   record Cell(double perSec, double p50Ms, double p99Ms) {}
@@ -60,7 +71,7 @@ final class ConcurrentEnqueueWorkload {
     try (BenchDatabase db = h.server.createDatabase("conc")) {
       h.install(pgbus, db);
       h.install(raw, db);
-      try (var pool = db.pool("conc-writers", maxWriters, maxWriters)) {
+      try (var pool = db.pool("conc-writers", maxWriters + 1, maxWriters + 1)) {
         try (Connection c = pool.getConnection();
             Statement s = c.createStatement()) {
           s.execute(
@@ -101,6 +112,7 @@ final class ConcurrentEnqueueWorkload {
   private Cell cell(
       DataSource pool, PgbusSystem pgbus, RawSystem raw, String variant, int writers, int seconds)
       throws Exception {
+    AfterCommitWaker waker = AFTER_COMMIT.equals(variant) ? new AfterCommitWaker(pool) : null;
     ExecutorService threads = Executors.newFixedThreadPool(writers);
     var stop = new AtomicBoolean();
     var ready = new CountDownLatch(writers);
@@ -122,6 +134,9 @@ final class ConcurrentEnqueueWorkload {
                     long t0 = System.nanoTime();
                     transaction(c, pgbus, raw, variant, writer, i++);
                     c.commit();
+                    if (waker != null) {
+                      waker.request();
+                    }
                     if (n == latencies.length) {
                       latencies = Arrays.copyOf(latencies, n * 2);
                     }
@@ -142,6 +157,11 @@ final class ConcurrentEnqueueWorkload {
     }
     double elapsed = (System.nanoTime() - t0) / 1e9;
     threads.shutdown();
+    if (waker != null) {
+      h.log(
+          "CONC %s: %d wakes sent for %d commits",
+          variant, waker.close(), all.stream().mapToInt(a -> a.length).sum());
+    }
     long[] lat = all.stream().flatMapToLong(Arrays::stream).sorted().toArray();
     return new Cell(
         lat.length / elapsed, Stats.percentile(lat, 50) / 1e6, Stats.percentile(lat, 99) / 1e6);
@@ -171,7 +191,7 @@ final class ConcurrentEnqueueWorkload {
         }
       }
       case "pgbus SQL" -> sqlEnqueue(c, QUEUE, orderId);
-      case "pgbus SQL, queue paused" -> sqlEnqueue(c, PAUSED_QUEUE, orderId);
+      case "pgbus SQL, queue paused", AFTER_COMMIT -> sqlEnqueue(c, PAUSED_QUEUE, orderId);
       case "pgbus Java" -> pgbus.enqueueOne(c, QUEUE);
       case "raw + pg_notify" -> raw.enqueueOne(c, QUEUE);
       default -> throw new IllegalArgumentException(variant);
@@ -200,9 +220,11 @@ final class ConcurrentEnqueueWorkload {
                 h.options.concSeconds(), h.options.runs()))
         .append("\n\n| writers |");
     VARIANTS.forEach(v -> md.append(' ').append(v).append(", commits/s |"));
-    md.append(" pgbus SQL / plain | pgbus SQL / paused | pgbus Java / paused |\n|---|");
+    md.append(
+        " pgbus SQL / plain | pgbus SQL / paused | pgbus Java / paused | after-commit / paused"
+            + " |\n|---|");
     VARIANTS.forEach(v -> md.append("---|"));
-    md.append("---|---|---|\n");
+    md.append("---|---|---|---|\n");
     for (var e : cells.entrySet()) {
       Map<String, List<Cell>> m = e.getValue();
       md.append("| ").append(e.getKey()).append(" |");
@@ -211,7 +233,8 @@ final class ConcurrentEnqueueWorkload {
       }
       md.append(' ').append(ratio(m, "pgbus SQL", "plain row")).append(" |");
       md.append(' ').append(ratio(m, "pgbus SQL", "pgbus SQL, queue paused")).append(" |");
-      md.append(' ').append(ratio(m, "pgbus Java", "pgbus SQL, queue paused")).append(" |\n");
+      md.append(' ').append(ratio(m, "pgbus Java", "pgbus SQL, queue paused")).append(" |");
+      md.append(' ').append(ratio(m, AFTER_COMMIT, "pgbus SQL, queue paused")).append(" |\n");
     }
     md.append("\nCommit latency, ms, p50 / p99 (median over runs):\n\n| writers |");
     VARIANTS.forEach(v -> md.append(' ').append(v).append(" |"));
@@ -245,5 +268,72 @@ final class ConcurrentEnqueueWorkload {
       r[i] = a.get(i).perSec / b.get(i).perSec;
     }
     return Stats.spread(r, "%.2f");
+  }
+
+  /**
+   * The prototype's waker: writers call {@link #request} after their commit; one thread sends at
+   * most one {@code pg_notify} per millisecond on its own auto-commit connection, so business
+   * commits never take PostgreSQL's notification lock and the waker takes it at most 1,000 times a
+   * second, in transactions that write nothing (no WAL flush while it is held).
+   */
+  private static final class AfterCommitWaker {
+    private final Object lock = new Object();
+    private final Thread thread;
+    private boolean requested;
+    private boolean closed;
+    private long sent;
+
+    AfterCommitWaker(DataSource pool) throws SQLException {
+      Connection c = pool.getConnection();
+      c.setAutoCommit(true);
+      thread =
+          new Thread(
+              () -> {
+                try (c;
+                    PreparedStatement ps =
+                        c.prepareStatement("SELECT pg_notify('pgbus_conc', '')")) {
+                  while (true) {
+                    synchronized (lock) {
+                      while (!requested && !closed) {
+                        lock.wait();
+                      }
+                      if (closed) {
+                        return;
+                      }
+                      requested = false;
+                    }
+                    long t0 = System.nanoTime();
+                    ps.execute();
+                    sent++;
+                    long left = 1_000_000 - (System.nanoTime() - t0);
+                    if (left > 0) {
+                      Thread.sleep(left / 1_000_000, (int) (left % 1_000_000));
+                    }
+                  }
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                } catch (SQLException e) {
+                  throw new IllegalStateException("CONC waker: " + e.getMessage(), e);
+                }
+              },
+              "conc-waker");
+      thread.start();
+    }
+
+    void request() {
+      synchronized (lock) {
+        requested = true;
+        lock.notify();
+      }
+    }
+
+    long close() throws InterruptedException {
+      synchronized (lock) {
+        closed = true;
+        lock.notify();
+      }
+      thread.join();
+      return sent;
+    }
   }
 }
