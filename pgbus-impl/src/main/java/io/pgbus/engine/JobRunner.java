@@ -406,27 +406,27 @@ final class JobRunner {
    * c} is the job's transaction, or null for a handler that runs in its own.
    */
   Outcome handle(Connection c, ClaimedJob job, Duration timeout) throws Exception {
-    Watchdog.Attempt attempt = watchdog.watch(job, timeout, c);
+    RunningJob running = new RunningJob(job);
+    Watchdog.Attempt attempt = watchdog.watch(running, timeout, c);
     if (heardEarly.take(job.id(), job.attempt())) {
       // Cancelled between its claim and now: the handler starts interrupted and flagged.
       confirm(Map.of(new CancelRequest(job.id(), job.attempt()), attempt));
     }
     Outcome outcome;
-    ClaimedJob outer = CurrentJob.enter(job);
-    Connection outerConnection = JobLinks.enter(c);
-    job.progress().attach(report -> writeProgress(job, report));
+    JobProgress progress = running.reports();
+    progress.attach(report -> writeProgress(job, report));
+    running.open(c);
     try {
-      outcome = function.run(job, c);
+      outcome = function.run(running, c);
     } catch (Throwable t) {
       if (attempt.end()) {
         throw stopped(job, attempt, timeout, t);
       }
       throw t;
     } finally {
-      CurrentJob.restore(outer);
-      JobLinks.restore(outerConnection);
-      job.progress().flush();
-      job.progress().detach();
+      running.close();
+      progress.flush();
+      progress.detach();
     }
     if (attempt.end()) {
       // It returned after the interrupt: too late, and maybe having cut its work short.

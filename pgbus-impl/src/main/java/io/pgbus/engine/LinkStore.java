@@ -253,7 +253,7 @@ final class LinkStore {
     ps.setString(1, queue);
     ps.setString(2, job.enqueuedBy());
     ps.setString(3, job.options().correlationId());
-    ps.setObject(4, CurrentJob.id(), java.sql.Types.BIGINT);
+    ps.setObject(4, job.parentJobId(), java.sql.Types.BIGINT);
     return 5;
   }
 }

@@ -51,18 +51,16 @@ final class Watchdog {
     return a == null || a.job.attempt() != job.attempt() || a.alive(System.nanoTime());
   }
 
-  /** Starts watching the calling thread, which is about to run {@code job}'s handler. */
-  Attempt watch(ClaimedJob job, Duration timeout) {
-    return watch(job, timeout, null);
-  }
-
   /**
-   * As {@link #watch(ClaimedJob, Duration)}; a cancel or a timeout also cancels the statement that
-   * {@code connection} (the job's transaction, null: none) runs at that moment.
+   * Starts watching the calling thread, which is about to run {@code running}'s handler; a cancel
+   * or a timeout also cancels the statement that {@code connection} (the job's transaction, null:
+   * none) runs at that moment.
    */
-  Attempt watch(ClaimedJob job, Duration timeout, Connection connection) {
+  Attempt watch(RunningJob running, Duration timeout, Connection connection) {
     var attempt =
-        new Attempt(this, job, Thread.currentThread(), timeout, RunningStatement.of(connection));
+        new Attempt(
+            this, running, Thread.currentThread(), timeout, RunningStatement.of(connection));
+    ClaimedJob job = running.claimed();
     pending.add(attempt);
     byJob.put(job.id(), attempt);
     if (looping.compareAndSet(false, true)) {
@@ -132,6 +130,7 @@ final class Watchdog {
   /** One watched handler run. */
   static final class Attempt implements Delayed {
     private final Watchdog watchdog;
+    private final RunningJob running;
     private final ClaimedJob job;
     private final Thread worker;
     private final Duration timeout;
@@ -147,13 +146,14 @@ final class Watchdog {
 
     private Attempt(
         Watchdog watchdog,
-        ClaimedJob job,
+        RunningJob running,
         Thread worker,
         Duration timeout,
         RunningStatement statement) {
       this.statement = statement;
       this.watchdog = watchdog;
-      this.job = job;
+      this.running = running;
+      this.job = running.claimed();
       this.worker = worker;
       this.timeout = timeout;
       this.deadline = System.nanoTime() + timeout.toNanos();
@@ -187,7 +187,7 @@ final class Watchdog {
         return false;
       }
       cancelled = true;
-      job.cancellation().request();
+      running.requestCancellation();
       LOG.log(
           System.Logger.Level.INFO,
           "pgbus job {0} (queue {1}, attempt {2}) was cancelled while running; interrupting {3}",

@@ -115,7 +115,7 @@ public class PgbusRuntime {
             .listenerConnections(resources.listenerConnections())
             .jobs(
                 (job, tx) -> {
-                  logFields.enter(job);
+                  logFields.enter(job.claimed());
                   try {
                     return handlers.invoke(job);
                   } finally {
