@@ -6,6 +6,7 @@ import io.pgbus.JobTransaction;
 import io.pgbus.Outcome;
 import io.pgbus.PgbusException;
 import io.pgbus.QueueNames;
+import io.pgbus.engine.InvalidConfigException;
 import io.pgbus.engine.QueuePolicy;
 import io.pgbus.engine.RunningJob;
 import jakarta.annotation.PostConstruct;
@@ -107,7 +108,7 @@ public class HandlerRegistry {
     put(attributes, values, queue, "retry.cap", "retryCap", handles.retryCap());
     try {
       return PgbusSettings.queuePolicy(queue, key -> Optional.ofNullable(values.get(key)));
-    } catch (PgbusSettings.InvalidSettingException e) {
+    } catch (InvalidConfigException e) {
       String attribute =
           attributes.entrySet().stream()
               .filter(a -> e.getMessage().contains(a.getKey()))
@@ -122,7 +123,7 @@ public class HandlerRegistry {
               + ") for queue '"
               + queue
               + "' is invalid ("
-              + e.getMessage().replaceFirst("^pgbus: ", "")
+              + e.keyedMessage()
               + "); fix the annotation, or override it with the configuration key");
     }
   }
