@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -358,7 +359,7 @@ final class JobRunner {
   private void releaseFailedInStop(ClaimedJob job, Throwable cause) {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(true);
-      if (store.jobReleaseDrained(c, java.util.List.of(job)).isEmpty()) {
+      if (store.jobReleaseDrained(c, List.of(job)).isEmpty()) {
         return; // no longer this worker's (released by the drain, rescued): nothing to say
       }
       StopLog.log(
@@ -558,7 +559,7 @@ final class JobRunner {
   Settled recordFailure(ClaimedJob job, String error) {
     Duration backoff = backoff(job);
     long deadline = System.nanoTime() + RECORD_RETRY_FOR.toNanos();
-    long waitMs = RECORD_RETRY_FIRST.toMillis();
+    ErrorBackoff waits = ErrorBackoff.waits(RECORD_RETRY_FIRST, RECORD_RETRY_MAX_WAIT);
     while (true) {
       // A transaction of its own, not auto-commit: a last attempt's death and its report to the
       // job's batch and dependents (pgbus.job_finished) are two statements that must commit
@@ -575,8 +576,7 @@ final class JobRunner {
               e.getMessage());
           return null;
         }
-        long sleep =
-            Math.min(left, Math.min(RECORD_RETRY_MAX_WAIT.toMillis(), ErrorBackoff.jitter(waitMs)));
+        long sleep = Math.min(left, waits.nextWait());
         LOG.log(
             System.Logger.Level.DEBUG,
             "pgbus could not record the failure of job {0} yet ({1}); trying again in {2} ms",
@@ -593,7 +593,6 @@ final class JobRunner {
               job.id());
           return null;
         }
-        waitMs = Math.min(RECORD_RETRY_MAX_WAIT.toMillis(), waitMs * 2);
       }
     }
   }
