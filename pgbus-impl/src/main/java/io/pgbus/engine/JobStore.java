@@ -8,9 +8,11 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -537,7 +539,7 @@ public final class JobStore {
       ps.setString(1, job.queue());
       ps.setString(2, job.enqueuedBy());
       ps.setString(3, o.correlationId());
-      ps.setObject(4, job.parentJobId(), java.sql.Types.BIGINT);
+      ps.setObject(4, job.parentJobId(), Types.BIGINT);
       ps.setString(5, job.payloadJson());
       ps.setTimestamp(6, o.runAt() == null ? null : Timestamp.from(o.runAt()));
       ps.setLong(7, o.delay() == null ? 0 : o.delay().toMillis());
@@ -609,7 +611,7 @@ public final class JobStore {
       ps.setArray(1, c.createArrayOf("text", queues));
       ps.setString(2, first.enqueuedBy());
       ps.setString(3, first.options().correlationId());
-      ps.setObject(4, first.parentJobId(), java.sql.Types.BIGINT);
+      ps.setObject(4, first.parentJobId(), Types.BIGINT);
       ps.setArray(5, c.createArrayOf("text", payloads));
       ps.setArray(6, c.createArrayOf("text", runAts));
       ps.setArray(7, c.createArrayOf("int8", delays));
@@ -617,20 +619,20 @@ public final class JobStore {
       ps.setArray(9, c.createArrayOf("int4", maxAttempts));
       ps.setArray(10, c.createArrayOf("text", uniqueKeys));
       if (trace == null) {
-        ps.setNull(11, java.sql.Types.ARRAY);
-        ps.setNull(12, java.sql.Types.ARRAY);
+        ps.setNull(11, Types.ARRAY);
+        ps.setNull(12, Types.ARRAY);
       } else {
         String[] parents = new String[n];
         String[] states = new String[n];
-        java.util.Arrays.fill(parents, trace.traceParent());
-        java.util.Arrays.fill(states, trace.traceState());
+        Arrays.fill(parents, trace.traceParent());
+        Arrays.fill(states, trace.traceState());
         ps.setArray(11, c.createArrayOf("text", parents));
         ps.setArray(12, c.createArrayOf("text", states));
       }
       if (anyConcurrencyKey) {
         ps.setArray(13, c.createArrayOf("text", concurrencyKeys));
       } else {
-        ps.setNull(13, java.sql.Types.ARRAY);
+        ps.setNull(13, Types.ARRAY);
       }
       var ids = new ArrayList<Long>(n);
       try (ResultSet rs = ps.executeQuery()) {
@@ -703,22 +705,21 @@ public final class JobStore {
       ps.setString(3, worker);
       ps.setLong(4, lease.toMillis());
       if (lanes == null) {
-        ps.setNull(5, java.sql.Types.INTEGER);
+        ps.setNull(5, Types.INTEGER);
       } else {
         ps.setInt(5, lanes);
       }
       if (floors == null) {
-        ps.setNull(6, java.sql.Types.VARCHAR);
-        ps.setNull(7, java.sql.Types.VARCHAR);
-        ps.setNull(8, java.sql.Types.VARCHAR);
+        ps.setNull(6, Types.VARCHAR);
+        ps.setNull(7, Types.VARCHAR);
+        ps.setNull(8, Types.VARCHAR);
       } else {
         ps.setArray(6, textArray(c, floors.queues()));
         ps.setArray(7, c.createArrayOf("int4", floors.priorities().toArray()));
-        ps.setArray(
-            8, textArray(c, floors.runAts().stream().map(java.time.Instant::toString).toList()));
+        ps.setArray(8, textArray(c, floors.runAts().stream().map(Instant::toString).toList()));
       }
       // Lane -> its jobs, in the order the lanes first appear; a job without a lane is its own.
-      var byLane = new java.util.LinkedHashMap<Object, List<ClaimedJob>>();
+      var byLane = new LinkedHashMap<Object, List<ClaimedJob>>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           ClaimedJob job =

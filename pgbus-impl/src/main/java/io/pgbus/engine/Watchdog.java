@@ -188,16 +188,15 @@ final class Watchdog {
       }
       cancelled = true;
       running.requestCancellation();
-      LOG.log(
-          System.Logger.Level.INFO,
-          "pgbus job {0} (queue {1}, attempt {2}) was cancelled while running; interrupting {3}",
-          job.id(),
-          job.queue(),
-          job.attempt(),
-          worker.getName());
-      worker.interrupt();
+      interrupt(System.Logger.Level.INFO, "was cancelled while running");
       cancelStatement();
       return true;
+    }
+
+    /** Interrupts the handler's thread, saying why; called under this lock, before {@link #end}. */
+    private void interrupt(System.Logger.Level level, String why) {
+      LOG.log(level, "{0} {1}; interrupting {2}", JobRunner.named(job), why, worker.getName());
+      worker.interrupt();
     }
 
     /**
@@ -216,15 +215,7 @@ final class Watchdog {
         return false;
       }
       released = true;
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "pgbus job {0} (queue {1}, attempt {2}) still ran after the drain and was released;"
-              + " interrupting {3}",
-          job.id(),
-          job.queue(),
-          job.attempt(),
-          worker.getName());
-      worker.interrupt();
+      interrupt(System.Logger.Level.WARNING, "still ran after the drain and was released");
       return true;
     }
 
@@ -243,15 +234,7 @@ final class Watchdog {
         return;
       }
       timedOut = true;
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "pgbus job {0} (queue {1}, attempt {2}) ran past its timeout of {3}; interrupting {4}",
-          job.id(),
-          job.queue(),
-          job.attempt(),
-          timeout,
-          worker.getName());
-      worker.interrupt();
+      interrupt(System.Logger.Level.WARNING, "ran past its timeout of " + timeout);
       cancelStatement();
     }
 
