@@ -10,6 +10,7 @@ import io.pgbus.engine.JobEvents;
 import io.pgbus.engine.Jobs;
 import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.NewJob;
+import io.pgbus.engine.RunningJob;
 import io.pgbus.engine.Schema;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -163,7 +164,7 @@ final class PgbusSystem implements QueueSystem {
                   self.get().wake(wake);
                 })
             .jobs(
-                (ClaimedJob job, Connection tx) -> {
+                (RunningJob job, Connection tx) -> {
                   tracker.started(job.id());
                   return Outcome.complete(); // a no-op handler
                 })

@@ -26,7 +26,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * Batches and dependencies through the Java API, in the caller's JTA transaction: a rollback leaves
  * no batch, no member, no edge and no mark on the job depended on; a commit runs the members, the
- * callback once with its counts, and the dependent after its dependency, with its result.
+ * callback once with its counts, and the dependent after its dependency, with its result. A job a
+ * handler enqueues inherits the handled job's correlation id.
  */
 @ExtendWith(ArquillianExtension.class)
 class BatchesIT {
@@ -36,7 +37,7 @@ class BatchesIT {
     return PgbusWars.of(
             "batches",
             "pgbus.capsules=comp",
-            "pgbus.capsule.comp.queues=it_group,it_group_done,it_after")
+            "pgbus.capsule.comp.queues=it_group,it_group_done,it_after,it_parent")
         .addClass(CompositionHandler.class);
   }
 
@@ -119,6 +120,33 @@ class BatchesIT {
         () -> CompositionHandler.DEPENDENTS.containsKey(after));
     assertEquals(
         Map.of(first, "{\"text\": \"" + text + "-1\"}"), CompositionHandler.DEPENDENTS.get(after));
+  }
+
+  @Test
+  void aJobAHandlerEnqueuesInheritsTheHandledJobsCorrelationId() throws Exception {
+    String text = "parent-" + UUID.randomUUID();
+    awaitReady();
+    jobs.enqueue(
+        "it_parent",
+        new Marker(text, false),
+        EnqueueOptions.defaults().withCorrelationId("corr-" + text));
+
+    Await.until(
+        "the parent's child to be enqueued",
+        Duration.ofSeconds(60),
+        () ->
+            Sql.count(
+                    ds,
+                    "SELECT count(*) FROM pgbus.job WHERE queue = 'it_group'"
+                        + " AND payload->>'text' = ?",
+                    text + "-child")
+                == 1);
+    assertEquals(
+        "corr-" + text,
+        Sql.value(
+            ds,
+            "SELECT correlation_id FROM pgbus.job WHERE queue = 'it_group' AND payload->>'text' = ?",
+            text + "-child"));
   }
 
   private Long callbackId(long batchId) throws Exception {

@@ -2,7 +2,9 @@ package io.pgbus.engine;
 
 import io.pgbus.MisfirePolicy;
 import io.pgbus.QueueNames;
+import java.time.Instant;
 import java.time.ZoneId;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -80,7 +82,7 @@ public record CronJob(
           "cron '" + name + "' has no payload: use a JSON object, or {} for no data");
     }
     try {
-      CronSchedule.parse(schedule, zone).requireRunAfter(java.time.Instant.now());
+      CronSchedule.parse(schedule, zone).requireRunAfter(Instant.now());
     } catch (IllegalArgumentException e) {
       String key = KEY_PREFIX + name + ".schedule";
       InvalidConfigException refused =
@@ -120,7 +122,7 @@ public record CronJob(
    */
   public static Misfire parseMisfire(String name, String text) {
     String key = KEY_PREFIX + name + "." + MISFIRE_KEY;
-    String v = text == null ? "" : text.strip().toLowerCase(java.util.Locale.ROOT);
+    String v = text == null ? "" : text.strip().toLowerCase(Locale.ROOT);
     if (v.equals("skip")) {
       return new Misfire(MisfirePolicy.SKIP, null);
     }

@@ -2,6 +2,7 @@ package io.pgbus.engine;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -16,7 +17,7 @@ public final class Durations {
 
   /** Returns the duration, or null when the text is not one. */
   public static Duration parse(String text) {
-    String t = text.strip().toLowerCase(java.util.Locale.ROOT);
+    String t = text.strip().toLowerCase(Locale.ROOT);
     Matcher m = SHORT.matcher(t);
     try {
       if (m.matches()) {
@@ -29,7 +30,7 @@ public final class Durations {
           default -> Duration.ofDays(n);
         };
       }
-      return Duration.parse(text.strip().toUpperCase(java.util.Locale.ROOT));
+      return Duration.parse(text.strip().toUpperCase(Locale.ROOT));
     } catch (DateTimeParseException | ArithmeticException | NumberFormatException e) {
       return null; // unreadable, or too long for a Duration: refused by the caller
     }

@@ -853,7 +853,7 @@ public final class Engine {
     return limits.queueLimitStatus(c);
   }
 
-  private static io.pgbus.Outcome noHandler(ClaimedJob job, Connection c) {
+  private static io.pgbus.Outcome noHandler(RunningJob job, Connection c) {
     throw new IllegalStateException(
         "no handler is registered for queue '" + job.queue() + "' (job " + job.id() + ")");
   }

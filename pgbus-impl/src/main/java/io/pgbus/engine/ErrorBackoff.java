@@ -16,9 +16,12 @@ import java.util.concurrent.ThreadLocalRandom;
  * The wait doubles from {@code min} to {@code max} while rounds keep failing, with jitter so the
  * loops of many JVMs do not retry in step, and starts again at {@code min} after a round succeeds.
  *
- * <p>Used by one loop thread at a time; {@link #failingFor()} may be read from any thread.
+ * <p>Retries outside a loop wait the same way ({@link #waits}, {@link #nextWait}): the recording of
+ * a job's failure while the database is away, and the runtime's bootstrap.
+ *
+ * <p>Used by one thread at a time; {@link #failingFor()} may be read from any thread.
  */
-final class ErrorBackoff {
+public final class ErrorBackoff {
 
   private static final System.Logger LOG = System.getLogger(ErrorBackoff.class.getName());
 
@@ -42,14 +45,28 @@ final class ErrorBackoff {
     this.nextMs = minMs;
   }
 
-  /** Records a failed round, logs it, and returns how many milliseconds to wait before the next. */
-  long failed(Exception e) {
+  /**
+   * The waits of a retry whose caller logs its failures in its own words: {@link #nextWait} after
+   * each failure, from {@code min} doubling to {@code max}, jittered.
+   */
+  public static ErrorBackoff waits(Duration min, Duration max) {
+    return new ErrorBackoff("pgbus", min, max, () -> {});
+  }
+
+  /** Records a failure without logging it; how many milliseconds to wait before the next try. */
+  public long nextWait() {
     if (!failing) {
       failingSinceNanos = System.nanoTime();
       failing = true;
     }
     long waitMs = Math.min(maxMs, jitter(nextMs));
     nextMs = Math.min(maxMs, nextMs * 2);
+    return waitMs;
+  }
+
+  /** Records a failed round, logs it, and returns how many milliseconds to wait before the next. */
+  long failed(Exception e) {
+    long waitMs = nextWait();
     if (isDatabaseError(e)) {
       LOG.log(
           System.Logger.Level.WARNING,
@@ -75,7 +92,7 @@ final class ErrorBackoff {
   }
 
   /** A round succeeded: the next failure waits {@code min} again. */
-  void succeeded() {
+  public void succeeded() {
     nextMs = minMs;
     failing = false;
   }

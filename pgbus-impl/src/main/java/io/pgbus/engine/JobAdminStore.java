@@ -18,6 +18,7 @@ import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
@@ -504,7 +505,7 @@ public final class JobAdminStore {
       ps.setString(i + 1, actor);
       ps.setString(i + 2, action.auditName);
       int acted;
-      var ended = new java.util.ArrayList<Long>();
+      var ended = new ArrayList<Long>();
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         acted = rs.getInt(1);
@@ -616,7 +617,7 @@ public final class JobAdminStore {
   }
 
   private static OffsetDateTime timestamp(Instant at) {
-    return at == null ? null : at.atOffset(java.time.ZoneOffset.UTC);
+    return at == null ? null : at.atOffset(ZoneOffset.UTC);
   }
 
   /**

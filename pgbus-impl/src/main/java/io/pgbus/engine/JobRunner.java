@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -358,7 +359,7 @@ final class JobRunner {
   private void releaseFailedInStop(ClaimedJob job, Throwable cause) {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(true);
-      if (store.jobReleaseDrained(c, java.util.List.of(job)).isEmpty()) {
+      if (store.jobReleaseDrained(c, List.of(job)).isEmpty()) {
         return; // no longer this worker's (released by the drain, rescued): nothing to say
       }
       StopLog.log(
@@ -406,27 +407,27 @@ final class JobRunner {
    * c} is the job's transaction, or null for a handler that runs in its own.
    */
   Outcome handle(Connection c, ClaimedJob job, Duration timeout) throws Exception {
-    Watchdog.Attempt attempt = watchdog.watch(job, timeout, c);
+    RunningJob running = new RunningJob(job);
+    Watchdog.Attempt attempt = watchdog.watch(running, timeout, c);
     if (heardEarly.take(job.id(), job.attempt())) {
       // Cancelled between its claim and now: the handler starts interrupted and flagged.
       confirm(Map.of(new CancelRequest(job.id(), job.attempt()), attempt));
     }
     Outcome outcome;
-    ClaimedJob outer = CurrentJob.enter(job);
-    Connection outerConnection = JobLinks.enter(c);
-    job.progress().attach(report -> writeProgress(job, report));
+    JobProgress progress = running.reports();
+    progress.attach(report -> writeProgress(job, report));
+    running.open(c);
     try {
-      outcome = function.run(job, c);
+      outcome = function.run(running, c);
     } catch (Throwable t) {
       if (attempt.end()) {
         throw stopped(job, attempt, timeout, t);
       }
       throw t;
     } finally {
-      CurrentJob.restore(outer);
-      JobLinks.restore(outerConnection);
-      job.progress().flush();
-      job.progress().detach();
+      running.close();
+      progress.flush();
+      progress.detach();
     }
     if (attempt.end()) {
       // It returned after the interrupt: too late, and maybe having cut its work short.
@@ -558,7 +559,7 @@ final class JobRunner {
   Settled recordFailure(ClaimedJob job, String error) {
     Duration backoff = backoff(job);
     long deadline = System.nanoTime() + RECORD_RETRY_FOR.toNanos();
-    long waitMs = RECORD_RETRY_FIRST.toMillis();
+    ErrorBackoff waits = ErrorBackoff.waits(RECORD_RETRY_FIRST, RECORD_RETRY_MAX_WAIT);
     while (true) {
       // A transaction of its own, not auto-commit: a last attempt's death and its report to the
       // job's batch and dependents (pgbus.job_finished) are two statements that must commit
@@ -575,8 +576,7 @@ final class JobRunner {
               e.getMessage());
           return null;
         }
-        long sleep =
-            Math.min(left, Math.min(RECORD_RETRY_MAX_WAIT.toMillis(), ErrorBackoff.jitter(waitMs)));
+        long sleep = Math.min(left, waits.nextWait());
         LOG.log(
             System.Logger.Level.DEBUG,
             "pgbus could not record the failure of job {0} yet ({1}); trying again in {2} ms",
@@ -593,7 +593,6 @@ final class JobRunner {
               job.id());
           return null;
         }
-        waitMs = Math.min(RECORD_RETRY_MAX_WAIT.toMillis(), waitMs * 2);
       }
     }
   }

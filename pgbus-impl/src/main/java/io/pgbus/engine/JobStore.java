@@ -8,9 +8,11 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -84,7 +86,7 @@ public final class JobStore {
   // statement, so that it works in autocommit too: the sub-select (not flattened, it calls volatile
   // functions) produces the queue name the function takes through LATERAL, which makes it run
   // first. '' clears what an earlier enqueue of the transaction set. Without a correlation id of
-  // its own, a job enqueued from a handler inherits the handled job's (CurrentJob).
+  // its own, a job enqueued from a handler inherits the handled job's (NewJob.parentJobId).
   //
   // The handled job's correlation id is looked up only inside a handler (ENQUEUE_IN_HANDLER):
   // outside one
@@ -129,7 +131,7 @@ public final class JobStore {
       """;
 
   // ENQUEUE and ENQUEUE_MANY as a handler runs them: a job without a correlation id of its own
-  // inherits the handled job's (CurrentJob), read in the statement.
+  // inherits the handled job's (NewJob.parentJobId), read in the statement.
   private static final String NO_PARENT = "?::bigint::text";
   private static final String PARENT =
       "(SELECT h.correlation_id FROM pgbus.job h WHERE h.id = ?::bigint)";
@@ -143,9 +145,9 @@ public final class JobStore {
     return sql.replace(NO_PARENT, PARENT);
   }
 
-  /** {@code plain}, or {@code inHandler} when this thread runs a handler. */
-  private static String forCaller(String plain, String inHandler) {
-    return CurrentJob.id() == null ? plain : inHandler;
+  /** {@code plain}, or {@code inHandler} for a job enqueued from a handler. */
+  private static String forCaller(NewJob job, String plain, String inHandler) {
+    return job.parentJobId() == null ? plain : inHandler;
   }
 
   // Cancel and replay write their audit row (V7) in the same statement, so in the same
@@ -533,11 +535,11 @@ public final class JobStore {
   public Enqueued jobInsertIfAbsent(Connection c, NewJob job, TraceContext trace)
       throws SQLException {
     EnqueueOptions o = job.options();
-    try (PreparedStatement ps = c.prepareStatement(forCaller(ENQUEUE, ENQUEUE_IN_HANDLER))) {
+    try (PreparedStatement ps = c.prepareStatement(forCaller(job, ENQUEUE, ENQUEUE_IN_HANDLER))) {
       ps.setString(1, job.queue());
       ps.setString(2, job.enqueuedBy());
       ps.setString(3, o.correlationId());
-      ps.setObject(4, CurrentJob.id(), java.sql.Types.BIGINT);
+      ps.setObject(4, job.parentJobId(), Types.BIGINT);
       ps.setString(5, job.payloadJson());
       ps.setTimestamp(6, o.runAt() == null ? null : Timestamp.from(o.runAt()));
       ps.setLong(7, o.delay() == null ? 0 : o.delay().toMillis());
@@ -594,20 +596,22 @@ public final class JobStore {
     NewJob first = jobs.get(0);
     for (NewJob j : jobs) {
       if (!Objects.equals(j.enqueuedBy(), first.enqueuedBy())
-          || !Objects.equals(j.options().correlationId(), first.options().correlationId())) {
+          || !Objects.equals(j.options().correlationId(), first.options().correlationId())
+          || !Objects.equals(j.parentJobId(), first.parentJobId())) {
         throw new IllegalArgumentException(
-            "a batch enqueue records one principal and one correlation id for all its jobs, but"
+            "a batch enqueue records one principal, one correlation id and one parent job for all"
+                + " its jobs, but"
                 + " job "
                 + jobs.indexOf(j)
                 + " differs from the first: enqueue it separately");
       }
     }
     try (PreparedStatement ps =
-        c.prepareStatement(forCaller(ENQUEUE_MANY, ENQUEUE_MANY_IN_HANDLER))) {
+        c.prepareStatement(forCaller(first, ENQUEUE_MANY, ENQUEUE_MANY_IN_HANDLER))) {
       ps.setArray(1, c.createArrayOf("text", queues));
       ps.setString(2, first.enqueuedBy());
       ps.setString(3, first.options().correlationId());
-      ps.setObject(4, CurrentJob.id(), java.sql.Types.BIGINT);
+      ps.setObject(4, first.parentJobId(), Types.BIGINT);
       ps.setArray(5, c.createArrayOf("text", payloads));
       ps.setArray(6, c.createArrayOf("text", runAts));
       ps.setArray(7, c.createArrayOf("int8", delays));
@@ -615,20 +619,20 @@ public final class JobStore {
       ps.setArray(9, c.createArrayOf("int4", maxAttempts));
       ps.setArray(10, c.createArrayOf("text", uniqueKeys));
       if (trace == null) {
-        ps.setNull(11, java.sql.Types.ARRAY);
-        ps.setNull(12, java.sql.Types.ARRAY);
+        ps.setNull(11, Types.ARRAY);
+        ps.setNull(12, Types.ARRAY);
       } else {
         String[] parents = new String[n];
         String[] states = new String[n];
-        java.util.Arrays.fill(parents, trace.traceParent());
-        java.util.Arrays.fill(states, trace.traceState());
+        Arrays.fill(parents, trace.traceParent());
+        Arrays.fill(states, trace.traceState());
         ps.setArray(11, c.createArrayOf("text", parents));
         ps.setArray(12, c.createArrayOf("text", states));
       }
       if (anyConcurrencyKey) {
         ps.setArray(13, c.createArrayOf("text", concurrencyKeys));
       } else {
-        ps.setNull(13, java.sql.Types.ARRAY);
+        ps.setNull(13, Types.ARRAY);
       }
       var ids = new ArrayList<Long>(n);
       try (ResultSet rs = ps.executeQuery()) {
@@ -701,22 +705,21 @@ public final class JobStore {
       ps.setString(3, worker);
       ps.setLong(4, lease.toMillis());
       if (lanes == null) {
-        ps.setNull(5, java.sql.Types.INTEGER);
+        ps.setNull(5, Types.INTEGER);
       } else {
         ps.setInt(5, lanes);
       }
       if (floors == null) {
-        ps.setNull(6, java.sql.Types.VARCHAR);
-        ps.setNull(7, java.sql.Types.VARCHAR);
-        ps.setNull(8, java.sql.Types.VARCHAR);
+        ps.setNull(6, Types.VARCHAR);
+        ps.setNull(7, Types.VARCHAR);
+        ps.setNull(8, Types.VARCHAR);
       } else {
         ps.setArray(6, textArray(c, floors.queues()));
         ps.setArray(7, c.createArrayOf("int4", floors.priorities().toArray()));
-        ps.setArray(
-            8, textArray(c, floors.runAts().stream().map(java.time.Instant::toString).toList()));
+        ps.setArray(8, textArray(c, floors.runAts().stream().map(Instant::toString).toList()));
       }
       // Lane -> its jobs, in the order the lanes first appear; a job without a lane is its own.
-      var byLane = new java.util.LinkedHashMap<Object, List<ClaimedJob>>();
+      var byLane = new LinkedHashMap<Object, List<ClaimedJob>>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           ClaimedJob job =

@@ -70,13 +70,7 @@ public final class Jobs {
       return job;
     }
     Integer attempts = queueMaxAttempts.apply(job.queue());
-    return attempts == null
-        ? job
-        : new NewJob(
-            job.queue(),
-            job.payloadJson(),
-            job.options().withMaxAttempts(attempts),
-            job.enqueuedBy());
+    return attempts == null ? job : job.withOptions(job.options().withMaxAttempts(attempts));
   }
 
   /**

@@ -8,8 +8,11 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
@@ -141,9 +144,7 @@ final class LinkStore {
     Map<Long, DependencyFailure> after = job.options().afterJobs();
     Long[] ids = after.keySet().toArray(Long[]::new);
     String[] policies =
-        after.values().stream()
-            .map(f -> f.name().toLowerCase(java.util.Locale.ROOT))
-            .toArray(String[]::new);
+        after.values().stream().map(f -> f.name().toLowerCase(Locale.ROOT)).toArray(String[]::new);
     try (PreparedStatement ps = c.prepareStatement(ENQUEUE_AFTER)) {
       int i = who(ps, job.queue(), job);
       ps.setString(i++, job.payloadJson());
@@ -186,13 +187,13 @@ final class LinkStore {
       ps.setInt(i++, callback.options().priority());
       ps.setInt(i++, callback.options().maxAttempts());
       if (trace == null) {
-        ps.setNull(i++, java.sql.Types.ARRAY);
-        ps.setNull(i, java.sql.Types.ARRAY);
+        ps.setNull(i++, Types.ARRAY);
+        ps.setNull(i, Types.ARRAY);
       } else {
         String[] parents = new String[n];
         String[] states = new String[n];
-        java.util.Arrays.fill(parents, trace.traceParent());
-        java.util.Arrays.fill(states, trace.traceState());
+        Arrays.fill(parents, trace.traceParent());
+        Arrays.fill(states, trace.traceState());
         ps.setArray(i++, c.createArrayOf("text", parents));
         ps.setArray(i, c.createArrayOf("text", states));
       }
@@ -253,7 +254,7 @@ final class LinkStore {
     ps.setString(1, queue);
     ps.setString(2, job.enqueuedBy());
     ps.setString(3, job.options().correlationId());
-    ps.setObject(4, CurrentJob.id(), java.sql.Types.BIGINT);
+    ps.setObject(4, job.parentJobId(), Types.BIGINT);
     return 5;
   }
 }

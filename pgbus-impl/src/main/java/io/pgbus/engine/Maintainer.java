@@ -2,18 +2,22 @@ package io.pgbus.engine;
 
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
 
 /**
- * Periodic upkeep, on the elected leader only: rescue of expired leases, retention, and cron.
- * Rescue and retention back off toward ten times their base interval while they find nothing to do
- * and snap back as soon as they do something, so an idle deployment pays almost nothing for them.
- * Schedules run at the next due run of any schedule (at least once per poll ceiling), see {@link
+ * Periodic upkeep, on the elected leader only, in three tasks: rescue of expired leases ({@code
+ * RescueTask}), retention ({@code PruneTask}) and schedules ({@code ScheduleTask}). Rescue and
+ * retention back off toward ten times their base interval while they find nothing to do and snap
+ * back as soon as they do something, so an idle deployment pays almost nothing for them. Schedules
+ * run at the next due run of any schedule (at least once per poll ceiling), see {@link
  * ScheduleEnqueuer}.
  */
 final class Maintainer extends Loop {
@@ -48,14 +52,125 @@ final class Maintainer extends Loop {
     }
   }
 
+  /**
+   * Enqueues the due runs of the schedules ({@link ScheduleEnqueuer}), and runs again just past the
+   * next due run, whatever the round found.
+   */
+  private static final class ScheduleTask extends Task {
+    private final ScheduleEnqueuer enqueuer;
+    private Duration untilNext = Duration.ZERO;
+
+    ScheduleTask(ScheduleEnqueuer enqueuer) {
+      super("schedules", ScheduleEnqueuer.MAX_WAIT);
+      this.enqueuer = enqueuer;
+    }
+
+    @Override
+    long runOnce(Connection c) throws Exception {
+      ScheduleEnqueuer.Tick tick = enqueuer.tick(c);
+      untilNext = tick.untilNext();
+      return tick.enqueued();
+    }
+
+    @Override
+    Duration after(long progress) {
+      return untilNext.plus(CRON_SLACK);
+    }
+  }
+
+  /** Takes back the jobs whose lease expired or whose JVM's heartbeat stopped. */
+  private final class RescueTask extends Task {
+    private final JobStore store;
+    private final Duration atLeastEvery;
+
+    RescueTask(JobStore store, Duration base, Duration atLeastEvery) {
+      super("rescue", min(base, atLeastEvery));
+      this.store = store;
+      this.atLeastEvery = atLeastEvery;
+    }
+
+    // The idle backoff stops at the heartbeat interval: a dead JVM's row goes stale two thirds of
+    // a TTL after its last beat, and its jobs must be back within one TTL.
+    @Override
+    Duration after(long progress) {
+      return min(super.after(progress), atLeastEvery);
+    }
+
+    @Override
+    long runOnce(Connection c) throws Exception {
+      // One transaction: a rescued job that died there is reported to its batch and dependents
+      // (V16) with its own state change, or neither happens.
+      Map<String, Long> perQueue;
+      c.setAutoCommit(false);
+      try {
+        perQueue = store.jobRescueExpired(c, RESCUE_BATCH);
+        c.commit();
+      } catch (Exception e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(true);
+      }
+      long n = perQueue.values().stream().mapToLong(Long::longValue).sum();
+      if (n > 0) {
+        LOG.log(
+            System.Logger.Level.INFO,
+            "pgbus rescued jobs with expired leases or lost heartbeats: {0}",
+            perQueue);
+      }
+      rescued.addAndGet(n);
+      return n;
+    }
+  }
+
+  /**
+   * Deletes what is past its retention: finished jobs, audit rows, then the batches and dependency
+   * edges whose jobs are gone, and the rows of JVMs not seen for long.
+   */
+  private final class PruneTask extends Task {
+    private final JobStore store;
+    private final RetentionConfig retention;
+    private final AuditStore audit = new AuditStore();
+    private final LinkStore links = new LinkStore();
+    private final NodeStore nodes = new NodeStore();
+
+    PruneTask(JobStore store, Duration base, RetentionConfig retention) {
+      super("prune", base);
+      this.store = store;
+      this.retention = retention;
+    }
+
+    @Override
+    long runOnce(Connection c) throws Exception {
+      long n =
+          store.jobPrune(c, "completed", retention.completed(), retention.batch())
+              + store.jobPrune(c, "cancelled", retention.completed(), retention.batch())
+              + store.jobPrune(c, "dead", retention.dead(), retention.batch())
+              + audit.auditPrune(c, retention.audit(), retention.batch())
+              // after the jobs: a batch or edge goes once its jobs are gone (V16)
+              + links.batchPrune(c, retention.batch())
+              + links.dependencyPrune(c, retention.batch());
+      pruned.addAndGet(n);
+      List<String> gone = nodes.nodePrune(c);
+      if (!gone.isEmpty()) {
+        LOG.log(
+            System.Logger.Level.INFO,
+            "pgbus pruned the pgbus.node rows of {0} JVM(s) not seen for {1} (or {2} of their"
+                + " heartbeat TTLs): {3}",
+            gone.size(),
+            Durations.format(NodeStore.PRUNE_AFTER),
+            NodeStore.PRUNE_AFTER_TTLS,
+            gone);
+      }
+      return n + gone.size();
+    }
+  }
+
   private final DataSource dataSource;
-  private final java.util.function.BooleanSupplier leader;
+  private final BooleanSupplier leader;
   private final List<Task> tasks;
   private final AtomicLong rescued = new AtomicLong();
   private final AtomicLong pruned = new AtomicLong();
-  private final AuditStore audit = new AuditStore();
-  private final LinkStore links = new LinkStore();
-  private final NodeStore nodes = new NodeStore();
   private final AtomicLong rounds = new AtomicLong();
   private final ErrorBackoff errors =
       new ErrorBackoff(
@@ -74,105 +189,29 @@ final class Maintainer extends Loop {
    */
   static final Duration SCHEDULE_WAKE_GAP = Duration.ofMillis(250);
 
-  private final java.util.concurrent.atomic.AtomicBoolean scheduleWake =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  private final AtomicBoolean scheduleWake = new AtomicBoolean();
   private final AtomicLong scheduleWakes = new AtomicLong();
-  private final Task schedules;
+  private final Task schedules; // null: no schedules
+  private final Task rescue;
 
   Maintainer(
       DataSource dataSource,
       JobStore store,
       MaintainerConfig config,
       RetentionConfig retention,
-      java.util.function.BooleanSupplier leader,
+      BooleanSupplier leader,
       ScheduleEnqueuer cron,
       Duration rescueAtLeastEvery) {
     this.dataSource = Objects.requireNonNull(dataSource);
     this.leader = Objects.requireNonNull(leader);
-    var all = new java.util.ArrayList<Task>();
-    Task scheduleTask = null;
-    if (cron != null) {
-      scheduleTask =
-          new Task("schedules", ScheduleEnqueuer.MAX_WAIT) {
-            private Duration untilNext = Duration.ZERO;
-
-            @Override
-            long runOnce(Connection c) throws Exception {
-              ScheduleEnqueuer.Tick tick = cron.tick(c);
-              untilNext = tick.untilNext();
-              return tick.enqueued();
-            }
-
-            @Override
-            Duration after(long progress) {
-              return untilNext.plus(CRON_SLACK);
-            }
-          };
-      all.add(scheduleTask);
+    this.schedules = cron == null ? null : new ScheduleTask(cron);
+    this.rescue = new RescueTask(store, config.rescueInterval(), rescueAtLeastEvery);
+    var all = new ArrayList<Task>();
+    if (schedules != null) {
+      all.add(schedules);
     }
-    this.schedules = scheduleTask;
-    all.addAll(
-        List.of(
-            new Task("rescue", min(config.rescueInterval(), rescueAtLeastEvery)) {
-              // The idle backoff stops at the heartbeat interval: a dead JVM's row goes stale two
-              // thirds of a TTL after its last beat, and its jobs must be back within one TTL.
-              @Override
-              Duration after(long progress) {
-                return min(super.after(progress), rescueAtLeastEvery);
-              }
-
-              @Override
-              long runOnce(Connection c) throws Exception {
-                // One transaction: a rescued job that died there is reported to its batch and
-                // dependents (V16) with its own state change, or neither happens.
-                Map<String, Long> perQueue;
-                c.setAutoCommit(false);
-                try {
-                  perQueue = store.jobRescueExpired(c, RESCUE_BATCH);
-                  c.commit();
-                } catch (Exception e) {
-                  c.rollback();
-                  throw e;
-                } finally {
-                  c.setAutoCommit(true);
-                }
-                long n = perQueue.values().stream().mapToLong(Long::longValue).sum();
-                if (n > 0) {
-                  LOG.log(
-                      System.Logger.Level.INFO,
-                      "pgbus rescued jobs with expired leases or lost heartbeats: {0}",
-                      perQueue);
-                }
-                rescued.addAndGet(n);
-                return n;
-              }
-            },
-            new Task("prune", config.pruneInterval()) {
-              @Override
-              long runOnce(Connection c) throws Exception {
-                long n =
-                    store.jobPrune(c, "completed", retention.completed(), retention.batch())
-                        + store.jobPrune(c, "cancelled", retention.completed(), retention.batch())
-                        + store.jobPrune(c, "dead", retention.dead(), retention.batch())
-                        + audit.auditPrune(c, retention.audit(), retention.batch())
-                        // after the jobs: a batch or edge goes once its jobs are gone (V16)
-                        + links.batchPrune(c, retention.batch())
-                        + links.dependencyPrune(c, retention.batch());
-                pruned.addAndGet(n);
-                List<String> gone = nodes.nodePrune(c);
-                if (!gone.isEmpty()) {
-                  LOG.log(
-                      System.Logger.Level.INFO,
-                      "pgbus pruned the pgbus.node rows of {0} JVM(s) not seen for {1} (or {2} of"
-                          + " their heartbeat TTLs): {3}",
-                      gone.size(),
-                      Durations.format(NodeStore.PRUNE_AFTER),
-                      NodeStore.PRUNE_AFTER_TTLS,
-                      gone);
-                }
-                return n + gone.size();
-              }
-            }));
+    all.add(rescue);
+    all.add(new PruneTask(store, config.pruneInterval(), retention));
     this.tasks = List.copyOf(all);
   }
 
@@ -199,26 +238,17 @@ final class Maintainer extends Loop {
    * up to ten times that once the database is back.
    */
   void connectionLost() {
-    for (Task t : tasks) {
-      if (t.name.equals("rescue")) {
-        t.backoff.reset();
-        long soon = System.nanoTime() + t.backoff.base().toNanos();
-        if (t.nextAt - soon > 0) {
-          t.nextAt = soon;
-        }
-      }
+    rescue.backoff.reset();
+    long soon = System.nanoTime() + rescue.backoff.base().toNanos();
+    if (rescue.nextAt - soon > 0) {
+      rescue.nextAt = soon;
     }
     signal().signal();
   }
 
   /** The rescue task's idle backoff factor (1 to {@link IdleBackoff#MAX_FACTOR}), for tests. */
   int rescueBackoffFactor() {
-    return tasks.stream()
-        .filter(t -> t.name.equals("rescue"))
-        .findFirst()
-        .orElseThrow()
-        .backoff
-        .factor();
+    return rescue.backoff.factor();
   }
 
   /**

@@ -1,5 +1,7 @@
 package io.pgbus.engine;
 
+import java.time.Duration;
+
 /**
  * A limited queue as the database has it now: its limits, its running jobs, and its due jobs split
  * by what they wait for.
@@ -28,7 +30,7 @@ public record QueueLimitStatus(
     long waitingOnLimit,
     long waitingOnWorker,
     Integer rateLimit,
-    java.time.Duration rateWindow,
+    Duration rateWindow,
     long startsInWindow,
     boolean keyFifo,
     boolean keyFifoSkipDead) {
@@ -75,7 +77,7 @@ public record QueueLimitStatus(
         : ", rate "
             + rateLimit
             + " per "
-            + io.pgbus.engine.Durations.format(rateWindow)
+            + Durations.format(rateWindow)
             + ": "
             + startsInWindow
             + " started this window";

@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -161,7 +162,7 @@ final class QueueLimitStore {
                 onLimit,
                 due - onLimit,
                 rate,
-                rate == null ? null : java.time.Duration.ofMillis(windowMs),
+                rate == null ? null : Duration.ofMillis(windowMs),
                 starts,
                 rs.getBoolean(10),
                 rs.getBoolean(11)));

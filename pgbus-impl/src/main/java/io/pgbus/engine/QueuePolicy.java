@@ -5,6 +5,7 @@ import io.pgbus.QueueNames;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.stream.Stream;
 
 /**
  * What one queue overrides of the global execution settings: its job timeout, its attempts, its
@@ -29,8 +30,8 @@ public record QueuePolicy(
 
   /** The suffixes of a queue's keys, its {@link QueueLimit flow control} included. */
   public static final List<String> SUFFIXES =
-      java.util.stream.Stream.concat(
-              java.util.stream.Stream.of("job-timeout", "max-attempts", "retry.base", "retry.cap"),
+      Stream.concat(
+              Stream.of("job-timeout", "max-attempts", "retry.base", "retry.cap"),
               QueueLimit.SUFFIXES.stream())
           .toList();
 

@@ -121,6 +121,14 @@ public final class ScheduleBook {
 
   /** See {@link Schedules#trigger}. */
   public OptionalLong trigger(Connection c, String name, String actor) {
+    return trigger(c, name, actor, null);
+  }
+
+  /**
+   * See {@link Schedules#trigger}; from the handler of job {@code parentJobId} (null: from none),
+   * whose correlation id the run inherits.
+   */
+  public OptionalLong trigger(Connection c, String name, String actor, Long parentJobId) {
     ScheduleDefinition.requireName(name);
     Optional<ScheduleStore.Row> row =
         sql(name, "read schedule '" + name + "'", () -> store.scheduleGet(c, name));
@@ -129,7 +137,7 @@ public final class ScheduleBook {
     }
     requireReadable(row.get().schedule(), "trigger");
     ScheduleDefinition d = row.get().definition();
-    Enqueued e = jobs.enqueueIfAbsent(c, runJob(d, null, actor));
+    Enqueued e = jobs.enqueueIfAbsent(c, runJob(d, null, actor).withParent(parentJobId));
     sql(
         name,
         "audit the trigger of schedule '" + name + "'",

@@ -1,6 +1,7 @@
 package io.pgbus.engine;
 
 import java.text.MessageFormat;
+import java.util.logging.Logger;
 
 /**
  * The lines of a stop that an operator must see (which jobs went back), logged so that they are
@@ -24,7 +25,7 @@ public final class StopLog {
   }
 
   private static boolean unheard() {
-    if (java.util.logging.Logger.getLogger("").getHandlers().length > 0) {
+    if (Logger.getLogger("").getHandlers().length > 0) {
       return false;
     }
     Thread probe = new Thread(() -> {});

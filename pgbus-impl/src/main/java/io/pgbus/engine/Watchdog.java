@@ -51,18 +51,16 @@ final class Watchdog {
     return a == null || a.job.attempt() != job.attempt() || a.alive(System.nanoTime());
   }
 
-  /** Starts watching the calling thread, which is about to run {@code job}'s handler. */
-  Attempt watch(ClaimedJob job, Duration timeout) {
-    return watch(job, timeout, null);
-  }
-
   /**
-   * As {@link #watch(ClaimedJob, Duration)}; a cancel or a timeout also cancels the statement that
-   * {@code connection} (the job's transaction, null: none) runs at that moment.
+   * Starts watching the calling thread, which is about to run {@code running}'s handler; a cancel
+   * or a timeout also cancels the statement that {@code connection} (the job's transaction, null:
+   * none) runs at that moment.
    */
-  Attempt watch(ClaimedJob job, Duration timeout, Connection connection) {
+  Attempt watch(RunningJob running, Duration timeout, Connection connection) {
     var attempt =
-        new Attempt(this, job, Thread.currentThread(), timeout, RunningStatement.of(connection));
+        new Attempt(
+            this, running, Thread.currentThread(), timeout, RunningStatement.of(connection));
+    ClaimedJob job = running.claimed();
     pending.add(attempt);
     byJob.put(job.id(), attempt);
     if (looping.compareAndSet(false, true)) {
@@ -132,6 +130,7 @@ final class Watchdog {
   /** One watched handler run. */
   static final class Attempt implements Delayed {
     private final Watchdog watchdog;
+    private final RunningJob running;
     private final ClaimedJob job;
     private final Thread worker;
     private final Duration timeout;
@@ -147,13 +146,14 @@ final class Watchdog {
 
     private Attempt(
         Watchdog watchdog,
-        ClaimedJob job,
+        RunningJob running,
         Thread worker,
         Duration timeout,
         RunningStatement statement) {
       this.statement = statement;
       this.watchdog = watchdog;
-      this.job = job;
+      this.running = running;
+      this.job = running.claimed();
       this.worker = worker;
       this.timeout = timeout;
       this.deadline = System.nanoTime() + timeout.toNanos();
@@ -187,17 +187,16 @@ final class Watchdog {
         return false;
       }
       cancelled = true;
-      job.cancellation().request();
-      LOG.log(
-          System.Logger.Level.INFO,
-          "pgbus job {0} (queue {1}, attempt {2}) was cancelled while running; interrupting {3}",
-          job.id(),
-          job.queue(),
-          job.attempt(),
-          worker.getName());
-      worker.interrupt();
+      running.requestCancellation();
+      interrupt(System.Logger.Level.INFO, "was cancelled while running");
       cancelStatement();
       return true;
+    }
+
+    /** Interrupts the handler's thread, saying why; called under this lock, before {@link #end}. */
+    private void interrupt(System.Logger.Level level, String why) {
+      LOG.log(level, "{0} {1}; interrupting {2}", JobRunner.named(job), why, worker.getName());
+      worker.interrupt();
     }
 
     /**
@@ -216,15 +215,7 @@ final class Watchdog {
         return false;
       }
       released = true;
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "pgbus job {0} (queue {1}, attempt {2}) still ran after the drain and was released;"
-              + " interrupting {3}",
-          job.id(),
-          job.queue(),
-          job.attempt(),
-          worker.getName());
-      worker.interrupt();
+      interrupt(System.Logger.Level.WARNING, "still ran after the drain and was released");
       return true;
     }
 
@@ -243,15 +234,7 @@ final class Watchdog {
         return;
       }
       timedOut = true;
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "pgbus job {0} (queue {1}, attempt {2}) ran past its timeout of {3}; interrupting {4}",
-          job.id(),
-          job.queue(),
-          job.attempt(),
-          timeout,
-          worker.getName());
-      worker.interrupt();
+      interrupt(System.Logger.Level.WARNING, "ran past its timeout of " + timeout);
       cancelStatement();
     }
 

@@ -1,6 +1,7 @@
 package io.pgbus.engine;
 
 import java.net.InetAddress;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Worker ids, the names in {@code attempted_by}: the default (host and process id, so an operator
@@ -64,7 +65,7 @@ final class WorkerIds {
         + ":"
         + ProcessHandle.current().pid()
         + ":"
-        + Integer.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextInt(0x10000));
+        + Integer.toHexString(ThreadLocalRandom.current().nextInt(0x10000));
   }
 
   /** This machine's host name, or "unknown-host". */

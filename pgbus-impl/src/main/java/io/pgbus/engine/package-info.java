@@ -20,5 +20,54 @@
  * small config record ({@link io.pgbus.engine.PollerConfig}, {@link
  * io.pgbus.engine.ListenerConfig}, ...), gathered in {@link io.pgbus.engine.EngineConfig}; each
  * record declares its keys as {@link io.pgbus.engine.Setting}s and names them in its errors.
+ *
+ * <h2>The files, by what they are for</h2>
+ *
+ * <p>No class of this package reads a thread-local: what a handler may ask is passed to it ({@code
+ * RunningJob}), and the job that enqueues another is named in the request ({@code
+ * NewJob.parentJobId}).
+ *
+ * <dl>
+ *   <dt>Wiring and the loop idiom
+ *   <dd>{@code Engine} (builds and runs the roles), {@code Loop}, {@code WakeSignal}, {@code
+ *       ErrorBackoff} (every retry's waits), {@code IdleBackoff}, {@code StopLog}, {@code
+ *       WorkerIds}, {@code Durations}.
+ *   <dt>Ports to the container
+ *   <dd>{@code Transactions} ({@code JdbcTransactions} in Java SE), {@code ListenerConnections},
+ *       {@code JobFunction}, {@code JobTracing}, {@code JobEvents}.
+ *   <dt>Waking
+ *   <dd>{@code Notifier} (the LISTEN connection), {@code Wake}, {@code ListenerState}, {@code
+ *       Poller} (the tick: poll, heartbeat, probe, leader lease), {@code NodeReporter}.
+ *   <dt>Claiming
+ *   <dd>{@code Capsule} (a worker group and its loop), {@code ClaimFloors}, {@code Grouping},
+ *       {@code ClaimedJob} (a claimed row, a plain value).
+ *   <dt>Running a job
+ *   <dd>{@code BatchRunner} (several jobs in one transaction), {@code JobRunner} (one attempt: the
+ *       handler, its outcome, a failure's record), {@code RunningJob} (the handler's {@code
+ *       JobContext}), {@code JobProgress}, {@code Watchdog} (timeouts and cancels), {@code
+ *       RunningStatement}, {@code RetryPolicy}, {@code ErrorDetail}, {@code SyncRunner}.
+ *   <dt>Cancelling a running job
+ *   <dd>{@code CancelRequest}, {@code HeardCancels}, {@code EarlyCancels}, {@code
+ *       ThrottledWarning}.
+ *   <dt>The leader's upkeep
+ *   <dd>{@code Elector}, {@code Maintainer} (its tasks: rescue, prune, schedules), {@code
+ *       ScheduleEnqueuer}.
+ *   <dt>Job operations and schedules, on the caller's connection
+ *   <dd>{@code Jobs}, {@code NewJob}, {@code TraceContext}, {@code ScheduleBook}, {@code CronJob},
+ *       {@code CronSchedule}, {@code Failures}.
+ *   <dt>SQL, one store per table or concern
+ *   <dd>{@code JobStore}, {@code JobAdminStore}, {@code LinkStore} (batches and dependencies),
+ *       {@code QueueStore}, {@code QueueLimitStore}, {@code LeaderStore}, {@code NodeStore}, {@code
+ *       FleetStore}, {@code ScheduleStore}, {@code AuditStore}, {@code SettingStore}.
+ *   <dt>Schema
+ *   <dd>{@code Schema}, {@code SchemaMigrator}, {@code MigrationDataSource}.
+ *   <dt>Configuration
+ *   <dd>{@code EngineConfig}, {@code ExecutionConfig}, {@code CapsuleConfig}, {@code PollerConfig},
+ *       {@code ListenerConfig}, {@code ElectorConfig}, {@code MaintainerConfig}, {@code
+ *       RetentionConfig}, {@code QueuePolicy}, {@code QueueLimit}, {@code Setting}, {@code
+ *       SettingSource}, {@code InvalidConfigException} (the one refusal type, the adapter's too).
+ *   <dt>What operators read
+ *   <dd>{@code Doctor}, {@code DatabaseProblem}, {@code QueueLimitStatus}.
+ * </dl>
  */
 package io.pgbus.engine;

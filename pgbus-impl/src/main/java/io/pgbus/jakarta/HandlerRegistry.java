@@ -6,8 +6,9 @@ import io.pgbus.JobTransaction;
 import io.pgbus.Outcome;
 import io.pgbus.PgbusException;
 import io.pgbus.QueueNames;
-import io.pgbus.engine.ClaimedJob;
+import io.pgbus.engine.InvalidConfigException;
 import io.pgbus.engine.QueuePolicy;
+import io.pgbus.engine.RunningJob;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -107,7 +108,7 @@ public class HandlerRegistry {
     put(attributes, values, queue, "retry.cap", "retryCap", handles.retryCap());
     try {
       return PgbusSettings.queuePolicy(queue, key -> Optional.ofNullable(values.get(key)));
-    } catch (PgbusSettings.InvalidSettingException e) {
+    } catch (InvalidConfigException e) {
       String attribute =
           attributes.entrySet().stream()
               .filter(a -> e.getMessage().contains(a.getKey()))
@@ -122,7 +123,7 @@ public class HandlerRegistry {
               + ") for queue '"
               + queue
               + "' is invalid ("
-              + e.getMessage().replaceFirst("^pgbus: ", "")
+              + e.keyedMessage()
               + "); fix the annotation, or override it with the configuration key");
     }
   }
@@ -161,10 +162,11 @@ public class HandlerRegistry {
 
   /**
    * Runs the job's handler in the caller's (the job's) transaction, or in none for a queue of
-   * {@link #handlerTransactions()}. Public for pgbus-test, whose in-container worker resolves
-   * handlers exactly as the runtime does.
+   * {@link #handlerTransactions()}, with the job current on the thread for the call ({@link
+   * HandledJob}). Public for pgbus-test, whose in-container worker resolves handlers exactly as the
+   * runtime does.
    */
-  public Outcome invoke(ClaimedJob job) throws Exception {
+  public Outcome invoke(RunningJob job) throws Exception {
     Binding b = byQueue.get(job.queue());
     if (b == null) {
       throw new PgbusException(
@@ -181,7 +183,7 @@ public class HandlerRegistry {
     Object payload = payload(jsonb, job, b.payloadType());
     @SuppressWarnings("unchecked")
     JobHandler<Object> handler = (JobHandler<Object>) b.handle().get();
-    return withJsonResult(jsonb, handler.handle(payload, job));
+    return withJsonResult(jsonb, HandledJob.call(job, () -> handler.handle(payload, job)));
   }
 
   /**
@@ -200,7 +202,7 @@ public class HandlerRegistry {
    * message naming the job and the type. Shared with pgbus-test, whose handlers get their payloads
    * as the runtime's do.
    */
-  public static Object payload(Jsonb jsonb, ClaimedJob job, Type type) {
+  public static Object payload(Jsonb jsonb, RunningJob job, Type type) {
     try {
       return jsonb.fromJson(job.payload(), type);
     } catch (RuntimeException e) {

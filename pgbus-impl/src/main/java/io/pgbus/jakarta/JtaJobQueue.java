@@ -32,7 +32,8 @@ import java.util.function.Function;
  * <p>Who: every enqueue records the caller principal (CDI's built-in {@link Principal} bean, which
  * is the EJB/servlet caller) in {@code pgbus.job.enqueued_by}, and cancel, replay, pause and resume
  * write it to the audit trail. Without an authenticated caller the database role is recorded
- * instead.
+ * instead. An enqueue from inside a handler names the handled job as its parent ({@link
+ * HandledJob}), whose correlation id the new job inherits unless it has its own.
  */
 @ApplicationScoped
 public class JtaJobQueue implements JobQueue {
@@ -76,7 +77,7 @@ public class JtaJobQueue implements JobQueue {
    * Enqueues in the caller's transaction; a duplicate of a unique key inserts (and counts) none.
    */
   private Enqueued insert(String queue, Object payload, EnqueueOptions options) {
-    NewJob job = new NewJob(queue, toJson(queue, payload), options, caller());
+    NewJob job = new NewJob(queue, toJson(queue, payload), options, caller(), HandledJob.id());
     Enqueued result =
         withConnection(
             "enqueue to queue '" + queue + "'", c -> runtime.jobs().enqueueIfAbsent(c, job));
@@ -101,8 +102,9 @@ public class JtaJobQueue implements JobQueue {
     }
     var jobs = new ArrayList<NewJob>(payloads.size());
     String by = caller();
+    Long parent = HandledJob.id();
     for (Object p : payloads) {
-      jobs.add(new NewJob(queue, toJson(queue, p), options, by));
+      jobs.add(new NewJob(queue, toJson(queue, p), options, by, parent));
     }
     List<Long> ids =
         withConnection(
@@ -115,16 +117,18 @@ public class JtaJobQueue implements JobQueue {
   @Override
   public EnqueuedBatch enqueueBatch(JobBatch batch) {
     String by = caller();
+    Long parent = HandledJob.id();
     var members = new ArrayList<NewJob>(batch.members().size());
     for (JobBatch.Member m : batch.members()) {
-      members.add(new NewJob(m.queue(), toJson(m.queue(), m.payload()), m.options(), by));
+      members.add(new NewJob(m.queue(), toJson(m.queue(), m.payload()), m.options(), by, parent));
     }
     NewJob callback =
         new NewJob(
             batch.callbackQueue(),
             toJson(batch.callbackQueue(), batch.callbackPayload()),
             batch.callbackOptions(),
-            by);
+            by,
+            parent);
     EnqueuedBatch enqueued =
         withConnection(
             "enqueue a batch of " + members.size() + " jobs",

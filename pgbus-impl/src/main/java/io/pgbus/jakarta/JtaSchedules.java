@@ -71,7 +71,8 @@ public class JtaSchedules implements Schedules {
   @Override
   public OptionalLong trigger(String name) {
     return withConnection(
-        "trigger schedule '" + name + "'", c -> runtime.schedules().trigger(c, name, caller()));
+        "trigger schedule '" + name + "'",
+        c -> runtime.schedules().trigger(c, name, caller(), HandledJob.id()));
   }
 
   @Override

@@ -7,12 +7,15 @@ import io.pgbus.engine.Doctor;
 import io.pgbus.engine.Durations;
 import io.pgbus.engine.Engine;
 import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.ErrorBackoff;
 import io.pgbus.engine.ExecutionConfig;
 import io.pgbus.engine.InvalidConfigException;
 import io.pgbus.engine.Jobs;
 import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.Loop;
+import io.pgbus.engine.ScheduleBook;
 import io.pgbus.engine.Schema;
+import io.pgbus.engine.StopLog;
 import io.pgbus.engine.Wake;
 import io.pgbus.engine.WakeSignal;
 import io.pgbus.health.PgbusHealth;
@@ -27,7 +30,9 @@ import jakarta.ejb.TransactionAttributeType;
 import jakarta.enterprise.event.Event;
 import jakarta.inject.Inject;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -53,11 +58,14 @@ public class PgbusRuntime {
   /** How long a doctor's report is served again: repeated calls must not hammer the database. */
   static final Duration DOCTOR_CACHE = Duration.ofSeconds(5);
 
+  /** The first wait between attempts to reach the database at start, doubling from there. */
+  private static final Duration BOOTSTRAP_BACKOFF_MIN = Duration.ofMillis(500);
+
   /**
    * The longest wait between attempts to reach the database at start: readiness turns UP at most
    * this long after the database returns. One failed connection attempt per 5 s costs nothing.
    */
-  private static final long BOOTSTRAP_BACKOFF_MAX_MS = 5_000;
+  private static final Duration BOOTSTRAP_BACKOFF_MAX = Duration.ofSeconds(5);
 
   @Inject PgbusResources resources;
   @Inject HandlerRegistry handlers;
@@ -115,7 +123,7 @@ public class PgbusRuntime {
             .listenerConnections(resources.listenerConnections())
             .jobs(
                 (job, tx) -> {
-                  logFields.enter(job);
+                  logFields.enter(job.claimed());
                   try {
                     return handlers.invoke(job);
                   } finally {
@@ -159,7 +167,8 @@ public class PgbusRuntime {
   }
 
   private void bootstrap(WakeSignal signal) throws InterruptedException {
-    long backoffMs = 500;
+    ErrorBackoff waits = ErrorBackoff.waits(BOOTSTRAP_BACKOFF_MIN, BOOTSTRAP_BACKOFF_MAX);
+    long backoffMs;
     boolean traced = false;
     while (!signal.stopped()) {
       try {
@@ -196,6 +205,7 @@ public class PgbusRuntime {
         // that is not the database's is a bug: ERROR, with its trace once.
         problem = StartFailure.categoryOf(e);
         cachedStatus = null;
+        backoffMs = waits.nextWait();
         if (e instanceof StartFailure || causedBySql(e)) {
           problems.seen("pgbus cannot start yet, retrying every few seconds", problem, e);
         } else {
@@ -211,7 +221,6 @@ public class PgbusRuntime {
       if (!signal.sleep(backoffMs)) {
         return;
       }
-      backoffMs = Math.min(BOOTSTRAP_BACKOFF_MAX_MS, backoffMs * 2);
     }
   }
 
@@ -230,7 +239,7 @@ public class PgbusRuntime {
 
   private static boolean causedBySql(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-      if (c instanceof java.sql.SQLException) {
+      if (c instanceof SQLException) {
         return true;
       }
     }
@@ -255,7 +264,7 @@ public class PgbusRuntime {
     if (engine == null || !stopping.compareAndSet(false, true)) {
       return;
     }
-    io.pgbus.engine.StopLog.log(
+    StopLog.log(
         LOG,
         System.Logger.Level.INFO,
         "pgbus engine {0} stopping ({1}): no more claims; running jobs get {2} ({3})",
@@ -282,7 +291,7 @@ public class PgbusRuntime {
   }
 
   /** The schedule operations of this runtime's engine ({@code pgbus.schedule}). */
-  public io.pgbus.engine.ScheduleBook schedules() {
+  public ScheduleBook schedules() {
     return engine.schedules();
   }
 
@@ -371,7 +380,7 @@ public class PgbusRuntime {
       return List.of();
     }
     Duration threshold = resources.settings().stallThreshold();
-    var out = new java.util.ArrayList<String>();
+    var out = new ArrayList<String>();
     for (Capsule c : engine.capsules()) {
       String why = c.stall(threshold);
       if (why != null) {

@@ -24,8 +24,10 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Function;
 
 /**
@@ -65,13 +67,18 @@ record PgbusSettings(
           Duration.ofSeconds(1),
           Duration.ofDays(1));
 
-  /** Thrown for a bad configuration value; fails the deployment. */
-  static final class InvalidSettingException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
+  /**
+   * A bad configuration value, which fails the deployment: {@code keyed} names the key, the value
+   * and what is allowed; the message says it is pgbus's. One type with the engine's refusals, which
+   * reach the deployment as {@link #refused(InvalidConfigException)}.
+   */
+  static InvalidConfigException refused(String key, String keyed) {
+    return new InvalidConfigException(key, keyed, "pgbus: " + keyed);
+  }
 
-    InvalidSettingException(String message) {
-      super(message);
-    }
+  /** An engine's refusal as the deployment reports it. */
+  static InvalidConfigException refused(InvalidConfigException e) {
+    return refused(e.key(), e.keyedMessage());
   }
 
   /** Reads the settings from a key lookup (MicroProfile Config in a container, a map in tests). */
@@ -87,7 +94,7 @@ record PgbusSettings(
   static PgbusSettings read(Function<String, Optional<String>> source, Iterable<String> keys) {
     String unknown = SettingKeys.unknown(keys);
     if (unknown != null) {
-      throw new InvalidSettingException("pgbus: " + unknown);
+      throw refused("pgbus.*", unknown);
     }
     var r = new Reader(source);
     EngineConfig.Builder b = EngineConfig.builder().settings(r);
@@ -97,8 +104,9 @@ record PgbusSettings(
       String prefix = "pgbus.capsule." + name + ".";
       List<String> queues = r.list(prefix + "queues", null);
       if (queues == null) {
-        throw new InvalidSettingException(
-            "pgbus: capsule '"
+        throw refused(
+            prefix + "queues",
+            "capsule '"
                 + name
                 + "' is listed in pgbus.capsules but "
                 + prefix
@@ -111,8 +119,9 @@ record PgbusSettings(
         String other = capsuleOfQueue.putIfAbsent(q, name);
         if (other != null && !other.equals(name)) {
           // Two capsules would claim the queue's jobs with two limits and two priorities.
-          throw new InvalidSettingException(
-              "pgbus: queue '"
+          throw refused(
+              prefix + "queues",
+              "queue '"
                   + q
                   + "' is in pgbus.capsule."
                   + other
@@ -126,7 +135,7 @@ record PgbusSettings(
       try {
         b.capsule(new CapsuleConfig(name, queues, concurrency, perTransaction));
       } catch (RuntimeException e) {
-        throw new InvalidSettingException("pgbus: " + prefix + "*: " + e.getMessage());
+        throw refused(prefix + "*", prefix + "*: " + e.getMessage());
       }
     }
     List<String> cronNames = r.list(CronJob.NAMES_KEY, List.of());
@@ -143,7 +152,7 @@ record PgbusSettings(
       try {
         l = QueueLimit.from(queue, r);
       } catch (InvalidConfigException e) {
-        throw new InvalidSettingException("pgbus: " + e.keyedMessage());
+        throw refused(e);
       }
       if (!l.isEmpty()) {
         b.queueLimit(l);
@@ -154,9 +163,9 @@ record PgbusSettings(
       engine = b.build();
       engine.listener().requireProbeTimeoutWithinInterval();
     } catch (InvalidConfigException e) {
-      throw new InvalidSettingException("pgbus: " + e.keyedMessage());
+      throw refused(e);
     } catch (IllegalArgumentException e) {
-      throw new InvalidSettingException("pgbus: invalid configuration: " + e.getMessage());
+      throw refused("pgbus.*", "invalid configuration: " + e.getMessage());
     }
     return new PgbusSettings(
         engine,
@@ -180,7 +189,7 @@ record PgbusSettings(
    * refused, naming the key.
    */
   private static Set<String> policyQueues(Iterable<String> keys, Set<String> capsuleQueues) {
-    var queues = new java.util.TreeSet<>(capsuleQueues);
+    var queues = new TreeSet<>(capsuleQueues);
     for (String key : keys) {
       if (!key.startsWith(QueuePolicy.KEY_PREFIX)) {
         continue;
@@ -190,7 +199,7 @@ record PgbusSettings(
       try {
         queues.add(QueueNames.require(queue));
       } catch (InvalidJobException e) {
-        throw new InvalidSettingException("pgbus: " + key + ": " + e.getMessage());
+        throw refused(key, key + ": " + e.getMessage());
       }
     }
     return queues;
@@ -208,7 +217,7 @@ record PgbusSettings(
     try {
       return QueuePolicy.from(queue, r);
     } catch (InvalidConfigException e) {
-      throw new InvalidSettingException("pgbus: " + e.keyedMessage());
+      throw refused(e);
     }
   }
 
@@ -230,9 +239,9 @@ record PgbusSettings(
     } catch (NumberFormatException e) {
       // reported below
     }
-    throw new InvalidSettingException(
-        "pgbus: "
-            + key
+    throw refused(
+        key,
+        key
             + "="
             + v
             + " is invalid: use auto (one job per transaction, more under a backlog) or a whole"
@@ -242,10 +251,11 @@ record PgbusSettings(
   }
 
   private static String metrics(String v) {
-    String mode = v.trim().toLowerCase(java.util.Locale.ROOT);
-    if (!java.util.Set.of("auto", "mp", "otel", "none").contains(mode)) {
-      throw new InvalidSettingException(
-          "pgbus: pgbus.metrics="
+    String mode = v.trim().toLowerCase(Locale.ROOT);
+    if (!Set.of("auto", "mp", "otel", "none").contains(mode)) {
+      throw refused(
+          "pgbus.metrics",
+          "pgbus.metrics="
               + v
               + " is invalid: use auto (MicroProfile Metrics if the server"
               + " has it, else OpenTelemetry), mp, otel or none; default auto");
@@ -260,8 +270,9 @@ record PgbusSettings(
     return r.string(prefix + suffix)
         .orElseThrow(
             () ->
-                new InvalidSettingException(
-                    "pgbus: cron '%s' is listed in pgbus.crons but %s%s is not set; set it to %s"
+                refused(
+                    prefix + suffix,
+                    "cron '%s' is listed in pgbus.crons but %s%s is not set; set it to %s"
                         .formatted(name, prefix, suffix, whatToSet)));
   }
 
@@ -280,17 +291,16 @@ record PgbusSettings(
     try {
       QueueNames.require(queue);
     } catch (InvalidJobException e) {
-      throw new InvalidSettingException(
-          "pgbus: " + prefix + "queue=" + queue + " is invalid: " + e.getMessage());
+      throw refused(prefix + "queue", prefix + "queue=" + queue + " is invalid: " + e.getMessage());
     }
     String zoneText = r.string(prefix + "zone").orElse(DEFAULT_CRON_ZONE);
     ZoneId zone;
     try {
       zone = ZoneId.of(zoneText);
     } catch (DateTimeException e) {
-      throw new InvalidSettingException(
-          "pgbus: "
-              + prefix
+      throw refused(
+          prefix + "zone",
+          prefix
               + "zone="
               + zoneText
               + " is invalid ("
@@ -303,9 +313,9 @@ record PgbusSettings(
     String payload = r.string(prefix + "payload").orElse(DEFAULT_CRON_PAYLOAD);
     String jsonProblem = jsonProblem(payload);
     if (jsonProblem != null) {
-      throw new InvalidSettingException(
-          "pgbus: "
-              + prefix
+      throw refused(
+          prefix + "payload",
+          prefix
               + "payload="
               + payload
               + " is invalid: "
@@ -320,7 +330,7 @@ record PgbusSettings(
       String misfire = r.string(prefix + CronJob.MISFIRE_KEY).orElse(null);
       return misfire == null ? job : job.withMisfire(misfire);
     } catch (InvalidConfigException e) {
-      throw new InvalidSettingException("pgbus: " + e.keyedMessage());
+      throw refused(e);
     }
   }
 
@@ -364,9 +374,9 @@ record PgbusSettings(
     }
     if (!unlisted.isEmpty()) {
       String first = unlisted.iterator().next();
-      throw new InvalidSettingException(
-          "pgbus: "
-              + SettingKeys.CRON_PREFIX
+      throw refused(
+          SettingKeys.CRON_PREFIX + first + ".*",
+          SettingKeys.CRON_PREFIX
               + first
               + ".* is set but '"
               + first
@@ -445,9 +455,9 @@ record PgbusSettings(
         allowed = "a number from " + setting.min() + " to " + setting.max();
       }
       if (parsed == null || !setting.allows(setting.type().cast(parsed))) {
-        throw new InvalidSettingException(
-            "pgbus: "
-                + setting.key()
+        throw refused(
+            setting.key(),
+            setting.key()
                 + "="
                 + v.get()
                 + " is invalid: use "
@@ -473,17 +483,17 @@ record PgbusSettings(
         return fallback;
       }
       try {
-        return ErrorDetail.valueOf(v.get().toUpperCase(java.util.Locale.ROOT));
+        return ErrorDetail.valueOf(v.get().toUpperCase(Locale.ROOT));
       } catch (IllegalArgumentException e) {
-        throw new InvalidSettingException(
-            "pgbus: "
-                + key
+        throw refused(
+            key,
+            key
                 + "="
                 + v.get()
                 + " is invalid: use stack (the exception with its"
                 + " stack trace), message (class and message only) or class (the class only);"
                 + " default "
-                + fallback.name().toLowerCase(java.util.Locale.ROOT));
+                + fallback.name().toLowerCase(Locale.ROOT));
       }
     }
 
@@ -492,18 +502,13 @@ record PgbusSettings(
       if (v.isEmpty()) {
         return fallback;
       }
-      return switch (v.get().toLowerCase(java.util.Locale.ROOT)) {
+      return switch (v.get().toLowerCase(Locale.ROOT)) {
         case "true" -> true;
         case "false" -> false;
         default ->
-            throw new InvalidSettingException(
-                "pgbus: "
-                    + key
-                    + "="
-                    + v.get()
-                    + " is invalid: use true or false (default "
-                    + fallback
-                    + ")");
+            throw refused(
+                key,
+                key + "=" + v.get() + " is invalid: use true or false (default " + fallback + ")");
       };
     }
   }

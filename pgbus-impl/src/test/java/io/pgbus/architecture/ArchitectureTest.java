@@ -11,6 +11,7 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ConditionEvents;
 import com.tngtech.archunit.lang.SimpleConditionEvent;
+import io.pgbus.jakarta.HandledJob;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,6 +47,23 @@ class ArchitectureTest {
         .should()
         .dependOnClassesThat()
         .resideInAPackage("io.pgbus.jakarta..")
+        .check(PGBUS);
+  }
+
+  /**
+   * What a handler may ask is passed to it (RunningJob), and the parent of a job enqueued from a
+   * handler is named in the request (NewJob): one thread-local is left, at the edge where the
+   * adapter calls a handler, for JobQueue, whose methods take no context.
+   */
+  @Test
+  void onlyTheAdaptersHandlerEdgeKeepsAThreadLocal() {
+    noClasses()
+        .that()
+        .doNotHaveFullyQualifiedName(HandledJob.class.getName())
+        .should()
+        .dependOnClassesThat()
+        .areAssignableTo(ThreadLocal.class)
+        .because("state a thread-local carries is hidden from the code that reads it (issue #24)")
         .check(PGBUS);
   }
 

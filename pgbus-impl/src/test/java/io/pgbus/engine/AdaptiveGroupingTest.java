@@ -238,7 +238,7 @@ class AdaptiveGroupingTest {
 
   /** A handler body that may throw; every run writes the job's business row first. */
   private interface Body {
-    void run(ClaimedJob job, Connection tx) throws Exception;
+    void run(RunningJob job, Connection tx) throws Exception;
   }
 
   /** Business rows written so far in this transaction (this job's included). */
@@ -270,7 +270,7 @@ class AdaptiveGroupingTest {
   }
 
   /** Writes the job's business row in its transaction; returns that transaction's id. */
-  private static long write(Connection tx, ClaimedJob job) throws SQLException {
+  private static long write(Connection tx, RunningJob job) throws SQLException {
     try (PreparedStatement ps =
         tx.prepareStatement("INSERT INTO business VALUES (?, txid_current()) RETURNING txid")) {
       ps.setLong(1, job.id());

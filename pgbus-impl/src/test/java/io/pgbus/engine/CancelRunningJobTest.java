@@ -63,7 +63,7 @@ class CancelRunningJobTest {
     TestEngines.awaitDelivering(runner);
   }
 
-  private Outcome handle(ClaimedJob job, Connection tx) throws Exception {
+  private Outcome handle(RunningJob job, Connection tx) throws Exception {
     write(tx, job);
     started.countDown();
     switch (job.queue()) {
@@ -228,7 +228,7 @@ class CancelRunningJobTest {
     }
   }
 
-  private static void write(Connection tx, ClaimedJob job) throws Exception {
+  private static void write(Connection tx, RunningJob job) throws Exception {
     try (PreparedStatement ps = tx.prepareStatement("INSERT INTO business VALUES (?, ?)")) {
       ps.setLong(1, job.id());
       ps.setInt(2, job.attempt());

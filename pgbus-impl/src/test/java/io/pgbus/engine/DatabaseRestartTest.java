@@ -301,12 +301,12 @@ class DatabaseRestartTest {
     return engine;
   }
 
-  private Outcome handle(ClaimedJob job, Connection tx) throws SQLException {
+  private Outcome handle(RunningJob job, Connection tx) throws SQLException {
     write(tx, job, "engine");
     return Outcome.complete();
   }
 
-  private static void write(Connection tx, ClaimedJob job, String worker) throws SQLException {
+  private static void write(Connection tx, RunningJob job, String worker) throws SQLException {
     try (PreparedStatement ps = tx.prepareStatement("INSERT INTO handled VALUES (?, ?, ?, ?)")) {
       ps.setLong(1, job.id());
       ps.setInt(2, job.attempt());

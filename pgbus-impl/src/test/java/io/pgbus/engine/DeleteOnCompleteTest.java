@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pgbus.Outcome;
+import io.pgbus.engine.testing.ClaimedJobs;
 import io.pgbus.engine.testing.JobFixtures;
 import io.pgbus.engine.testing.RecordingEvents;
 import io.pgbus.engine.testing.TestDatabase;
@@ -67,16 +68,7 @@ class DeleteOnCompleteTest {
       List<ClaimedJob> held =
           store.jobClaim(c, List.of("gone_fenced"), 2, "w", Duration.ofMinutes(1));
       ClaimedJob a = held.get(0);
-      ClaimedJob stale =
-          new ClaimedJob(
-              a.id(),
-              a.queue(),
-              a.priority(),
-              a.payload(),
-              a.attempt() + 1,
-              a.maxAttempts(),
-              a.createdAt(),
-              a.runAt());
+      ClaimedJob stale = ClaimedJobs.nextAttempt(a);
 
       assertThat(store.jobComplete(c, stale, true)).isFalse();
       assertThat(store.jobCompleteMany(c, List.of(stale), true)).isZero();

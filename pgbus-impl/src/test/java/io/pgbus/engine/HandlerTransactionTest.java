@@ -273,7 +273,7 @@ class HandlerTransactionTest {
     engines.builder(config).handlerTransactions(Set.of("other")).build();
   }
 
-  private static void write(ClaimedJob job, String step) throws Exception {
+  private static void write(RunningJob job, String step) throws Exception {
     try (Connection c = db.connect();
         PreparedStatement ps = c.prepareStatement("INSERT INTO business VALUES (?, ?, ?)")) {
       ps.setLong(1, job.id());

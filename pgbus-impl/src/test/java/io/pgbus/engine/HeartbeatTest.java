@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pgbus.Outcome;
 import io.pgbus.engine.testing.Await;
+import io.pgbus.engine.testing.ClaimedJobs;
 import io.pgbus.engine.testing.JobFixtures;
 import io.pgbus.engine.testing.JobRow;
 import io.pgbus.engine.testing.Measurements;
@@ -180,16 +181,7 @@ class HeartbeatTest {
       List<ClaimedJob> held =
           new JobStore().jobClaim(c, List.of("renew"), 1, "beater", Duration.ofSeconds(1));
       ClaimedJob job = held.get(0);
-      ClaimedJob stale =
-          new ClaimedJob(
-              job.id(),
-              job.queue(),
-              job.priority(),
-              job.payload(),
-              job.attempt() + 1,
-              job.maxAttempts(),
-              job.createdAt(),
-              job.runAt());
+      ClaimedJob stale = ClaimedJobs.nextAttempt(job);
       var nodes = new NodeStore();
 
       NodeStore.Tick other =
@@ -230,7 +222,7 @@ class HeartbeatTest {
         .rescueInterval(Duration.ofMillis(200));
   }
 
-  private static Outcome run(ClaimedJob job, Map<Long, AtomicInteger> runs, Duration d)
+  private static Outcome run(RunningJob job, Map<Long, AtomicInteger> runs, Duration d)
       throws InterruptedException {
     runs.computeIfAbsent(job.id(), k -> new AtomicInteger()).incrementAndGet();
     Thread.sleep(d.toMillis()); // the subject: a handler that takes 20 leases

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.pgbus.Outcome;
 import io.pgbus.admin.JobFilter;
 import io.pgbus.admin.JobView;
+import io.pgbus.engine.testing.ClaimedJobs;
 import io.pgbus.engine.testing.JobFixtures;
 import io.pgbus.engine.testing.RecordingEvents;
 import io.pgbus.engine.testing.TestDatabase;
@@ -39,7 +40,7 @@ class JobProgressTest {
   private final JobFixtures jobs = JobFixtures.in(db);
   private final CountDownLatch reported = new CountDownLatch(1);
   private final CountDownLatch release = new CountDownLatch(1);
-  private final AtomicReference<ClaimedJob> handled = new AtomicReference<>();
+  private final AtomicReference<RunningJob> handled = new AtomicReference<>();
 
   @BeforeEach
   void engineWithAReportingHandler() {
@@ -51,7 +52,7 @@ class JobProgressTest {
   }
 
   /** Reports ten times in about 100 ms, then waits for the test before it completes. */
-  private Outcome handle(ClaimedJob job, Connection tx) throws Exception {
+  private Outcome handle(RunningJob job, Connection tx) throws Exception {
     handled.set(job);
     for (int i = 1; i <= 10; i++) {
       job.progress(i * 10, "step " + i);
@@ -73,7 +74,7 @@ class JobProgressTest {
     release.countDown();
     events.awaitFinished(id, 1, WAIT);
     assertThat(db.job(id).state()).isEqualTo("completed");
-    assertThat(handled.get().progress().writes()).as("writes").isBetween(1, 2);
+    assertThat(handled.get().reports().writes()).as("writes").isBetween(1, 2);
     assertThat(percent(id))
         .as("the latest report, written when the handler returned")
         .isEqualTo(100);
@@ -90,16 +91,17 @@ class JobProgressTest {
     long id = jobs.enqueue("report");
     release.countDown();
     events.awaitFinished(id, 1, WAIT);
-    ClaimedJob job = handled.get();
-    int writes = job.progress().writes();
+    RunningJob job = handled.get();
+    int writes = job.reports().writes();
 
     job.progress(5, "late"); // a handler that kept its context past its return
-    assertThat(job.progress().writes()).as("dropped").isEqualTo(writes);
+    assertThat(job.reports().writes()).as("dropped").isEqualTo(writes);
 
     // And the fence itself: a write that races the end changes nothing.
     try (Connection c = db.connect()) {
       boolean written =
-          new JobStore().jobProgress(c, job, new JobProgress.Report(5, "late", Instant.now()));
+          new JobStore()
+              .jobProgress(c, job.claimed(), new JobProgress.Report(5, "late", Instant.now()));
       assertThat(written).isFalse();
     }
     assertThat(percent(id)).isEqualTo(100);
@@ -124,7 +126,7 @@ class JobProgressTest {
       release.countDown();
       events.awaitFinished(id, 1, WAIT);
       assertThat(db.job(id).state()).isEqualTo("completed");
-      assertThat(handled.get().progress().writes()).as("writes tried").isPositive();
+      assertThat(handled.get().reports().writes()).as("writes tried").isPositive();
       assertThat(
               db.queryLong("SELECT count(*) FROM pgbus.job WHERE id = ? AND progress IS NULL", id))
           .isEqualTo(1);
@@ -136,7 +138,7 @@ class JobProgressTest {
 
   @Test
   void outOfBoundsReportsAreRefusedWithAnErrorNamingTheValue() {
-    ClaimedJob job = new ClaimedJob(1, "q", 0, "{}", 1, 5, Instant.EPOCH, Instant.EPOCH);
+    RunningJob job = new RunningJob(ClaimedJobs.claimed(1, "q"));
     assertThatThrownBy(() -> job.progress(101, null))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("101")

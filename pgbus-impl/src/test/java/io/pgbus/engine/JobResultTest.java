@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pgbus.Outcome;
 import io.pgbus.admin.JobView;
+import io.pgbus.engine.testing.ClaimedJobs;
 import io.pgbus.engine.testing.JobFixtures;
 import io.pgbus.engine.testing.RecordingEvents;
 import io.pgbus.engine.testing.TestDatabase;
@@ -113,8 +114,7 @@ class JobResultTest {
 
   @Test
   void aResultObjectNeedsTheJakartaRuntimeToMapIt() {
-    ClaimedJob job =
-        new ClaimedJob(7, "q", 0, "{}", 1, 3, java.time.Instant.now(), java.time.Instant.now());
+    ClaimedJob job = ClaimedJobs.claimed(7, "q");
     assertThatThrownBy(() -> JobRunner.resultJson(job, Outcome.complete(List.of(1))))
         .hasMessageContaining("return Outcome.completeJson(json)");
     assertThat(JobRunner.resultJson(job, Outcome.completeJson("1"))).isEqualTo("1");

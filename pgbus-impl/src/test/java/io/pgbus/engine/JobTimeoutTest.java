@@ -249,7 +249,7 @@ class JobTimeoutTest {
     }
   }
 
-  private static void write(Connection tx, ClaimedJob job) throws Exception {
+  private static void write(Connection tx, RunningJob job) throws Exception {
     try (PreparedStatement ps = tx.prepareStatement("INSERT INTO business VALUES (?, ?)")) {
       ps.setLong(1, job.id());
       ps.setInt(2, job.attempt());

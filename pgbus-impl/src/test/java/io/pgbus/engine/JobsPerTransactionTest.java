@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pgbus.Outcome;
+import io.pgbus.engine.testing.ClaimedJobs;
 import io.pgbus.engine.testing.JobFixtures;
 import io.pgbus.engine.testing.JobRow;
 import io.pgbus.engine.testing.RecordingEvents;
@@ -246,16 +247,7 @@ class JobsPerTransactionTest {
     try (Connection c = db.connect()) {
       List<ClaimedJob> held =
           store.jobClaim(c, List.of("fence_many"), 3, "w", Duration.ofMinutes(1));
-      ClaimedJob stale =
-          new ClaimedJob(
-              held.get(0).id(),
-              held.get(0).queue(),
-              held.get(0).priority(),
-              held.get(0).payload(),
-              held.get(0).attempt() + 1,
-              held.get(0).maxAttempts(),
-              held.get(0).createdAt(),
-              held.get(0).runAt());
+      ClaimedJob stale = ClaimedJobs.nextAttempt(held.get(0));
 
       assertThat(store.jobCompleteMany(c, List.of(stale, held.get(1)))).isEqualTo(1);
       assertThat(store.jobExtendLeases(c, held, Duration.ofMinutes(5))).isEqualTo(2);
@@ -322,7 +314,7 @@ class JobsPerTransactionTest {
                 }));
   }
 
-  private static void write(Connection tx, ClaimedJob job) throws SQLException {
+  private static void write(Connection tx, RunningJob job) throws SQLException {
     try (PreparedStatement ps =
         tx.prepareStatement("INSERT INTO business VALUES (?, txid_current())")) {
       ps.setLong(1, job.id());
@@ -331,7 +323,7 @@ class JobsPerTransactionTest {
   }
 
   /** Seconds left on the job's lease, as its own transaction sees it. */
-  private static double leaseLeft(Connection tx, ClaimedJob job) throws SQLException {
+  private static double leaseLeft(Connection tx, RunningJob job) throws SQLException {
     try (PreparedStatement ps =
         tx.prepareStatement(
             "SELECT extract(epoch FROM lease_expires_at - clock_timestamp()) FROM pgbus.job"

@@ -158,7 +158,7 @@ class LeaseFencingTest {
     }
   }
 
-  private static void writeBusinessRow(Connection tx, ClaimedJob job, String worker)
+  private static void writeBusinessRow(Connection tx, RunningJob job, String worker)
       throws Exception {
     try (PreparedStatement ps = tx.prepareStatement("INSERT INTO business VALUES (?, ?, ?)")) {
       ps.setLong(1, job.id());

@@ -250,7 +250,7 @@ class NodeTest {
     assertThat(node(e)).isEmpty();
   }
 
-  private Outcome complete(ClaimedJob job, Connection c) {
+  private Outcome complete(RunningJob job, Connection c) {
     return Outcome.complete();
   }
 

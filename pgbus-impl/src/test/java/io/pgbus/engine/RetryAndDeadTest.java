@@ -256,7 +256,7 @@ class RetryAndDeadTest {
             .jobs(handler));
   }
 
-  private static void writeBusinessRow(Connection tx, ClaimedJob job, String note)
+  private static void writeBusinessRow(Connection tx, RunningJob job, String note)
       throws Exception {
     try (PreparedStatement ps = tx.prepareStatement("INSERT INTO business VALUES (?, ?)")) {
       ps.setLong(1, job.id());

@@ -3,6 +3,7 @@ package io.pgbus.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pgbus.EnqueueOptions;
 import io.pgbus.InvalidScheduleException;
 import io.pgbus.MisfirePolicy;
 import io.pgbus.Schedule;
@@ -396,6 +397,29 @@ class ScheduleTest {
           .extracting(io.pgbus.AuditEntry::action)
           .as("an unchanged restart is no change")
           .containsExactly("schedule_update", "schedule_create");
+    }
+  }
+
+  @Test
+  void aRunAHandlerTriggersInheritsTheHandledJobsCorrelationId() throws Exception {
+    try (Connection c = db.connect()) {
+      book.create(c, ScheduleDefinition.of("inherited", "0 3 * * *", "reports"), "ops");
+      long handled =
+          store.jobInsert(
+              c,
+              new NewJob("reports", "{}", EnqueueOptions.defaults().withCorrelationId("order-9")));
+      long run = book.trigger(c, "inherited", "ops", handled).getAsLong();
+      long plain = book.trigger(c, "inherited", "ops").getAsLong();
+      assertThat(
+              db.queryLong(
+                  "SELECT count(*) FROM pgbus.job WHERE id = ? AND correlation_id = 'order-9'",
+                  run))
+          .isEqualTo(1);
+      assertThat(
+              db.queryLong(
+                  "SELECT count(*) FROM pgbus.job WHERE id = ? AND correlation_id IS NULL", plain))
+          .as("a trigger from no handler")
+          .isEqualTo(1);
     }
   }
 

@@ -314,7 +314,7 @@ class SearchPathHijackTest {
         .isEmpty();
   }
 
-  private Outcome handle(ClaimedJob job, Connection tx) {
+  private Outcome handle(RunningJob job, Connection tx) {
     return switch (job.queue()) {
       case "dies" -> {
         if (job.attempt() == 1) {

@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pgbus.engine.testing.Await;
+import io.pgbus.engine.testing.ClaimedJobs;
 import io.pgbus.engine.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import org.junit.jupiter.api.Test;
@@ -102,7 +102,7 @@ class StatementCancelTest {
     }
   }
 
-  private static ClaimedJob job(long id) {
-    return new ClaimedJob(id, "q", 0, "{}", 1, 3, Instant.now(), Instant.now());
+  private static RunningJob job(long id) {
+    return new RunningJob(ClaimedJobs.claimed(id, "q"));
   }
 }

@@ -124,7 +124,9 @@ class WhoDidItTest {
         engines.start(
             engines.config().capsule("main", 1, "parent").build(),
             (job, tx) -> {
-              child.set(running.get().jobs().enqueue(tx, NewJob.of("child", "{}")));
+              // The adapter that called the handler names it as the parent (HandledJob).
+              child.set(
+                  running.get().jobs().enqueue(tx, NewJob.of("child", "{}").withParent(job.id())));
               return null;
             });
     running.set(e);

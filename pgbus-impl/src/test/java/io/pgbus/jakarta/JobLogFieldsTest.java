@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.ibm.websphere.logging.hpel.LogRecordContext;
 import io.pgbus.engine.ClaimedJob;
-import java.time.Instant;
+import io.pgbus.engine.testing.ClaimedJobs;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -15,8 +15,7 @@ import org.junit.jupiter.api.Test;
  */
 class JobLogFieldsTest {
 
-  private final ClaimedJob job =
-      new ClaimedJob(42L, "reports", 0, "{}", 3, 25, Instant.now(), Instant.now());
+  private final ClaimedJob job = ClaimedJobs.claimed(42L, "reports", 3);
 
   @Test
   void aRunningJobsIdQueueAndAttemptAreLogFieldsUntilItReturns() {

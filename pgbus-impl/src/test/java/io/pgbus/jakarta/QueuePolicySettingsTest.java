@@ -8,6 +8,7 @@ import io.pgbus.JobContext;
 import io.pgbus.JobHandler;
 import io.pgbus.Outcome;
 import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.InvalidConfigException;
 import io.pgbus.engine.QueuePolicy;
 import java.time.Duration;
 import java.util.HashMap;
@@ -65,7 +66,7 @@ class QueuePolicySettingsTest {
     assertThat(c.queueLimit("exports").fifo()).isTrue();
     assertThat(c.queueLimit("exports").fifoSkipsDead()).isTrue();
     assertThatThrownBy(() -> read("pgbus.queue.mail.rate-limit", "100"))
-        .isInstanceOf(PgbusSettings.InvalidSettingException.class)
+        .isInstanceOf(InvalidConfigException.class)
         .hasMessageContaining(
             "pgbus.queue.mail.rate-limit=100 has no window: set pgbus.queue.mail.rate-window too");
     assertThatThrownBy(() -> read("pgbus.queue.mail.rate-window", "0s"))

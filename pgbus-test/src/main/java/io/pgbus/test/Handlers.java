@@ -5,7 +5,8 @@ import io.pgbus.JobHandler;
 import io.pgbus.Outcome;
 import io.pgbus.PgbusException;
 import io.pgbus.QueueNames;
-import io.pgbus.engine.ClaimedJob;
+import io.pgbus.engine.RunningJob;
+import io.pgbus.jakarta.HandledJob;
 import io.pgbus.jakarta.HandlerRegistry;
 import java.lang.reflect.Type;
 import java.util.HashSet;
@@ -66,14 +67,16 @@ final class Handlers {
     return byQueue.keySet();
   }
 
-  Outcome invoke(ClaimedJob job) throws Exception {
+  /** Runs the job's handler as the runtime does: the job current for {@link JdbcJobQueue}. */
+  Outcome invoke(RunningJob job) throws Exception {
     Binding b = byQueue.get(job.queue());
     if (b == null) {
       throw new PgbusException(
           job.queue(), job.id(), "pgbus-test: no handler for queue '" + job.queue() + "'", null);
     }
     Object payload = HandlerRegistry.payload(Json.jsonb(), job, b.payloadType());
-    return HandlerRegistry.withJsonResult(Json.jsonb(), b.handler().handle(payload, job));
+    return HandlerRegistry.withJsonResult(
+        Json.jsonb(), HandledJob.call(job, () -> b.handler().handle(payload, job)));
   }
 
   /** The {@code T} of the {@code JobHandler<T>} a class implements, or Object. */

@@ -10,6 +10,7 @@ import io.pgbus.JobQueue;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.Jobs;
 import io.pgbus.engine.NewJob;
+import io.pgbus.jakarta.HandledJob;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -21,7 +22,8 @@ import javax.sql.DataSource;
  * {@link JobQueue} on plain JDBC for code under test outside a container: each call takes a
  * connection from the DataSource, so a connection that is in a transaction (see {@link
  * PgbusTest#jobQueue(Connection)}) enqueues in it. The job operations are the engine's own ({@link
- * Jobs}), which need no running engine; payloads map with JSON-B as in {@code JtaJobQueue}.
+ * Jobs}), which need no running engine; payloads map with JSON-B as in {@code JtaJobQueue}. As
+ * there, a job enqueued from a handler names the handled job as its parent ({@link HandledJob}).
  */
 final class JdbcJobQueue implements JobQueue {
 
@@ -35,8 +37,7 @@ final class JdbcJobQueue implements JobQueue {
 
   @Override
   public long enqueue(String queue, Object payload, EnqueueOptions options) {
-    return on(c -> jobs.enqueueIfAbsent(c, new NewJob(queue, Json.of(queue, payload), options)))
-        .id();
+    return on(c -> jobs.enqueueIfAbsent(c, job(queue, Json.of(queue, payload), options))).id();
   }
 
   @Override
@@ -45,7 +46,7 @@ final class JdbcJobQueue implements JobQueue {
       throw new InvalidJobException(
           queue, "enqueueIfAbsent to queue '" + queue + "' needs a unique key, as in production");
     }
-    return on(c -> jobs.enqueueIfAbsent(c, new NewJob(queue, Json.of(queue, payload), options)));
+    return on(c -> jobs.enqueueIfAbsent(c, job(queue, Json.of(queue, payload), options)));
   }
 
   @Override
@@ -56,7 +57,7 @@ final class JdbcJobQueue implements JobQueue {
     }
     var batch = new ArrayList<NewJob>(payloads.size());
     for (Object p : payloads) {
-      batch.add(new NewJob(queue, Json.of(queue, p), options));
+      batch.add(job(queue, Json.of(queue, p), options));
     }
     return on(c -> jobs.enqueueAll(c, batch));
   }
@@ -65,10 +66,10 @@ final class JdbcJobQueue implements JobQueue {
   public EnqueuedBatch enqueueBatch(JobBatch batch) {
     var members = new ArrayList<NewJob>(batch.members().size());
     for (JobBatch.Member m : batch.members()) {
-      members.add(new NewJob(m.queue(), Json.of(m.queue(), m.payload()), m.options()));
+      members.add(job(m.queue(), Json.of(m.queue(), m.payload()), m.options()));
     }
     NewJob callback =
-        new NewJob(
+        job(
             batch.callbackQueue(),
             Json.of(batch.callbackQueue(), batch.callbackPayload()),
             batch.callbackOptions());
@@ -108,6 +109,11 @@ final class JdbcJobQueue implements JobQueue {
   @Override
   public List<AuditEntry> history(String queue, int limit) {
     return on(c -> jobs.history(c, queue, limit));
+  }
+
+  /** A job to enqueue, from the handler running on this thread, if any. */
+  private static NewJob job(String queue, String json, EnqueueOptions options) {
+    return new NewJob(queue, json, options, null, HandledJob.id());
   }
 
   private <T> T on(Function<Connection, T> work) {

@@ -196,6 +196,33 @@ class TestWorkerTest {
   }
 
   @Test
+  void aJobAHandlerEnqueuesInheritsTheHandledJobsCorrelationIdAsInProduction() {
+    TestWorker.Builder b = TestWorker.builder(db.dataSource());
+    JobQueue inJob = PgbusTest.jobQueue(b.dataSource());
+    TestWorker worker =
+        b.handler(
+                "orders",
+                Order.class,
+                (order, job) -> {
+                  inJob.enqueue("receipts", order);
+                  inJob.enqueue(
+                      "receipts", order, EnqueueOptions.defaults().withCorrelationId("own"));
+                  return Outcome.complete();
+                })
+            .build();
+    jobs.enqueue("orders", new Order(1, "ada"), EnqueueOptions.defaults().withCorrelationId("c-1"));
+    jobs.enqueue("receipts", new Order(2, "grace")); // outside a handler: none to inherit
+
+    assertThat(worker.drain("orders").completed()).isEqualTo(1);
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.job WHERE queue = 'receipts'"
+                    + " AND coalesce(correlation_id, '-') || '/' || (payload->>'id')"
+                    + " IN ('c-1/1', 'own/1', '-/2')"))
+        .isEqualTo(3);
+  }
+
+  @Test
   void drainGivesUpOnAHandlerThatKeepsItsQueueBusy() {
     TestWorker worker =
         TestWorker.builder(db.dataSource())

@@ -111,7 +111,7 @@ public final class OtelTracing implements JobTracing {
   @Override
   public JobFunction around(JobFunction jobs) {
     return (job, connection) -> {
-      Span span = start(job);
+      Span span = start(job.claimed());
       Outcome outcome;
       try (Scope ignored = span.makeCurrent()) {
         outcome = jobs.run(job, connection);
