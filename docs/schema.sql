@@ -1,6 +1,10 @@
 -- The pgbus schema as a fresh install has it: every type, table, index and function, current.
 -- Generated from the migrations by tools/dump-schema (pg_dump --schema-only); do not edit.
--- SchemaDumpTest fails when this file and the migrations disagree. See docs/schema.md.
+-- SchemaDumpTest fails when this file and the migrations disagree, or when it does not load
+-- into an empty database in one pass (psql -v ON_ERROR_STOP=1 -f). See docs/schema.md.
+
+SET check_function_bodies = false;
+SET search_path = '';
 
 --
 -- Name: pgbus; Type: SCHEMA; Schema: -; Owner: -
@@ -286,15 +290,11 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
     buried integer;
     r record;
-    lim record;          -- the queue's pgbus.queue_limit row, when it has one
-    limited boolean;
+    b record;            -- a limited queue's budget (pgbus.claim_budget)
     holding boolean := false;  -- this claim holds a limit row (until its commit)
     q_left integer;      -- what this queue may still take
     keyed boolean;       -- the queue counts running jobs per concurrency key
-    v_keys boolean;      -- keyed, and the level's first candidates carry a key
-    v_ids bigint[];      -- keyed: the candidates that keep every key within its limit
-    v_window integer;
-    v_seen integer;
+    v_ids bigint[];      -- keyed: the candidates that keep every key within its limit; NULL: no key
     v_buried bigint[];   -- buried linked jobs, reported to their batches and dependents at the end
     v_lanes integer := lanes;        -- NULL: every job a lane of its own (lane NULL)
     v_per_lane integer;              -- jobs per lane the caller asked for, rounded up
@@ -303,14 +303,9 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     q_lanes integer;                 -- how many lanes this queue's jobs may use
     q_taken integer;                 -- rows of this queue updated so far
     q_started integer;               -- jobs of this queue claimed (not buried) so far
-    v_wstart timestamptz;            -- rate: the window this claim's starts fall in
     v_rate_left integer;             -- rate: starts the window still allows; NULL: no rate limit
     f_levels integer[];              -- floors: the queue's levels that have one, ascending
     f_run_ats timestamptz[];         -- floors: each level's floor
-    f_i integer;                     -- floors: the first level above prio
-    f_next integer;                  -- floors: that level, or 32767 when none is left
-    v_level integer;
-    v_found boolean;
     v_floor timestamptz;             -- the floor of the level being claimed; NULL: none
   BEGIN
     -- The worker id goes into attempted_by, which logs and the console show: as WorkerIds.check in
@@ -353,73 +348,19 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
       q_lanes := coalesce(v_lanes, 1);
       keyed := false;
       v_rate_left := NULL;
-      -- Unlocked first: a queue at its limit is skipped with no lock taken.
-      SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
-             l.key_fifo, l.key_fifo_skip_dead, l.rate_window_start, l.rate_count INTO lim
-        FROM pgbus.queue_limit l WHERE l.queue = q;
-      limited := FOUND;
-      IF limited THEN
-        IF current_setting('transaction_isolation') <> 'read committed' THEN
-          RAISE EXCEPTION 'pgbus: claiming from limited queue % needs READ COMMITTED, not %: run pgbus.claim in its own transaction',
-            q, current_setting('transaction_isolation')
-            USING ERRCODE = 'invalid_transaction_state';
-        END IF;
-        CONTINUE WHEN lim.global_concurrency IS NOT NULL
-                  AND pgbus.claim_executions(q) >= lim.global_concurrency;
-        IF lim.rate_limit IS NOT NULL THEN
-          v_wstart := pgbus.rate_window_start(lim.rate_window);
-          IF pgbus.rate_left(lim.rate_limit, lim.rate_window_start, lim.rate_count, v_wstart) <= 0 THEN
-            -- Come back when the window allows: the fleet's capsules set an alarm for then.
-            PERFORM pgbus.notify(q, CASE WHEN lim.rate_window_start > v_wstart THEN now()
-                                        ELSE v_wstart + lim.rate_window END);
-            CONTINUE;
-          END IF;
-        END IF;
-        IF NOT holding THEN
-          SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
-                 l.key_fifo, l.key_fifo_skip_dead, l.rate_window_start, l.rate_count INTO lim
-            FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
-          limited := FOUND;
-        ELSE
-          SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
-                 l.key_fifo, l.key_fifo_skip_dead, l.rate_window_start, l.rate_count INTO lim
-            FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
-          limited := FOUND;
-          IF NOT limited AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
-            PERFORM pgbus.notify(q, now());  -- another claim holds it: come back after its commit
-            CONTINUE;
-          END IF;
-        END IF;
-      END IF;
-      IF limited THEN
-        holding := true;
-        IF lim.global_concurrency IS NOT NULL THEN
-          -- Counted again, under the lock and with this statement's fresh snapshot.
-          q_lanes := least(coalesce(v_lanes, max_jobs),
-                           lim.global_concurrency - pgbus.claim_executions(q));
-          CONTINUE WHEN q_lanes <= 0;
-          q_left := least(remaining, q_lanes * v_per_lane);
-        END IF;
-        IF lim.rate_limit IS NOT NULL THEN
-          -- Again under the lock, from the row as the last claim left it.
-          v_wstart := pgbus.rate_window_start(lim.rate_window);
-          v_rate_left := pgbus.rate_left(lim.rate_limit, lim.rate_window_start, lim.rate_count, v_wstart);
-          IF v_rate_left <= 0 THEN
-            PERFORM pgbus.notify(q, CASE WHEN lim.rate_window_start > v_wstart THEN now()
-                                        ELSE v_wstart + lim.rate_window END);
-            CONTINUE;
-          END IF;
-          q_left := least(q_left, v_rate_left);
-        END IF;
-        keyed := true;
+      IF EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
+        SELECT * INTO b FROM pgbus.claim_budget(q, remaining, max_jobs, v_lanes, v_per_lane, holding);
+        holding := holding OR b.locked;  -- held to this claim's commit, also when it takes nothing
+        CONTINUE WHEN b.take = 0;
+        q_left := b.take;
+        q_lanes := b.take_lanes;
+        keyed := b.locked;
+        v_rate_left := b.rate_left;
       END IF;
       q_base := v_taken % coalesce(v_lanes, 1);
-      q_lanes := least(q_lanes, coalesce(v_lanes, 1));
       q_taken := 0;
       q_started := 0;
       prio := -32768;  -- below any priority (the column's check allows -100..100)
-      -- This queue's floors, by level. A limited queue takes none: a keyed job passed over because
-      -- its key is busy stays behind the jobs claimed after it, and a floor would hide it.
       f_levels := NULL;
       f_run_ats := NULL;
       -- q = ANY (...) is a simple expression (no statement): a queue without a floor pays only
@@ -431,7 +372,6 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                          pg_catalog.unnest(floor_run_ats)) AS f(fq, p, r)
          WHERE f.fq = q AND f.p IS NOT NULL AND f.r IS NOT NULL;
       END IF;
-      f_i := 1;
       LOOP
         v_floor := NULL;
         IF f_levels IS NULL THEN
@@ -445,114 +385,17 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
            LIMIT 1;
           EXIT WHEN NOT FOUND;
         ELSE
-          -- The same, with floors: a level without one is probed as above, but only up to the next
-          -- level that has one, which is probed from its floor, so the entries before the floor (the
-          -- jobs claimed since the oldest snapshot, dead but not yet removable) are never stepped
-          -- over. A level found empty from its floor is passed.
-          v_found := false;
-          LOOP
-            WHILE f_i <= pg_catalog.cardinality(f_levels) AND f_levels[f_i] <= prio LOOP
-              f_i := f_i + 1;
-            END LOOP;
-            f_next := coalesce(f_levels[f_i], 32767);
-            SELECT c.priority INTO v_level
-              FROM pgbus.job c
-             WHERE c.queue = q
-               AND c.state IN ('available', 'scheduled', 'retryable')
-               AND c.priority > prio
-               AND c.priority < f_next
-             ORDER BY c.priority
-             LIMIT 1;
-            IF FOUND THEN
-              prio := v_level;
-              v_found := true;
-              EXIT;
-            END IF;
-            EXIT WHEN f_next = 32767;
-            prio := f_next;
-            PERFORM 1
-               FROM pgbus.job c
-              WHERE c.queue = q
-                AND c.state IN ('available', 'scheduled', 'retryable')
-                AND c.priority = f_next
-                AND c.run_at >= f_run_ats[f_i]
-              ORDER BY c.priority, c.run_at, c.id
-              LIMIT 1;
-            IF FOUND THEN
-              v_floor := f_run_ats[f_i];
-              v_found := true;
-              EXIT;
-            END IF;
-          END LOOP;
-          EXIT WHEN NOT v_found;
+          SELECT n.level, n.level_floor INTO prio, v_floor
+            FROM pgbus.claim_next_level(q, prio, f_levels, f_run_ats) n;
+          EXIT WHEN prio IS NULL;
         END IF;
         LOOP
           buried := 0;
-          v_keys := false;
+          v_ids := NULL;
           IF keyed THEN
-            -- Do the level's first candidates carry a key? Most limited queues have none, and
-            -- skip the window then.
-            SELECT EXISTS (
-                     SELECT 1 FROM (
-                       SELECT c.concurrency_key
-                         FROM pgbus.job c
-                        WHERE c.queue = q
-                          AND c.priority = prio
-                          AND c.state IN ('available', 'scheduled', 'retryable')
-                          AND c.run_at <= now()
-                        ORDER BY c.priority, c.run_at, c.id
-                        LIMIT q_left) h
-                      WHERE h.concurrency_key IS NOT NULL)
-              INTO v_keys;
-          END IF;
-          IF v_keys THEN
-            v_window := q_left * 4 + 32;
-            LOOP
-              WITH win AS (
-                SELECT c.id, c.run_at, c.concurrency_key
-                  FROM pgbus.job c
-                 WHERE c.queue = q
-                   AND c.priority = prio
-                   AND c.state IN ('available', 'scheduled', 'retryable')
-                   AND c.run_at <= now()
-                 ORDER BY c.priority, c.run_at, c.id
-                 LIMIT v_window
-              ), ranked AS (
-                SELECT w.id, w.run_at, w.concurrency_key,
-                       row_number() OVER (PARTITION BY w.concurrency_key ORDER BY w.run_at, w.id) AS n
-                  FROM win w
-              ), busy AS (
-                SELECT x.concurrency_key, count(*) AS n
-                  FROM pgbus.job x
-                 WHERE x.queue = q AND x.state = 'running' AND x.concurrency_key IS NOT NULL
-                 GROUP BY x.concurrency_key
-              ), ok AS (
-                SELECT k.id, k.run_at
-                  FROM ranked k LEFT JOIN busy b ON b.concurrency_key = k.concurrency_key
-                 WHERE k.concurrency_key IS NULL
-                    OR (NOT lim.key_fifo
-                        AND k.n + coalesce(b.n, 0) <= coalesce(lim.key_concurrency, 1))
-                    -- FIFO: the key's head only, and only while none of its jobs runs. An older
-                    -- job of the key that waits (due or not: a retry keeps its place) or lies
-                    -- dead (unless skipped) holds it back, in any priority level.
-                    OR (lim.key_fifo AND b.n IS NULL
-                        AND NOT EXISTS (
-                              SELECT 1 FROM pgbus.job o
-                               WHERE o.queue = q
-                                 AND o.concurrency_key = k.concurrency_key
-                                 AND o.id < k.id
-                                 AND o.state IN ('available', 'scheduled', 'retryable', 'dead')
-                                 AND (o.state <> 'dead' OR NOT lim.key_fifo_skip_dead)))
-                 ORDER BY k.run_at, k.id
-                 LIMIT q_left
-              )
-              SELECT (SELECT count(*) FROM win),
-                     coalesce((SELECT array_agg(o.id ORDER BY o.run_at, o.id) FROM ok o), '{}')
-                INTO v_seen, v_ids;
-              EXIT WHEN cardinality(v_ids) >= q_left OR v_seen < v_window OR v_window >= 10000;
-              v_window := least(v_window * 4, 10000);
-            END LOOP;
-            EXIT WHEN cardinality(v_ids) = 0;
+            v_ids := pgbus.claim_keyed(q, prio, q_left, b.key_concurrency, b.key_fifo,
+                                       b.key_fifo_skip_dead);
+            EXIT WHEN pg_catalog.cardinality(v_ids) = 0;  -- every candidate's key is at its limit
           END IF;
           FOR r IN
             WITH picked AS (
@@ -567,7 +410,7 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                  AND c.run_at >= coalesce(v_floor, '-infinity'::timestamptz)
                  -- No window: a keyed job that a skipped lock brought into reach waits for a
                  -- claim that sees it among the first candidates.
-                 AND CASE WHEN v_keys THEN c.id = ANY (v_ids)
+                 AND CASE WHEN v_ids IS NOT NULL THEN c.id = ANY (v_ids)
                           WHEN keyed THEN c.concurrency_key IS NULL
                           ELSE true END
                ORDER BY c.priority, c.run_at, c.id
@@ -628,12 +471,12 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
       IF v_rate_left IS NOT NULL AND q_started > 0 THEN
         -- Under the row lock: count this claim's starts in its window.
         UPDATE pgbus.queue_limit l
-           SET rate_count = CASE WHEN l.rate_window_start = v_wstart THEN l.rate_count ELSE 0 END
-                            + q_started,
-               rate_window_start = v_wstart
+           SET rate_count = CASE WHEN l.rate_window_start = b.window_start THEN l.rate_count
+                                 ELSE 0 END + q_started,
+               rate_window_start = b.window_start
          WHERE l.queue = q;
         IF q_started >= v_rate_left THEN
-          PERFORM pgbus.notify(q, v_wstart + lim.rate_window);  -- the window is spent
+          PERFORM pgbus.notify(q, b.window_start + b.window_length);  -- the window is spent
         END IF;
       END IF;
     END LOOP;
@@ -641,6 +484,77 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
       PERFORM pgbus.job_finished(v_buried);
     END IF;
   END $_$;
+
+--
+-- Name: claim_budget(text, integer, integer, integer, integer, boolean); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.claim_budget(q text, remaining integer, max_jobs integer, lanes integer, per_lane integer, holding boolean, OUT locked boolean, OUT take integer, OUT take_lanes integer, OUT rate_left integer, OUT window_start timestamp with time zone, OUT window_length interval, OUT key_concurrency integer, OUT key_fifo boolean, OUT key_fifo_skip_dead boolean) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    lim record;
+    has_row boolean;
+  BEGIN
+    -- Twice: without a lock first, so that a queue at its limit is skipped with no lock taken; then
+    -- under the row lock, counted again with that statement's fresh snapshot, for the answer.
+    FOR pass IN 1..2 LOOP
+      take := remaining;
+      take_lanes := coalesce(lanes, 1);
+      rate_left := NULL;
+      IF pass = 1 THEN
+        SELECT l.* INTO lim FROM pgbus.queue_limit l WHERE l.queue = q;
+        has_row := FOUND;
+      ELSIF NOT holding THEN
+        SELECT l.* INTO lim FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
+        has_row := FOUND;
+      ELSE
+        SELECT l.* INTO lim FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
+        has_row := FOUND;
+        IF NOT has_row AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
+          PERFORM pgbus.notify(q, now());  -- another claim holds it: come back after its commit
+          take := 0;
+          RETURN;
+        END IF;
+      END IF;
+      locked := has_row AND pass = 2;
+      IF NOT has_row THEN
+        RETURN;  -- no row, or it went: the queue is not limited now
+      END IF;
+      IF pass = 1 AND current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'pgbus: claiming from limited queue % needs READ COMMITTED, not %: run pgbus.claim in its own transaction',
+          q, current_setting('transaction_isolation')
+          USING ERRCODE = 'invalid_transaction_state';
+      END IF;
+      IF lim.global_concurrency IS NOT NULL THEN
+        take_lanes := least(coalesce(lanes, max_jobs),
+                            lim.global_concurrency - pgbus.claim_executions(q));
+        IF take_lanes <= 0 THEN
+          take := 0;
+          RETURN;
+        END IF;
+        take := least(remaining, take_lanes * per_lane);
+      END IF;
+      IF lim.rate_limit IS NOT NULL THEN
+        window_start := pgbus.rate_window_start(lim.rate_window);
+        rate_left := pgbus.rate_left(lim.rate_limit, lim.rate_window_start, lim.rate_count, window_start);
+        IF rate_left <= 0 THEN
+          -- Come back when the window allows: the fleet's capsules set an alarm for then.
+          PERFORM pgbus.notify(q, CASE WHEN lim.rate_window_start > window_start THEN now()
+                                      ELSE window_start + lim.rate_window END);
+          take := 0;
+          RETURN;
+        END IF;
+        take := least(take, rate_left);
+      END IF;
+    END LOOP;
+    take_lanes := least(take_lanes, coalesce(lanes, 1));
+    window_length := lim.rate_window;
+    key_concurrency := lim.key_concurrency;
+    key_fifo := lim.key_fifo;
+    key_fifo_skip_dead := lim.key_fifo_skip_dead;
+  END $$;
 
 --
 -- Name: claim_executions(text); Type: FUNCTION; Schema: pgbus; Owner: -
@@ -654,6 +568,128 @@ CREATE FUNCTION pgbus.claim_executions(q text) RETURNS integer
       FROM pgbus.job x
      WHERE x.queue = q AND x.state = 'running'
   $$;
+
+--
+-- Name: claim_keyed(text, smallint, integer, integer, boolean, boolean); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.claim_keyed(q text, prio smallint, take integer, key_limit integer, fifo boolean, fifo_skip_dead boolean) RETURNS bigint[]
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    SET enable_sort TO 'off'
+    SET jit TO 'off'
+    AS $$
+  DECLARE
+    v_window integer := take * 4 + 32;
+    v_seen integer;
+    v_ids bigint[];
+  BEGIN
+    IF NOT EXISTS (SELECT 1 FROM (
+                     SELECT c.concurrency_key
+                       FROM pgbus.job c
+                      WHERE c.queue = q
+                        AND c.priority = prio
+                        AND c.state IN ('available', 'scheduled', 'retryable')
+                        AND c.run_at <= now()
+                      ORDER BY c.priority, c.run_at, c.id
+                      LIMIT take) h
+                    WHERE h.concurrency_key IS NOT NULL) THEN
+      RETURN NULL;
+    END IF;
+    LOOP
+      WITH win AS (
+        SELECT c.id, c.run_at, c.concurrency_key
+          FROM pgbus.job c
+         WHERE c.queue = q
+           AND c.priority = prio
+           AND c.state IN ('available', 'scheduled', 'retryable')
+           AND c.run_at <= now()
+         ORDER BY c.priority, c.run_at, c.id
+         LIMIT v_window
+      ), ranked AS (
+        SELECT w.id, w.run_at, w.concurrency_key,
+               row_number() OVER (PARTITION BY w.concurrency_key ORDER BY w.run_at, w.id) AS n
+          FROM win w
+      ), busy AS (
+        SELECT x.concurrency_key, count(*) AS n
+          FROM pgbus.job x
+         WHERE x.queue = q AND x.state = 'running' AND x.concurrency_key IS NOT NULL
+         GROUP BY x.concurrency_key
+      ), ok AS (
+        SELECT k.id, k.run_at
+          FROM ranked k LEFT JOIN busy b ON b.concurrency_key = k.concurrency_key
+         WHERE k.concurrency_key IS NULL
+            OR (NOT fifo
+                AND k.n + coalesce(b.n, 0) <= coalesce(key_limit, 1))
+            -- FIFO: the key's head only, and only while none of its jobs runs. An older
+            -- job of the key that waits (due or not: a retry keeps its place) or lies
+            -- dead (unless skipped) holds it back, in any priority level.
+            OR (fifo AND b.n IS NULL
+                AND NOT EXISTS (
+                      SELECT 1 FROM pgbus.job o
+                       WHERE o.queue = q
+                         AND o.concurrency_key = k.concurrency_key
+                         AND o.id < k.id
+                         AND o.state IN ('available', 'scheduled', 'retryable', 'dead')
+                         AND (o.state <> 'dead' OR NOT fifo_skip_dead)))
+         ORDER BY k.run_at, k.id
+         LIMIT take
+      )
+      SELECT (SELECT count(*) FROM win),
+             coalesce((SELECT array_agg(o.id ORDER BY o.run_at, o.id) FROM ok o), '{}')
+        INTO v_seen, v_ids;
+      EXIT WHEN cardinality(v_ids) >= take OR v_seen < v_window OR v_window >= 10000;
+      v_window := least(v_window * 4, 10000);
+    END LOOP;
+    RETURN v_ids;
+  END $$;
+
+--
+-- Name: claim_next_level(text, smallint, integer[], timestamp with time zone[]); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.claim_next_level(q text, after smallint, levels integer[], floors timestamp with time zone[], OUT level smallint, OUT level_floor timestamp with time zone) RETURNS record
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    SET enable_sort TO 'off'
+    SET jit TO 'off'
+    AS $$
+  DECLARE
+    i integer := 1;
+    next_floored integer;  -- the next level above after that has a floor, or 32767 when none has
+  BEGIN
+    LOOP
+      WHILE i <= cardinality(levels) AND levels[i] <= after LOOP
+        i := i + 1;
+      END LOOP;
+      next_floored := coalesce(levels[i], 32767);
+      SELECT c.priority INTO level
+        FROM pgbus.job c
+       WHERE c.queue = q
+         AND c.state IN ('available', 'scheduled', 'retryable')
+         AND c.priority > after
+         AND c.priority < next_floored
+       ORDER BY c.priority
+       LIMIT 1;
+      IF FOUND OR next_floored = 32767 THEN
+        RETURN;
+      END IF;
+      after := next_floored;
+      PERFORM 1
+         FROM pgbus.job c
+        WHERE c.queue = q
+          AND c.state IN ('available', 'scheduled', 'retryable')
+          AND c.priority = next_floored
+          AND c.run_at >= floors[i]
+        ORDER BY c.priority, c.run_at, c.id
+        LIMIT 1;
+      IF FOUND THEN
+        level := next_floored;
+        level_floor := floors[i];
+        RETURN;
+      END IF;
+    END LOOP;
+  END $$;
 
 --
 -- Name: dependency_linked(); Type: FUNCTION; Schema: pgbus; Owner: -

@@ -1,6 +1,16 @@
--- Repeatable migration: the current definition of pgbus.claim. Flyway applies it after the
--- versioned migrations and again whenever this file changes. See docs/schema.md, "The claim and
--- its contract".
+-- Repeatable migration: the current definition of pgbus.claim and of the three decisions it hands
+-- to helpers, each defined below it with a header of its own:
+--   pgbus.claim_budget      what a limited queue may take in this claim: limits, rate window, lanes;
+--   pgbus.claim_next_level  the queue's next priority level, when the caller passed floors;
+--   pgbus.claim_keyed       which due jobs of a level a keyed queue may take: per-key limits, FIFO.
+-- Flyway applies it after the versioned migrations and again whenever this file changes. See
+-- docs/schema.md, "The claim and its contract".
+--
+-- pgbus.claim's signature is the contract every running release calls, so it never changes here;
+-- the helpers are called by its body alone. A helper cannot be inlined (a function that pins
+-- search_path never is), so each costs a PL/pgSQL call: the plain path (a queue without a limit row,
+-- a claim without floors) calls none of them. A helper whose parameters or result change is dropped
+-- first (CREATE OR REPLACE cannot change either), in this file, before the claim that calls it.
 --
 -- Claims up to max_jobs runnable jobs from queues, in strict queue order: every claimable job of
 -- queues[1] is taken before any job of queues[2] is looked at, and so on. Inside a queue the order
@@ -14,7 +24,8 @@
 --
 -- The pause check is a primary-key probe on a tiny table, once per visited queue. A pause does
 -- not interrupt a claim that is already running: a statement that started before the pause
--- committed may still take jobs. From the next claim on, none.
+-- committed may still take jobs. From the next claim on, none. A queue without a pgbus.queue_limit
+-- row pays one more such probe, that finds nothing and takes no lock.
 --
 -- A job whose payload is over the limit (inserted before V5, by a plain INSERT, or before the
 -- limit was lowered) is not returned. It goes to dead with an error that names its size and the
@@ -45,86 +56,22 @@
 -- per-level shape also means not-yet-due jobs of a level are never walked: the run_at bound
 -- ends the range, where the older shape filtered them one by one.
 --
--- Flow control (V14, V19, issue #16; docs/schema.md, "Flow control"). A queue with a row in
--- pgbus.queue_limit is limited: at most global_concurrency of its jobs execute at once across the
--- fleet, and at most key_concurrency (NULL: 1) running jobs per concurrency key. A queue without a
--- row pays one primary-key probe that finds nothing, like the pause check, and takes no lock.
+-- Lanes (V19; docs/schema.md, "Flow control"). A caller that passes lanes (the engine passes its
+-- free slots) gets its jobs dealt over at most that many lanes, round-robin in claim order, each
+-- job's lane written to pgbus.job.lane (txid of this claim x 65536 + the lane's index: unique
+-- across the fleet, since no two claims share a transaction id), and it runs the jobs of one lane
+-- one after another, never two at once. A queue's executions are therefore the distinct lanes
+-- among its running jobs (a job claimed without lanes, lane NULL, is a lane of its own), which is
+-- what a global limit bounds (pgbus.claim_budget says how many lanes a limited queue may open).
 --
--- What the global limit counts: executions, not claimed rows. A caller that passes lanes (the
--- engine passes its free slots) gets its jobs dealt over at most that many lanes, round-robin in
--- claim order, each job's lane written to pgbus.job.lane (txid of this claim x 65536 + the lane's
--- index: unique across the fleet, since no two claims share a transaction id), and it runs the
--- jobs of one lane one after another, never two at once. So a queue's handlers running at once
--- are at most the distinct lanes among its running jobs (a job claimed without lanes, lane NULL,
--- is a lane of its own), and that is what the limit bounds. A grouped claim of 20 jobs for one
--- slot (jobs-per-transaction) costs one unit of the limit, as it should: counting rows made a
--- limit equal to the worker count collapse every group to one job per transaction (W1 at 0.08x).
--- A limited queue may open at most global_concurrency - executions new lanes in this claim, and
--- take at most that many lanes' worth of jobs (max_jobs / lanes each, rounded up).
+-- Rate limit (V19): the starts this claim made in a rate-limited queue are added to the row's
+-- rate_count at the end of the queue, under the row lock pgbus.claim_budget took.
 --
--- The concurrency argument. A claim that visits a limited queue first counts the queue's
--- executions without a lock; when the limit is reached it skips the queue, having locked nothing
--- (a claim that loses takes no lock). Otherwise it locks the limit row (FOR UPDATE), so the
--- claims that may open lanes of one queue take turns, each for the few milliseconds of its
--- statement (a claim runs in autocommit), and counts again, in a statement of its own and so with
--- a fresh snapshot (READ COMMITTED; a claim in any other isolation raises, since a snapshot taken
--- before the lock would miss the turn before it). The claim before it committed before it
--- released the row, so its lanes are in that count. A lane gains running jobs only here, under
--- the row lock; every other change of a running job (complete, fail, snooze, cancel, rescue,
--- release) only removes jobs from lanes, and a count that missed one is too high, never too low.
--- So the lanes never exceed the limit. The per-key count is the row count of the same argument
--- per key (a lane's jobs of one key would run one after another, so counting rows is safe), with
--- the jobs this claim takes counted too (row_number per key over the candidates in claim order).
---
--- No deadlock: a claim waits for a limit row only while it holds none. At a second limited queue
--- it takes the row FOR UPDATE SKIP LOCKED, and if another claim holds it, it skips the queue and
--- sends the queue's wake-up (delivered at its commit), so the capacity it could not look at is
--- claimed by the next round rather than at the next poll. Nothing else waits for a limit row
--- while holding a job row: pgbus.queue_limit_set and the enqueue of a keyed job (INSERT ... ON
--- CONFLICT DO NOTHING does not wait for a row lock) touch no job row first. A claim that finds
--- no capacity locks no job row; a limit row it held goes at its commit.
---
--- Keys: a queue whose limit row has a global limit only still honours keys (a keyed job's key
--- is a mutex wherever it is enqueued), but the window below runs only when the first candidates
--- of the level carry one: a probe of the queue's next q_left due jobs that finds no key takes the
--- plain path.
---
--- FIFO per key (V19, key_fifo): a keyed candidate is taken only when no job of its key runs and
--- no older job of its key (lower id: enqueue order) waits in any state a claim could take later
--- (available, scheduled, retryable, whether due or not, in any priority level) or, unless
--- key_fifo_skip_dead, lies dead: so a retry keeps its place and the key waits for it, and a dead
--- job holds the key until a replay, a cancel or the prune. One probe of job_key_waiting_idx per
--- candidate. The same row lock orders these claims, so no two take jobs of one key at once. Jobs
--- of one key enqueued by concurrent transactions are ordered by id among those committed when a
--- claim looks: an id that commits after a later one has started runs after it.
---
--- Rate limit (V19): see docs/schema.md, "Rate limit". At most rate_limit starts (claimed jobs,
--- each with attempted_at = this claim's now()) per window of rate_window, the windows laid end to
--- end from the epoch. Read without a lock first (a spent window skips the queue, locks nothing,
--- and sends the queue's wake-up for the next window's start, so the fleet's capsules sleep until
--- then), then again under the row lock, and this claim's starts are added to rate_count under it.
--- A row already in a later window than this claim's now() lets it take nothing.
---
--- Key-limited candidates: a claim reads the due jobs of a priority level in claim order, a window
--- of them at a time (first 4 x what it may take + 32), drops those whose key is at its limit
--- (running ones counted through job_key_running_idx) and takes the first of the rest. When that
--- leaves it short and the window was full, it widens the window fourfold, up to 10,000 jobs: a key
--- with thousands of waiting jobs at the head of the queue delays the others by at most that scan,
--- and one further than 10,000 jobs deep waits until the head drains.
--- Claim floors (issue #15, "a long transaction elsewhere"; docs/schema.md, "Claim floors"). A
--- claimed job's entry in job_claim_idx stays until vacuum removes it, and while a snapshot older
--- than the claim is open anywhere in the database, vacuum may not: every claim then steps over the
--- entries of every job claimed since that snapshot, at the front of the level's range, with a heap
--- visit each (289 ms per claim after 10 minutes at 1,000 jobs/s). floor_queues, floor_priorities
--- and floor_run_ats (one entry per queue and level, NULL or empty: none) give a caller's lower
--- bound on run_at for a level: the level is probed and claimed from (queue, priority, floor)
--- onward, an index range that starts after those entries. A job of the level with an older run_at
--- is not seen by such a claim. The engine passes floors only while its claims are slow, derives
--- them from the jobs it claimed (the earliest run_at claimed at the level, less a grace), and runs
--- a claim without floors every few seconds, which takes any job a floor hid: one enqueued by a
--- transaction that committed long after it began, one enqueued with a run_at in the past, one
--- handed back with its old run_at (ClaimFloors.java). Strict queue and priority order hold between
--- the jobs a claim can see. A limited queue ignores floors.
+-- Claim floors (issue #15, "a long transaction elsewhere"; docs/schema.md, "Claim floors"):
+-- floor_queues, floor_priorities and floor_run_ats (one entry per queue and level, NULL or empty:
+-- none) give a caller's lower bound on run_at per level; pgbus.claim_next_level says why and how.
+-- A limited queue ignores floors: a keyed job passed over because its key is busy stays behind
+-- the jobs claimed after it, and a floor would hide it.
 CREATE OR REPLACE FUNCTION pgbus.claim(
     queues   text[],
     max_jobs integer,
@@ -147,15 +94,11 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
     buried integer;
     r record;
-    lim record;          -- the queue's pgbus.queue_limit row, when it has one
-    limited boolean;
+    b record;            -- a limited queue's budget (pgbus.claim_budget)
     holding boolean := false;  -- this claim holds a limit row (until its commit)
     q_left integer;      -- what this queue may still take
     keyed boolean;       -- the queue counts running jobs per concurrency key
-    v_keys boolean;      -- keyed, and the level's first candidates carry a key
-    v_ids bigint[];      -- keyed: the candidates that keep every key within its limit
-    v_window integer;
-    v_seen integer;
+    v_ids bigint[];      -- keyed: the candidates that keep every key within its limit; NULL: no key
     v_buried bigint[];   -- buried linked jobs, reported to their batches and dependents at the end
     v_lanes integer := lanes;        -- NULL: every job a lane of its own (lane NULL)
     v_per_lane integer;              -- jobs per lane the caller asked for, rounded up
@@ -164,14 +107,9 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
     q_lanes integer;                 -- how many lanes this queue's jobs may use
     q_taken integer;                 -- rows of this queue updated so far
     q_started integer;               -- jobs of this queue claimed (not buried) so far
-    v_wstart timestamptz;            -- rate: the window this claim's starts fall in
     v_rate_left integer;             -- rate: starts the window still allows; NULL: no rate limit
     f_levels integer[];              -- floors: the queue's levels that have one, ascending
     f_run_ats timestamptz[];         -- floors: each level's floor
-    f_i integer;                     -- floors: the first level above prio
-    f_next integer;                  -- floors: that level, or 32767 when none is left
-    v_level integer;
-    v_found boolean;
     v_floor timestamptz;             -- the floor of the level being claimed; NULL: none
   BEGIN
     -- The worker id goes into attempted_by, which logs and the console show: as WorkerIds.check in
@@ -214,73 +152,19 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
       q_lanes := coalesce(v_lanes, 1);
       keyed := false;
       v_rate_left := NULL;
-      -- Unlocked first: a queue at its limit is skipped with no lock taken.
-      SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
-             l.key_fifo, l.key_fifo_skip_dead, l.rate_window_start, l.rate_count INTO lim
-        FROM pgbus.queue_limit l WHERE l.queue = q;
-      limited := FOUND;
-      IF limited THEN
-        IF current_setting('transaction_isolation') <> 'read committed' THEN
-          RAISE EXCEPTION 'pgbus: claiming from limited queue % needs READ COMMITTED, not %: run pgbus.claim in its own transaction',
-            q, current_setting('transaction_isolation')
-            USING ERRCODE = 'invalid_transaction_state';
-        END IF;
-        CONTINUE WHEN lim.global_concurrency IS NOT NULL
-                  AND pgbus.claim_executions(q) >= lim.global_concurrency;
-        IF lim.rate_limit IS NOT NULL THEN
-          v_wstart := pgbus.rate_window_start(lim.rate_window);
-          IF pgbus.rate_left(lim.rate_limit, lim.rate_window_start, lim.rate_count, v_wstart) <= 0 THEN
-            -- Come back when the window allows: the fleet's capsules set an alarm for then.
-            PERFORM pgbus.notify(q, CASE WHEN lim.rate_window_start > v_wstart THEN now()
-                                        ELSE v_wstart + lim.rate_window END);
-            CONTINUE;
-          END IF;
-        END IF;
-        IF NOT holding THEN
-          SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
-                 l.key_fifo, l.key_fifo_skip_dead, l.rate_window_start, l.rate_count INTO lim
-            FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
-          limited := FOUND;
-        ELSE
-          SELECT l.global_concurrency, l.key_concurrency, l.rate_limit, l.rate_window,
-                 l.key_fifo, l.key_fifo_skip_dead, l.rate_window_start, l.rate_count INTO lim
-            FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
-          limited := FOUND;
-          IF NOT limited AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
-            PERFORM pgbus.notify(q, now());  -- another claim holds it: come back after its commit
-            CONTINUE;
-          END IF;
-        END IF;
-      END IF;
-      IF limited THEN
-        holding := true;
-        IF lim.global_concurrency IS NOT NULL THEN
-          -- Counted again, under the lock and with this statement's fresh snapshot.
-          q_lanes := least(coalesce(v_lanes, max_jobs),
-                           lim.global_concurrency - pgbus.claim_executions(q));
-          CONTINUE WHEN q_lanes <= 0;
-          q_left := least(remaining, q_lanes * v_per_lane);
-        END IF;
-        IF lim.rate_limit IS NOT NULL THEN
-          -- Again under the lock, from the row as the last claim left it.
-          v_wstart := pgbus.rate_window_start(lim.rate_window);
-          v_rate_left := pgbus.rate_left(lim.rate_limit, lim.rate_window_start, lim.rate_count, v_wstart);
-          IF v_rate_left <= 0 THEN
-            PERFORM pgbus.notify(q, CASE WHEN lim.rate_window_start > v_wstart THEN now()
-                                        ELSE v_wstart + lim.rate_window END);
-            CONTINUE;
-          END IF;
-          q_left := least(q_left, v_rate_left);
-        END IF;
-        keyed := true;
+      IF EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
+        SELECT * INTO b FROM pgbus.claim_budget(q, remaining, max_jobs, v_lanes, v_per_lane, holding);
+        holding := holding OR b.locked;  -- held to this claim's commit, also when it takes nothing
+        CONTINUE WHEN b.take = 0;
+        q_left := b.take;
+        q_lanes := b.take_lanes;
+        keyed := b.locked;
+        v_rate_left := b.rate_left;
       END IF;
       q_base := v_taken % coalesce(v_lanes, 1);
-      q_lanes := least(q_lanes, coalesce(v_lanes, 1));
       q_taken := 0;
       q_started := 0;
       prio := -32768;  -- below any priority (the column's check allows -100..100)
-      -- This queue's floors, by level. A limited queue takes none: a keyed job passed over because
-      -- its key is busy stays behind the jobs claimed after it, and a floor would hide it.
       f_levels := NULL;
       f_run_ats := NULL;
       -- q = ANY (...) is a simple expression (no statement): a queue without a floor pays only
@@ -292,7 +176,6 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
                          pg_catalog.unnest(floor_run_ats)) AS f(fq, p, r)
          WHERE f.fq = q AND f.p IS NOT NULL AND f.r IS NOT NULL;
       END IF;
-      f_i := 1;
       LOOP
         v_floor := NULL;
         IF f_levels IS NULL THEN
@@ -306,114 +189,17 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
            LIMIT 1;
           EXIT WHEN NOT FOUND;
         ELSE
-          -- The same, with floors: a level without one is probed as above, but only up to the next
-          -- level that has one, which is probed from its floor, so the entries before the floor (the
-          -- jobs claimed since the oldest snapshot, dead but not yet removable) are never stepped
-          -- over. A level found empty from its floor is passed.
-          v_found := false;
-          LOOP
-            WHILE f_i <= pg_catalog.cardinality(f_levels) AND f_levels[f_i] <= prio LOOP
-              f_i := f_i + 1;
-            END LOOP;
-            f_next := coalesce(f_levels[f_i], 32767);
-            SELECT c.priority INTO v_level
-              FROM pgbus.job c
-             WHERE c.queue = q
-               AND c.state IN ('available', 'scheduled', 'retryable')
-               AND c.priority > prio
-               AND c.priority < f_next
-             ORDER BY c.priority
-             LIMIT 1;
-            IF FOUND THEN
-              prio := v_level;
-              v_found := true;
-              EXIT;
-            END IF;
-            EXIT WHEN f_next = 32767;
-            prio := f_next;
-            PERFORM 1
-               FROM pgbus.job c
-              WHERE c.queue = q
-                AND c.state IN ('available', 'scheduled', 'retryable')
-                AND c.priority = f_next
-                AND c.run_at >= f_run_ats[f_i]
-              ORDER BY c.priority, c.run_at, c.id
-              LIMIT 1;
-            IF FOUND THEN
-              v_floor := f_run_ats[f_i];
-              v_found := true;
-              EXIT;
-            END IF;
-          END LOOP;
-          EXIT WHEN NOT v_found;
+          SELECT n.level, n.level_floor INTO prio, v_floor
+            FROM pgbus.claim_next_level(q, prio, f_levels, f_run_ats) n;
+          EXIT WHEN prio IS NULL;
         END IF;
         LOOP
           buried := 0;
-          v_keys := false;
+          v_ids := NULL;
           IF keyed THEN
-            -- Do the level's first candidates carry a key? Most limited queues have none, and
-            -- skip the window then.
-            SELECT EXISTS (
-                     SELECT 1 FROM (
-                       SELECT c.concurrency_key
-                         FROM pgbus.job c
-                        WHERE c.queue = q
-                          AND c.priority = prio
-                          AND c.state IN ('available', 'scheduled', 'retryable')
-                          AND c.run_at <= now()
-                        ORDER BY c.priority, c.run_at, c.id
-                        LIMIT q_left) h
-                      WHERE h.concurrency_key IS NOT NULL)
-              INTO v_keys;
-          END IF;
-          IF v_keys THEN
-            v_window := q_left * 4 + 32;
-            LOOP
-              WITH win AS (
-                SELECT c.id, c.run_at, c.concurrency_key
-                  FROM pgbus.job c
-                 WHERE c.queue = q
-                   AND c.priority = prio
-                   AND c.state IN ('available', 'scheduled', 'retryable')
-                   AND c.run_at <= now()
-                 ORDER BY c.priority, c.run_at, c.id
-                 LIMIT v_window
-              ), ranked AS (
-                SELECT w.id, w.run_at, w.concurrency_key,
-                       row_number() OVER (PARTITION BY w.concurrency_key ORDER BY w.run_at, w.id) AS n
-                  FROM win w
-              ), busy AS (
-                SELECT x.concurrency_key, count(*) AS n
-                  FROM pgbus.job x
-                 WHERE x.queue = q AND x.state = 'running' AND x.concurrency_key IS NOT NULL
-                 GROUP BY x.concurrency_key
-              ), ok AS (
-                SELECT k.id, k.run_at
-                  FROM ranked k LEFT JOIN busy b ON b.concurrency_key = k.concurrency_key
-                 WHERE k.concurrency_key IS NULL
-                    OR (NOT lim.key_fifo
-                        AND k.n + coalesce(b.n, 0) <= coalesce(lim.key_concurrency, 1))
-                    -- FIFO: the key's head only, and only while none of its jobs runs. An older
-                    -- job of the key that waits (due or not: a retry keeps its place) or lies
-                    -- dead (unless skipped) holds it back, in any priority level.
-                    OR (lim.key_fifo AND b.n IS NULL
-                        AND NOT EXISTS (
-                              SELECT 1 FROM pgbus.job o
-                               WHERE o.queue = q
-                                 AND o.concurrency_key = k.concurrency_key
-                                 AND o.id < k.id
-                                 AND o.state IN ('available', 'scheduled', 'retryable', 'dead')
-                                 AND (o.state <> 'dead' OR NOT lim.key_fifo_skip_dead)))
-                 ORDER BY k.run_at, k.id
-                 LIMIT q_left
-              )
-              SELECT (SELECT count(*) FROM win),
-                     coalesce((SELECT array_agg(o.id ORDER BY o.run_at, o.id) FROM ok o), '{}')
-                INTO v_seen, v_ids;
-              EXIT WHEN cardinality(v_ids) >= q_left OR v_seen < v_window OR v_window >= 10000;
-              v_window := least(v_window * 4, 10000);
-            END LOOP;
-            EXIT WHEN cardinality(v_ids) = 0;
+            v_ids := pgbus.claim_keyed(q, prio, q_left, b.key_concurrency, b.key_fifo,
+                                       b.key_fifo_skip_dead);
+            EXIT WHEN pg_catalog.cardinality(v_ids) = 0;  -- every candidate's key is at its limit
           END IF;
           FOR r IN
             WITH picked AS (
@@ -428,7 +214,7 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
                  AND c.run_at >= coalesce(v_floor, '-infinity'::timestamptz)
                  -- No window: a keyed job that a skipped lock brought into reach waits for a
                  -- claim that sees it among the first candidates.
-                 AND CASE WHEN v_keys THEN c.id = ANY (v_ids)
+                 AND CASE WHEN v_ids IS NOT NULL THEN c.id = ANY (v_ids)
                           WHEN keyed THEN c.concurrency_key IS NULL
                           ELSE true END
                ORDER BY c.priority, c.run_at, c.id
@@ -489,12 +275,12 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
       IF v_rate_left IS NOT NULL AND q_started > 0 THEN
         -- Under the row lock: count this claim's starts in its window.
         UPDATE pgbus.queue_limit l
-           SET rate_count = CASE WHEN l.rate_window_start = v_wstart THEN l.rate_count ELSE 0 END
-                            + q_started,
-               rate_window_start = v_wstart
+           SET rate_count = CASE WHEN l.rate_window_start = b.window_start THEN l.rate_count
+                                 ELSE 0 END + q_started,
+               rate_window_start = b.window_start
          WHERE l.queue = q;
         IF q_started >= v_rate_left THEN
-          PERFORM pgbus.notify(q, v_wstart + lim.rate_window);  -- the window is spent
+          PERFORM pgbus.notify(q, b.window_start + b.window_length);  -- the window is spent
         END IF;
       END IF;
     END LOOP;
@@ -503,8 +289,285 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
     END IF;
   END $$;
 
+-- The budget of a queue that has a pgbus.queue_limit row (V14, V19, issue #16; docs/schema.md,
+-- "Flow control" and "Rate limit"), for one claim: how many jobs the claim may take from it (take;
+-- 0: skip the queue), over how many lanes (take_lanes), and whether this claim now holds the row
+-- (locked: the claim then honours concurrency keys, with the row's key_* columns returned here for
+-- pgbus.claim_keyed, and adds its starts to the rate window that begins at window_start, of which
+-- rate_left starts remain; window_length is the row's rate_window). A row that is gone by the time
+-- it is read leaves the queue unlimited. The caller passes what it may still take (remaining, of
+-- max_jobs), its lanes and jobs per lane, and whether it already holds a limit row.
+--
+-- What a global limit counts: executions (pgbus.claim_executions, the distinct lanes among the
+-- queue's running jobs; pgbus.claim, "Lanes"), not claimed rows. A grouped claim of 20 jobs for one
+-- slot (jobs-per-transaction) costs one unit of the limit, as it should: counting rows made a limit
+-- equal to the worker count collapse every group to one job per transaction (W1 at 0.08x). So a
+-- limited queue may open at most global_concurrency - executions new lanes in this claim, and take
+-- at most that many lanes' worth of jobs (max_jobs / lanes each, rounded up).
+--
+-- The concurrency argument. The executions are first counted without a lock; when the limit is
+-- reached the queue is skipped, having locked nothing (a claim that loses takes no lock). Otherwise
+-- the limit row is locked (FOR UPDATE), so the claims that may open lanes of one queue take turns,
+-- each for the few milliseconds of its statement (a claim runs in autocommit), and counted again,
+-- in a statement of its own and so with a fresh snapshot (READ COMMITTED, which is why this is
+-- VOLATILE; a claim in any other isolation raises, since a snapshot taken before the lock would
+-- miss the turn before it). The claim before it committed before it released the row, so its lanes
+-- are in that count. A lane gains running jobs only in a claim, under the row lock; every other
+-- change of a running job (complete, fail, snooze, cancel, rescue, release) only removes jobs from
+-- lanes, and a count that missed one is too high, never too low. So the lanes never exceed the
+-- limit. Per-key limits rest on the same lock (pgbus.claim_keyed).
+--
+-- No deadlock: a claim waits for a limit row only while it holds none. At a second limited queue
+-- it takes the row FOR UPDATE SKIP LOCKED, and if another claim holds it, it skips the queue and
+-- sends the queue's wake-up (delivered at its commit), so the capacity it could not look at is
+-- claimed by the next round rather than at the next poll. Nothing else waits for a limit row
+-- while holding a job row: pgbus.queue_limit_set and the enqueue of a keyed job (INSERT ... ON
+-- CONFLICT DO NOTHING does not wait for a row lock) touch no job row first. A claim that finds
+-- no capacity locks no job row; a limit row it held goes at its commit.
+--
+-- Rate limit: at most rate_limit starts (claimed jobs, each with attempted_at = this claim's now())
+-- per window of rate_window, the windows laid end to end from the epoch. Read without a lock first
+-- (a spent window skips the queue, locks nothing, and sends the queue's wake-up for the next
+-- window's start, so the fleet's capsules sleep until then), then again under the row lock; the
+-- claim adds its starts to rate_count under it. A row already in a later window than this claim's
+-- now() lets it take nothing.
+CREATE OR REPLACE FUNCTION pgbus.claim_budget(
+    q text, remaining integer, max_jobs integer, lanes integer, per_lane integer, holding boolean,
+    OUT locked boolean, OUT take integer, OUT take_lanes integer,
+    OUT rate_left integer, OUT window_start timestamptz, OUT window_length interval,
+    OUT key_concurrency integer, OUT key_fifo boolean, OUT key_fifo_skip_dead boolean)
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  DECLARE
+    lim record;
+    has_row boolean;
+  BEGIN
+    -- Twice: without a lock first, so that a queue at its limit is skipped with no lock taken; then
+    -- under the row lock, counted again with that statement's fresh snapshot, for the answer.
+    FOR pass IN 1..2 LOOP
+      take := remaining;
+      take_lanes := coalesce(lanes, 1);
+      rate_left := NULL;
+      IF pass = 1 THEN
+        SELECT l.* INTO lim FROM pgbus.queue_limit l WHERE l.queue = q;
+        has_row := FOUND;
+      ELSIF NOT holding THEN
+        SELECT l.* INTO lim FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE;
+        has_row := FOUND;
+      ELSE
+        SELECT l.* INTO lim FROM pgbus.queue_limit l WHERE l.queue = q FOR UPDATE SKIP LOCKED;
+        has_row := FOUND;
+        IF NOT has_row AND EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
+          PERFORM pgbus.notify(q, now());  -- another claim holds it: come back after its commit
+          take := 0;
+          RETURN;
+        END IF;
+      END IF;
+      locked := has_row AND pass = 2;
+      IF NOT has_row THEN
+        RETURN;  -- no row, or it went: the queue is not limited now
+      END IF;
+      IF pass = 1 AND current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'pgbus: claiming from limited queue % needs READ COMMITTED, not %: run pgbus.claim in its own transaction',
+          q, current_setting('transaction_isolation')
+          USING ERRCODE = 'invalid_transaction_state';
+      END IF;
+      IF lim.global_concurrency IS NOT NULL THEN
+        take_lanes := least(coalesce(lanes, max_jobs),
+                            lim.global_concurrency - pgbus.claim_executions(q));
+        IF take_lanes <= 0 THEN
+          take := 0;
+          RETURN;
+        END IF;
+        take := least(remaining, take_lanes * per_lane);
+      END IF;
+      IF lim.rate_limit IS NOT NULL THEN
+        window_start := pgbus.rate_window_start(lim.rate_window);
+        rate_left := pgbus.rate_left(lim.rate_limit, lim.rate_window_start, lim.rate_count, window_start);
+        IF rate_left <= 0 THEN
+          -- Come back when the window allows: the fleet's capsules set an alarm for then.
+          PERFORM pgbus.notify(q, CASE WHEN lim.rate_window_start > window_start THEN now()
+                                      ELSE window_start + lim.rate_window END);
+          take := 0;
+          RETURN;
+        END IF;
+        take := least(take, rate_left);
+      END IF;
+    END LOOP;
+    take_lanes := least(take_lanes, coalesce(lanes, 1));
+    window_length := lim.rate_window;
+    key_concurrency := lim.key_concurrency;
+    key_fifo := lim.key_fifo;
+    key_fifo_skip_dead := lim.key_fifo_skip_dead;
+  END $$;
+
+-- The queue's next priority level above after, for a claim given floors (issue #15, "a long
+-- transaction elsewhere"; docs/schema.md, "Claim floors"): level, NULL when none is left, and the
+-- floor to claim it from (level_floor, NULL: none). levels (ascending) and floors are the queue's
+-- levels that have a floor and each one's run_at.
+--
+-- Why floors: a claimed job's entry in job_claim_idx stays until vacuum removes it, and while a
+-- snapshot older than the claim is open anywhere in the database, vacuum may not: every claim then
+-- steps over the entries of every job claimed since that snapshot, at the front of the level's
+-- range, with a heap visit each (289 ms per claim after 10 minutes at 1,000 jobs/s). A floor is a
+-- caller's lower bound on run_at for a level: the level is probed and claimed from (queue,
+-- priority, floor) onward, an index range that starts after those entries. A level without a
+-- floor is probed as pgbus.claim probes, but only up to the next level that has one, which is
+-- probed from its floor; a level found empty from its floor is passed. A job of the level with an
+-- older run_at is not seen by such a claim. The engine passes floors only while its claims are
+-- slow, derives them from the jobs it claimed (the earliest run_at claimed at the level, less a
+-- grace), and runs a claim without floors every few seconds, which takes any job a floor hid: one
+-- enqueued by a transaction that committed long after it began, one enqueued with a run_at in the
+-- past, one handed back with its old run_at (ClaimFloors.java). Strict queue and priority order
+-- hold between the jobs a claim can see. STABLE: it only reads, with its caller's snapshot.
+CREATE OR REPLACE FUNCTION pgbus.claim_next_level(
+    q text, after smallint, levels integer[], floors timestamptz[],
+    OUT level smallint, OUT level_floor timestamptz)
+  LANGUAGE plpgsql STABLE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  SET enable_sort = off
+  SET jit = off
+  AS $$
+  DECLARE
+    i integer := 1;
+    next_floored integer;  -- the next level above after that has a floor, or 32767 when none has
+  BEGIN
+    LOOP
+      WHILE i <= cardinality(levels) AND levels[i] <= after LOOP
+        i := i + 1;
+      END LOOP;
+      next_floored := coalesce(levels[i], 32767);
+      SELECT c.priority INTO level
+        FROM pgbus.job c
+       WHERE c.queue = q
+         AND c.state IN ('available', 'scheduled', 'retryable')
+         AND c.priority > after
+         AND c.priority < next_floored
+       ORDER BY c.priority
+       LIMIT 1;
+      IF FOUND OR next_floored = 32767 THEN
+        RETURN;
+      END IF;
+      after := next_floored;
+      PERFORM 1
+         FROM pgbus.job c
+        WHERE c.queue = q
+          AND c.state IN ('available', 'scheduled', 'retryable')
+          AND c.priority = next_floored
+          AND c.run_at >= floors[i]
+        ORDER BY c.priority, c.run_at, c.id
+        LIMIT 1;
+      IF FOUND THEN
+        level := next_floored;
+        level_floor := floors[i];
+        RETURN;
+      END IF;
+    END LOOP;
+  END $$;
+
+-- Which due jobs of priority level prio a keyed claim may take from queue q (V14, V19, issue #16;
+-- docs/schema.md, "Flow control"): at most take ids, in claim order, that keep every concurrency
+-- key within its limit; NULL when the level's first take candidates carry no key (most limited
+-- queues have none, and the claim then takes the level's unkeyed jobs as they come). A queue whose
+-- limit row has a global limit only still honours keys: a keyed job's key is a mutex wherever it
+-- is enqueued (key_limit NULL: 1). The caller holds the queue's limit row (pgbus.claim_budget), and
+-- that lock orders these claims, so no two take jobs of one key at once; this statement's snapshot
+-- is taken after the lock, so it sees the jobs the claim before it took.
+--
+-- Per-key limit: a key's running jobs (through job_key_running_idx) plus the candidates of the key
+-- before this one in claim order (row_number per key) stay within key_limit. A lane's jobs of one
+-- key would run one after another, so counting rows is safe.
+--
+-- FIFO per key (V19, fifo): a keyed candidate is taken only when no job of its key runs and no
+-- older job of its key (lower id: enqueue order) waits in any state a claim could take later
+-- (available, scheduled, retryable, whether due or not, in any priority level) or, unless
+-- fifo_skip_dead, lies dead: so a retry keeps its place and the key waits for it, and a dead job
+-- holds the key until a replay, a cancel or the prune. One probe of job_key_waiting_idx per
+-- candidate. Jobs of one key enqueued by concurrent transactions are ordered by id among those
+-- committed when a claim looks: an id that commits after a later one has started runs after it.
+--
+-- The window: the level's due jobs are read in claim order, a window of them at a time (first 4 x
+-- take + 32); those whose key is at its limit are dropped and the first take of the rest are
+-- returned. When that leaves the claim short and the window was full, the window widens fourfold,
+-- up to 10,000 jobs: a key with thousands of waiting jobs at the head of the queue delays the others
+-- by at most that scan, and one further than 10,000 jobs deep waits until the head drains.
+CREATE OR REPLACE FUNCTION pgbus.claim_keyed(
+    q text, prio smallint, take integer,
+    key_limit integer, fifo boolean, fifo_skip_dead boolean)
+  RETURNS bigint[]
+  LANGUAGE plpgsql STABLE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  SET enable_sort = off
+  SET jit = off
+  AS $$
+  DECLARE
+    v_window integer := take * 4 + 32;
+    v_seen integer;
+    v_ids bigint[];
+  BEGIN
+    IF NOT EXISTS (SELECT 1 FROM (
+                     SELECT c.concurrency_key
+                       FROM pgbus.job c
+                      WHERE c.queue = q
+                        AND c.priority = prio
+                        AND c.state IN ('available', 'scheduled', 'retryable')
+                        AND c.run_at <= now()
+                      ORDER BY c.priority, c.run_at, c.id
+                      LIMIT take) h
+                    WHERE h.concurrency_key IS NOT NULL) THEN
+      RETURN NULL;
+    END IF;
+    LOOP
+      WITH win AS (
+        SELECT c.id, c.run_at, c.concurrency_key
+          FROM pgbus.job c
+         WHERE c.queue = q
+           AND c.priority = prio
+           AND c.state IN ('available', 'scheduled', 'retryable')
+           AND c.run_at <= now()
+         ORDER BY c.priority, c.run_at, c.id
+         LIMIT v_window
+      ), ranked AS (
+        SELECT w.id, w.run_at, w.concurrency_key,
+               row_number() OVER (PARTITION BY w.concurrency_key ORDER BY w.run_at, w.id) AS n
+          FROM win w
+      ), busy AS (
+        SELECT x.concurrency_key, count(*) AS n
+          FROM pgbus.job x
+         WHERE x.queue = q AND x.state = 'running' AND x.concurrency_key IS NOT NULL
+         GROUP BY x.concurrency_key
+      ), ok AS (
+        SELECT k.id, k.run_at
+          FROM ranked k LEFT JOIN busy b ON b.concurrency_key = k.concurrency_key
+         WHERE k.concurrency_key IS NULL
+            OR (NOT fifo
+                AND k.n + coalesce(b.n, 0) <= coalesce(key_limit, 1))
+            -- FIFO: the key's head only, and only while none of its jobs runs. An older
+            -- job of the key that waits (due or not: a retry keeps its place) or lies
+            -- dead (unless skipped) holds it back, in any priority level.
+            OR (fifo AND b.n IS NULL
+                AND NOT EXISTS (
+                      SELECT 1 FROM pgbus.job o
+                       WHERE o.queue = q
+                         AND o.concurrency_key = k.concurrency_key
+                         AND o.id < k.id
+                         AND o.state IN ('available', 'scheduled', 'retryable', 'dead')
+                         AND (o.state <> 'dead' OR NOT fifo_skip_dead)))
+         ORDER BY k.run_at, k.id
+         LIMIT take
+      )
+      SELECT (SELECT count(*) FROM win),
+             coalesce((SELECT array_agg(o.id ORDER BY o.run_at, o.id) FROM ok o), '{}')
+        INTO v_seen, v_ids;
+      EXIT WHEN cardinality(v_ids) >= take OR v_seen < v_window OR v_window >= 10000;
+      v_window := least(v_window * 4, 10000);
+    END LOOP;
+    RETURN v_ids;
+  END $$;
+
 -- The executions of a queue now: the distinct lanes among its running jobs, a job without a lane
--- counting as one of its own (pgbus.claim, "What the global limit counts"). Read through
+-- counting as one of its own (pgbus.claim, "Lanes"). Read through
 -- job_queue_state_idx (queue, state, id).
 CREATE OR REPLACE FUNCTION pgbus.claim_executions(q text) RETURNS integer
   LANGUAGE sql STABLE
@@ -516,7 +579,7 @@ CREATE OR REPLACE FUNCTION pgbus.claim_executions(q text) RETURNS integer
   $$;
 
 -- The start of the rate window that now() falls in: windows of rate_window laid end to end from
--- the epoch, so every claim of the fleet agrees on them (pgbus.claim, "Rate limit").
+-- the epoch, so every claim of the fleet agrees on them (pgbus.claim_budget, "Rate limit").
 CREATE OR REPLACE FUNCTION pgbus.rate_window_start(rate_window interval) RETURNS timestamptz
   LANGUAGE sql STABLE
   SET search_path = pg_catalog, pgbus, pg_temp

@@ -34,11 +34,23 @@ public final class SchemaDump {
   /** The one command that rewrites docs/schema.sql, run from the repository's root. */
   public static final String REGENERATE = "tools/dump-schema";
 
+  /**
+   * The file's head. Its two settings make the file load into an empty database in one pass ({@code
+   * psql -v ON_ERROR_STOP=1 -f docs/schema.sql}), as pg_dump's own output does: a function's body
+   * is checked only when it runs, since pg_dump orders functions by name and not by who calls whom;
+   * and names resolve through pg_catalog alone, so every name in the file means what it says
+   * whatever the loading database has in public. The same settings in pg_dump's output vary with
+   * its version, so they are dropped from the dump ({@link #NOISE}) and written here once.
+   */
   private static final String HEADER =
       """
       -- The pgbus schema as a fresh install has it: every type, table, index and function, current.
       -- Generated from the migrations by tools/dump-schema (pg_dump --schema-only); do not edit.
-      -- SchemaDumpTest fails when this file and the migrations disagree. See docs/schema.md.
+      -- SchemaDumpTest fails when this file and the migrations disagree, or when it does not load
+      -- into an empty database in one pass (psql -v ON_ERROR_STOP=1 -f). See docs/schema.md.
+
+      SET check_function_bodies = false;
+      SET search_path = '';
       """;
 
   private static final Pattern NOISE =
@@ -58,6 +70,48 @@ public final class SchemaDump {
 
   /** The normalised schema of the test database. */
   public static String of(TestDatabase db) throws IOException, InterruptedException {
+    return normalise(
+        run(
+                db,
+                pgDump(),
+                "--schema-only",
+                "--schema=pgbus",
+                "--exclude-table=pgbus.schema_history",
+                "--no-owner",
+                "--no-tablespaces")
+            .out());
+  }
+
+  /**
+   * Loads {@code file} into the test database with one {@code psql -v ON_ERROR_STOP=1 -f}, as a
+   * reader would load docs/schema.sql; fails with psql's message on the first error. psql is the
+   * one beside the pg_dump in use, else the one on the {@code PATH}.
+   */
+  public static void load(TestDatabase db, Path file) throws IOException, InterruptedException {
+    Path pgDump = Path.of(pgDump());
+    Path besideIt = pgDump.resolveSibling("psql");
+    String psql =
+        pgDump.getParent() != null && Files.isExecutable(besideIt) ? besideIt.toString() : "psql";
+    Output loaded =
+        run(
+            db,
+            psql,
+            "--no-psqlrc",
+            "--quiet",
+            "--set=ON_ERROR_STOP=1",
+            "--file=" + file.toAbsolutePath());
+    // A WARNING or NOTICE is no error to psql, but a file that makes one is not a clean load.
+    if (!loaded.err().isBlank()) {
+      throw new IllegalStateException(psql + " -f " + file + " said: " + loaded.err().strip());
+    }
+  }
+
+  /** What a client wrote. */
+  private record Output(String out, String err) {}
+
+  /** Runs a PostgreSQL client against the test database; fails when it exits with an error. */
+  private static Output run(TestDatabase db, String... tool)
+      throws IOException, InterruptedException {
     Properties url = Driver.parseURL(db.jdbcUrl(), null);
     if (url == null) {
       throw new IllegalStateException("not a pgjdbc URL: " + db.name());
@@ -65,15 +119,10 @@ public final class SchemaDump {
     var command =
         new ArrayList<>(
             List.of(
-                pgDump(),
-                "--schema-only",
-                "--schema=pgbus",
-                "--exclude-table=pgbus.schema_history",
-                "--no-owner",
-                "--no-tablespaces",
                 "--host=" + url.getProperty("PGHOST"),
                 "--port=" + url.getProperty("PGPORT"),
                 "--dbname=" + url.getProperty("PGDBNAME")));
+    command.addAll(0, List.of(tool));
     if (url.getProperty("user") != null) {
       command.add("--username=" + url.getProperty("user"));
     }
@@ -89,13 +138,15 @@ public final class SchemaDump {
       throw new IllegalStateException(
           "could not run "
               + command.get(0)
-              + ": install the PostgreSQL client (pg_dump, of the server's major version or newer),"
+              + ": install the PostgreSQL client (pg_dump and psql, of the server's major version or"
+              + " newer),"
               + " or set "
               + PG_DUMP_ENV
               + " to its path",
           e);
     }
-    // The schema is some 30 KB: reading stdout to its end before stderr cannot block on stderr.
+    // The schema is some 100 KB and psql -q prints nothing: reading stdout to its end before
+    // stderr cannot block on stderr.
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
     if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
@@ -118,7 +169,7 @@ public final class SchemaDump {
               + PG_DUMP_ENV
               + " to a newer one)");
     }
-    return normalise(out);
+    return new Output(out, err);
   }
 
   /** The dump without what varies with the pg_dump and server build; with the file's header. */
