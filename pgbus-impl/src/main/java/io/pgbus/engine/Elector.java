@@ -31,7 +31,7 @@ import javax.sql.DataSource;
  * every heartbeat interval).
  *
  * <p>A leader that stops cleanly deletes its lease row and, in the same statement, sends a NOTIFY
- * on {@value #RESIGNED}: every follower's listener hears it ({@link #resignHeard}) and its
+ * on {@value Channels#LEADER}: every follower's listener hears it ({@link #resignHeard}) and its
  * candidate looks at once, so another engine leads within moments instead of at the next tick. The
  * notification carries nothing and proves nothing (any login may NOTIFY any channel): it only
  * brings a look forward, one election attempt, at most one per {@link #RESIGNED_LOOK_GAP} per JVM,
@@ -46,10 +46,9 @@ final class Elector extends Loop {
 
   static final String MAINTENANCE = "maintenance";
 
-  /** The channel of a clean resignation; not a queue's, since queue names have no '-'. */
-  static final String RESIGNED = "pgbus-leader";
-
-  /** The shortest gap between two looks brought forward by {@link #RESIGNED} notifications. */
+  /**
+   * The shortest gap between two looks brought forward by {@link Channels#LEADER} notifications.
+   */
   static final Duration RESIGNED_LOOK_GAP = Duration.ofSeconds(1);
 
   private static final System.Logger LOG = System.getLogger(Elector.class.getName());
@@ -139,7 +138,7 @@ final class Elector extends Loop {
   }
 
   /**
-   * A {@value #RESIGNED} notification was heard: a candidate looks at once, unless it already
+   * A {@value Channels#LEADER} notification was heard: a candidate looks at once, unless it already
    * looked for one within {@link #RESIGNED_LOOK_GAP} (the payload is ignored; see the class
    * comment). Cheap, never throws: it runs on the listener's thread.
    */

@@ -506,16 +506,16 @@ public final class Engine {
   }
 
   /** The listener's state; DEGRADED-equivalent polling applies when there is no listener. */
-  public ListenerState listenerState() {
+  ListenerState listenerState() {
     return notifier == null ? ListenerState.DEGRADED : notifier.state();
   }
 
   /** The notifier, or null when this engine has no capsules or no listener connections. */
-  public Notifier notifier() {
+  Notifier notifier() {
     return notifier;
   }
 
-  public List<Capsule> capsules() {
+  List<Capsule> capsules() {
     return List.copyOf(capsules);
   }
 
@@ -533,7 +533,7 @@ public final class Engine {
     return all;
   }
 
-  public boolean running() {
+  boolean running() {
     return started;
   }
 
@@ -550,51 +550,6 @@ public final class Engine {
     } catch (SQLException e) {
       throw Failures.of(null, "read the maintenance leader", e);
     }
-  }
-
-  /**
-   * Each configured cron with its last enqueued run (null before the first) and its next run, as
-   * {@code pgbus.schedule} records them (a cron not stored yet shows its next run after now).
-   */
-  public List<CronStatus> crons(Connection c) {
-    List<CronJob> crons = config.crons();
-    if (crons.isEmpty()) {
-      return List.of();
-    }
-    try {
-      var store = new ScheduleStore();
-      java.time.Instant now = store.now(c);
-      var out = new ArrayList<CronStatus>(crons.size());
-      for (CronJob j : crons) {
-        var row = store.scheduleGet(c, j.name());
-        out.add(
-            new CronStatus(
-                j.name(),
-                j.schedule(),
-                j.zone().getId(),
-                j.queue(),
-                row.map(r -> r.schedule().lastRun()).orElse(null),
-                row.map(r -> r.schedule().nextRun())
-                    .orElseGet(() -> j.parsedSchedule().nextAfter(now))));
-      }
-      return out;
-    } catch (SQLException e) {
-      throw Failures.of(null, "read the crons", e);
-    }
-  }
-
-  /** A cron as an operator sees it: see {@link #crons(Connection)}. */
-  public record CronStatus(
-      String name,
-      String schedule,
-      String zone,
-      String queue,
-      java.time.Instant lastRun,
-      java.time.Instant nextRun) {}
-
-  /** Jobs the maintainer has rescued from expired leases. */
-  public long rescued() {
-    return maintainer.rescued();
   }
 
   /**
@@ -625,33 +580,30 @@ public final class Engine {
   }
 
   /** Whether this engine is the elected maintenance leader now. */
-  public boolean leader() {
+  boolean leader() {
     return elector.isLeader();
   }
 
-  /** Poll statements issued by this engine's poller (0 without capsules). */
-  public long polls() {
-    return poller == null ? 0 : poller.polls();
-  }
-
-  /** Statements issued by the leader election of this engine. */
-  public long electionStatements() {
-    return elector.statements();
-  }
-
-  /** Schedule runs this engine has enqueued (only while it was the leader). */
-  public long cronRunsEnqueued() {
-    return cron.enqueued();
-  }
-
-  /** Schedule ticks that a schedule change's NOTIFY brought forward on this engine as leader. */
-  public long scheduleWakes() {
-    return maintainer.scheduleWakes();
-  }
-
-  /** Schedule change notifications this engine's listener heard (0 without a listener). */
-  public long scheduleChangesHeard() {
-    return notifier == null ? 0 : notifier.scheduleChanges();
+  /**
+   * What this engine is doing now, in one immutable snapshot: the only view of its roles that the
+   * runtime, the admin API and the metrics get.
+   */
+  public EngineStatus status() {
+    return new EngineStatus(
+        config.workerId(),
+        started,
+        elector.isLeader(),
+        notifier == null ? EngineStatus.Listener.NONE : notifier.status(),
+        capsules.stream().map(Capsule::status).toList(),
+        poller == null ? 0 : poller.polls(),
+        elector.statements(),
+        maintainer.rounds(),
+        maintainer.rescued(),
+        cron.enqueued(),
+        maintainer.scheduleWakes(),
+        notifier == null ? 0 : notifier.scheduleChanges(),
+        notifier == null ? 0 : notifier.queueChanges(),
+        limitReads.get());
   }
 
   /** The schedule operations ({@code pgbus.schedule}); they need no running engine. */
@@ -676,11 +628,6 @@ public final class Engine {
               + " leader tries again",
           e.toString());
     }
-  }
-
-  /** Maintenance rounds this engine has run (only while it was the leader). */
-  public long maintenanceRounds() {
-    return maintainer.rounds();
   }
 
   /**
@@ -746,7 +693,7 @@ public final class Engine {
   }
 
   /**
-   * Someone announced a change of a queue's limits or pause ({@value QueueStore#CHANNEL}, on the
+   * Someone announced a change of a queue's limits or pause ({@value Channels#QUEUES}, on the
    * notifier's thread). The announcement is untrusted and carries nothing: it only marks the limits
    * stale and asks for a tick, at most one per {@link Poller#SOON_GAP}, which re-reads them ({@link
    * #rereadLimits}) and wakes the capsules whose queues have jobs due (a resume, a raised limit). A
@@ -778,16 +725,6 @@ public final class Engine {
           config.workerId(),
           e.getMessage());
     }
-  }
-
-  /** How often this engine re-read its limited queues after start (for tests and metrics). */
-  public long limitReads() {
-    return limitReads.get();
-  }
-
-  /** Queue change notifications this engine's listener heard (0 without a listener). */
-  public long queueChangesHeard() {
-    return notifier == null ? 0 : notifier.queueChanges();
   }
 
   /**

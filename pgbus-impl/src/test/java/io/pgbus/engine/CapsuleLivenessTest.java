@@ -155,7 +155,8 @@ class CapsuleLivenessTest {
                 .maintenance(false) // only the capsule's claims use the datasource after start
                 .jobs(jobs));
     TestEngines.awaitDelivering(engine);
-    Await.until("the first poll", Duration.ofSeconds(10), engine::polls, p -> p >= 1);
+    Await.until(
+        "the first poll", Duration.ofSeconds(10), () -> engine.status().polls(), p -> p >= 1);
     return engine;
   }
 

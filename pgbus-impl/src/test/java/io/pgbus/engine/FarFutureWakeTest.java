@@ -47,7 +47,7 @@ class FarFutureWakeTest {
     long id = JobFixtures.in(db).enqueue(QUEUE);
     assertThat(events.awaitFinished(id, 1, Duration.ofSeconds(10)).kind())
         .isEqualTo(Outcome.Kind.COMPLETE);
-    assertThat(engine.capsules().get(0).stall(Duration.ofSeconds(1))).isNull();
+    assertThat(engine.capsules().get(0).status().stall(Duration.ofSeconds(1))).isNull();
   }
 
   @Test
@@ -88,7 +88,7 @@ class FarFutureWakeTest {
     Await.until(
         "the poller to read the far-future head",
         Duration.ofSeconds(10),
-        engine::polls,
+        () -> engine.status().polls(),
         p -> p >= 1);
 
     long id = JobFixtures.in(db).enqueue(QUEUE);
@@ -102,12 +102,16 @@ class FarFutureWakeTest {
     insertBypassingJava("infinity");
     var events = new RecordingEvents();
     Engine engine = start(events);
-    Await.until("the poller to read the head", Duration.ofSeconds(10), engine::polls, p -> p >= 1);
+    Await.until(
+        "the poller to read the head",
+        Duration.ofSeconds(10),
+        () -> engine.status().polls(),
+        p -> p >= 1);
 
     long id = JobFixtures.in(db).enqueue(QUEUE);
     assertThat(events.awaitFinished(id, 1, Duration.ofSeconds(10)).kind())
         .isEqualTo(Outcome.Kind.COMPLETE);
-    assertThat(engine.capsules().get(0).stall(Duration.ofSeconds(1))).isNull();
+    assertThat(engine.capsules().get(0).status().stall(Duration.ofSeconds(1))).isNull();
   }
 
   @Test

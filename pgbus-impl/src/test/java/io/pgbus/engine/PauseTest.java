@@ -134,9 +134,9 @@ class PauseTest {
             + " WHERE id = (SELECT min(id) FROM pgbus.job)");
     Capsule capsule = engine.capsules().get(0);
     long claimsBefore = capsule.claims();
-    long pollsBefore = engine.polls();
+    long pollsBefore = engine.status().polls();
 
-    Await.until("20 polls", WAIT, engine::polls, n -> n >= pollsBefore + 20);
+    Await.until("20 polls", WAIT, () -> engine.status().polls(), n -> n >= pollsBefore + 20);
 
     // Its start-up claim at most: the polls found no head to wake it for.
     assertThat(capsule.claims() - claimsBefore).isLessThanOrEqualTo(1);
