@@ -218,7 +218,7 @@ final class PgbusSystem implements QueueSystem {
       out.put("claims", claims);
       out.put("empty claims", empty);
       out.put("claimed", claimed);
-      out.put("polls", now.polls());
+      out.put("polls", now.ticks());
       out.put("election statements", now.electionStatements());
       out.put("maintenance rounds", now.maintenanceRounds());
       out.put("leader", now.leader() ? 1L : 0L);

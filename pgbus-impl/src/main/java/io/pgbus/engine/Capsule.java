@@ -21,7 +21,7 @@ import javax.sql.DataSource;
  * jobs-per-transaction asks for it ({@link Grouping}).
  *
  * <p>The loop claims only when there is reason to: a wake for one of its queues (from a NOTIFY, or
- * from the engine's {@link Poller}), a slot freed after a claim that filled every slot (more work
+ * from the engine's {@link Ticker}), a slot freed after a claim that filled every slot (more work
  * is likely waiting), or a known due time reached. It has no timer of its own: an idle capsule
  * issues no statement at all.
  */
@@ -161,7 +161,7 @@ final class Capsule extends Loop {
   /**
    * How long the oldest slot handed to the executor has waited for a thread without starting, or
    * zero. Anything but a moment means the executor has fewer threads than pgbus needs: the engine's
-   * loops (listener, poller, leader, maintenance, one per capsule) hold theirs for good, so an
+   * loops (listener, ticker, leader, maintenance, one per capsule) hold theirs for good, so an
    * executor with a fixed number of threads and a queue (WildFly's default managed executor has two
    * per CPU) can leave none for jobs, which are then claimed and never run.
    */
@@ -588,7 +588,7 @@ final class Capsule extends Loop {
 
   /**
    * The threads an engine's executor needs so that no job waits: a thread per slot, and, when the
-   * loops run on the executor too, the listener, the poller, the leader, the maintenance loop, the
+   * loops run on the executor too, the listener, the ticker, the leader, the maintenance loop, the
    * job-timeout watchdog (while jobs run) and a claim loop per capsule.
    */
   static int threadsNeeded(EngineConfig engine, boolean loopsOnExecutor) {

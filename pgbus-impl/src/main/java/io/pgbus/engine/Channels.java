@@ -29,7 +29,7 @@ public final class Channels {
    * A change of a queue's limits or pause (V24: the triggers on pgbus.queue_limit and
    * pgbus.queue_pause, whoever wrote the row), so that every engine re-reads them at once instead
    * of at its next poll ceiling. The payload is empty and means nothing: a notification only asks
-   * for a rate-limited re-read, see {@link Poller#pollSoon}.
+   * for a rate-limited re-read, see {@link Ticker#tickSoon}.
    */
   static final String QUEUES = "pgbus-queues";
 

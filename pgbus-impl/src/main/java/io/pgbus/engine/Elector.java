@@ -21,11 +21,11 @@ import javax.sql.DataSource;
  * <p>Why not look every quarter TTL, as the leader acts: with the default TTL of 60 s that is one
  * read every 15 s per JVM, two thirds of an idle JVM's statements (docs/performance.md, fleet).
  *
- * <p>An engine with capsules goes further ({@link #followTicks}): its poller's tick ({@code
+ * <p>An engine with capsules goes further ({@link #followTicks}): its ticker's tick ({@code
  * pgbus.tick}) reads the lease anyway, once per poll ceiling, and hands it here ({@link #tickSaw}).
  * A candidate that saw a live lease then issues nothing of its own: it looks again only when a tick
  * reports the lease free (or its own), or when no tick came for twice the longer of the poll
- * ceiling and the TTL (a poller that cannot reach the database). A dead leader is then replaced
+ * ceiling and the TTL (a ticker that cannot reach the database). A dead leader is then replaced
  * within three quarters of a TTL (its lease running out) plus one poll ceiling (the next tick of
  * some follower): 45 s + 60 s with the defaults, and sooner where followers run jobs (they tick
  * every heartbeat interval).
@@ -117,7 +117,7 @@ final class Elector extends Loop {
   }
 
   /**
-   * Lets the poller's ticks stand in for a candidate's reads (see the class comment): {@code
+   * Lets the ticker's ticks stand in for a candidate's reads (see the class comment): {@code
    * maxSilence} is how long a candidate waits for a tick before it reads the lease itself. Call
    * before {@link #start}.
    */

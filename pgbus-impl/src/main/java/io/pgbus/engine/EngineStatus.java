@@ -14,8 +14,8 @@ import java.util.List;
  * @param leader whether this engine holds the maintenance lease now
  * @param listener the LISTEN connection
  * @param capsules each capsule, in configuration order
- * @param polls statements of the ticker's tick (poll, heartbeat, probe, lease read); 0 without
- *     capsules
+ * @param ticks statements of the {@link Ticker} (each polls, beats, probes and reads the lease); 0
+ *     without capsules
  * @param electionStatements statements of the leader election
  * @param maintenanceRounds maintenance rounds run while leader
  * @param rescued jobs the maintainer rescued from expired leases
@@ -31,7 +31,7 @@ public record EngineStatus(
     boolean leader,
     Listener listener,
     List<CapsuleStatus> capsules,
-    long polls,
+    long ticks,
     long electionStatements,
     long maintenanceRounds,
     long rescued,

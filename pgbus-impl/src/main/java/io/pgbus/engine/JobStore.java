@@ -459,7 +459,7 @@ public final class JobStore {
 
   // The head of each queue: its earliest waiting job, and whether that one is due by the
   // database's clock. One index probe per queue on job_due_idx (LIMIT 1 in run_at order).
-  // A paused queue has no head: the poller must not wake a capsule for jobs that no claim may
+  // A paused queue has no head: the ticker must not wake a capsule for jobs that no claim may
   // take, or every tick would end in an empty claim (and an alarm in the past, in a busy loop).
   private static final String QUEUE_HEADS =
       """

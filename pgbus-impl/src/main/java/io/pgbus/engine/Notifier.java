@@ -89,7 +89,7 @@ final class Notifier extends Loop {
   private boolean networkTimeoutWarned; // only the notifier's thread
   private volatile boolean probesOnTicks;
 
-  // The self-probe, sent by this thread or carried by a poller's tick (probeToSend): guarded by
+  // The self-probe, sent by this thread or carried by a ticker's tick (probeToSend): guarded by
   // probeLock. probeAwaited is the payload of the probe that is out (null: none), sent at
   // probeSentAt; lastProbeSeen is when the last one arrived (System.nanoTime()).
   private final Object probeLock = new Object();
@@ -426,8 +426,8 @@ final class Notifier extends Loop {
 
   /**
    * When the listener sends a probe of its own after the last one arrived. While probes ride on the
-   * poller's ticks ({@link #probesOnTicks}), a tick normally carries one before this: the own probe
-   * is then only the fallback for a poller that stopped ticking, one probe timeout late.
+   * ticker's ticks ({@link #probesOnTicks}), a tick normally carries one before this: the own probe
+   * is then only the fallback for a ticker that stopped ticking, one probe timeout late.
    */
   private Duration ownProbeInterval() {
     return probesOnTicks
@@ -436,7 +436,7 @@ final class Notifier extends Loop {
   }
 
   /**
-   * Lets the poller's tick carry this listener's self-probe ({@link #probeToSend}), so an idle JVM
+   * Lets the ticker's tick carry this listener's self-probe ({@link #probeToSend}), so an idle JVM
    * sends no probe statement of its own. Call before {@link #start}.
    */
   void probesOnTicks() {
@@ -449,10 +449,10 @@ final class Notifier extends Loop {
   }
 
   /**
-   * Called by the poller right before a tick: the payload its tick should NOTIFY on {@link
+   * Called by the ticker right before a tick: the payload its tick should NOTIFY on {@link
    * #probeChannel}, or null when no probe is wanted. One is wanted while the listener delivers, no
    * probe is out, and the last one arrived half a probe interval ago or more (so a tick at the poll
-   * ceiling always carries one). The probe counts as sent now; the poller reports a failed tick
+   * ceiling always carries one). The probe counts as sent now; the ticker reports a failed tick
    * with {@link #probeNotSent}.
    */
   String probeToSend() {

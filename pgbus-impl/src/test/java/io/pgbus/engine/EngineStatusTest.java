@@ -78,7 +78,7 @@ class EngineStatusTest {
     EngineStatus status = engine.status();
     assertThat(status.capsules()).isEmpty();
     assertThat(status.listener()).isEqualTo(EngineStatus.Listener.NONE);
-    assertThat(status.polls()).isZero();
+    assertThat(status.ticks()).isZero();
   }
 
   @Test

@@ -55,7 +55,7 @@ class HeartbeatTest {
           .as(
               "after %s (ticks %s, alive %s, row %s, node %s)",
               Measurements.since(started),
-              fleet.stream().map(e -> e.status().polls()).toList(),
+              fleet.stream().map(e -> e.status().ticks()).toList(),
               fleet.stream().map(e -> e.jobsAliveForTest().size()).toList(),
               row,
               db.queryLongs(
@@ -69,7 +69,7 @@ class HeartbeatTest {
           .as(
               "the lease is live after %s (ticks %s, alive %s, row %s)",
               Measurements.since(started),
-              fleet.stream().map(e -> e.status().polls()).toList(),
+              fleet.stream().map(e -> e.status().ticks()).toList(),
               fleet.stream().map(e -> e.jobsAliveForTest().size()).toList(),
               row)
           .isEqualTo(1);

@@ -57,9 +57,9 @@ class IdleStatementsTest {
     TestEngines.awaitDelivering(engine);
     // Past the start: the node row, the listener's setup and first probe, the first claims and
     // the elector's one look at the lease.
-    Await.until("two ticks", Duration.ofSeconds(30), () -> engine.status().polls(), n -> n >= 2);
+    Await.until("two ticks", Duration.ofSeconds(30), () -> engine.status().ticks(), n -> n >= 2);
 
-    long ticks0 = engine.status().polls();
+    long ticks0 = engine.status().ticks();
     long pooled0 = pool.statements();
     long listener0 = listener.statements();
     long election0 = engine.status().electionStatements();
@@ -67,10 +67,10 @@ class IdleStatementsTest {
     Await.until(
         TICKS + " more ticks",
         CEILING.multipliedBy(TICKS + 5),
-        () -> engine.status().polls(),
+        () -> engine.status().ticks(),
         n -> n >= ticks0 + TICKS);
     Duration window = Measurements.since(started);
-    long ticks = engine.status().polls() - ticks0;
+    long ticks = engine.status().ticks() - ticks0;
     long pooled = pool.statements() - pooled0;
     long onListener = listener.statements() - listener0;
 

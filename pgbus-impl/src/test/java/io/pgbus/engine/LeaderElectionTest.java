@@ -68,7 +68,7 @@ class LeaderElectionTest {
     Await.until(
         "ticks on every engine",
         Duration.ofSeconds(10),
-        () -> fleet.stream().mapToLong(e -> e.status().polls()).min().orElse(0),
+        () -> fleet.stream().mapToLong(e -> e.status().ticks()).min().orElse(0),
         n -> n >= 2);
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.leader WHERE holder = 'forged'")).isZero();
 

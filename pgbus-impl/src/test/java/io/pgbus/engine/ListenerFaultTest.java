@@ -83,7 +83,7 @@ class ListenerFaultTest {
       Measurements.record("listener kill " + round + ": terminate -> gap job done", toGapJobDone);
     }
     // Each (re)connect asks for one poll (the synthetic wake); no poll came from the timer.
-    assertThat(engine.status().polls()).as("polls").isLessThanOrEqualTo(notifier.connects() + 1);
+    assertThat(engine.status().ticks()).as("polls").isLessThanOrEqualTo(notifier.connects() + 1);
   }
 
   @Test
@@ -114,11 +114,11 @@ class ListenerFaultTest {
         s -> s == ListenerState.DEGRADED);
     Duration toDegrade = Measurements.since(started);
 
-    long polls = engine.status().polls();
+    long polls = engine.status().ticks();
     Await.until(
         "capsules to poll at the poll interval",
         Duration.ofSeconds(10),
-        () -> engine.status().polls(),
+        () -> engine.status().ticks(),
         p -> p >= polls + 10);
     Duration tenPolls = Measurements.since(started).minus(toDegrade);
 
@@ -171,9 +171,9 @@ class ListenerFaultTest {
     Await.until(
         "polling mode", Duration.ofSeconds(10), engine::listenerState, s -> !s.delivering());
     Duration toPolling = Measurements.since(deafened);
-    long polls = engine.status().polls();
+    long polls = engine.status().ticks();
     Await.until(
-        "fast polls", Duration.ofSeconds(10), () -> engine.status().polls(), p -> p >= polls + 5);
+        "fast polls", Duration.ofSeconds(10), () -> engine.status().ticks(), p -> p >= polls + 5);
 
     long healed = System.nanoTime();
     faulty.dropNotifications(false);
@@ -210,7 +210,7 @@ class ListenerFaultTest {
     awaitStartUpDone(engine);
     Capsule capsule = engine.capsules().get(0);
     long statements = counting.statements();
-    long polls = engine.status().polls();
+    long polls = engine.status().ticks();
     long claims = capsule.claims();
 
     Duration window = Duration.ofSeconds(3);
@@ -220,7 +220,7 @@ class ListenerFaultTest {
     assertThat(listenerStatements)
         .as("listener statements in 3 s at one probe per 500 ms")
         .isBetween(3L, 8L);
-    assertThat(engine.status().polls() - polls)
+    assertThat(engine.status().ticks() - polls)
         .as("polls in 3 s at the 60 s ceiling")
         .isLessThanOrEqualTo(1);
     assertThat(capsule.claims() - claims).as("claims by an idle capsule").isZero();
@@ -322,7 +322,7 @@ class ListenerFaultTest {
         "the start-up poll and claims",
         Duration.ofSeconds(10),
         () ->
-            engine.status().polls() >= 1
+            engine.status().ticks() >= 1
                 && engine.capsules().stream().allMatch(c -> c.claims() >= 1));
   }
 
@@ -344,13 +344,13 @@ class ListenerFaultTest {
   }
 
   private static long activity(Engine engine) {
-    return engine.status().polls() + engine.capsules().stream().mapToLong(Capsule::claims).sum();
+    return engine.status().ticks() + engine.capsules().stream().mapToLong(Capsule::claims).sum();
   }
 
   /** Polls issued during an observation window (a negative check needs a window). */
   private static long pollsDuring(Engine engine, Duration window) throws InterruptedException {
-    long before = engine.status().polls();
+    long before = engine.status().ticks();
     Thread.sleep(window.toMillis());
-    return engine.status().polls() - before;
+    return engine.status().ticks() - before;
   }
 }

@@ -141,7 +141,7 @@ class QueueChangeTest {
   @Test
   void forgedQueueChangeNotificationsCostAtMostOneTickPerGap() {
     Engine engine = startThree(1, "forged").get(0);
-    long pollsBefore = engine.status().polls();
+    long pollsBefore = engine.status().ticks();
     long readsBefore = engine.status().limitReads();
     long heardBefore = engine.status().queueChangesHeard();
     long started = System.nanoTime();
@@ -158,13 +158,13 @@ class QueueChangeTest {
         () -> engine.status().queueChangesHeard() - heardBefore,
         n -> n >= 540);
     Duration spent = Duration.ofNanos(System.nanoTime() - started);
-    long allowed = spent.toMillis() / Poller.SOON_GAP.toMillis() + 2;
+    long allowed = spent.toMillis() / Ticker.SOON_GAP.toMillis() + 2;
     System.out.printf(
         "[measure] 540 forged pgbus-queues notifications in %d ms: %d ticks, %d re-reads%n",
         spent.toMillis(),
-        engine.status().polls() - pollsBefore,
+        engine.status().ticks() - pollsBefore,
         engine.status().limitReads() - readsBefore);
-    assertThat(engine.status().polls() - pollsBefore)
+    assertThat(engine.status().ticks() - pollsBefore)
         .as("ticks in %s", spent)
         .isLessThanOrEqualTo(allowed);
     assertThat(engine.status().limitReads() - readsBefore).as("re-reads").isBetween(1L, allowed);
