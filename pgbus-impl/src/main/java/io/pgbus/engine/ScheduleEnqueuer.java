@@ -101,6 +101,25 @@ final class ScheduleEnqueuer {
   }
 
   /**
+   * At an engine's start, on every JVM: {@link #syncConfig}. A failure (database down, no V15
+   * schema yet) is logged; the leader's schedule task tries again before its first tick.
+   */
+  void syncConfigAtStart() {
+    if (configured.isEmpty()) {
+      return;
+    }
+    try {
+      syncConfig(null);
+    } catch (Exception e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus could not store the configured crons as schedules yet ({0}); the maintenance"
+              + " leader tries again",
+          e.toString());
+    }
+  }
+
+  /**
    * Creates or updates the configured crons as schedules (source {@code config}), in one
    * transaction, by the database's clock or {@code clock}. A new one starts with its next run after
    * now, or, when {@code pgbus.cron} (before V15) recorded a run for its name, after that.

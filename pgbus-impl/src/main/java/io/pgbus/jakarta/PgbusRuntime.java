@@ -12,6 +12,7 @@ import io.pgbus.engine.InvalidConfigException;
 import io.pgbus.engine.Jobs;
 import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.Loop;
+import io.pgbus.engine.QueueLimitStatus;
 import io.pgbus.engine.ScheduleBook;
 import io.pgbus.engine.Schema;
 import io.pgbus.engine.StopLog;
@@ -409,7 +410,7 @@ public class PgbusRuntime {
           // Paused queues are intended, so they never make readiness DOWN; they are shown.
           data.put("paused", String.join(",", engine.jobs().pausedQueues(c)));
           // Limits are intended too (V14): shown, never DOWN.
-          data.put("limited", Engine.describeLimits(engine.queueLimits(c)));
+          data.put("limited", QueueLimitStatus.describe(engine.queueLimits(c)));
         }
         problems.solved();
       } catch (Exception e) {

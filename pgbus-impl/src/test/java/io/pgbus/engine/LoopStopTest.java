@@ -49,7 +49,7 @@ class LoopStopTest {
   enum Kind {
     NOTIFIER(1, Notifier.class),
     CAPSULE(5, Capsule.class),
-    POLLER(5, Ticker.class),
+    TICKER(5, Ticker.class),
     ELECTOR(1, Elector.class),
     MAINTAINER(1, Maintainer.class);
 
