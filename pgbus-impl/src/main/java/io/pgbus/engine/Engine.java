@@ -176,15 +176,11 @@ public final class Engine {
       Capsule capsule =
           new Capsule(
               cc,
-              config.workerId(),
-              config.execution(),
+              new Claimer(cc, config.workerId(), config.execution().lease(), store, dataSource),
+              Slots.of(cc, loopsOnExecutor, threadsNeeded),
               config::jobTimeout,
               config.ticker().errorBackoffCeiling(),
-              store,
-              dataSource,
               executor,
-              loopsOnExecutor,
-              threadsNeeded,
               runner,
               this::connectionLost);
       capsule.onLimitFreed(flow::limited, flow::freed);
@@ -259,7 +255,7 @@ public final class Engine {
    * engine's loops when they run on the executor too (no {@link Builder#loopThreads}).
    */
   public int executorThreadsNeeded() {
-    return Capsule.threadsNeeded(config, loopsOnExecutor);
+    return config.executorThreadsNeeded(loopsOnExecutor);
   }
 
   public static Builder builder(EngineConfig config, DataSource dataSource) {

@@ -178,6 +178,16 @@ public record EngineConfig(
     return ticker.ceiling().compareTo(listener.probeInterval()) <= 0;
   }
 
+  /**
+   * The threads an engine's executor needs so that no job waits: a thread per slot, and, when the
+   * loops run on the executor too, the listener, the ticker, the leader, the maintenance loop, the
+   * job-timeout watchdog (while jobs run) and a claim loop per capsule.
+   */
+  public int executorThreadsNeeded(boolean loopsOnExecutor) {
+    int slots = capsules.stream().mapToInt(CapsuleConfig::concurrency).sum();
+    return loopsOnExecutor ? 5 + capsules.size() + slots : slots;
+  }
+
   /** Every queue some capsule reads, in first-seen order. */
   public List<String> queues() {
     var all = new ArrayList<String>();

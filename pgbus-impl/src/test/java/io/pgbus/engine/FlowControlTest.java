@@ -326,10 +326,10 @@ class FlowControlTest {
         Duration.ofMinutes(5),
         () -> db.jobCount("whole", "completed") == total);
     Capsule capsule = engine.capsules().get(0);
-    double perClaim = (double) capsule.claimed() / capsule.claims();
+    double perClaim = (double) capsule.status().claimed() / capsule.status().claims();
     System.out.printf(
         "[measure] limit 8 on 8 slots, %d jobs: %d claims, %.1f jobs per claim%n",
-        total, capsule.claims(), perClaim);
+        total, capsule.status().claims(), perClaim);
     assertThat(perClaim).as("jobs per claim (1 when groups collapse)").isGreaterThan(8.0);
   }
 

@@ -181,7 +181,7 @@ class LoopStopTest {
 
   private static boolean didARound(Loop loop) {
     if (loop instanceof Capsule c) {
-      return c.claims() > 0;
+      return c.status().claims() > 0;
     }
     if (loop instanceof Ticker p) {
       return p.ticks() > 0;
