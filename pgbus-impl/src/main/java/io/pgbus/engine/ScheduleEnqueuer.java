@@ -1,6 +1,7 @@
 package io.pgbus.engine;
 
 import io.pgbus.MisfirePolicy;
+import io.pgbus.Schedule;
 import io.pgbus.ScheduleDefinition;
 import io.pgbus.Schedules;
 import java.sql.Connection;
@@ -209,7 +210,7 @@ final class ScheduleEnqueuer {
    * logs it once per problem (a WARNING at the first tick that meets it, not at every tick). The
    * doctor and the admin API show it until it is fixed or deleted.
    */
-  private void skip(io.pgbus.Schedule s, Instant now) {
+  private void skip(Schedule s, Instant now) {
     Unreadable before = unreadable.get(s.name());
     if (unreadable.size() >= MAX_UNREADABLE && before == null) {
       return;

@@ -30,6 +30,7 @@ import jakarta.ejb.TransactionAttributeType;
 import jakarta.enterprise.event.Event;
 import jakarta.inject.Inject;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -40,7 +41,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * The one pgbus runtime of this application: a startup singleton that owns the engine, and with it
  * the only LISTEN connection in the JVM. The engine's notifier fires each wake as a CDI {@link
- * Wake} event; {@link WakeRouter} hands it to the capsules that read the notified queues.
+ * Wake} event; {@link WakeRouter}, its only observer, hands it to the capsules that read the
+ * notified queues.
  *
  * <p>A database that is down at deploy does not fail the deployment: the runtime keeps trying to
  * reach it (and migrate the schema) in the background, readiness says why it is not ready, and the
@@ -234,7 +236,7 @@ public class PgbusRuntime {
 
   private static boolean causedBySql(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-      if (c instanceof java.sql.SQLException) {
+      if (c instanceof SQLException) {
         return true;
       }
     }
