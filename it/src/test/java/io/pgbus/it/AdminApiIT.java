@@ -332,7 +332,7 @@ class AdminApiIT {
   }
 
   @Test
-  void queuesThroughputCronsAndFleetAnswerAViewer() throws Exception {
+  void queuesThroughputSchedulesAndFleetAnswerAViewer() throws Exception {
     String q = queue();
     plant(q, "completed", "{}");
     plant(q, "available", "{}");
@@ -342,7 +342,8 @@ class AdminApiIT {
     assertTrue(queues.body().contains("\"capsule\":\"admin\""), queues.body());
     Http.Response throughput = get("throughput", "viewer", "viewer-secret");
     assertTrue(throughput.body().contains("\"queue\":\"" + q + "\""), throughput.body());
-    assertEquals(200, get("crons", "viewer", "viewer-secret").status());
+    assertEquals(200, get("schedules", "viewer", "viewer-secret").status());
+    assertEquals(404, get("crons", "viewer", "viewer-secret").status(), "crons went in #24");
     Http.Response fleet = get("fleet", "viewer", "viewer-secret");
     assertEquals(200, fleet.status(), fleet.body());
     assertTrue(fleet.body().contains("\"listeners\""), fleet.body());

@@ -1,5 +1,6 @@
 package io.pgbus.engine;
 
+import io.pgbus.Schedules;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -136,8 +137,8 @@ public final class Doctor {
                 config.capsules().size(),
                 config.queues(),
                 threads,
-                config.poller().ceiling(),
-                config.poller().interval(),
+                config.ticker().ceiling(),
+                config.ticker().interval(),
                 config.execution().lease(),
                 config.crons().size(),
                 config.crons().isEmpty()
@@ -256,7 +257,7 @@ public final class Doctor {
     String after = null;
     List<ScheduleStore.Row> page;
     do {
-      page = store.scheduleList(c, after, io.pgbus.Schedules.MAX_PAGE);
+      page = store.scheduleList(c, after, Schedules.MAX_PAGE);
       for (ScheduleStore.Row r : page) {
         total++;
         if (!r.schedule().readable()) {
@@ -267,7 +268,7 @@ public final class Doctor {
         }
         after = r.schedule().name();
       }
-    } while (page.size() == io.pgbus.Schedules.MAX_PAGE);
+    } while (page.size() == Schedules.MAX_PAGE);
     if (unreadable == 0) {
       return new Check("schedules", Status.OK, total + " schedule(s), all can run", null);
     }
@@ -425,7 +426,7 @@ public final class Doctor {
               "degraded: a self-probe did not come back, notifications are being lost"
                   + error
                   + "; capsules poll every "
-                  + engine.config().poller().interval(),
+                  + engine.config().ticker().interval(),
               "point the listener at the database directly (pgbus.listener.url), not through a"
                   + " transaction-mode pooler");
       case RECONNECTING ->
@@ -435,13 +436,13 @@ public final class Doctor {
               "reconnecting"
                   + error
                   + "; capsules poll every "
-                  + engine.config().poller().interval(),
+                  + engine.config().ticker().interval(),
               "check that the database is up and accepts connections from this host");
       case FAILED ->
           new Check(
               "listener",
               Status.FAIL,
-              "failed" + error + "; capsules poll every " + engine.config().poller().interval(),
+              "failed" + error + "; capsules poll every " + engine.config().ticker().interval(),
               "the application does not see the PostgreSQL driver; on WildFly put"
                   + " jboss-deployment-structure.xml with the module org.postgresql into the EAR's"
                   + " META-INF, for the deployment and the WAR's sub-deployment (docs/wildfly.md)");

@@ -21,7 +21,7 @@ import java.util.stream.Stream;
  * @param workerId names this JVM in {@code attempted_by}; defaults to host:pid
  * @param capsules the worker groups, each reading its queues
  * @param execution what every capsule shares: lease, job timeout, drain, retry
- * @param poller the poll intervals
+ * @param ticker the poll intervals
  * @param listener the listener's self-probe and reconnects
  * @param elector the maintenance leader's lease
  * @param maintainer the periods of the maintenance tasks
@@ -37,7 +37,7 @@ public record EngineConfig(
     String workerId,
     List<CapsuleConfig> capsules,
     ExecutionConfig execution,
-    PollerConfig poller,
+    TickerConfig ticker,
     ListenerConfig listener,
     ElectorConfig elector,
     MaintainerConfig maintainer,
@@ -55,7 +55,7 @@ public record EngineConfig(
       Stream.of(
               ExecutionConfig.SETTINGS,
               RetryPolicy.SETTINGS,
-              PollerConfig.SETTINGS,
+              TickerConfig.SETTINGS,
               ListenerConfig.SETTINGS,
               ElectorConfig.SETTINGS,
               MaintainerConfig.SETTINGS,
@@ -76,7 +76,7 @@ public record EngineConfig(
       }
     }
     Objects.requireNonNull(execution, "execution");
-    Objects.requireNonNull(poller, "poller");
+    Objects.requireNonNull(ticker, "ticker");
     Objects.requireNonNull(listener, "listener");
     Objects.requireNonNull(elector, "elector");
     Objects.requireNonNull(maintainer, "maintainer");
@@ -147,7 +147,7 @@ public record EngineConfig(
         workerId,
         capsules,
         execution,
-        poller,
+        ticker,
         listener,
         elector,
         maintainer,
@@ -156,6 +156,36 @@ public record EngineConfig(
         crons,
         merged,
         queueLimits);
+  }
+
+  /**
+   * How long a candidate for leadership waits for a tick to show it the leader's lease before it
+   * reads the lease itself: two of the longer of the poll ceiling (an idle JVM's tick) and the
+   * leader TTL, so a tick late by a whole period still stands in for the read.
+   */
+  public Duration leaseReadSilence() {
+    Duration ceiling = ticker.ceiling();
+    Duration ttl = elector.ttl();
+    return (ceiling.compareTo(ttl) >= 0 ? ceiling : ttl).multipliedBy(2);
+  }
+
+  /**
+   * Whether the ticker's ticks carry the listener's self-probe: only when ticks come at least as
+   * often as probes are due. A probe interval set below the poll ceiling (faster detection of a
+   * deaf listener) keeps the listener's own probes.
+   */
+  public boolean probesRideOnTicks() {
+    return ticker.ceiling().compareTo(listener.probeInterval()) <= 0;
+  }
+
+  /**
+   * The threads an engine's executor needs so that no job waits: a thread per slot, and, when the
+   * loops run on the executor too, the listener, the ticker, the leader, the maintenance loop, the
+   * job-timeout watchdog (while jobs run) and a claim loop per capsule.
+   */
+  public int executorThreadsNeeded(boolean loopsOnExecutor) {
+    int slots = capsules.stream().mapToInt(CapsuleConfig::concurrency).sum();
+    return loopsOnExecutor ? 5 + capsules.size() + slots : slots;
   }
 
   /** Every queue some capsule reads, in first-seen order. */
@@ -249,11 +279,11 @@ public record EngineConfig(
     }
 
     public Builder pollInterval(Duration v) {
-      return set(PollerConfig.INTERVAL, v);
+      return set(TickerConfig.INTERVAL, v);
     }
 
     public Builder pollCeiling(Duration v) {
-      return set(PollerConfig.CEILING, v);
+      return set(TickerConfig.CEILING, v);
     }
 
     public Builder lease(Duration v) {
@@ -332,7 +362,7 @@ public record EngineConfig(
           workerId,
           capsules,
           ExecutionConfig.from(source),
-          PollerConfig.from(source),
+          TickerConfig.from(source),
           ListenerConfig.from(source),
           ElectorConfig.from(source),
           MaintainerConfig.from(source),

@@ -1,6 +1,8 @@
 package io.pgbus.engine;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A limited queue as the database has it now: its limits, its running jobs, and its due jobs split
@@ -81,5 +83,31 @@ public record QueueLimitStatus(
             + ": "
             + startsInWindow
             + " started this window";
+  }
+
+  /**
+   * The limited queues in one line for health data, for example {@code "partner_api(global 5, per
+   * key 1: 5 running, 120 waiting on the limit, 0 on a worker)"}; "" when none.
+   */
+  public static String describe(List<QueueLimitStatus> limits) {
+    var parts = new ArrayList<String>();
+    for (QueueLimitStatus l : limits) {
+      parts.add(
+          l.queue()
+              + "(global "
+              + (l.globalConcurrency() == null ? "none" : l.globalConcurrency())
+              + ", per key "
+              + l.keyConcurrency()
+              + l.describeFifo()
+              + l.describeRate()
+              + ": "
+              + l.running()
+              + " running, "
+              + l.waitingOnLimit()
+              + " waiting on the limit, "
+              + l.waitingOnWorker()
+              + " on a worker)");
+    }
+    return String.join(", ", parts);
   }
 }

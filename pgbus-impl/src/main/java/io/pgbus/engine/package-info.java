@@ -6,7 +6,7 @@
  * io.pgbus.engine.Capsule} claims for its ordered queues and hands jobs to the {@link
  * io.pgbus.engine.JobRunner}; the {@link io.pgbus.engine.Maintainer} rescues expired leases, prunes
  * old jobs and enqueues due cron runs ({@link io.pgbus.engine.CronJob}) on the leader the {@link
- * io.pgbus.engine.Elector} chose; the {@link io.pgbus.engine.Poller} is the one safety-net poll per
+ * io.pgbus.engine.Elector} chose; the {@link io.pgbus.engine.Ticker} is the one safety-net poll per
  * JVM, and the {@link io.pgbus.engine.Watchdog} interrupts handlers past their timeout. All SQL for
  * the job table lives in {@link io.pgbus.engine.JobStore}. Every long-running loop is a {@link
  * io.pgbus.engine.Loop}: started once, stopped at any time, sleeping on a {@link
@@ -17,7 +17,7 @@
  *
  * <p>{@link io.pgbus.engine.Jobs} holds the job operations (enqueue, pause, cancel, replay, the
  * audit trail) on the caller's connection; it needs no running engine. Each role reads its own
- * small config record ({@link io.pgbus.engine.PollerConfig}, {@link
+ * small config record ({@link io.pgbus.engine.TickerConfig}, {@link
  * io.pgbus.engine.ListenerConfig}, ...), gathered in {@link io.pgbus.engine.EngineConfig}; each
  * record declares its keys as {@link io.pgbus.engine.Setting}s and names them in its errors.
  *
@@ -29,18 +29,21 @@
  *
  * <dl>
  *   <dt>Wiring and the loop idiom
- *   <dd>{@code Engine} (builds and runs the roles), {@code Loop}, {@code WakeSignal}, {@code
- *       ErrorBackoff} (every retry's waits), {@code IdleBackoff}, {@code StopLog}, {@code
- *       WorkerIds}, {@code Durations}.
+ *   <dd>{@code Engine} (builds and runs the roles), {@code EngineThreads}, {@code EngineStatus}
+ *       (the one snapshot readiness, metrics and the admin API read), {@code Loop}, {@code
+ *       WakeSignal}, {@code ErrorBackoff} (every retry's waits), {@code IdleBackoff}, {@code
+ *       StopLog}, {@code WorkerIds}, {@code Durations}.
  *   <dt>Ports to the container
  *   <dd>{@code Transactions} ({@code JdbcTransactions} in Java SE), {@code ListenerConnections},
  *       {@code JobFunction}, {@code JobTracing}, {@code JobEvents}.
  *   <dt>Waking
- *   <dd>{@code Notifier} (the LISTEN connection), {@code Wake}, {@code ListenerState}, {@code
- *       Poller} (the tick: poll, heartbeat, probe, leader lease), {@code NodeReporter}.
+ *   <dd>{@code Notifier} (the LISTEN connection), {@code Channels} (every NOTIFY channel's name),
+ *       {@code Wake}, {@code ListenerState}, {@code Ticker} (the tick: poll, heartbeat, probe,
+ *       leader lease), {@code NodeReporter}.
  *   <dt>Claiming
- *   <dd>{@code Capsule} (a worker group and its loop), {@code ClaimFloors}, {@code Grouping},
- *       {@code ClaimedJob} (a claimed row, a plain value).
+ *   <dd>{@code Capsule} (a worker group and its loop), {@code ClaimReasons} (why it claims), {@code
+ *       Slots} (busy slots, held jobs), {@code Claimer} (the claim statement), {@code ClaimFloors},
+ *       {@code Grouping}, {@code ClaimedJob} (a claimed row, a plain value).
  *   <dt>Running a job
  *   <dd>{@code BatchRunner} (several jobs in one transaction), {@code JobRunner} (one attempt: the
  *       handler, its outcome, a failure's record), {@code RunningJob} (the handler's {@code
@@ -62,7 +65,7 @@
  *   <dt>Schema
  *   <dd>{@code Schema}, {@code SchemaMigrator}, {@code MigrationDataSource}.
  *   <dt>Configuration
- *   <dd>{@code EngineConfig}, {@code ExecutionConfig}, {@code CapsuleConfig}, {@code PollerConfig},
+ *   <dd>{@code EngineConfig}, {@code ExecutionConfig}, {@code CapsuleConfig}, {@code TickerConfig},
  *       {@code ListenerConfig}, {@code ElectorConfig}, {@code MaintainerConfig}, {@code
  *       RetentionConfig}, {@code QueuePolicy}, {@code QueueLimit}, {@code Setting}, {@code
  *       SettingSource}, {@code InvalidConfigException} (the one refusal type, the adapter's too).

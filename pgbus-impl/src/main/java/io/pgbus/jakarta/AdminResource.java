@@ -13,9 +13,9 @@ import io.pgbus.admin.JobView;
 import io.pgbus.admin.QueueStats;
 import io.pgbus.admin.SearchTimeoutException;
 import io.pgbus.admin.Throughput;
-import io.pgbus.engine.Capsule;
 import io.pgbus.engine.Durations;
 import io.pgbus.engine.Engine;
+import io.pgbus.engine.EngineStatus;
 import io.pgbus.engine.FleetStore;
 import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.NodeStore;
@@ -334,32 +334,6 @@ public class AdminResource {
         });
   }
 
-  @GET
-  @Path("crons")
-  @Produces(MediaType.APPLICATION_JSON)
-  public Response crons(@Context SecurityContext security) {
-    return read(
-        security,
-        () -> {
-          var out = new ArrayList<Map<String, Object>>();
-          try (Connection c = resources.dataSource().getConnection()) {
-            for (Engine.CronStatus s : runtime.engine().crons(c)) {
-              var m = new LinkedHashMap<String, Object>();
-              m.put("name", s.name());
-              m.put("schedule", s.schedule());
-              m.put("zone", s.zone());
-              m.put("queue", s.queue());
-              m.put("lastRun", text(s.lastRun()));
-              m.put("nextRun", text(s.nextRun()));
-              out.add(m);
-            }
-          } catch (SQLException e) {
-            throw new IllegalStateException("read the crons: " + e.getMessage(), e);
-          }
-          return Response.ok(Map.of("crons", out)).build();
-        });
-  }
-
   /**
    * Schedules by name: {@code ?after=<name>&limit=<1..500>}; {@code next} is the next page's after.
    */
@@ -515,18 +489,19 @@ public class AdminResource {
           } catch (SQLException e) {
             throw new IllegalStateException("read the fleet: " + e.getMessage(), e);
           }
-          ListenerState listener = engine.listenerState();
+          EngineStatus now = engine.status();
+          ListenerState listener = now.listener().state();
           var self = new LinkedHashMap<String, Object>();
-          self.put("worker", engine.config().workerId());
-          self.put("leader", engine.leader());
+          self.put("worker", now.workerId());
+          self.put("leader", now.leader());
           self.put("listener", PgbusRuntime.listenerLabel(listener));
           self.put("mode", listener.delivering() ? "notify" : "polling");
           var capsules = new ArrayList<Map<String, Object>>();
-          for (Capsule c : engine.capsules()) {
+          for (EngineStatus.CapsuleStatus c : now.capsules()) {
             var m = new LinkedHashMap<String, Object>();
-            m.put("name", c.config().name());
-            m.put("queues", c.config().queues());
-            m.put("concurrency", c.config().concurrency());
+            m.put("name", c.name());
+            m.put("queues", c.queues());
+            m.put("concurrency", c.concurrency());
             m.put("inFlight", c.inFlight());
             capsules.add(m);
           }
@@ -551,10 +526,11 @@ public class AdminResource {
   private static List<Map<String, Object>> readers(
       Engine engine, List<NodeStore.Node> nodes, String queue) {
     var readers = new ArrayList<Map<String, Object>>();
-    String self = engine.config().workerId();
-    for (Capsule c : engine.capsules()) {
-      if (c.config().queues().contains(queue)) {
-        readers.add(Map.of("capsule", c.config().name(), "worker", self));
+    EngineStatus now = engine.status();
+    String self = now.workerId();
+    for (EngineStatus.CapsuleStatus c : now.capsules()) {
+      if (c.queues().contains(queue)) {
+        readers.add(Map.of("capsule", c.name(), "worker", self));
       }
     }
     for (NodeStore.Node n : nodes) {

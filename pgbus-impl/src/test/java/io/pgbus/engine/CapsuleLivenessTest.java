@@ -109,16 +109,18 @@ class CapsuleLivenessTest {
       Await.until(
           "the stuck handlers to run",
           Duration.ofSeconds(10),
-          () -> full.inFlight() == 1 && half.inFlight() == 1);
+          () -> full.status().inFlight() == 1 && half.status().inFlight() == 1);
 
       List<Capsule> stalled = List.of(hung, dead, full);
       Await.until(
           "the stuck capsules to show no progress for longer than an idle beat",
           Duration.ofSeconds(20),
-          () -> stalled.stream().allMatch(c -> c.sinceLastBeat().compareTo(NO_PROGRESS) > 0));
+          () ->
+              stalled.stream()
+                  .allMatch(c -> c.status().sinceLastBeat().compareTo(NO_PROGRESS) > 0));
 
-      assertThat(half.sinceLastBeat()).as("one slot of two stuck").isLessThan(NO_PROGRESS);
-      assertThat(idle.sinceLastBeat()).as("idle").isLessThan(NO_PROGRESS);
+      assertThat(half.status().sinceLastBeat()).as("one slot of two stuck").isLessThan(NO_PROGRESS);
+      assertThat(idle.status().sinceLastBeat()).as("idle").isLessThan(NO_PROGRESS);
     } finally {
       hang.countDown();
       release.countDown();
@@ -137,7 +139,7 @@ class CapsuleLivenessTest {
 
     engine.stop();
 
-    assertThat(capsule.sinceLastBeat()).isEqualTo(Duration.ZERO);
+    assertThat(capsule.status().sinceLastBeat()).isEqualTo(Duration.ZERO);
   }
 
   private Engine start(
@@ -155,7 +157,8 @@ class CapsuleLivenessTest {
                 .maintenance(false) // only the capsule's claims use the datasource after start
                 .jobs(jobs));
     TestEngines.awaitDelivering(engine);
-    Await.until("the first poll", Duration.ofSeconds(10), engine::polls, p -> p >= 1);
+    Await.until(
+        "the first poll", Duration.ofSeconds(10), () -> engine.status().ticks(), p -> p >= 1);
     return engine;
   }
 
@@ -165,7 +168,7 @@ class CapsuleLivenessTest {
 
   /**
    * The test database, except that once armed, the next getConnection made by a capsule's claim
-   * runs {@code fault} first (the poller and the listener are left alone).
+   * runs {@code fault} first (the ticker and the listener are left alone).
    */
   private static DataSource faulty(AtomicBoolean armed, Await.Check<Object> fault) {
     return FaultyDataSource.from(
