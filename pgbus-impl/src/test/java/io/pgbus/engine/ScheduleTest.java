@@ -264,10 +264,11 @@ class ScheduleTest {
         "UPDATE pgbus.schedule SET next_run_at = date_trunc('year', now()) WHERE name = 'yearly'");
     Await.until("the run moved back", within, () -> runs("by_hand").size(), n -> n == 1);
 
-    // Due while paused: nothing runs; then only the resume is written.
+    // Due while paused: nothing runs; then only the resume is written. The count is read before
+    // the update: its NOTIFY may be heard before the statement returns.
+    long wakes = leader.status().scheduleWakes();
     db.update(
         "UPDATE pgbus.schedule SET next_run_at = date_trunc('year', now()) WHERE name = 'held'");
-    long wakes = leader.status().scheduleWakes();
     Await.until(
         "the leader to read it", within, () -> leader.status().scheduleWakes(), n -> n > wakes);
     assertThat(runs("by_hand_resumed")).isEmpty();
