@@ -199,18 +199,11 @@ public final class Doctor {
   }
 
   private static Check schema(Connection c) throws SQLException {
-    String version = Schema.installedVersion(c);
-    if (Schema.EXPECTED_VERSION.equals(version)) {
-      return new Check("schema", Status.OK, "pgbus schema version " + version, null);
+    SchemaWindow window = SchemaWindow.read(c);
+    if (window.inside()) {
+      return new Check("schema", Status.OK, window.explain(), null);
     }
-    return new Check(
-        "schema",
-        Status.FAIL,
-        version == null
-            ? "the pgbus schema is missing"
-            : "pgbus schema version " + version + ", this build expects " + Schema.EXPECTED_VERSION,
-        "set pgbus.migrate=true (the default) and restart, or apply the migrations in"
-            + " io/pgbus/db/migration");
+    return new Check("schema", Status.FAIL, window.explain(), window.fix());
   }
 
   /**

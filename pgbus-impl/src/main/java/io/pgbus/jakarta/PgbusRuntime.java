@@ -1,6 +1,7 @@
 package io.pgbus.jakarta;
 
 import io.pgbus.PgbusException;
+import io.pgbus.engine.BuildVersion;
 import io.pgbus.engine.Capsule;
 import io.pgbus.engine.DatabaseProblem;
 import io.pgbus.engine.Doctor;
@@ -13,6 +14,7 @@ import io.pgbus.engine.Jobs;
 import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.Loop;
 import io.pgbus.engine.Schema;
+import io.pgbus.engine.SchemaWindow;
 import io.pgbus.engine.Wake;
 import io.pgbus.engine.WakeSignal;
 import io.pgbus.health.PgbusHealth;
@@ -170,13 +172,15 @@ public class PgbusRuntime {
             throw StartFailure.migration(e);
           }
         }
-        String version;
+        // Inside this build's window the engine starts, also on a newer schema (a newer build
+        // migrated it mid-rollout): docs/schema.md, "The compatibility window".
+        SchemaWindow window;
         try (Connection c = resources.dataSource().getConnection()) {
-          version = Schema.installedVersion(c);
+          window = SchemaWindow.read(c);
         }
-        schemaVersion = version;
-        if (!Schema.EXPECTED_VERSION.equals(version)) {
-          throw StartFailure.schemaMismatch(version);
+        schemaVersion = window.installed();
+        if (!window.inside()) {
+          throw StartFailure.outsideWindow(window);
         }
         synchronized (this) {
           if (!signal.stopped()) {
@@ -329,7 +333,7 @@ public class PgbusRuntime {
     }
   }
 
-  /** Readiness: database reachable, schema at the expected version, engine running. */
+  /** Readiness: database reachable, schema inside this build's window, engine running. */
   public Status status() {
     // The database check is cached for a few seconds (a probe every second must not become a
     // query every second); the listener state and mode are always current.
@@ -390,12 +394,15 @@ public class PgbusRuntime {
     String reason = problem;
     if (reason == null) {
       try (Connection c = resources.dataSource().getConnection()) {
-        schemaVersion = Schema.installedVersion(c);
-        if (!Schema.EXPECTED_VERSION.equals(schemaVersion)) {
-          reason =
-              schemaVersion == null
-                  ? DatabaseProblem.SCHEMA_MISSING
-                  : DatabaseProblem.SCHEMA_OUTDATED;
+        SchemaWindow window = SchemaWindow.read(c);
+        schemaVersion = window.installed();
+        reason = window.problem();
+        if (reason != null) {
+          // Both versions, so that a rollout's operator sees which build to deploy.
+          data.put("build", BuildVersion.current().toString());
+          if (window.oldestServed() != null) {
+            data.put("schemaServesFrom", window.oldestServed().toString());
+          }
         } else {
           // Paused queues are intended, so they never make readiness DOWN; they are shown.
           data.put("paused", String.join(",", engine.jobs().pausedQueues(c)));
