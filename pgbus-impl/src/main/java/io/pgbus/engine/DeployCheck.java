@@ -61,7 +61,19 @@ public final class DeployCheck {
 
     @Override
     public String toString() {
-      return kind.name().toLowerCase(Locale.ROOT).replace('_', ' ') + ": " + detail;
+      return label() + ": " + detail;
+    }
+
+    /**
+     * The kind and the queue only, for readiness (which anyone may read): a detail may quote a
+     * payload.
+     */
+    public String summary() {
+      return queue == null ? label() : label() + " '" + queue + "'";
+    }
+
+    private String label() {
+      return kind.name().toLowerCase(Locale.ROOT).replace('_', ' ');
     }
   }
 
@@ -167,6 +179,31 @@ public final class DeployCheck {
       sb.append(sb.isEmpty() ? "" : "; ").append(f);
     }
     return sb.toString();
+  }
+
+  /**
+   * The findings as the doctor's "deploy check": FAIL for a blocking one under {@link Mode#FAIL},
+   * WARN for any other finding (a limit that differs after this build started means another build
+   * wrote it: docs/schema.md, "Flow control"), OK without findings.
+   */
+  public static Doctor.Check check(List<Finding> findings, Mode mode) {
+    String name = "deploy check";
+    String setting = "pgbus.deploy-check=" + mode.name().toLowerCase(Locale.ROOT);
+    if (findings.isEmpty()) {
+      return new Doctor.Check(name, Doctor.Status.OK, "no findings (" + setting + ")", null);
+    }
+    boolean blocking = !blocking(findings).isEmpty();
+    return new Doctor.Check(
+        name,
+        blocking && mode == Mode.FAIL ? Doctor.Status.FAIL : Doctor.Status.WARN,
+        describe(findings) + " (" + setting + ")",
+        blocking
+            ? "deploy a handler for each queue named (@Handles), keep a build that reads it"
+                + " running until its jobs are done, or delete or move the jobs and schedules"
+                + " (admin API); a payload that does not map needs a handler type that reads"
+                + " both shapes until the old jobs are done"
+            : "intended? the newest build's limits win (docs/schema.md, \"Flow control\"):"
+                + " make the configurations agree");
   }
 
   /** The blocking findings of {@code findings}. */

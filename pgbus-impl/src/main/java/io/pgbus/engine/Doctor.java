@@ -52,6 +52,14 @@ public final class Doctor {
 
   public record Report(Status status, List<Check> checks, Budget budget) {
 
+    /** This report with {@code extra} at the end, its status the worse of both. */
+    public Report plus(Check extra) {
+      var all = new ArrayList<>(checks);
+      all.add(extra);
+      Status worst = extra.status().compareTo(status) > 0 ? extra.status() : status;
+      return new Report(worst, List.copyOf(all), budget);
+    }
+
     /** The report as log lines. */
     public String toText() {
       var sb = new StringBuilder("pgbus doctor: ").append(status);

@@ -4,6 +4,7 @@ import io.pgbus.PgbusException;
 import io.pgbus.engine.BuildVersion;
 import io.pgbus.engine.Capsule;
 import io.pgbus.engine.DatabaseProblem;
+import io.pgbus.engine.DeployCheck;
 import io.pgbus.engine.Doctor;
 import io.pgbus.engine.Durations;
 import io.pgbus.engine.Engine;
@@ -73,6 +74,8 @@ public class PgbusRuntime {
   private final Bootstrap bootstrap = new Bootstrap();
   private volatile String problem = "starting";
   private volatile String schemaVersion;
+  // What the deploy gate blocks on, as kinds and queues (readiness shows it); null when not.
+  private volatile String gateBlocked;
   private volatile Status cachedStatus;
   private volatile long cachedAt;
   private final Object statusLock = new Object();
@@ -182,6 +185,7 @@ public class PgbusRuntime {
         if (!window.inside()) {
           throw StartFailure.outsideWindow(window);
         }
+        deployGate();
         synchronized (this) {
           if (!signal.stopped()) {
             engine.start();
@@ -216,6 +220,55 @@ public class PgbusRuntime {
         return;
       }
       backoffMs = Math.min(BOOTSTRAP_BACKOFF_MAX_MS, backoffMs * 2);
+    }
+  }
+
+  /**
+   * The deploy gate (pgbus.deploy-check), before the engine starts: under {@code fail} a blocking
+   * finding ends this attempt (readiness DOWN, retried with the bootstrap: a queue may drain, a
+   * reader come back); otherwise the findings are logged and the engine starts.
+   */
+  private void deployGate() throws java.sql.SQLException, StartFailure {
+    DeployCheck.Mode mode = resources.settings().deployCheck();
+    if (mode == DeployCheck.Mode.OFF) {
+      return;
+    }
+    List<DeployCheck.Finding> findings;
+    try (Connection c = resources.dataSource().getConnection()) {
+      findings = DeployCheck.run(c, engine.config(), handlers.queues(), handlers::payloadMismatch);
+    }
+    List<DeployCheck.Finding> blocking = DeployCheck.blocking(findings);
+    if (mode == DeployCheck.Mode.FAIL && !blocking.isEmpty()) {
+      gateBlocked = String.join(", ", blocking.stream().map(DeployCheck.Finding::summary).toList());
+      throw StartFailure.deployCheck(DeployCheck.describe(blocking));
+    }
+    gateBlocked = null;
+    if (findings.isEmpty()) {
+      LOG.log(System.Logger.Level.INFO, "pgbus deploy check: no findings");
+    } else {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus deploy check ({0}={1}): {2}",
+          PgbusSettings.DEPLOY_CHECK_KEY,
+          mode.name().toLowerCase(java.util.Locale.ROOT),
+          DeployCheck.describe(findings));
+    }
+  }
+
+  /** The doctor's "deploy check": the gate run now, whatever the mode. */
+  private Doctor.Check deployCheck() {
+    DeployCheck.Mode mode = resources.settings().deployCheck();
+    try (Connection c = resources.dataSource().getConnection()) {
+      return DeployCheck.check(
+          DeployCheck.run(c, engine.config(), handlers.queues(), handlers::payloadMismatch), mode);
+    } catch (Exception e) {
+      LOG.log(
+          System.Logger.Level.WARNING, "pgbus doctor: the deploy check failed: {0}", e.toString());
+      return new Doctor.Check(
+          "deploy check",
+          Doctor.Status.WARN,
+          "could not run: " + DatabaseProblem.of(e),
+          "see the schema and database checks");
     }
   }
 
@@ -306,7 +359,8 @@ public class PgbusRuntime {
 
   private Doctor.Report examine() {
     return Doctor.examine(
-        engine, resources.dataSource(), resources.poolMax(), PgbusResources.POOL_SIZE_KEY);
+            engine, resources.dataSource(), resources.poolMax(), PgbusResources.POOL_SIZE_KEY)
+        .plus(deployCheck());
   }
 
   // Once at start-up, after the listener had a moment to prove itself.
@@ -419,6 +473,10 @@ public class PgbusRuntime {
       reason = "engine stopped";
     }
     data.put("schemaVersion", String.valueOf(schemaVersion));
+    String blocked = gateBlocked;
+    if (blocked != null && !engine.running()) {
+      data.put("deployCheck", blocked);
+    }
     if (reason != null) {
       data.put("reason", reason);
     }

@@ -4,6 +4,7 @@ import io.pgbus.InvalidJobException;
 import io.pgbus.QueueNames;
 import io.pgbus.engine.CapsuleConfig;
 import io.pgbus.engine.CronJob;
+import io.pgbus.engine.DeployCheck;
 import io.pgbus.engine.Durations;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.ErrorDetail;
@@ -46,7 +47,11 @@ record PgbusSettings(
     Duration stallThreshold,
     ErrorDetail errorDetail,
     String metrics,
-    boolean adminMaskPayloads) {
+    boolean adminMaskPayloads,
+    DeployCheck.Mode deployCheck) {
+
+  /** The deploy gate's mode: off, warn (the default) or fail (docs/operations.md). */
+  static final String DEPLOY_CHECK_KEY = "pgbus.deploy-check";
 
   static final String DEFAULT_DATASOURCE = "jdbc/pgbus";
   static final String DEFAULT_LISTENER_DATASOURCE = "jdbc/pgbusListener";
@@ -171,7 +176,8 @@ record PgbusSettings(
         r.valueOrDefault(STALL_THRESHOLD),
         r.errorDetail("pgbus.errors.detail", ErrorDetail.STACK),
         metrics(r.string("pgbus.metrics").orElse("auto")),
-        r.bool("pgbus.admin.mask-payloads", true));
+        r.bool("pgbus.admin.mask-payloads", true),
+        r.deployCheck(DEPLOY_CHECK_KEY, DeployCheck.Mode.WARN));
   }
 
   /**
@@ -464,6 +470,26 @@ record PgbusSettings(
         return parse.apply(text);
       } catch (NumberFormatException e) {
         return null; // reported by the caller
+      }
+    }
+
+    DeployCheck.Mode deployCheck(String key, DeployCheck.Mode fallback) {
+      Optional<String> v = string(key);
+      if (v.isEmpty()) {
+        return fallback;
+      }
+      try {
+        return DeployCheck.Mode.valueOf(v.get().trim().toUpperCase(java.util.Locale.ROOT));
+      } catch (IllegalArgumentException e) {
+        throw new InvalidSettingException(
+            "pgbus: "
+                + key
+                + "="
+                + v.get()
+                + " is invalid: use off (no check), warn (findings to the log and the doctor)"
+                + " or fail (a blocking finding also keeps readiness DOWN and the engine"
+                + " stopped); default "
+                + fallback.name().toLowerCase(java.util.Locale.ROOT));
       }
     }
 

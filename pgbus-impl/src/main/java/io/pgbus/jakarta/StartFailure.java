@@ -23,6 +23,18 @@ final class StartFailure extends Exception {
     return new StartFailure(window.message(), null, window.problem());
   }
 
+  /** The category readiness shows while the deploy gate blocks the start. */
+  static final String DEPLOY_CHECK_FAILED = "deploy check failed";
+
+  /** The deploy gate found what this build would break (pgbus.deploy-check=fail). */
+  static StartFailure deployCheck(String findings) {
+    return new StartFailure(
+        "pgbus deploy check failed (pgbus.deploy-check=fail), the engine does not start: "
+            + findings,
+        null,
+        DEPLOY_CHECK_FAILED);
+  }
+
   /**
    * Migrating failed. A connection problem keeps its own category; anything else (a failed
    * statement, no right to create the schema) is the migration's failure, and the log has Flyway's

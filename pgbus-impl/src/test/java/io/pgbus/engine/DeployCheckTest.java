@@ -148,4 +148,21 @@ class DeployCheckTest {
         (double) seenAgoMs,
         "[{\"name\":\"main\",\"queues\":[\"" + queue + "\"],\"concurrency\":1}]");
   }
+
+  @Test
+  void theDoctorShowsBlockingFindingsAsFailOnlyUnderFailAndAConfigChangeAsWarn() {
+    var unhandled = new Finding(Kind.UNHANDLED_QUEUE, "legacy", "queue 'legacy' has waiting jobs");
+    var change = new Finding(Kind.CONFIG_CHANGE, "orders", "queue 'orders' limits: ...");
+
+    assertThat(DeployCheck.check(List.of(), DeployCheck.Mode.FAIL).status())
+        .isEqualTo(Doctor.Status.OK);
+    assertThat(DeployCheck.check(List.of(unhandled, change), DeployCheck.Mode.FAIL).status())
+        .isEqualTo(Doctor.Status.FAIL);
+    assertThat(DeployCheck.check(List.of(unhandled), DeployCheck.Mode.WARN).status())
+        .isEqualTo(Doctor.Status.WARN);
+    Doctor.Check changeOnly = DeployCheck.check(List.of(change), DeployCheck.Mode.FAIL);
+    assertThat(changeOnly.status()).isEqualTo(Doctor.Status.WARN);
+    assertThat(changeOnly.fix()).contains("newest build");
+    assertThat(unhandled.summary()).isEqualTo("unhandled queue 'legacy'");
+  }
 }
