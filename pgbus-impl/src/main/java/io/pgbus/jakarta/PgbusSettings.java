@@ -474,41 +474,40 @@ record PgbusSettings(
     }
 
     DeployCheck.Mode deployCheck(String key, DeployCheck.Mode fallback) {
-      Optional<String> v = string(key);
-      if (v.isEmpty()) {
-        return fallback;
-      }
-      try {
-        return DeployCheck.Mode.valueOf(v.get().trim().toUpperCase(java.util.Locale.ROOT));
-      } catch (IllegalArgumentException e) {
-        throw new InvalidSettingException(
-            "pgbus: "
-                + key
-                + "="
-                + v.get()
-                + " is invalid: use off (no check), warn (findings to the log and the doctor)"
-                + " or fail (a blocking finding also keeps readiness DOWN and the engine"
-                + " stopped); default "
-                + fallback.name().toLowerCase(java.util.Locale.ROOT));
-      }
+      return choice(
+          key,
+          DeployCheck.Mode.class,
+          fallback,
+          "off (no check), warn (findings to the log and the doctor) or fail (a blocking"
+              + " finding also keeps readiness DOWN and the engine stopped)");
     }
 
     ErrorDetail errorDetail(String key, ErrorDetail fallback) {
+      return choice(
+          key,
+          ErrorDetail.class,
+          fallback,
+          "stack (the exception with its stack trace), message (class and message only) or"
+              + " class (the class only)");
+    }
+
+    /** One of an enum's constants, written in any case; {@code allowed} says which. */
+    private <E extends Enum<E>> E choice(String key, Class<E> type, E fallback, String allowed) {
       Optional<String> v = string(key);
       if (v.isEmpty()) {
         return fallback;
       }
       try {
-        return ErrorDetail.valueOf(v.get().toUpperCase(java.util.Locale.ROOT));
+        return Enum.valueOf(type, v.get().trim().toUpperCase(java.util.Locale.ROOT));
       } catch (IllegalArgumentException e) {
         throw new InvalidSettingException(
             "pgbus: "
                 + key
                 + "="
                 + v.get()
-                + " is invalid: use stack (the exception with its"
-                + " stack trace), message (class and message only) or class (the class only);"
-                + " default "
+                + " is invalid: use "
+                + allowed
+                + "; default "
                 + fallback.name().toLowerCase(java.util.Locale.ROOT));
       }
     }
