@@ -694,17 +694,10 @@ public final class Engine {
     int limit = config.maxPayloadBytes();
     BuildVersion build = BuildVersion.current();
     try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(false);
-      SettingStore.Published p;
-      try {
-        p = new SettingStore().settingMaxPayloadBytes(c, limit, build, config.workerId());
-        c.commit();
-      } catch (SQLException | RuntimeException e) {
-        c.rollback();
-        throw e;
-      } finally {
-        c.setAutoCommit(true);
-      }
+      SettingStore.Published p =
+          inTransaction(
+              c,
+              () -> new SettingStore().settingMaxPayloadBytes(c, limit, build, config.workerId()));
       if (p.keptFor() != null) {
         LOG.log(
             System.Logger.Level.INFO,
@@ -749,23 +742,19 @@ public final class Engine {
     }
     BuildVersion build = BuildVersion.current();
     try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(false);
       var kept = new LinkedHashMap<String, BuildVersion>();
-      try {
-        for (String q : queues) {
-          BuildVersion newer =
-              limits.queueLimitPublish(c, config.queueLimit(q), build, config.workerId());
-          if (newer != null) {
-            kept.put(q, newer);
-          }
-        }
-        c.commit();
-      } catch (SQLException | RuntimeException e) {
-        c.rollback();
-        throw e;
-      } finally {
-        c.setAutoCommit(true);
-      }
+      inTransaction(
+          c,
+          () -> {
+            for (String q : queues) {
+              BuildVersion newer =
+                  limits.queueLimitPublish(c, config.queueLimit(q), build, config.workerId());
+              if (newer != null) {
+                kept.put(q, newer);
+              }
+            }
+            return null;
+          });
       if (!kept.isEmpty()) {
         LOG.log(
             System.Logger.Level.INFO,
@@ -788,6 +777,27 @@ public final class Engine {
               + " there. Grant the application's role EXECUTE on pgbus.queue_limit_set",
           config.workerId(),
           e.getMessage());
+    }
+  }
+
+  /** Work on one connection that throws what JDBC throws. */
+  private interface SqlWork<T> {
+    T run() throws SQLException;
+  }
+
+  // One local transaction on an autocommit connection, which it is again afterwards: the limits'
+  // writes hold their rows' locks until the commit (V26, the newest build wins).
+  private static <T> T inTransaction(Connection c, SqlWork<T> work) throws SQLException {
+    c.setAutoCommit(false);
+    try {
+      T result = work.run();
+      c.commit();
+      return result;
+    } catch (SQLException | RuntimeException e) {
+      c.rollback();
+      throw e;
+    } finally {
+      c.setAutoCommit(true);
     }
   }
 

@@ -40,9 +40,7 @@ class NewestBuildWinsTest {
 
   @Test
   void limitsANewerBuildWroteAreKept() throws Exception {
-    db.queryLong("SELECT 1 FROM pgbus.queue_limit_set('q', global_concurrency => 2)");
-    db.update("UPDATE pgbus.queue_limit SET build = ? WHERE queue = 'q'", NEWER);
-    db.update("UPDATE pgbus.setting SET max_payload_bytes = 4096, build = ?", NEWER);
+    writtenBy(NEWER);
 
     start(5, 2048);
 
@@ -56,9 +54,7 @@ class NewestBuildWinsTest {
 
   @Test
   void limitsAnOlderBuildWroteAreReplaced() throws Exception {
-    db.queryLong("SELECT 1 FROM pgbus.queue_limit_set('q', global_concurrency => 2)");
-    db.update("UPDATE pgbus.queue_limit SET build = ? WHERE queue = 'q'", OLDER);
-    db.update("UPDATE pgbus.setting SET max_payload_bytes = 4096, build = ?", OLDER);
+    writtenBy(OLDER);
 
     start(5, 2048);
 
@@ -67,6 +63,13 @@ class NewestBuildWinsTest {
     assertThat(text("SELECT build FROM pgbus.queue_limit WHERE queue = 'q'"))
         .isEqualTo(BuildVersion.current().toString());
     assertThat(db.queryLong("SELECT max_payload_bytes FROM pgbus.setting")).isEqualTo(2048);
+  }
+
+  // A queue limit of 2 and a payload limit of 4096, as build wrote them.
+  private static void writtenBy(String build) {
+    db.queryLong("SELECT 1 FROM pgbus.queue_limit_set('q', global_concurrency => 2)");
+    db.update("UPDATE pgbus.queue_limit SET build = ? WHERE queue = 'q'", build);
+    db.update("UPDATE pgbus.setting SET max_payload_bytes = 4096, build = ?", build);
   }
 
   private void start(int global, int payloadBytes) {
