@@ -2,6 +2,7 @@ package io.pgbus.engine;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -45,18 +46,39 @@ final class FlowControl {
 
   /**
    * Writes the configured flow control of every queue the capsules read, or removes it when none is
-   * configured here, then reads which of them the database limits. A failure is logged: the claims
-   * still obey whatever the table holds.
+   * configured here, unless a newer build wrote the queue's row: the newest build wins, and among
+   * JVMs of one build the last to start (V26; docs/schema.md, "Flow control"). Then reads which of
+   * them the database limits. A failure is logged: the claims still obey whatever the table holds.
    */
   void publish() {
     List<String> queues = config.queues();
     if (queues.isEmpty()) {
       return;
     }
+    BuildVersion build = BuildVersion.current();
     try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(true);
-      for (String q : queues) {
-        limits.queueLimitWrite(c, config.queueLimit(q), config.workerId());
+      var kept = new LinkedHashMap<String, BuildVersion>();
+      LocalTransaction.run(
+          c,
+          () -> {
+            for (String q : queues) {
+              BuildVersion newer =
+                  limits.queueLimitPublish(c, config.queueLimit(q), build, config.workerId());
+              if (newer != null) {
+                kept.put(q, newer);
+              }
+            }
+            return null;
+          });
+      if (!kept.isEmpty()) {
+        LOG.log(
+            System.Logger.Level.INFO,
+            "pgbus engine {0}: keeping the limits newer builds wrote for {1} (this build is {2}):"
+                + " the newest build wins; the doctor''s deploy check shows where they differ from"
+                + " this configuration",
+            config.workerId(),
+            kept,
+            build);
       }
       limited = Set.copyOf(limits.queuesLimited(c, queues));
     } catch (SQLException e) {

@@ -8,7 +8,7 @@ import javax.sql.DataSource;
 /**
  * {@code pgbus.max-payload-bytes} where the SQL functions read it: an enqueue or claim from SQL
  * keeps the limit that the Java API keeps ({@link SettingStore}). Written by every engine at its
- * start; with several JVMs the last to start wins.
+ * start: the newest build wins, and among the JVMs of one build the last to start (V26).
  */
 final class PayloadLimit {
 
@@ -19,23 +19,36 @@ final class PayloadLimit {
 
   /**
    * Writes pgbus.max-payload-bytes to pgbus.setting, where the SQL functions read it, and logs a
-   * change. A failure (no V5 schema yet, or a role without UPDATE on pgbus.setting) is logged and
-   * leaves the SQL limit as it was: the Java API keeps its own limit either way.
+   * change, unless a newer build wrote it (the newest build wins, V26). A failure (no V5 schema
+   * yet, or a role without UPDATE on pgbus.setting) is logged and leaves the SQL limit as it was:
+   * the Java API keeps its own limit either way.
    */
   static void publish(EngineConfig config, DataSource dataSource) {
     int limit = config.maxPayloadBytes();
+    BuildVersion build = BuildVersion.current();
     try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(true);
-      Integer before = new SettingStore().settingMaxPayloadBytes(c, limit, config.workerId());
-      if (before != null) {
+      SettingStore.Published p =
+          LocalTransaction.run(
+              c,
+              () -> new SettingStore().settingMaxPayloadBytes(c, limit, build, config.workerId()));
+      if (p.keptFor() != null) {
+        LOG.log(
+            Level.INFO,
+            "pgbus engine {0}: keeping the SQL payload limit (pgbus.setting.max_payload_bytes)"
+                + " that pgbus {1} wrote, newer than this build ({2}): the newest build wins",
+            config.workerId(),
+            p.keptFor(),
+            build);
+      } else if (p.replaced() != null) {
         LOG.log(
             Level.INFO,
             "pgbus engine {0}: the SQL payload limit (pgbus.setting.max_payload_bytes) is now {1}"
-                + " bytes, was {2}, from pgbus.max-payload-bytes; the last JVM to start sets it, so"
-                + " keep pgbus.max-payload-bytes equal on all of them",
+                + " bytes, was {2}, from pgbus.max-payload-bytes; the newest build, and among its"
+                + " JVMs the last to start, sets it, so keep pgbus.max-payload-bytes equal on all"
+                + " of them",
             config.workerId(),
             limit,
-            before);
+            p.replaced());
       }
     } catch (SQLException e) {
       LOG.log(

@@ -187,6 +187,34 @@ public class HandlerRegistry {
   }
 
   /**
+   * Why {@code payload} does not map onto the payload type of {@code queue}'s handler, or null when
+   * it maps (or the queue has no handler here): the deploy gate's question, answered by the same
+   * JSON-B mapping {@link #invoke} does before a handler runs. The reason is cut to {@value
+   * #MISMATCH_MAX} characters: it quotes a payload that is user data of any size.
+   */
+  public String payloadMismatch(String queue, String payload) {
+    Binding b = byQueue.get(queue);
+    return b == null ? null : payloadMismatch(jsonb, b.payloadType(), payload);
+  }
+
+  /** Why {@code payload} does not map onto {@code type} with {@code jsonb}; null when it does. */
+  static String payloadMismatch(Jsonb jsonb, Type type, String payload) {
+    try {
+      jsonb.fromJson(payload, type);
+      return null;
+    } catch (RuntimeException e) {
+      return bounded(type.getTypeName() + ": " + e.getMessage());
+    }
+  }
+
+  // A JSON-B implementation may quote the payload in its message: user data of any size.
+  static String bounded(String why) {
+    return why.length() <= MISMATCH_MAX ? why : why.substring(0, MISMATCH_MAX) + "...";
+  }
+
+  static final int MISMATCH_MAX = 300;
+
+  /**
    * A result object mapped to JSON text with JSON-B, as payloads are; the engine stores only JSON
    * text. Shared with pgbus-test.
    */

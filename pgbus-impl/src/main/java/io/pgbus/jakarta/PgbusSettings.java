@@ -4,6 +4,7 @@ import io.pgbus.InvalidJobException;
 import io.pgbus.QueueNames;
 import io.pgbus.engine.CapsuleConfig;
 import io.pgbus.engine.CronJob;
+import io.pgbus.engine.DeployCheck;
 import io.pgbus.engine.Durations;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.ErrorDetail;
@@ -48,7 +49,11 @@ record PgbusSettings(
     Duration stallThreshold,
     ErrorDetail errorDetail,
     String metrics,
-    boolean adminMaskPayloads) {
+    boolean adminMaskPayloads,
+    DeployCheck.Mode deployCheck) {
+
+  /** The deploy gate's mode: off, warn (the default) or fail (docs/operations.md). */
+  static final String DEPLOY_CHECK_KEY = "pgbus.deploy-check";
 
   static final String DEFAULT_DATASOURCE = "jdbc/pgbus";
   static final String DEFAULT_LISTENER_DATASOURCE = "jdbc/pgbusListener";
@@ -180,7 +185,8 @@ record PgbusSettings(
         r.valueOrDefault(STALL_THRESHOLD),
         r.errorDetail("pgbus.errors.detail", ErrorDetail.STACK),
         metrics(r.string("pgbus.metrics").orElse("auto")),
-        r.bool("pgbus.admin.mask-payloads", true));
+        r.bool("pgbus.admin.mask-payloads", true),
+        r.deployCheck(DEPLOY_CHECK_KEY, DeployCheck.Mode.WARN));
   }
 
   /**
@@ -477,22 +483,41 @@ record PgbusSettings(
       }
     }
 
+    DeployCheck.Mode deployCheck(String key, DeployCheck.Mode fallback) {
+      return choice(
+          key,
+          DeployCheck.Mode.class,
+          fallback,
+          "off (no check), warn (findings to the log and the doctor) or fail (a blocking"
+              + " finding also keeps readiness DOWN and the engine stopped)");
+    }
+
     ErrorDetail errorDetail(String key, ErrorDetail fallback) {
+      return choice(
+          key,
+          ErrorDetail.class,
+          fallback,
+          "stack (the exception with its stack trace), message (class and message only) or"
+              + " class (the class only)");
+    }
+
+    /** One of an enum's constants, written in any case; {@code allowed} says which. */
+    private <E extends Enum<E>> E choice(String key, Class<E> type, E fallback, String allowed) {
       Optional<String> v = string(key);
       if (v.isEmpty()) {
         return fallback;
       }
       try {
-        return ErrorDetail.valueOf(v.get().toUpperCase(Locale.ROOT));
+        return Enum.valueOf(type, v.get().trim().toUpperCase(Locale.ROOT));
       } catch (IllegalArgumentException e) {
         throw refused(
             key,
             key
                 + "="
                 + v.get()
-                + " is invalid: use stack (the exception with its"
-                + " stack trace), message (class and message only) or class (the class only);"
-                + " default "
+                + " is invalid: use "
+                + allowed
+                + "; default "
                 + fallback.name().toLowerCase(Locale.ROOT));
       }
     }

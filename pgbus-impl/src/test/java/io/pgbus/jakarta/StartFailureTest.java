@@ -3,6 +3,8 @@ package io.pgbus.jakarta;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pgbus.PgbusException;
+import io.pgbus.engine.BuildVersion;
+import io.pgbus.engine.SchemaWindow;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,11 +39,21 @@ class StartFailureTest {
   }
 
   @Test
-  void aMissingOrOlderSchemaIsNamed() {
-    assertThat(StartFailure.categoryOf(StartFailure.schemaMismatch(null)))
+  void aMissingOlderOrTooNewSchemaIsNamed() {
+    BuildVersion build = BuildVersion.current();
+    assertThat(
+            StartFailure.categoryOf(
+                StartFailure.outsideWindow(new SchemaWindow(null, build, null, null))))
         .isEqualTo("schema missing");
-    assertThat(StartFailure.categoryOf(StartFailure.schemaMismatch("3")))
+    assertThat(
+            StartFailure.categoryOf(
+                StartFailure.outsideWindow(new SchemaWindow("3", build, null, null))))
         .isEqualTo("schema outdated");
+    var tooNew =
+        StartFailure.outsideWindow(
+            new SchemaWindow("9999", build, new BuildVersion(99, 0, 0), null));
+    assertThat(StartFailure.categoryOf(tooNew)).isEqualTo("schema too new");
+    assertThat(tooNew.getMessage()).contains("9999").contains(build.toString()).contains("99.0.0");
   }
 
   @Test
@@ -62,11 +74,13 @@ class StartFailureTest {
             System.Logger.Level.DEBUG,
             System.Logger.Level.WARNING,
             System.Logger.Level.INFO);
+    assertThat(logger.texts).last().isEqualTo("pgbus: solved, no longer authentication failed");
   }
 
   /** Records the level of each message. */
   private static final class RecordingLogger implements System.Logger {
     final List<Level> levels = new ArrayList<>();
+    final List<String> texts = new ArrayList<>();
 
     @Override
     public String getName() {
@@ -86,6 +100,7 @@ class StartFailureTest {
     @Override
     public void log(Level level, ResourceBundle bundle, String format, Object... params) {
       levels.add(level);
+      texts.add(java.text.MessageFormat.format(format, params));
     }
 
     @Override
