@@ -216,8 +216,9 @@ final class Watchdog {
         return false;
       }
       released = true;
+      // DEBUG: the drain's release already named the job, once (Engine.handBack).
       LOG.log(
-          System.Logger.Level.WARNING,
+          System.Logger.Level.DEBUG,
           "pgbus job {0} (queue {1}, attempt {2}) still ran after the drain and was released;"
               + " interrupting {3}",
           job.id(),
