@@ -165,7 +165,8 @@ class StopIT {
               id,
               stoppedAttempt.get(id).intValue()),
           server + " " + kind + ": a job that outlives the drain is handed back; jobs: " + states);
-      Pattern named = Pattern.compile("\\b" + id + "\\b");
+      // "job 12", not a bare 12: a time stamp or a thread name holds small numbers too.
+      Pattern named = Pattern.compile("\\bjob " + id + "\\b");
       assertEquals(
           1L,
           server.mainLogLinesMatching(RELEASED, named),
