@@ -472,7 +472,7 @@ public final class Engine {
           LOG,
           System.Logger.Level.WARNING,
           "pgbus engine {0} stopped with {1} job(s) still held after the {2} drain and could not"
-              + " release them ({3}); the end of the stop, or else the leader's rescue, returns"
+              + " release them ({3}); the end of the stop, or else the leader by its rescue, returns"
               + " them: {4}",
           config.workerId(),
           held.size(),
