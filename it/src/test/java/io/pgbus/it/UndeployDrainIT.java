@@ -82,7 +82,7 @@ class UndeployDrainIT {
     assertEquals("available", state(longJob), "the long job was released");
     assertEquals(attemptsLeft, budget(longJob), "attempts left: the released one is not spent");
     assertTrue(undeployTook.compareTo(DRAIN.plusSeconds(60)) < 0, "undeploy took " + undeployTook);
-    String released = "it_drain_long=[" + longJob + "]";
+    String released = "pgbus job " + longJob + " (queue it_drain_long) still ran after the";
     Await.until(
         "the server log to name the released job (" + released + ")",
         Duration.ofSeconds(10),

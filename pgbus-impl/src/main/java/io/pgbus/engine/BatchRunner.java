@@ -131,7 +131,8 @@ final class BatchRunner {
     Throwable cause = JobRunner.rootCause(failure);
     if (cause instanceof JobRunner.JobReleasedException) {
       // A stopping engine released the group's jobs: none of them may run again here.
-      LOG.log(System.Logger.Level.INFO, cause.getMessage() + " (with the rest of its group)");
+      // DEBUG: the drain's release already named each job, once (Engine.handBack).
+      LOG.log(System.Logger.Level.DEBUG, cause.getMessage() + " (with the rest of its group)");
       return null;
     }
     int blamed = blamed(group, failure);

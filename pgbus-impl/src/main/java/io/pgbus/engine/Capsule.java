@@ -294,16 +294,19 @@ final class Capsule extends Loop {
         // An executor that refuses (a server shutting it down before the application stops, or
         // suspending) refuses the next claim's jobs too: back off, or the capsule claims, is
         // refused and hands back in a tight loop (65 times in 0.3 s in a Liberty server stop).
+        boolean first = refusedBackoffMs == 0;
         refusedBackoffMs =
-            refusedBackoffMs == 0
-                ? REFUSED_FIRST_MS
-                : Math.min(REFUSED_MAX_MS, refusedBackoffMs * 2);
+            first ? REFUSED_FIRST_MS : Math.min(REFUSED_MAX_MS, refusedBackoffMs * 2);
+        // One WARNING per episode: the next claims may well be refused the same job again, and a
+        // job handed back is named once (the rest at DEBUG).
         LOG.log(
-            Level.WARNING,
+            first ? Level.WARNING : Level.DEBUG,
             "pgbus capsule ''{0}'': executor refused job {1} ({2}); handing it back and claiming"
-                + " again in {3} ms",
+                + " again in {3} ms, backing off up to "
+                + REFUSED_MAX_MS
+                + " ms while it refuses",
             config.name(),
-            slot.get(0).id(),
+            Long.toString(slot.get(0).id()), // not MessageFormat's 7,340,000,001
             e.toString(),
             refusedBackoffMs);
         claimer.jobsReturned();

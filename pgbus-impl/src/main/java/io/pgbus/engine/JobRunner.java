@@ -220,7 +220,8 @@ final class JobRunner {
     } catch (Throwable t) {
       Throwable cause = rootCause(t);
       if (cause instanceof JobReleasedException) {
-        LOG.log(System.Logger.Level.INFO, cause.getMessage());
+        // DEBUG: the drain's release already named the job, once (Engine.handBack).
+        LOG.log(System.Logger.Level.DEBUG, cause.getMessage());
         events.finished(job, null, System.nanoTime() - started);
         return null;
       }

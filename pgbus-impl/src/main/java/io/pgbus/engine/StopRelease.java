@@ -38,16 +38,17 @@ final class StopRelease {
   boolean whatStillRuns() {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(true);
-      Map<String, List<Long>> released = store.jobReleaseWorker(c, config.workerId());
-      if (!released.isEmpty()) {
-        StopLog.log(
-            LOG,
-            Level.WARNING,
-            "pgbus engine {0} found jobs of its own still running at the end of its stop; released"
-                + " them back to available without spending an attempt: {1}",
-            config.workerId(),
-            released);
-      }
+      store
+          .jobReleaseWorker(c, config.workerId())
+          .forEach(
+              (queue, ids) ->
+                  ids.forEach(
+                      id ->
+                          logReleased(
+                              id,
+                              queue,
+                              "was still running at the end of the stop (its failure went"
+                                  + " unrecorded)")));
       return true;
     } catch (SQLException e) {
       StopLog.log(
@@ -63,38 +64,58 @@ final class StopRelease {
     }
   }
 
-  /** Releases what the capsules still held after the drain, and says which jobs went back. */
+  /**
+   * Releases what the capsules still hold after the drain: one line per job that went back, and one
+   * summary line with the counts. These are the only lines that name a released job: the interrupt
+   * that follows and the handler's end are logged at DEBUG, so an operator reads each id once.
+   */
   void handBack(List<ClaimedJob> held) {
     Duration drain = config.execution().drainTimeout();
     if (held.isEmpty()) {
       return;
     }
+    String why =
+        "still ran after the "
+            + Durations.format(drain)
+            + " drain ("
+            + ExecutionConfig.DRAIN_TIMEOUT.key()
+            + ")";
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(true);
       Map<String, List<Long>> released = store.jobReleaseDrained(c, held);
-      int n = released.values().stream().mapToInt(List::size).sum();
+      released.forEach((queue, ids) -> ids.forEach(id -> logReleased(id, queue, why)));
       StopLog.log(
           LOG,
           Level.WARNING,
-          "pgbus engine {0} stopped with {1} job(s) still held after the {2} drain ({3}); released"
-              + " {4} back to available without spending an attempt: {5}",
+          "pgbus engine {0} stopped with {1} job(s) still held after the {2} drain; released {3}"
+              + " back to available (the others had ended or were no longer its own)",
           config.workerId(),
           held.size(),
           Durations.format(drain),
-          ExecutionConfig.DRAIN_TIMEOUT.key(),
-          n,
-          released);
+          released.values().stream().mapToInt(List::size).sum());
     } catch (SQLException e) {
       StopLog.log(
           LOG,
           Level.WARNING,
           "pgbus engine {0} stopped with {1} job(s) still held after the {2} drain and could not"
-              + " release them ({3}); lease rescue will return them: {4}",
+              + " release them ({3}); the end of the stop, or else the leader by its rescue, returns"
+              + " them: {4}",
           config.workerId(),
           held.size(),
           Durations.format(drain),
           e.getMessage(),
           held.stream().map(ClaimedJob::id).toList());
     }
+  }
+
+  /** The one line that names a job a stop released (the summary line names none). */
+  private static void logReleased(long id, String queue, String why) {
+    StopLog.log(
+        LOG,
+        Level.WARNING,
+        "pgbus job {0} (queue {1}) {2}; released back to available without spending an attempt",
+        Long.toString(id),
+        queue,
+        why);
   }
 }

@@ -10,10 +10,19 @@ import io.pgbus.engine.testing.RecordingEvents;
 import io.pgbus.engine.testing.TestDatabase;
 import io.pgbus.engine.testing.TestEngines;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.logging.SimpleFormatter;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -224,6 +233,87 @@ class ServerStopTest {
           .isEqualTo(Outcome.Kind.COMPLETE);
     } finally {
       pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void eachJobAStopReleasesIsNamedInExactlyOneLogLine() throws Exception {
+    // Ids no other number in a line can look like ("attempt 1 of 25", a count, a duration).
+    db.queryLong("SELECT pg_catalog.setval('pgbus.job_id_seq', 7340000000)");
+    var lines = new CopyOnWriteArrayList<String>();
+    var format = new SimpleFormatter();
+    Handler capture =
+        new Handler() {
+          @Override
+          public void publish(LogRecord r) {
+            // What an operator reads by default: INFO and above.
+            if (r.getLevel().intValue() >= Level.INFO.intValue()) {
+              // MessageFormat writes a Long argument with grouping: 7,340,000,001 names it too.
+              lines.add(format.formatMessage(r).replaceAll("(?<=\\d),(?=\\d{3})", ""));
+            }
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    Logger pgbusLog = Logger.getLogger("io.pgbus");
+    pgbusLog.addHandler(capture);
+    try {
+      var running = new CountDownLatch(3);
+      var pull = new CountDownLatch(1);
+      Engine engine =
+          engines.start(
+              engines
+                  .builder(
+                      engines
+                          .config()
+                          .drainTimeout(Duration.ofSeconds(2))
+                          .capsule("main", 3, "named_held", "named_pulled")
+                          .build())
+                  .jobs(
+                      (job, tx) -> {
+                        running.countDown();
+                        if (job.queue().equals("named_pulled")) {
+                          pull.await(30, TimeUnit.SECONDS);
+                          throw new IllegalStateException("the datasource is closing (played)");
+                        }
+                        Thread.sleep(60_000); // past the drain: released, then interrupted
+                        return Outcome.complete();
+                      }));
+      List<Long> held = JobFixtures.in(db).enqueue("named_held", 2);
+      long pulled = JobFixtures.in(db).enqueue("named_pulled");
+      assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+
+      CompletableFuture<Integer> stop = CompletableFuture.supplyAsync(engine::stop);
+      Await.until(
+          "the stop to begin",
+          Duration.ofSeconds(10),
+          () -> engine.listenerState(),
+          s -> s == ListenerState.STOPPED);
+      pull.countDown(); // fails mid-drain: released by its runner, not by the drain's end
+      stop.get(20, TimeUnit.SECONDS);
+
+      var ids = new ArrayList<>(held);
+      ids.add(pulled);
+      for (long id : ids) {
+        JobRow after = db.job(id);
+        assertThat(after.state()).isEqualTo("available");
+        assertThat(after.maxAttempts() - after.attempt()).as("attempts left").isEqualTo(25);
+        Pattern named = Pattern.compile("(?<![0-9,.])" + id + "(?![0-9,.])");
+        assertThat(lines.stream().filter(l -> named.matcher(l).find()).toList())
+            .as("the lines naming job %d", id)
+            .hasSize(1);
+      }
+      // This engine's: other test classes' engines log in the same JVM at the same time.
+      String summary = "pgbus engine " + engine.config().workerId() + " stopped with";
+      assertThat(lines.stream().filter(l -> l.contains(summary)).count())
+          .as("summary lines")
+          .isLessThanOrEqualTo(1);
+    } finally {
+      pgbusLog.removeHandler(capture);
     }
   }
 }

@@ -73,6 +73,21 @@ abstract class FleetServer {
   /** The server's kind in the report: liberty or wildfly. */
   abstract String kind();
 
+  /**
+   * Undeploys the application from the running server; returns once the server says it is gone (its
+   * stop, and so pgbus's drain, has ended).
+   */
+  abstract void undeploy(Duration timeout) throws Exception;
+
+  /** Deploys the application {@link #undeploy} took away; returns once the server says it runs. */
+  abstract void deploy(Duration timeout) throws Exception;
+
+  /**
+   * The server's own log file (Liberty's messages.log, WildFly's server.log): each line once, where
+   * {@link #logDir} may hold copies (Liberty's console.log repeats warnings and System.err).
+   */
+  abstract Path mainLog();
+
   final Path consoleLog() {
     return settings.fleetDir().resolve("logs").resolve(name + ".console.log");
   }
@@ -368,6 +383,30 @@ abstract class FleetServer {
       }
     }
     return n;
+  }
+
+  /** How many lines of {@link #mainLog} contain {@code text} and match {@code pattern}. */
+  final long mainLogLinesMatching(String text, java.util.regex.Pattern pattern) throws IOException {
+    if (!Files.isRegularFile(mainLog())) {
+      return 0;
+    }
+    try (Stream<String> lines = Files.lines(mainLog(), StandardCharsets.ISO_8859_1)) {
+      return lines.filter(l -> l.contains(text) && pattern.matcher(l).find()).count();
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    }
+  }
+
+  /** Waits until {@code done} holds, failing with {@code what} after {@code timeout}. */
+  final void awaitLog(String what, Duration timeout, java.util.concurrent.Callable<Boolean> done)
+      throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!done.call()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(name + ": " + what + " within " + timeout + "; see " + logDir());
+      }
+      Thread.sleep(100);
+    }
   }
 
   /** Deletes a directory tree, if it exists. */

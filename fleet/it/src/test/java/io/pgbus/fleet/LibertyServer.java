@@ -21,6 +21,11 @@ final class LibertyServer extends FleetServer {
   /** Liberty's message for an application that was updated in place. */
   private static final String APP_UPDATED = "CWWKZ0003I";
 
+  /** Liberty's messages for an application that started, and one that stopped. */
+  private static final String APP_STARTED = "CWWKZ0001I";
+
+  private static final String APP_STOPPED = "CWWKZ0009I";
+
   private final String serverName;
   private final int httpPort;
   private final int httpsPort;
@@ -147,5 +152,37 @@ final class LibertyServer extends FleetServer {
       }
       Thread.sleep(100);
     }
+  }
+
+  /** Removes apps/pgbus-fleet.ear: the application monitor stops the application. */
+  @Override
+  void undeploy(Duration timeout) throws Exception {
+    long stoppedBefore = logLines(APP_STOPPED);
+    Files.delete(ear());
+    awaitLog(
+        "no " + APP_STOPPED + " after its EAR was removed",
+        timeout,
+        () -> logLines(APP_STOPPED) > stoppedBefore);
+  }
+
+  /** Puts apps/pgbus-fleet.ear back (a rename), and waits for the application to start. */
+  @Override
+  void deploy(Duration timeout) throws Exception {
+    long startedBefore = logLines(APP_STARTED) + logLines(APP_UPDATED);
+    Path next = serverDir().resolve("pgbus-fleet.ear.next");
+    Files.copy(
+        settings.fleetDir().resolve("apps/pgbus-fleet-ear.ear"),
+        next,
+        StandardCopyOption.REPLACE_EXISTING);
+    Files.move(next, ear(), StandardCopyOption.ATOMIC_MOVE);
+    awaitLog(
+        "no " + APP_STARTED + " after its EAR came back",
+        timeout,
+        () -> logLines(APP_STARTED) + logLines(APP_UPDATED) > startedBefore);
+  }
+
+  @Override
+  Path mainLog() {
+    return logDir().resolve("messages.log");
   }
 }

@@ -167,4 +167,37 @@ final class WildFlyServer extends FleetServer {
       Thread.sleep(100);
     }
   }
+
+  /**
+   * Undeploys through the deployment scanner: deleting the {@code .deployed} marker undeploys the
+   * WAR, and the scanner marks it {@code .undeployed} (it does not deploy it again by itself).
+   */
+  @Override
+  void undeploy(Duration timeout) throws Exception {
+    Files.delete(deployments().resolve(WAR + ".deployed"));
+    Path undeployed = deployments().resolve(WAR + ".undeployed");
+    awaitLog("no " + undeployed.getFileName(), timeout, () -> Files.exists(undeployed));
+  }
+
+  /** A {@code .dodeploy} marker deploys the WAR again; done once it is marked deployed. */
+  @Override
+  void deploy(Duration timeout) throws Exception {
+    Files.createFile(deployments().resolve(WAR + ".dodeploy"));
+    Path deployed = deployments().resolve(WAR + ".deployed");
+    Path failed = deployments().resolve(WAR + ".failed");
+    awaitLog(
+        "no " + deployed.getFileName(),
+        timeout,
+        () -> {
+          if (Files.exists(failed)) {
+            throw new AssertionError(name + ": deploy of " + WAR + " failed; see " + logDir());
+          }
+          return Files.exists(deployed);
+        });
+  }
+
+  @Override
+  Path mainLog() {
+    return logDir().resolve("server.log");
+  }
 }
