@@ -163,8 +163,7 @@ class RollingUpgradeIT {
     Map<String, Long> readyAt = new LinkedHashMap<>();
     Map<String, Long> stopAt = new LinkedHashMap<>();
 
-    try (ReadinessWatch watch = new ReadinessWatch().start();
-        FleetSampler sampler = new FleetSampler(db).start()) {
+    try (ReadinessWatch watch = new ReadinessWatch().start()) {
       long t0 = System.nanoTime();
       for (LibertyServer s : olds) {
         launch(s);
@@ -177,6 +176,8 @@ class RollingUpgradeIT {
       }
       report("old servers start (3 at once, until ready)", seconds(since(t0)));
       String before = installedVersion();
+      // Only now: pgbus.leader exists once the first server migrated.
+      FleetSampler sampler = new FleetSampler(db).start();
 
       Object loadStart;
       Object upgradeStart;
@@ -306,6 +307,7 @@ class RollingUpgradeIT {
           "deploy gate",
           "pgbus.deploy-check=" + DEPLOY_CHECK + " on each new server: each ready, UP throughout");
 
+      sampler.close();
       checkLeaders(sampler.samples());
 
       report("claim latency and throughput before", window(loadStart, upgradeStart, true));
@@ -328,13 +330,19 @@ class RollingUpgradeIT {
       await(
           gated + " readiness DOWN naming " + ORPHAN_QUEUE,
           START_TIMEOUT,
-          () ->
-              watch.polls().stream()
-                  .anyMatch(
-                      p ->
-                          p.server().equals(gated.name)
-                              && p.state().equals("DOWN")
-                              && p.body().contains(ORPHAN_QUEUE)));
+          () -> {
+            List<ReadinessWatch.Poll> mine =
+                watch.polls().stream().filter(p -> p.server().equals(gated.name)).toList();
+            if (mine.stream().anyMatch(p -> p.state().equals("UP"))) {
+              throw new AssertionError(
+                  gated
+                      + " turned ready although "
+                      + ORPHAN_QUEUE
+                      + " has waiting jobs and no handler anywhere: the deploy gate passed it");
+            }
+            return mine.stream()
+                .anyMatch(p -> p.state().equals("DOWN") && p.body().contains(ORPHAN_QUEUE));
+          });
       long downAt = watch.now();
       // It stays DOWN: a platform waiting for it to be ready never removes an old server.
       awaitFor(Duration.ofSeconds(10));
