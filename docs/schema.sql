@@ -1781,6 +1781,20 @@ CREATE TABLE pgbus.schedule (
 );
 
 --
+-- Name: schema_compat; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.schema_compat (
+    one boolean DEFAULT true NOT NULL,
+    oldest_build text NOT NULL,
+    newest_build text,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT schema_compat_newest_build_check CHECK ((newest_build ~ '^[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}$'::text)),
+    CONSTRAINT schema_compat_oldest_build_check CHECK ((oldest_build ~ '^[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}$'::text)),
+    CONSTRAINT schema_compat_one_check CHECK (one)
+);
+
+--
 -- Name: setting; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -1969,6 +1983,13 @@ ALTER TABLE pgbus.schedule
     ADD CONSTRAINT schedule_zone_known_chk CHECK (pgbus.schedule_zone_valid(zone)) NOT VALID;
 
 --
+-- Name: schema_compat schema_compat_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.schema_compat
+    ADD CONSTRAINT schema_compat_pkey PRIMARY KEY (one);
+
+--
 -- Name: setting setting_max_payload_bytes_range; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
 --
 
@@ -2131,6 +2152,12 @@ CREATE TRIGGER schedule_added AFTER INSERT ON pgbus.schedule FOR EACH ROW EXECUT
 --
 
 CREATE TRIGGER schedule_sooner AFTER UPDATE OF next_run_at, paused ON pgbus.schedule FOR EACH ROW WHEN (((new.next_run_at < old.next_run_at) OR (old.paused AND (NOT new.paused)))) EXECUTE FUNCTION pgbus.tell_engines('pgbus-schedule');
+
+--
+-- Name: TABLE schema_compat; Type: ACL; Schema: pgbus; Owner: -
+--
+
+GRANT SELECT ON TABLE pgbus.schema_compat TO PUBLIC;
 
 --
 -- Name: TABLE setting; Type: ACL; Schema: pgbus; Owner: -

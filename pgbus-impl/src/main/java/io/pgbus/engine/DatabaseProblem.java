@@ -21,6 +21,10 @@ public final class DatabaseProblem {
   public static final String PERMISSION = "permission denied";
   public static final String SCHEMA_MISSING = "schema missing";
   public static final String SCHEMA_OUTDATED = "schema outdated";
+
+  /** A contract migration of a newer build raised the oldest build the schema serves past this. */
+  public static final String SCHEMA_TOO_NEW = "schema too new";
+
   public static final String MIGRATION = "migration failed";
   public static final String OTHER = "database error";
 

@@ -52,6 +52,14 @@ public final class Doctor {
 
   public record Report(Status status, List<Check> checks, Budget budget) {
 
+    /** This report with {@code extra} at the end, its status the worse of both. */
+    public Report plus(Check extra) {
+      var all = new ArrayList<>(checks);
+      all.add(extra);
+      Status worst = extra.status().compareTo(status) > 0 ? extra.status() : status;
+      return new Report(worst, List.copyOf(all), budget);
+    }
+
     /** The report as log lines. */
     public String toText() {
       var sb = new StringBuilder("pgbus doctor: ").append(status);
@@ -199,18 +207,11 @@ public final class Doctor {
   }
 
   private static Check schema(Connection c) throws SQLException {
-    String version = Schema.installedVersion(c);
-    if (Schema.EXPECTED_VERSION.equals(version)) {
-      return new Check("schema", Status.OK, "pgbus schema version " + version, null);
+    SchemaWindow window = SchemaWindow.read(c);
+    if (window.inside()) {
+      return new Check("schema", Status.OK, window.explain(), null);
     }
-    return new Check(
-        "schema",
-        Status.FAIL,
-        version == null
-            ? "the pgbus schema is missing"
-            : "pgbus schema version " + version + ", this build expects " + Schema.EXPECTED_VERSION,
-        "set pgbus.migrate=true (the default) and restart, or apply the migrations in"
-            + " io/pgbus/db/migration");
+    return new Check("schema", Status.FAIL, window.explain(), window.fix());
   }
 
   /**

@@ -24,7 +24,7 @@ public final class Schema {
    * The versioned migration this build of the engine expects. Repeatable migrations have no
    * version: they change no number here.
    */
-  public static final String EXPECTED_VERSION = "24";
+  public static final String EXPECTED_VERSION = "25";
 
   /** The schema history table, inside the {@code pgbus} schema. */
   static final String HISTORY_TABLE = "schema_history";
@@ -40,10 +40,31 @@ public final class Schema {
   private static final String HISTORY_EXISTS =
       "SELECT pg_catalog.to_regclass('pgbus.schema_history') IS NOT NULL";
 
+  // Under the migration lock, so that two builds migrating at once record the newer one.
+  private static final String RECORD_MIGRATOR =
+      "UPDATE pgbus.schema_compat SET newest_build = ?::text, updated_at = pg_catalog.now()"
+          + " WHERE newest_build IS DISTINCT FROM ?::text";
+
+  static final String COMPAT_EXISTS =
+      "SELECT pg_catalog.to_regclass('pgbus.schema_compat') IS NOT NULL";
+
+  private static final System.Logger LOG = System.getLogger(Schema.class.getName());
+
   private Schema() {}
 
-  /** Applies pending migrations and returns the (versioned) version now installed. */
+  /** Applies this build's pending migrations and returns the (versioned) version now installed. */
   public static String migrate(DataSource dataSource) {
+    return migrate(dataSource, BuildVersion.current());
+  }
+
+  /**
+   * Applies the pending migrations as build {@code build} (tests pass an older or newer one) and
+   * returns the version now installed. Never migrates down: when a newer build migrated the schema
+   * (see {@link SchemaWindow#newerThanBuild}), Flyway does not run at all, since it would apply
+   * this build's older repeatable migrations over the newer functions; whether this build may run
+   * on that schema is the window's question, asked after.
+   */
+  public static String migrate(DataSource dataSource, BuildVersion build) {
     try (Connection lockHolder = dataSource.getConnection()) {
       lockHolder.setAutoCommit(true);
       try (PreparedStatement ps =
@@ -52,6 +73,14 @@ public final class Schema {
         ps.execute();
       }
       try {
+        SchemaWindow before = SchemaWindow.read(lockHolder, build);
+        if (before.newerThanBuild()) {
+          LOG.log(
+              System.Logger.Level.INFO,
+              "pgbus: not migrating: a newer build migrated the schema ({0})",
+              before.message());
+          return before.installed();
+        }
         MigrateResult result =
             Flyway.configure(Schema.class.getClassLoader())
                 .dataSource(new MigrationDataSource(dataSource))
@@ -71,6 +100,7 @@ public final class Schema {
                 .ignoreMigrationPatterns("*:future", "repeatable:missing")
                 .load()
                 .migrate();
+        recordMigrator(lockHolder, build);
         return result.targetSchemaVersion != null
             ? result.targetSchemaVersion
             : result.initialSchemaVersion;
@@ -83,6 +113,22 @@ public final class Schema {
       }
     } catch (SQLException e) {
       throw new PgbusException("pgbus could not migrate its schema: " + e.getMessage(), e);
+    }
+  }
+
+  // Before V25 (a test migrating an older build's files) there is no row to write.
+  private static void recordMigrator(Connection c, BuildVersion build) throws SQLException {
+    try (PreparedStatement exists = c.prepareStatement(COMPAT_EXISTS);
+        ResultSet rs = exists.executeQuery()) {
+      rs.next();
+      if (!rs.getBoolean(1)) {
+        return;
+      }
+    }
+    try (PreparedStatement ps = c.prepareStatement(RECORD_MIGRATOR)) {
+      ps.setString(1, build.toString());
+      ps.setString(2, build.toString());
+      ps.executeUpdate();
     }
   }
 

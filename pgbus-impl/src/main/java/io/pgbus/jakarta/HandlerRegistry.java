@@ -185,6 +185,28 @@ public class HandlerRegistry {
   }
 
   /**
+   * Why {@code payload} does not map onto the payload type of {@code queue}'s handler, or null when
+   * it maps (or the queue has no handler here): the deploy gate's question, answered by the same
+   * JSON-B mapping {@link #invoke} does before a handler runs. The reason is cut to {@value
+   * #MISMATCH_MAX} characters: it quotes a payload that is user data of any size.
+   */
+  public String payloadMismatch(String queue, String payload) {
+    Binding b = byQueue.get(queue);
+    if (b == null) {
+      return null;
+    }
+    try {
+      jsonb.fromJson(payload, b.payloadType());
+      return null;
+    } catch (RuntimeException e) {
+      String why = b.payloadType().getTypeName() + ": " + e.getMessage();
+      return why.length() <= MISMATCH_MAX ? why : why.substring(0, MISMATCH_MAX) + "...";
+    }
+  }
+
+  static final int MISMATCH_MAX = 300;
+
+  /**
    * A result object mapped to JSON text with JSON-B, as payloads are; the engine stores only JSON
    * text. Shared with pgbus-test.
    */

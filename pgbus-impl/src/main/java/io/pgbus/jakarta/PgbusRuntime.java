@@ -1,8 +1,10 @@
 package io.pgbus.jakarta;
 
 import io.pgbus.PgbusException;
+import io.pgbus.engine.BuildVersion;
 import io.pgbus.engine.Capsule;
 import io.pgbus.engine.DatabaseProblem;
+import io.pgbus.engine.DeployCheck;
 import io.pgbus.engine.Doctor;
 import io.pgbus.engine.Durations;
 import io.pgbus.engine.Engine;
@@ -13,6 +15,7 @@ import io.pgbus.engine.Jobs;
 import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.Loop;
 import io.pgbus.engine.Schema;
+import io.pgbus.engine.SchemaWindow;
 import io.pgbus.engine.Wake;
 import io.pgbus.engine.WakeSignal;
 import io.pgbus.health.PgbusHealth;
@@ -71,6 +74,8 @@ public class PgbusRuntime {
   private final Bootstrap bootstrap = new Bootstrap();
   private volatile String problem = "starting";
   private volatile String schemaVersion;
+  // What the deploy gate blocks on, as kinds and queues (readiness shows it); null when not.
+  private volatile String gateBlocked;
   private volatile Status cachedStatus;
   private volatile long cachedAt;
   private final Object statusLock = new Object();
@@ -170,14 +175,17 @@ public class PgbusRuntime {
             throw StartFailure.migration(e);
           }
         }
-        String version;
+        // Inside this build's window the engine starts, also on a newer schema (a newer build
+        // migrated it mid-rollout): docs/schema.md, "The compatibility window".
+        SchemaWindow window;
         try (Connection c = resources.dataSource().getConnection()) {
-          version = Schema.installedVersion(c);
+          window = SchemaWindow.read(c);
         }
-        schemaVersion = version;
-        if (!Schema.EXPECTED_VERSION.equals(version)) {
-          throw StartFailure.schemaMismatch(version);
+        schemaVersion = window.installed();
+        if (!window.inside()) {
+          throw StartFailure.outsideWindow(window);
         }
+        deployGate();
         synchronized (this) {
           if (!signal.stopped()) {
             engine.start();
@@ -212,6 +220,55 @@ public class PgbusRuntime {
         return;
       }
       backoffMs = Math.min(BOOTSTRAP_BACKOFF_MAX_MS, backoffMs * 2);
+    }
+  }
+
+  /**
+   * The deploy gate (pgbus.deploy-check), before the engine starts: under {@code fail} a blocking
+   * finding ends this attempt (readiness DOWN, retried with the bootstrap: a queue may drain, a
+   * reader come back); otherwise the findings are logged and the engine starts.
+   */
+  private void deployGate() throws java.sql.SQLException, StartFailure {
+    DeployCheck.Mode mode = resources.settings().deployCheck();
+    if (mode == DeployCheck.Mode.OFF) {
+      return;
+    }
+    List<DeployCheck.Finding> findings;
+    try (Connection c = resources.dataSource().getConnection()) {
+      findings = DeployCheck.run(c, engine.config(), handlers.queues(), handlers::payloadMismatch);
+    }
+    List<DeployCheck.Finding> blocking = DeployCheck.blocking(findings);
+    if (mode == DeployCheck.Mode.FAIL && !blocking.isEmpty()) {
+      gateBlocked = String.join(", ", blocking.stream().map(DeployCheck.Finding::summary).toList());
+      throw StartFailure.deployCheck(DeployCheck.describe(blocking));
+    }
+    gateBlocked = null;
+    if (findings.isEmpty()) {
+      LOG.log(System.Logger.Level.INFO, "pgbus deploy check: no findings");
+    } else {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus deploy check ({0}={1}): {2}",
+          PgbusSettings.DEPLOY_CHECK_KEY,
+          mode.name().toLowerCase(java.util.Locale.ROOT),
+          DeployCheck.describe(findings));
+    }
+  }
+
+  /** The doctor's "deploy check": the gate run now, whatever the mode. */
+  private Doctor.Check deployCheck() {
+    DeployCheck.Mode mode = resources.settings().deployCheck();
+    try (Connection c = resources.dataSource().getConnection()) {
+      return DeployCheck.check(
+          DeployCheck.run(c, engine.config(), handlers.queues(), handlers::payloadMismatch), mode);
+    } catch (Exception e) {
+      LOG.log(
+          System.Logger.Level.WARNING, "pgbus doctor: the deploy check failed: {0}", e.toString());
+      return new Doctor.Check(
+          "deploy check",
+          Doctor.Status.WARN,
+          "could not run: " + DatabaseProblem.of(e),
+          "see the schema and database checks");
     }
   }
 
@@ -302,7 +359,8 @@ public class PgbusRuntime {
 
   private Doctor.Report examine() {
     return Doctor.examine(
-        engine, resources.dataSource(), resources.poolMax(), PgbusResources.POOL_SIZE_KEY);
+            engine, resources.dataSource(), resources.poolMax(), PgbusResources.POOL_SIZE_KEY)
+        .plus(deployCheck());
   }
 
   // Once at start-up, after the listener had a moment to prove itself.
@@ -329,7 +387,7 @@ public class PgbusRuntime {
     }
   }
 
-  /** Readiness: database reachable, schema at the expected version, engine running. */
+  /** Readiness: database reachable, schema inside this build's window, engine running. */
   public Status status() {
     // The database check is cached for a few seconds (a probe every second must not become a
     // query every second); the listener state and mode are always current.
@@ -390,12 +448,15 @@ public class PgbusRuntime {
     String reason = problem;
     if (reason == null) {
       try (Connection c = resources.dataSource().getConnection()) {
-        schemaVersion = Schema.installedVersion(c);
-        if (!Schema.EXPECTED_VERSION.equals(schemaVersion)) {
-          reason =
-              schemaVersion == null
-                  ? DatabaseProblem.SCHEMA_MISSING
-                  : DatabaseProblem.SCHEMA_OUTDATED;
+        SchemaWindow window = SchemaWindow.read(c);
+        schemaVersion = window.installed();
+        reason = window.problem();
+        if (reason != null) {
+          // Both versions, so that a rollout's operator sees which build to deploy.
+          data.put("build", BuildVersion.current().toString());
+          if (window.oldestServed() != null) {
+            data.put("schemaServesFrom", window.oldestServed().toString());
+          }
         } else {
           // Paused queues are intended, so they never make readiness DOWN; they are shown.
           data.put("paused", String.join(",", engine.jobs().pausedQueues(c)));
@@ -412,6 +473,10 @@ public class PgbusRuntime {
       reason = "engine stopped";
     }
     data.put("schemaVersion", String.valueOf(schemaVersion));
+    String blocked = gateBlocked;
+    if (blocked != null && !engine.running()) {
+      data.put("deployCheck", blocked);
+    }
     if (reason != null) {
       data.put("reason", reason);
     }

@@ -4,6 +4,7 @@ import io.pgbus.InvalidJobException;
 import io.pgbus.QueueNames;
 import io.pgbus.engine.CapsuleConfig;
 import io.pgbus.engine.CronJob;
+import io.pgbus.engine.DeployCheck;
 import io.pgbus.engine.Durations;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.ErrorDetail;
@@ -46,7 +47,11 @@ record PgbusSettings(
     Duration stallThreshold,
     ErrorDetail errorDetail,
     String metrics,
-    boolean adminMaskPayloads) {
+    boolean adminMaskPayloads,
+    DeployCheck.Mode deployCheck) {
+
+  /** The deploy gate's mode: off, warn (the default) or fail (docs/operations.md). */
+  static final String DEPLOY_CHECK_KEY = "pgbus.deploy-check";
 
   static final String DEFAULT_DATASOURCE = "jdbc/pgbus";
   static final String DEFAULT_LISTENER_DATASOURCE = "jdbc/pgbusListener";
@@ -171,7 +176,8 @@ record PgbusSettings(
         r.valueOrDefault(STALL_THRESHOLD),
         r.errorDetail("pgbus.errors.detail", ErrorDetail.STACK),
         metrics(r.string("pgbus.metrics").orElse("auto")),
-        r.bool("pgbus.admin.mask-payloads", true));
+        r.bool("pgbus.admin.mask-payloads", true),
+        r.deployCheck(DEPLOY_CHECK_KEY, DeployCheck.Mode.WARN));
   }
 
   /**
@@ -467,22 +473,41 @@ record PgbusSettings(
       }
     }
 
+    DeployCheck.Mode deployCheck(String key, DeployCheck.Mode fallback) {
+      return choice(
+          key,
+          DeployCheck.Mode.class,
+          fallback,
+          "off (no check), warn (findings to the log and the doctor) or fail (a blocking"
+              + " finding also keeps readiness DOWN and the engine stopped)");
+    }
+
     ErrorDetail errorDetail(String key, ErrorDetail fallback) {
+      return choice(
+          key,
+          ErrorDetail.class,
+          fallback,
+          "stack (the exception with its stack trace), message (class and message only) or"
+              + " class (the class only)");
+    }
+
+    /** One of an enum's constants, written in any case; {@code allowed} says which. */
+    private <E extends Enum<E>> E choice(String key, Class<E> type, E fallback, String allowed) {
       Optional<String> v = string(key);
       if (v.isEmpty()) {
         return fallback;
       }
       try {
-        return ErrorDetail.valueOf(v.get().toUpperCase(java.util.Locale.ROOT));
+        return Enum.valueOf(type, v.get().trim().toUpperCase(java.util.Locale.ROOT));
       } catch (IllegalArgumentException e) {
         throw new InvalidSettingException(
             "pgbus: "
                 + key
                 + "="
                 + v.get()
-                + " is invalid: use stack (the exception with its"
-                + " stack trace), message (class and message only) or class (the class only);"
-                + " default "
+                + " is invalid: use "
+                + allowed
+                + "; default "
                 + fallback.name().toLowerCase(java.util.Locale.ROOT));
       }
     }

@@ -39,6 +39,7 @@ final class SettingKeys {
           "pgbus.executor",
           "pgbus.thread-factory",
           "pgbus.migrate",
+          PgbusSettings.DEPLOY_CHECK_KEY,
           PgbusSettings.STALL_THRESHOLD.key(),
           "pgbus.errors.detail",
           "pgbus.metrics",

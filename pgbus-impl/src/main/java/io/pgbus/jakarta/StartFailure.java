@@ -1,12 +1,12 @@
 package io.pgbus.jakarta;
 
 import io.pgbus.engine.DatabaseProblem;
-import io.pgbus.engine.Schema;
+import io.pgbus.engine.SchemaWindow;
 
 /**
  * Why the runtime could not start the engine yet, as the public category readiness shows: the
- * schema was missing or outdated, a migration failed, or a connection problem ({@link
- * DatabaseProblem}).
+ * schema was missing, outdated or too new for this build, a migration failed, or a connection
+ * problem ({@link DatabaseProblem}).
  */
 final class StartFailure extends Exception {
   private static final long serialVersionUID = 1L;
@@ -18,17 +18,21 @@ final class StartFailure extends Exception {
     this.category = category;
   }
 
-  /** The installed schema is not the one this build expects (null: none). */
-  static StartFailure schemaMismatch(String version) {
+  /** This build cannot run on the installed schema: missing, outdated, or too new. */
+  static StartFailure outsideWindow(SchemaWindow window) {
+    return new StartFailure(window.message(), null, window.problem());
+  }
+
+  /** The category readiness shows while the deploy gate blocks the start. */
+  static final String DEPLOY_CHECK_FAILED = "deploy check failed";
+
+  /** The deploy gate found what this build would break (pgbus.deploy-check=fail). */
+  static StartFailure deployCheck(String findings) {
     return new StartFailure(
-        "the pgbus schema is at version "
-            + version
-            + " but this build expects "
-            + Schema.EXPECTED_VERSION
-            + "; set pgbus.migrate=true, or apply the migrations as the"
-            + " schema owner (docs/operations.md, Security)",
+        "pgbus deploy check failed (pgbus.deploy-check=fail), the engine does not start: "
+            + findings,
         null,
-        version == null ? DatabaseProblem.SCHEMA_MISSING : DatabaseProblem.SCHEMA_OUTDATED);
+        DEPLOY_CHECK_FAILED);
   }
 
   /**

@@ -226,4 +226,15 @@ class PgbusSettingsValidationTest {
     assertThatThrownBy(() -> read("pgbus.metrics", "prometheus"))
         .hasMessageStartingWith("pgbus: pgbus.metrics=prometheus is invalid: use auto");
   }
+
+  @Test
+  void theDeployCheckWarnsByDefaultAndABadValueIsRefused() {
+    assertThat(read().deployCheck()).isEqualTo(io.pgbus.engine.DeployCheck.Mode.WARN);
+    assertThat(read("pgbus.deploy-check", "FAIL").deployCheck())
+        .isEqualTo(io.pgbus.engine.DeployCheck.Mode.FAIL);
+    assertThat(read("pgbus.deploy-check", "off").deployCheck())
+        .isEqualTo(io.pgbus.engine.DeployCheck.Mode.OFF);
+    assertThatThrownBy(() -> read("pgbus.deploy-check", "strict"))
+        .hasMessageStartingWith("pgbus: pgbus.deploy-check=strict is invalid: use off");
+  }
 }

@@ -3,6 +3,8 @@ package io.pgbus.jakarta;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pgbus.PgbusException;
+import io.pgbus.engine.BuildVersion;
+import io.pgbus.engine.SchemaWindow;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,11 +39,21 @@ class StartFailureTest {
   }
 
   @Test
-  void aMissingOrOlderSchemaIsNamed() {
-    assertThat(StartFailure.categoryOf(StartFailure.schemaMismatch(null)))
+  void aMissingOlderOrTooNewSchemaIsNamed() {
+    BuildVersion build = BuildVersion.current();
+    assertThat(
+            StartFailure.categoryOf(
+                StartFailure.outsideWindow(new SchemaWindow(null, build, null, null))))
         .isEqualTo("schema missing");
-    assertThat(StartFailure.categoryOf(StartFailure.schemaMismatch("3")))
+    assertThat(
+            StartFailure.categoryOf(
+                StartFailure.outsideWindow(new SchemaWindow("3", build, null, null))))
         .isEqualTo("schema outdated");
+    var tooNew =
+        StartFailure.outsideWindow(
+            new SchemaWindow("9999", build, new BuildVersion(99, 0, 0), null));
+    assertThat(StartFailure.categoryOf(tooNew)).isEqualTo("schema too new");
+    assertThat(tooNew.getMessage()).contains("9999").contains(build.toString()).contains("99.0.0");
   }
 
   @Test
