@@ -268,13 +268,17 @@ class RollingUpgradeIT {
       report("exactly once", enqueued + " jobs enqueued, completed and committed once each");
       report("jobs per server", perServer().toString());
 
-      // The old build ran jobs on the new schema, not only answered its probe.
-      assertTrue(
+      // The old build ran jobs on the new schema, not only answered its probe: after the moment
+      // the next build's migration was recorded (its first server's, or the upgrade's start
+      // when it carries none).
+      long oldOnNew =
           db.count(
-                  "SELECT count(*) FROM fleet_run WHERE server LIKE 'old-%' AND committed > ?",
-                  upgradeStart)
-              > 0,
-          "no old server ran a job after the new build migrated");
+              "SELECT count(*) FROM fleet_run WHERE server LIKE 'old-%' AND committed >"
+                  + " coalesce((SELECT installed_on FROM pgbus.schema_history WHERE version = ?),"
+                  + " ?::timestamptz)",
+              MIGRATED_VERSION, upgradeStart);
+      assertTrue(oldOnNew > 0, "no old server ran a job after the new build migrated");
+      report("old servers on the new schema", oldOnNew + " jobs run after the migration");
 
       List<ReadinessWatch.Poll> polls = watch.polls();
       report(
