@@ -1729,6 +1729,8 @@ CREATE TABLE pgbus.queue_limit (
     rate_count integer DEFAULT 0 NOT NULL,
     key_fifo boolean DEFAULT false NOT NULL,
     key_fifo_skip_dead boolean DEFAULT false NOT NULL,
+    build text,
+    CONSTRAINT queue_limit_build_check CHECK ((build ~ '^[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}$'::text)),
     CONSTRAINT queue_limit_global_chk CHECK (((global_concurrency >= 1) AND (global_concurrency <= 100000))),
     CONSTRAINT queue_limit_key_chk CHECK (((key_concurrency >= 1) AND (key_concurrency <= 100000))),
     CONSTRAINT queue_limit_rate_chk CHECK (((rate_limit >= 1) AND (rate_limit <= 1000000))),
@@ -1803,6 +1805,8 @@ CREATE TABLE pgbus.setting (
     max_payload_bytes integer DEFAULT 1048576 NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_by text,
+    build text,
+    CONSTRAINT setting_build_check CHECK ((build ~ '^[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}$'::text)),
     CONSTRAINT setting_id_check CHECK (id),
     CONSTRAINT setting_max_payload_bytes_check CHECK ((max_payload_bytes > 0))
 );

@@ -5,6 +5,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -685,23 +686,36 @@ public final class Engine {
 
   /**
    * Writes pgbus.max-payload-bytes to pgbus.setting, where the SQL functions read it, and logs a
-   * change. A failure (no V5 schema yet, or a role without UPDATE on pgbus.setting) is logged and
-   * leaves the SQL limit as it was: the Java API keeps its own limit either way.
+   * change, unless a newer build wrote it (the newest build wins, V26). A failure (no V5 schema
+   * yet, or a role without UPDATE on pgbus.setting) is logged and leaves the SQL limit as it was:
+   * the Java API keeps its own limit either way.
    */
   private void publishPayloadLimit() {
     int limit = config.maxPayloadBytes();
+    BuildVersion build = BuildVersion.current();
     try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(true);
-      Integer before = new SettingStore().settingMaxPayloadBytes(c, limit, config.workerId());
-      if (before != null) {
+      SettingStore.Published p =
+          inTransaction(
+              c,
+              () -> new SettingStore().settingMaxPayloadBytes(c, limit, build, config.workerId()));
+      if (p.keptFor() != null) {
+        LOG.log(
+            System.Logger.Level.INFO,
+            "pgbus engine {0}: keeping the SQL payload limit (pgbus.setting.max_payload_bytes)"
+                + " that pgbus {1} wrote, newer than this build ({2}): the newest build wins",
+            config.workerId(),
+            p.keptFor(),
+            build);
+      } else if (p.replaced() != null) {
         LOG.log(
             System.Logger.Level.INFO,
             "pgbus engine {0}: the SQL payload limit (pgbus.setting.max_payload_bytes) is now {1}"
-                + " bytes, was {2}, from pgbus.max-payload-bytes; the last JVM to start sets it, so"
-                + " keep pgbus.max-payload-bytes equal on all of them",
+                + " bytes, was {2}, from pgbus.max-payload-bytes; the newest build, and among its"
+                + " JVMs the last to start, sets it, so keep pgbus.max-payload-bytes equal on all"
+                + " of them",
             config.workerId(),
             limit,
-            before);
+            p.replaced());
       }
     } catch (SQLException e) {
       LOG.log(
@@ -717,18 +731,39 @@ public final class Engine {
 
   /**
    * Writes the configured flow control of every queue the capsules read to pgbus.queue_limit, or
-   * removes it when none is configured here (the last engine to start that reads a queue decides,
-   * as for pgbus.max-payload-bytes), then reads which of them the database limits.
+   * removes it when none is configured here, unless a newer build wrote the queue's row: the newest
+   * build wins, and among JVMs of one build the last to start (V26; docs/schema.md, "Flow
+   * control"). Then reads which of them the database limits.
    */
   private void publishQueueLimits() {
     List<String> queues = config.queues();
     if (queues.isEmpty()) {
       return;
     }
+    BuildVersion build = BuildVersion.current();
     try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(true);
-      for (String q : queues) {
-        limits.queueLimitWrite(c, config.queueLimit(q), config.workerId());
+      var kept = new LinkedHashMap<String, BuildVersion>();
+      inTransaction(
+          c,
+          () -> {
+            for (String q : queues) {
+              BuildVersion newer =
+                  limits.queueLimitPublish(c, config.queueLimit(q), build, config.workerId());
+              if (newer != null) {
+                kept.put(q, newer);
+              }
+            }
+            return null;
+          });
+      if (!kept.isEmpty()) {
+        LOG.log(
+            System.Logger.Level.INFO,
+            "pgbus engine {0}: keeping the limits newer builds wrote for {1} (this build is {2}):"
+                + " the newest build wins; the doctor''s deploy check shows where they differ from"
+                + " this configuration",
+            config.workerId(),
+            kept,
+            build);
       }
       limited = Set.copyOf(limits.queuesLimited(c, queues));
     } catch (SQLException e) {
@@ -742,6 +777,27 @@ public final class Engine {
               + " there. Grant the application's role EXECUTE on pgbus.queue_limit_set",
           config.workerId(),
           e.getMessage());
+    }
+  }
+
+  /** Work on one connection that throws what JDBC throws. */
+  private interface SqlWork<T> {
+    T run() throws SQLException;
+  }
+
+  // One local transaction on an autocommit connection, which it is again afterwards: the limits'
+  // writes hold their rows' locks until the commit (V26, the newest build wins).
+  private static <T> T inTransaction(Connection c, SqlWork<T> work) throws SQLException {
+    c.setAutoCommit(false);
+    try {
+      T result = work.run();
+      c.commit();
+      return result;
+    } catch (SQLException | RuntimeException e) {
+      c.rollback();
+      throw e;
+    } finally {
+      c.setAutoCommit(true);
     }
   }
 

@@ -24,6 +24,17 @@ final class QueueLimitStore {
 
   private static final String CLEAR = "SELECT pgbus.queue_limit_clear(?)";
 
+  // The build that last wrote a queue's limits (V26), locked until the caller commits, so that two
+  // engines starting at once compare against what the other wrote.
+  private static final String WRITER =
+      "SELECT build FROM pgbus.queue_limit WHERE queue::text OPERATOR(pg_catalog.=) ?::text"
+          + " FOR UPDATE";
+
+  private static final String MARK_WRITER =
+      "UPDATE pgbus.queue_limit SET build = ?::text"
+          + " WHERE queue::text OPERATOR(pg_catalog.=) ?::text"
+          + " AND (build IS NULL OR build OPERATOR(pg_catalog.<>) ?::text)";
+
   private static final String LIMITED =
       "SELECT queue::text FROM pgbus.queue_limit WHERE queue::text = ANY (?::text[])";
 
@@ -81,6 +92,33 @@ final class QueueLimitStore {
 
   /** The most waiting jobs the status counts per queue. */
   static final int COUNT_CAP = 10_000;
+
+  /**
+   * Writes a queue's limits as {@code build} configures them, unless a newer build wrote them: the
+   * newest build wins (docs/schema.md, "Flow control"). Returns the newer build whose limits were
+   * kept, or null when this one's were written. In the caller's transaction, which holds the row's
+   * lock until it commits.
+   */
+  BuildVersion queueLimitPublish(Connection c, QueueLimit limit, BuildVersion build, String by)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(WRITER)) {
+      ps.setString(1, limit.queue());
+      try (ResultSet rs = ps.executeQuery()) {
+        String writer = rs.next() ? rs.getString(1) : null;
+        if (writer != null && build.olderThan(BuildVersion.parse(writer))) {
+          return BuildVersion.parse(writer);
+        }
+      }
+    }
+    queueLimitWrite(c, limit, by);
+    try (PreparedStatement ps = c.prepareStatement(MARK_WRITER)) {
+      ps.setString(1, build.toString());
+      ps.setString(2, limit.queue());
+      ps.setString(3, build.toString());
+      ps.executeUpdate();
+    }
+    return null;
+  }
 
   /** Writes a queue's limits, or removes them when {@code limit} sets none. */
   void queueLimitWrite(Connection c, QueueLimit limit, String by) throws SQLException {

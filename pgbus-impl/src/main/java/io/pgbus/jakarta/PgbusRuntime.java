@@ -76,6 +76,8 @@ public class PgbusRuntime {
   private volatile String schemaVersion;
   // What the deploy gate blocks on, as kinds and queues (readiness shows it); null when not.
   private volatile String gateBlocked;
+  // The last window read that this build is outside of (readiness names its versions); else null.
+  private volatile SchemaWindow outside;
   private volatile Status cachedStatus;
   private volatile long cachedAt;
   private final Object statusLock = new Object();
@@ -182,7 +184,8 @@ public class PgbusRuntime {
           window = SchemaWindow.read(c);
         }
         schemaVersion = window.installed();
-        if (!window.inside()) {
+        outside = window.inside() ? null : window;
+        if (outside != null) {
           throw StartFailure.outsideWindow(window);
         }
         deployGate();
@@ -450,20 +453,19 @@ public class PgbusRuntime {
       try (Connection c = resources.dataSource().getConnection()) {
         SchemaWindow window = SchemaWindow.read(c);
         schemaVersion = window.installed();
+        outside = window.inside() ? null : window;
         reason = window.problem();
-        if (reason != null) {
-          // Both versions, so that a rollout's operator sees which build to deploy.
-          data.put("build", BuildVersion.current().toString());
-          if (window.oldestServed() != null) {
-            data.put("schemaServesFrom", window.oldestServed().toString());
-          }
-        } else {
+        if (reason == null) {
           // Paused queues are intended, so they never make readiness DOWN; they are shown.
           data.put("paused", String.join(",", engine.jobs().pausedQueues(c)));
           // Limits are intended too (V14): shown, never DOWN.
           data.put("limited", Engine.describeLimits(engine.queueLimits(c)));
+          problems.solved();
+        } else {
+          // A running engine whose schema left its window (a newer build's contract migration):
+          // the log gets both versions and the fix, once.
+          problems.seen("pgbus readiness", reason, StartFailure.outsideWindow(window));
         }
-        problems.solved();
       } catch (Exception e) {
         reason = DatabaseProblem.of(e);
         problems.seen("pgbus readiness", reason, e);
@@ -473,6 +475,14 @@ public class PgbusRuntime {
       reason = "engine stopped";
     }
     data.put("schemaVersion", String.valueOf(schemaVersion));
+    SchemaWindow w = outside;
+    if (w != null && reason != null) {
+      // Both versions, so that a rollout's operator sees which build to deploy.
+      data.put("build", BuildVersion.current().toString());
+      if (w.oldestServed() != null) {
+        data.put("schemaServesFrom", w.oldestServed().toString());
+      }
+    }
     String blocked = gateBlocked;
     if (blocked != null && !engine.running()) {
       data.put("deployCheck", blocked);

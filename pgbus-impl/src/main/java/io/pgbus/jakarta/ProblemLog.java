@@ -30,15 +30,17 @@ final class ProblemLog {
         e.getMessage());
   }
 
-  /** The database answers again; says so once. */
+  /** The problem is gone (the database answers again, the deploy gate passes); says so once. */
   void solved() {
-    boolean had;
+    String had;
     synchronized (this) {
-      had = last != null;
+      had = last;
       last = null;
     }
-    if (had) {
-      log.log(System.Logger.Level.INFO, "pgbus: the database answers again");
+    if (had != null) {
+      // Its category first: not every problem was the database's.
+      String category = had.substring(0, had.indexOf(": "));
+      log.log(System.Logger.Level.INFO, "pgbus: solved, no longer {0}", category);
     }
   }
 }

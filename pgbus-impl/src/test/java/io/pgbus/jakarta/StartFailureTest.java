@@ -74,11 +74,13 @@ class StartFailureTest {
             System.Logger.Level.DEBUG,
             System.Logger.Level.WARNING,
             System.Logger.Level.INFO);
+    assertThat(logger.texts).last().isEqualTo("pgbus: solved, no longer authentication failed");
   }
 
   /** Records the level of each message. */
   private static final class RecordingLogger implements System.Logger {
     final List<Level> levels = new ArrayList<>();
+    final List<String> texts = new ArrayList<>();
 
     @Override
     public String getName() {
@@ -98,6 +100,7 @@ class StartFailureTest {
     @Override
     public void log(Level level, ResourceBundle bundle, String format, Object... params) {
       levels.add(level);
+      texts.add(java.text.MessageFormat.format(format, params));
     }
 
     @Override
