@@ -192,16 +192,22 @@ public class HandlerRegistry {
    */
   public String payloadMismatch(String queue, String payload) {
     Binding b = byQueue.get(queue);
-    if (b == null) {
-      return null;
-    }
+    return b == null ? null : payloadMismatch(jsonb, b.payloadType(), payload);
+  }
+
+  /** Why {@code payload} does not map onto {@code type} with {@code jsonb}; null when it does. */
+  static String payloadMismatch(Jsonb jsonb, Type type, String payload) {
     try {
-      jsonb.fromJson(payload, b.payloadType());
+      jsonb.fromJson(payload, type);
       return null;
     } catch (RuntimeException e) {
-      String why = b.payloadType().getTypeName() + ": " + e.getMessage();
-      return why.length() <= MISMATCH_MAX ? why : why.substring(0, MISMATCH_MAX) + "...";
+      return bounded(type.getTypeName() + ": " + e.getMessage());
     }
+  }
+
+  // A JSON-B implementation may quote the payload in its message: user data of any size.
+  static String bounded(String why) {
+    return why.length() <= MISMATCH_MAX ? why : why.substring(0, MISMATCH_MAX) + "...";
   }
 
   static final int MISMATCH_MAX = 300;
