@@ -85,9 +85,15 @@ final class FleetDatabase {
 
   /** Enqueues {@code n} jobs whose handler works {@code sleepMs} each, in batches of 1000. */
   void enqueue(String queue, int n, int sleepMs) throws SQLException {
+    try (Connection c = connect()) {
+      enqueue(c, queue, n, sleepMs);
+    }
+  }
+
+  /** As {@link #enqueue(String, int, int)}, on the caller's connection (a steady producer's). */
+  static void enqueue(Connection c, String queue, int n, int sleepMs) throws SQLException {
     String payload = "{\"sleepMs\": " + sleepMs + "}";
-    try (Connection c = connect();
-        PreparedStatement ps = c.prepareStatement(ENQUEUE)) {
+    try (PreparedStatement ps = c.prepareStatement(ENQUEUE)) {
       for (int done = 0; done < n; ) {
         int batch = Math.min(1000, n - done);
         ps.setString(1, queue);

@@ -16,6 +16,10 @@ record FleetSettings(
     int libertyAHttps,
     int libertyBHttp,
     int libertyBHttps,
+    int libertyCHttp,
+    int libertyCHttps,
+    int libertyDHttp,
+    int libertyDHttps,
     int wildflyPortOffset,
     String heap) {
 
@@ -32,6 +36,10 @@ record FleetSettings(
         Integer.parseInt(required("fleet.liberty.a.https.port")),
         Integer.parseInt(required("fleet.liberty.b.http.port")),
         Integer.parseInt(required("fleet.liberty.b.https.port")),
+        Integer.parseInt(required("fleet.liberty.c.http.port")),
+        Integer.parseInt(required("fleet.liberty.c.https.port")),
+        Integer.parseInt(required("fleet.liberty.d.http.port")),
+        Integer.parseInt(required("fleet.liberty.d.https.port")),
         Integer.parseInt(required("fleet.wildfly.port.offset")),
         required("fleet.server.heap"));
   }

@@ -29,12 +29,26 @@ final class LibertyServer extends FleetServer {
   private final String serverName;
   private final int httpPort;
   private final int httpsPort;
+  private final Path earSource;
 
   LibertyServer(String name, String serverName, int httpPort, int httpsPort, FleetSettings s) {
+    this(
+        name, serverName, httpPort, httpsPort, s, s.fleetDir().resolve("apps/pgbus-fleet-ear.ear"));
+  }
+
+  /** A server of the EAR {@code earSource}: RollingUpgradeIT's previous and next builds. */
+  LibertyServer(
+      String name,
+      String serverName,
+      int httpPort,
+      int httpsPort,
+      FleetSettings s,
+      Path earSource) {
     super(name, s);
     this.serverName = serverName;
     this.httpPort = httpPort;
     this.httpsPort = httpsPort;
+    this.earSource = earSource;
   }
 
   private Path serverDir() {
@@ -55,7 +69,7 @@ final class LibertyServer extends FleetServer {
     deleteTree(serverDir());
     copyTree(settings.fleetDir().resolve("liberty-template"), serverDir());
     Files.createDirectories(ear().getParent());
-    Files.copy(settings.fleetDir().resolve("apps/pgbus-fleet-ear.ear"), ear());
+    Files.copy(earSource, ear());
     // Bootstrap properties win over environment variables and liberty-config's defaults.
     Files.write(
         serverDir().resolve("bootstrap.properties"),
@@ -132,10 +146,7 @@ final class LibertyServer extends FleetServer {
   void redeploy(Duration timeout) throws Exception {
     long updatedBefore = logLines(APP_UPDATED);
     Path next = serverDir().resolve("pgbus-fleet.ear.next");
-    Files.copy(
-        settings.fleetDir().resolve("apps/pgbus-fleet-ear.ear"),
-        next,
-        StandardCopyOption.REPLACE_EXISTING);
+    Files.copy(earSource, next, StandardCopyOption.REPLACE_EXISTING);
     Files.setLastModifiedTime(next, FileTime.from(Instant.now()));
     Files.move(next, ear(), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     long deadline = System.nanoTime() + timeout.toNanos();
