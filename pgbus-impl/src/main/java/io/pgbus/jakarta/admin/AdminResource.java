@@ -104,7 +104,7 @@ public class AdminResource {
   @Path("schedules")
   public SchedulesResource schedules(
       @Context SecurityContext security, @Context HttpHeaders headers) {
-    return new SchedulesResource(call(security, headers), schedules, this::configuredSchedules);
+    return new SchedulesResource(call(security, headers), schedules, this::readConfigured);
   }
 
   /** {@code fleet}. */
@@ -123,8 +123,9 @@ public class AdminResource {
   @GET
   @Path("crons")
   @Produces(MediaType.APPLICATION_JSON)
-  public Response crons(@Context SecurityContext security, @Context HttpHeaders headers) {
-    return schedules(security, headers).crons();
+  public Response configuredSchedules(
+      @Context SecurityContext security, @Context HttpHeaders headers) {
+    return schedules(security, headers).configured();
   }
 
   /**
@@ -183,11 +184,11 @@ public class AdminResource {
     return new Fleet(resources.dataSource());
   }
 
-  private List<Engine.CronStatus> configuredSchedules() {
+  private List<Engine.CronStatus> readConfigured() {
     try (Connection c = resources.dataSource().getConnection()) {
       return runtime.engine().crons(c);
     } catch (SQLException e) {
-      throw new IllegalStateException("read the crons: " + e.getMessage(), e);
+      throw new IllegalStateException("read the configured schedules: " + e.getMessage(), e);
     }
   }
 }

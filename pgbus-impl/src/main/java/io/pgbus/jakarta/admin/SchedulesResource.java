@@ -150,12 +150,15 @@ public final class SchedulesResource {
   }
 
   /**
-   * {@code GET crons}: the schedules configured in this application ({@code pgbus.crons}), each
-   * with its last and next run.
+   * {@code GET crons} (the path keeps its first name): the schedules configured in this application
+   * ({@code pgbus.crons}), each with its last and next run.
    */
-  Response crons() {
+  Response configured() {
     return call.read(
-        () -> AdminCall.ok(new CronsJson(configured.get().stream().map(CronJson::of).toList())));
+        () ->
+            AdminCall.ok(
+                new ConfiguredJson(
+                    configured.get().stream().map(ConfiguredScheduleJson::of).toList())));
   }
 
   /**
@@ -258,17 +261,18 @@ public final class SchedulesResource {
   @JsonbPropertyOrder({"name", "action", "jobId", "changed"})
   public record ActionJson(String name, String action, String jobId, boolean changed) {}
 
+  /** The wire name {@code crons} stays: the console and docs/admin-api.md read it. */
   @JsonbPropertyOrder({"crons"})
-  public record CronsJson(List<CronJson> crons) {}
+  public record ConfiguredJson(List<ConfiguredScheduleJson> crons) {}
 
   /** A configured schedule; {@code lastRun} is null before its first run. */
   @JsonbNillable
   @JsonbPropertyOrder({"name", "schedule", "zone", "queue", "lastRun", "nextRun"})
-  public record CronJson(
+  public record ConfiguredScheduleJson(
       String name, String schedule, String zone, String queue, String lastRun, String nextRun) {
 
-    static CronJson of(Engine.CronStatus s) {
-      return new CronJson(
+    static ConfiguredScheduleJson of(Engine.CronStatus s) {
+      return new ConfiguredScheduleJson(
           s.name(),
           s.schedule(),
           s.zone(),
