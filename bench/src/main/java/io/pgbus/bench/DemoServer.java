@@ -1,6 +1,6 @@
 package io.pgbus.bench;
 
-import io.pgbus.engine.Notifier;
+import io.pgbus.engine.Channels;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -124,11 +124,11 @@ final class DemoServer {
               + " (a demo older than W5, or not started yet)";
         }
       }
-      listeners.setString(1, Notifier.APPLICATION_NAME);
+      listeners.setString(1, Channels.LISTENER_APPLICATION_NAME);
       try (ResultSet rs = listeners.executeQuery()) {
         rs.next();
         if (rs.getLong(1) == 0) {
-          return "no " + Notifier.APPLICATION_NAME + " connection on " + jdbcUrl;
+          return "no " + Channels.LISTENER_APPLICATION_NAME + " connection on " + jdbcUrl;
         }
       }
       return null;

@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
  * each capsule's claim walks its block in order. Every tick the producer commits the jobs due into
  * the next busy queue (one NOTIFY per commit in both shapes), so only the queue count differs.
  * Read: commit-to-start latency (which includes the listener routing each NOTIFY to its capsule),
- * the claim's mean server time (pg_stat_statements), and the poller's one statement over all the
+ * the claim's mean server time (pg_stat_statements), and the ticker's one statement over all the
  * queues, timed from JDBC after the load.
  */
 final class ManyQueuesWorkload {
@@ -170,7 +170,7 @@ final class ManyQueuesWorkload {
                   claim[1] += v[1];
                 }
               });
-      // The poller's statement over every queue, with the table as the load left it.
+      // The ticker's statement over every queue, with the table as the load left it.
       var store = new JobStore();
       long[] poll = new long[200];
       try (Connection c = pool.getConnection()) {

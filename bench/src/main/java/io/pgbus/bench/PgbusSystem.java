@@ -1,11 +1,11 @@
 package io.pgbus.bench;
 
 import io.pgbus.Outcome;
-import io.pgbus.engine.Capsule;
 import io.pgbus.engine.CapsuleConfig;
 import io.pgbus.engine.ClaimedJob;
 import io.pgbus.engine.Engine;
 import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.EngineStatus;
 import io.pgbus.engine.JobEvents;
 import io.pgbus.engine.Jobs;
 import io.pgbus.engine.ListenerState;
@@ -191,10 +191,13 @@ final class PgbusSystem implements QueueSystem {
     @Override
     public void awaitReady(Duration timeout) {
       long deadline = System.nanoTime() + timeout.toNanos();
-      while (engine.listenerState() != ListenerState.DELIVERING) {
+      while (engine.status().listener().state() != ListenerState.DELIVERING) {
         if (System.nanoTime() > deadline) {
           throw new IllegalStateException(
-              "pgbus listener not delivering after " + timeout + ": " + engine.listenerState());
+              "pgbus listener not delivering after "
+                  + timeout
+                  + ": "
+                  + engine.status().listener().state());
         }
         Sleep.millis(10);
       }
@@ -206,7 +209,8 @@ final class PgbusSystem implements QueueSystem {
       long claims = 0;
       long empty = 0;
       long claimed = 0;
-      for (Capsule c : engine.capsules()) {
+      EngineStatus now = engine.status();
+      for (EngineStatus.CapsuleStatus c : now.capsules()) {
         claims += c.claims();
         empty += c.emptyClaims();
         claimed += c.claimed();
@@ -214,10 +218,10 @@ final class PgbusSystem implements QueueSystem {
       out.put("claims", claims);
       out.put("empty claims", empty);
       out.put("claimed", claimed);
-      out.put("polls", engine.polls());
-      out.put("election statements", engine.electionStatements());
-      out.put("maintenance rounds", engine.maintenanceRounds());
-      out.put("leader", engine.leader() ? 1L : 0L);
+      out.put("polls", now.ticks());
+      out.put("election statements", now.electionStatements());
+      out.put("maintenance rounds", now.maintenanceRounds());
+      out.put("leader", now.leader() ? 1L : 0L);
       return out;
     }
 

@@ -50,11 +50,7 @@ class AdminApiIT {
                 "admin-api",
                 "pgbus.capsules=admin",
                 "pgbus.capsule.admin.queues=it_admin_read",
-                "pgbus.capsule.admin.concurrency=1",
-                // A configured schedule that never comes due in a test: GET crons shows it.
-                "pgbus.crons=itAdminCron",
-                "pgbus.cron.itAdminCron.schedule=0 3 1 1 *",
-                "pgbus.cron.itAdminCron.queue=it_admin_cron")
+                "pgbus.capsule.admin.concurrency=1")
             .addClasses(
                 ItRestApplication.class,
                 ItAdmin.class,
@@ -350,7 +346,7 @@ class AdminApiIT {
   }
 
   @Test
-  void queuesThroughputCronsAndFleetAnswerAViewer() throws Exception {
+  void queuesThroughputSchedulesAndFleetAnswerAViewer() throws Exception {
     String q = queue();
     plant(q, "completed", "{}");
     plant(q, "available", "{}");
@@ -360,7 +356,8 @@ class AdminApiIT {
     assertTrue(queues.body().contains("\"capsule\":\"admin\""), queues.body());
     Http.Response throughput = get("throughput", "viewer", "viewer-secret");
     assertTrue(throughput.body().contains("\"queue\":\"" + q + "\""), throughput.body());
-    assertEquals(200, get("crons", "viewer", "viewer-secret").status());
+    assertEquals(200, get("schedules", "viewer", "viewer-secret").status());
+    assertEquals(404, get("crons", "viewer", "viewer-secret").status(), "crons went in #24");
     Http.Response fleet = get("fleet", "viewer", "viewer-secret");
     assertEquals(200, fleet.status(), fleet.body());
     assertTrue(fleet.body().contains("\"listeners\""), fleet.body());
@@ -784,12 +781,6 @@ class AdminApiIT {
 
   @Test
   void theScheduleAnswersKeepTheirFieldsNullsAndTypes() throws Exception {
-    Http.Response crons = get("crons", "viewer", "viewer-secret");
-    assertEquals(200, crons.status(), crons.body());
-    JsonObject cron = element(crons.body(), "crons", "name", "itAdminCron");
-    assertEquals("{lastRun:null,name:s,nextRun:s,queue:s,schedule:s,zone:s}", shape(cron));
-    assertEquals(List.of("name", "schedule", "zone", "queue", "lastRun", "nextRun"), keys(cron));
-
     String name = "wire-" + queue();
     String schedule =
         "{cron:s,error:null,lastRun:null,maxAttempts:%s,misfire:s,name:s,nextRun:s,"

@@ -88,7 +88,7 @@ class LifecycleIT {
     Await.until(
         "the listener to deliver",
         Duration.ofSeconds(30),
-        () -> runtime.engine().listenerState() == ListenerState.DELIVERING);
+        () -> runtime.engine().status().listener().state() == ListenerState.DELIVERING);
     try {
       assertTrue(jobs.pause("it_paused"));
       assertFalse(jobs.pause("it_paused"), "already paused");

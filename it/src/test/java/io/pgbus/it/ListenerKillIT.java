@@ -5,8 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pgbus.EnqueueOptions;
 import io.pgbus.JobQueue;
+import io.pgbus.engine.Channels;
+import io.pgbus.engine.EngineStatus;
 import io.pgbus.engine.ListenerState;
-import io.pgbus.engine.Notifier;
 import io.pgbus.it.support.Await;
 import io.pgbus.it.support.Sql;
 import io.pgbus.it.support.TestServer;
@@ -14,6 +15,7 @@ import io.pgbus.jakarta.PgbusRuntime;
 import jakarta.annotation.Resource;
 import jakarta.inject.Inject;
 import java.time.Duration;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
@@ -58,37 +60,38 @@ class ListenerKillIT {
     Await.until(
         "the listener to deliver",
         Duration.ofSeconds(60),
-        () -> runtime.engine().listenerState() == ListenerState.DELIVERING);
-    Notifier notifier = runtime.engine().notifier();
+        () -> runtime.engine().status().listener().state() == ListenerState.DELIVERING);
+    Supplier<EngineStatus.Listener> listener = () -> runtime.engine().status().listener();
     // One job first, so the rounds measure the wake path rather than the first job's warm-up
     // (bean creation, the first JTA job transaction).
     awaitCompleted(
         jobs.enqueue("it_kill", new Marker("warm-up", false), EnqueueOptions.defaults()));
 
     for (int round = 1; round <= 3; round++) {
-      long connects = notifier.connects();
+      long connects = listener.get().connects();
       long killed = System.nanoTime();
       assertTrue(
-          Sql.count(ds, TERMINATE, Notifier.APPLICATION_NAME) >= 1, "no listener to terminate");
+          Sql.count(ds, TERMINATE, Channels.LISTENER_APPLICATION_NAME) >= 1,
+          "no listener to terminate");
       Await.until(
           "the listener to stop delivering",
           Duration.ofSeconds(5),
-          () -> !notifier.state().delivering());
+          () -> !listener.get().state().delivering());
       long toDegrade = millisSince(killed);
       long id =
           jobs.enqueue("it_kill", new Marker("kill-" + round, false), EnqueueOptions.defaults());
-      boolean inGap = notifier.connects() == connects;
+      boolean inGap = listener.get().connects() == connects;
       Await.until(
           "the listener to deliver again",
           Duration.ofSeconds(20),
-          () -> notifier.state() == ListenerState.DELIVERING);
+          () -> listener.get().state() == ListenerState.DELIVERING);
       long toRecover = millisSince(killed);
       awaitCompleted(id);
       long toDone = millisSince(killed);
 
       assertTrue(toDegrade < 1000, "terminate -> not delivering took " + toDegrade + " ms");
       assertTrue(inGap, "the job was enqueued after the listener was back");
-      assertEquals(connects + 1, notifier.connects(), "reconnects for one kill");
+      assertEquals(connects + 1, listener.get().connects(), "reconnects for one kill");
       System.out.println(
           String.format(
               "[pgbus-it] [measure] %s listener kill %d: not delivering %d ms, delivering"

@@ -55,7 +55,7 @@ class MetricsAndDoctorIT {
     Await.until(
         "the listener to deliver",
         Duration.ofSeconds(30),
-        () -> runtime.engine().listenerState() == ListenerState.DELIVERING);
+        () -> runtime.engine().status().listener().state() == ListenerState.DELIVERING);
     String metrics = Http.root(url) + "/metrics?scope=application";
     double completedBefore = value(Http.get(metrics).body(), "pgbus_jobs_completed_total");
     double enqueuedBefore = value(Http.get(metrics).body(), "pgbus_jobs_enqueued_total");

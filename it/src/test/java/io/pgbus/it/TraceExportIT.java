@@ -77,7 +77,7 @@ class TraceExportIT {
       Await.until(
           "the listener to deliver",
           Duration.ofSeconds(30),
-          () -> runtime.engine().listenerState() == ListenerState.DELIVERING);
+          () -> runtime.engine().status().listener().state() == ListenerState.DELIVERING);
       Span enqueuer = tracer.spanBuilder("place order").startSpan();
       long id;
       try (Scope ignored = enqueuer.makeCurrent()) {

@@ -57,7 +57,7 @@ class TracingIT {
     Await.until(
         "the listener to deliver",
         Duration.ofSeconds(30),
-        () -> runtime.engine().listenerState() == ListenerState.DELIVERING);
+        () -> runtime.engine().status().listener().state() == ListenerState.DELIVERING);
     TracingHandler.SEEN.clear();
     Span enqueuer = tracer.spanBuilder("place order").startSpan();
     try (Scope ignored = enqueuer.makeCurrent()) {

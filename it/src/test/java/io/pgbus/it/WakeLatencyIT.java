@@ -59,7 +59,7 @@ class WakeLatencyIT {
     Await.until(
         "the listener to deliver",
         Duration.ofSeconds(30),
-        () -> runtime.engine().listenerState() == ListenerState.DELIVERING);
+        () -> runtime.engine().status().listener().state() == ListenerState.DELIVERING);
     String run = UUID.randomUUID().toString();
     List<Long> micros = new ArrayList<>();
     for (int i = 0; i < JOBS; i++) {

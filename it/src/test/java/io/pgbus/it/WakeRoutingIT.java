@@ -46,7 +46,7 @@ class WakeRoutingIT {
     Await.until(
         "the listener to deliver",
         Duration.ofSeconds(30),
-        () -> runtime.engine().listenerState() == ListenerState.DELIVERING);
+        () -> runtime.engine().status().listener().state() == ListenerState.DELIVERING);
     Map<String, Long> settled = quiet();
 
     for (int i = 0; i < 20; i++) {

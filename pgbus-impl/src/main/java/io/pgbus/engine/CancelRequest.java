@@ -3,18 +3,15 @@ package io.pgbus.engine;
 import java.util.regex.Pattern;
 
 /**
- * A request to cancel one running attempt of a job, as heard on the {@value #CHANNEL} channel. The
- * payload is untrusted input (any login may NOTIFY any channel), so {@link #parse} accepts only
- * {@code <id>:<attempt>} in plain decimal, and the engine still checks the request against the
- * database before it interrupts anything.
+ * A request to cancel one running attempt of a job, as heard on the {@value Channels#CANCEL}
+ * channel. The payload is untrusted input (any login may NOTIFY any channel), so {@link #parse}
+ * accepts only {@code <id>:<attempt>} in plain decimal, and the engine still checks the request
+ * against the database before it interrupts anything.
  *
  * @param id the job
  * @param attempt the attempt to stop; another attempt of the same job is left alone
  */
 public record CancelRequest(long id, int attempt) {
-
-  /** The NOTIFY channel; not a queue's, since queue names have no '-'. */
-  public static final String CHANNEL = "pgbus-cancel";
 
   /** The longest payload a real request has: 19 digits, ':', 10 digits. */
   static final int MAX_PAYLOAD = 30;

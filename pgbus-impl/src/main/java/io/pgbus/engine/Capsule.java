@@ -21,11 +21,11 @@ import javax.sql.DataSource;
  * jobs-per-transaction asks for it ({@link Grouping}).
  *
  * <p>The loop claims only when there is reason to: a wake for one of its queues (from a NOTIFY, or
- * from the engine's {@link Poller}), a slot freed after a claim that filled every slot (more work
+ * from the engine's {@link Ticker}), a slot freed after a claim that filled every slot (more work
  * is likely waiting), or a known due time reached. It has no timer of its own: an idle capsule
  * issues no statement at all.
  */
-public final class Capsule extends Loop {
+final class Capsule extends Loop {
 
   private static final System.Logger LOG = System.getLogger(Capsule.class.getName());
 
@@ -129,27 +129,27 @@ public final class Capsule extends Loop {
     this.limitFreed = Objects.requireNonNull(freed);
   }
 
-  public CapsuleConfig config() {
+  CapsuleConfig config() {
     return config;
   }
 
   /** Claim statements issued (including empty ones). */
-  public long claims() {
+  long claims() {
     return claims.get();
   }
 
   /** Claim statements that found nothing: polling waste. */
-  public long emptyClaims() {
+  long emptyClaims() {
     return emptyClaims.get();
   }
 
   /** Jobs claimed in total. */
-  public long claimed() {
+  long claimed() {
     return claimed.get();
   }
 
   /** Slots busy now: each runs the jobs of one claim, one or several to a transaction. */
-  public int inFlight() {
+  int inFlight() {
     lock.lock();
     try {
       return inFlight;
@@ -161,11 +161,11 @@ public final class Capsule extends Loop {
   /**
    * How long the oldest slot handed to the executor has waited for a thread without starting, or
    * zero. Anything but a moment means the executor has fewer threads than pgbus needs: the engine's
-   * loops (listener, poller, leader, maintenance, one per capsule) hold theirs for good, so an
+   * loops (listener, ticker, leader, maintenance, one per capsule) hold theirs for good, so an
    * executor with a fixed number of threads and a queue (WildFly's default managed executor has two
    * per CPU) can leave none for jobs, which are then claimed and never run.
    */
-  public Duration executorWait() {
+  Duration executorWait() {
     lock.lock();
     try {
       return Duration.ofNanos(oldestWait(System.nanoTime()));
@@ -180,7 +180,7 @@ public final class Capsule extends Loop {
    * since the last of them became overdue. A loop that ended without being stopped (an Error
    * escaped it) shows no progress from then on. Zero once stopped on purpose.
    */
-  public Duration sinceLastBeat() {
+  Duration sinceLastBeat() {
     long now = System.nanoTime();
     long stuckFor = 0;
     lock.lock();
@@ -198,24 +198,20 @@ public final class Capsule extends Loop {
     return Duration.ofNanos(Math.max(now - beatNanos, Math.max(0, stuckFor)));
   }
 
-  /**
-   * Why this capsule is not claiming as it should, as a short category for health data, or null
-   * when it is fine: {@code "loop ended"} (an Error ended its loop: it claims nothing until the
-   * application is restarted), {@code "no progress"} ({@link #sinceLastBeat()} is over {@code
-   * threshold}), or {@code "claims failing"} (every claim for longer than {@code threshold} has
-   * failed; the log says why). A capsule stopped on purpose is fine.
-   */
-  public String stall(Duration threshold) {
-    if (died) {
-      return "loop ended";
-    }
-    if (sinceLastBeat().compareTo(threshold) > 0) {
-      return "no progress";
-    }
-    if (errors.failingFor().compareTo(threshold) > 0) {
-      return "claims failing";
-    }
-    return null;
+  /** This capsule now, for {@link EngineStatus}. */
+  EngineStatus.CapsuleStatus status() {
+    return new EngineStatus.CapsuleStatus(
+        config.name(),
+        config.queues(),
+        config.concurrency(),
+        claims(),
+        emptyClaims(),
+        claimed(),
+        inFlight(),
+        executorWait(),
+        sinceLastBeat(),
+        died,
+        errors.failingFor());
   }
 
   /** Applies a wake that concerns this capsule. */
@@ -592,7 +588,7 @@ public final class Capsule extends Loop {
 
   /**
    * The threads an engine's executor needs so that no job waits: a thread per slot, and, when the
-   * loops run on the executor too, the listener, the poller, the leader, the maintenance loop, the
+   * loops run on the executor too, the listener, the ticker, the leader, the maintenance loop, the
    * job-timeout watchdog (while jobs run) and a claim loop per capsule.
    */
   static int threadsNeeded(EngineConfig engine, boolean loopsOnExecutor) {

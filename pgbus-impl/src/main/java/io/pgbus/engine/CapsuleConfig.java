@@ -32,7 +32,7 @@ public record CapsuleConfig(
   public static final int AUTO = 0;
 
   /**
-   * Most queues one capsule lists. Its claim and the poller's statement take the list as one array
+   * Most queues one capsule lists. Its claim and the ticker's statement take the list as one array
    * and visit it in order; split a longer list over several capsules.
    */
   public static final int MAX_QUEUES = 1000;

@@ -136,8 +136,8 @@ public final class Doctor {
                 config.capsules().size(),
                 config.queues(),
                 threads,
-                config.poller().ceiling(),
-                config.poller().interval(),
+                config.ticker().ceiling(),
+                config.ticker().interval(),
                 config.execution().lease(),
                 config.crons().size(),
                 config.crons().isEmpty()
@@ -425,7 +425,7 @@ public final class Doctor {
               "degraded: a self-probe did not come back, notifications are being lost"
                   + error
                   + "; capsules poll every "
-                  + engine.config().poller().interval(),
+                  + engine.config().ticker().interval(),
               "point the listener at the database directly (pgbus.listener.url), not through a"
                   + " transaction-mode pooler");
       case RECONNECTING ->
@@ -435,13 +435,13 @@ public final class Doctor {
               "reconnecting"
                   + error
                   + "; capsules poll every "
-                  + engine.config().poller().interval(),
+                  + engine.config().ticker().interval(),
               "check that the database is up and accepts connections from this host");
       case FAILED ->
           new Check(
               "listener",
               Status.FAIL,
-              "failed" + error + "; capsules poll every " + engine.config().poller().interval(),
+              "failed" + error + "; capsules poll every " + engine.config().ticker().interval(),
               "the application does not see the PostgreSQL driver; on WildFly put"
                   + " jboss-deployment-structure.xml with the module org.postgresql into the EAR's"
                   + " META-INF, for the deployment and the WAR's sub-deployment (docs/wildfly.md)");

@@ -21,17 +21,17 @@ import javax.sql.DataSource;
  * <p>Why not look every quarter TTL, as the leader acts: with the default TTL of 60 s that is one
  * read every 15 s per JVM, two thirds of an idle JVM's statements (docs/performance.md, fleet).
  *
- * <p>An engine with capsules goes further ({@link #followTicks}): its poller's tick ({@code
+ * <p>An engine with capsules goes further ({@link #followTicks}): its ticker's tick ({@code
  * pgbus.tick}) reads the lease anyway, once per poll ceiling, and hands it here ({@link #tickSaw}).
  * A candidate that saw a live lease then issues nothing of its own: it looks again only when a tick
  * reports the lease free (or its own), or when no tick came for twice the longer of the poll
- * ceiling and the TTL (a poller that cannot reach the database). A dead leader is then replaced
+ * ceiling and the TTL (a ticker that cannot reach the database). A dead leader is then replaced
  * within three quarters of a TTL (its lease running out) plus one poll ceiling (the next tick of
  * some follower): 45 s + 60 s with the defaults, and sooner where followers run jobs (they tick
  * every heartbeat interval).
  *
  * <p>A leader that stops cleanly deletes its lease row and, in the same statement, sends a NOTIFY
- * on {@value #RESIGNED}: every follower's listener hears it ({@link #resignHeard}) and its
+ * on {@value Channels#LEADER}: every follower's listener hears it ({@link #resignHeard}) and its
  * candidate looks at once, so another engine leads within moments instead of at the next tick. The
  * notification carries nothing and proves nothing (any login may NOTIFY any channel): it only
  * brings a look forward, one election attempt, at most one per {@link #RESIGNED_LOOK_GAP} per JVM,
@@ -46,10 +46,9 @@ final class Elector extends Loop {
 
   static final String MAINTENANCE = "maintenance";
 
-  /** The channel of a clean resignation; not a queue's, since queue names have no '-'. */
-  static final String RESIGNED = "pgbus-leader";
-
-  /** The shortest gap between two looks brought forward by {@link #RESIGNED} notifications. */
+  /**
+   * The shortest gap between two looks brought forward by {@link Channels#LEADER} notifications.
+   */
   static final Duration RESIGNED_LOOK_GAP = Duration.ofSeconds(1);
 
   private static final System.Logger LOG = System.getLogger(Elector.class.getName());
@@ -118,7 +117,7 @@ final class Elector extends Loop {
   }
 
   /**
-   * Lets the poller's ticks stand in for a candidate's reads (see the class comment): {@code
+   * Lets the ticker's ticks stand in for a candidate's reads (see the class comment): {@code
    * maxSilence} is how long a candidate waits for a tick before it reads the lease itself. Call
    * before {@link #start}.
    */
@@ -139,7 +138,7 @@ final class Elector extends Loop {
   }
 
   /**
-   * A {@value #RESIGNED} notification was heard: a candidate looks at once, unless it already
+   * A {@value Channels#LEADER} notification was heard: a candidate looks at once, unless it already
    * looked for one within {@link #RESIGNED_LOOK_GAP} (the payload is ignored; see the class
    * comment). Cheap, never throws: it runs on the listener's thread.
    */

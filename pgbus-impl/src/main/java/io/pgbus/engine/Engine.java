@@ -47,7 +47,7 @@ public final class Engine {
   private final List<Capsule> capsules = new ArrayList<>();
   private final Map<String, List<Capsule>> capsulesByQueue = new HashMap<>();
   private final Notifier notifier;
-  private final Poller poller;
+  private final Ticker ticker;
   private final Elector elector;
   private final Maintainer maintainer;
   private final JobRunner single;
@@ -95,11 +95,11 @@ public final class Engine {
                 this::cancelsHeard,
                 config.listener());
     ExecutionConfig execution = config.execution();
-    this.poller =
+    this.ticker =
         config.capsules().isEmpty()
             ? null
-            : new Poller(
-                new Poller.Heartbeat(
+            : new Ticker(
+                new Ticker.Heartbeat(
                     config.workerId(),
                     execution.heartbeatInterval(),
                     execution.lease(),
@@ -110,7 +110,7 @@ public final class Engine {
                 dataSource,
                 config.queues(),
                 this::listenerState,
-                config.poller(),
+                config.ticker(),
                 this::route,
                 this::connectionLost);
     this.single =
@@ -135,7 +135,7 @@ public final class Engine {
               config.workerId(),
               execution,
               config::jobTimeout,
-              config.poller().interval().multipliedBy(10),
+              config.ticker().interval().multipliedBy(10),
               store,
               dataSource,
               executor,
@@ -161,7 +161,7 @@ public final class Engine {
                 () -> notifier == null ? null : notifier.backendPid(),
                 execution.heartbeatTtl());
     // Always there: schedules made through the API need the leader's tick without any config.
-    this.cron = new ScheduleEnqueuer(config.crons(), store, tx, config.poller().ceiling());
+    this.cron = new ScheduleEnqueuer(config.crons(), store, tx, config.ticker().ceiling());
     this.schedules = new ScheduleBook(jobs, config.maxPayloadBytes());
     // The maintainer asks the elector through this engine, and the elector tells the maintainer of
     // a change: neither needs the other at construction.
@@ -181,8 +181,8 @@ public final class Engine {
       // and wakes the capsules whose queues have jobs due.
       notifier.onQueuesChanged(this::queuesChanged);
     }
-    if (poller != null) {
-      poller.beforeEachTick(this::rereadLimits);
+    if (ticker != null) {
+      ticker.beforeEachTick(this::rereadLimits);
     }
     this.elector =
         new Elector(
@@ -191,18 +191,18 @@ public final class Engine {
             config.elector(),
             maintainer::leadershipChanged,
             this::connectionLost);
-    if (poller != null) {
-      // The tick carries the probe, the leader check and the heartbeat (see Poller).
-      capsules.forEach(c -> c.onClaimed(poller::nudge));
+    if (ticker != null) {
+      // The tick carries the probe, the leader check and the heartbeat (see Ticker).
+      capsules.forEach(c -> c.onClaimed(ticker::nudge));
       elector.followTicks(
-          longer(config.poller().ceiling(), config.elector().ttl()).multipliedBy(2));
+          longer(config.ticker().ceiling(), config.elector().ttl()).multipliedBy(2));
       if (notifier != null) {
         notifier.onLeaderResigned(elector::resignHeard);
       }
       // Only when ticks come at least as often as probes are due: a probe interval set below the
       // ceiling (faster detection of a deaf listener) keeps the listener's own probes.
       if (notifier != null
-          && config.poller().ceiling().compareTo(config.listener().probeInterval()) <= 0) {
+          && config.ticker().ceiling().compareTo(config.listener().probeInterval()) <= 0) {
         notifier.probesOnTicks();
       }
     }
@@ -236,7 +236,7 @@ public final class Engine {
 
   /** A tick's result: the leader lease for the elector, and a row to write again if it is gone. */
   private void ticked(NodeStore.Tick tick) {
-    if (maintenance && started) { // a stopping engine's poller beats on, and elects nothing
+    if (maintenance && started) { // a stopping engine's ticker beats on, and elects nothing
       elector.tickSaw(tick.leader());
     }
     if (Boolean.FALSE.equals(tick.nodeFound()) && node != null && started) {
@@ -316,8 +316,8 @@ public final class Engine {
     for (Capsule c : capsules) {
       c.start(loops);
     }
-    if (poller != null) {
-      poller.start(loops);
+    if (ticker != null) {
+      ticker.start(loops);
     }
     if (maintenance) {
       elector.start(loops);
@@ -354,7 +354,7 @@ public final class Engine {
       LOG.log(System.Logger.Level.WARNING, "pgbus listener did not stop within 5 s");
     }
     if (node != null) {
-      // The row stays, and the poller beats on, until the jobs are back: a drain longer than
+      // The row stays, and the ticker beats on, until the jobs are back: a drain longer than
       // two thirds of the heartbeat TTL must not let the leader rescue jobs that still run here.
       node.stopping();
     }
@@ -389,8 +389,8 @@ public final class Engine {
         }
       }
     }
-    if (poller != null) {
-      poller.stop();
+    if (ticker != null) {
+      ticker.stop();
     }
     if (releaseWhatStillRuns() && node != null) {
       node.stopped();
@@ -481,8 +481,8 @@ public final class Engine {
     if (wake.everyone()) {
       // LISTEN never replays: a change announced while the listener was away is re-read too.
       limitsStale.set(true);
-      if (poller != null) {
-        poller.pollNow();
+      if (ticker != null) {
+        ticker.tickNow();
       }
       return;
     }
@@ -506,16 +506,16 @@ public final class Engine {
   }
 
   /** The listener's state; DEGRADED-equivalent polling applies when there is no listener. */
-  public ListenerState listenerState() {
+  ListenerState listenerState() {
     return notifier == null ? ListenerState.DEGRADED : notifier.state();
   }
 
   /** The notifier, or null when this engine has no capsules or no listener connections. */
-  public Notifier notifier() {
+  Notifier notifier() {
     return notifier;
   }
 
-  public List<Capsule> capsules() {
+  List<Capsule> capsules() {
     return List.copyOf(capsules);
   }
 
@@ -525,15 +525,15 @@ public final class Engine {
     if (notifier != null) {
       all.add(notifier);
     }
-    if (poller != null) {
-      all.add(poller);
+    if (ticker != null) {
+      all.add(ticker);
     }
     all.add(elector);
     all.add(maintainer);
     return all;
   }
 
-  public boolean running() {
+  boolean running() {
     return started;
   }
 
@@ -553,51 +553,6 @@ public final class Engine {
   }
 
   /**
-   * Each configured cron with its last enqueued run (null before the first) and its next run, as
-   * {@code pgbus.schedule} records them (a cron not stored yet shows its next run after now).
-   */
-  public List<CronStatus> crons(Connection c) {
-    List<CronJob> crons = config.crons();
-    if (crons.isEmpty()) {
-      return List.of();
-    }
-    try {
-      var store = new ScheduleStore();
-      java.time.Instant now = store.now(c);
-      var out = new ArrayList<CronStatus>(crons.size());
-      for (CronJob j : crons) {
-        var row = store.scheduleGet(c, j.name());
-        out.add(
-            new CronStatus(
-                j.name(),
-                j.schedule(),
-                j.zone().getId(),
-                j.queue(),
-                row.map(r -> r.schedule().lastRun()).orElse(null),
-                row.map(r -> r.schedule().nextRun())
-                    .orElseGet(() -> j.parsedSchedule().nextAfter(now))));
-      }
-      return out;
-    } catch (SQLException e) {
-      throw Failures.of(null, "read the crons", e);
-    }
-  }
-
-  /** A cron as an operator sees it: see {@link #crons(Connection)}. */
-  public record CronStatus(
-      String name,
-      String schedule,
-      String zone,
-      String queue,
-      java.time.Instant lastRun,
-      java.time.Instant nextRun) {}
-
-  /** Jobs the maintainer has rescued from expired leases. */
-  public long rescued() {
-    return maintainer.rescued();
-  }
-
-  /**
    * Cancels of running jobs were heard: the runner checks them and stops the handlers that are
    * ours.
    */
@@ -612,8 +567,8 @@ public final class Engine {
     if (node != null) {
       node.changed(loops);
     }
-    if (poller != null) {
-      poller.nudge();
+    if (ticker != null) {
+      ticker.nudge();
     }
   }
 
@@ -625,33 +580,30 @@ public final class Engine {
   }
 
   /** Whether this engine is the elected maintenance leader now. */
-  public boolean leader() {
+  boolean leader() {
     return elector.isLeader();
   }
 
-  /** Poll statements issued by this engine's poller (0 without capsules). */
-  public long polls() {
-    return poller == null ? 0 : poller.polls();
-  }
-
-  /** Statements issued by the leader election of this engine. */
-  public long electionStatements() {
-    return elector.statements();
-  }
-
-  /** Schedule runs this engine has enqueued (only while it was the leader). */
-  public long cronRunsEnqueued() {
-    return cron.enqueued();
-  }
-
-  /** Schedule ticks that a schedule change's NOTIFY brought forward on this engine as leader. */
-  public long scheduleWakes() {
-    return maintainer.scheduleWakes();
-  }
-
-  /** Schedule change notifications this engine's listener heard (0 without a listener). */
-  public long scheduleChangesHeard() {
-    return notifier == null ? 0 : notifier.scheduleChanges();
+  /**
+   * What this engine is doing now, in one immutable snapshot: the only view of its roles that the
+   * runtime, the admin API and the metrics get.
+   */
+  public EngineStatus status() {
+    return new EngineStatus(
+        config.workerId(),
+        started,
+        elector.isLeader(),
+        notifier == null ? EngineStatus.Listener.NONE : notifier.status(),
+        capsules.stream().map(Capsule::status).toList(),
+        ticker == null ? 0 : ticker.ticks(),
+        elector.statements(),
+        maintainer.rounds(),
+        maintainer.rescued(),
+        cron.enqueued(),
+        maintainer.scheduleWakes(),
+        notifier == null ? 0 : notifier.scheduleChanges(),
+        notifier == null ? 0 : notifier.queueChanges(),
+        limitReads.get());
   }
 
   /** The schedule operations ({@code pgbus.schedule}); they need no running engine. */
@@ -676,11 +628,6 @@ public final class Engine {
               + " leader tries again",
           e.toString());
     }
-  }
-
-  /** Maintenance rounds this engine has run (only while it was the leader). */
-  public long maintenanceRounds() {
-    return maintainer.rounds();
   }
 
   /**
@@ -746,16 +693,16 @@ public final class Engine {
   }
 
   /**
-   * Someone announced a change of a queue's limits or pause ({@value QueueStore#CHANNEL}, on the
+   * Someone announced a change of a queue's limits or pause ({@value Channels#QUEUES}, on the
    * notifier's thread). The announcement is untrusted and carries nothing: it only marks the limits
-   * stale and asks for a tick, at most one per {@link Poller#SOON_GAP}, which re-reads them ({@link
+   * stale and asks for a tick, at most one per {@link Ticker#SOON_GAP}, which re-reads them ({@link
    * #rereadLimits}) and wakes the capsules whose queues have jobs due (a resume, a raised limit). A
    * pause needs nothing more: every claim reads the pauses.
    */
   private void queuesChanged() {
     limitsStale.set(true);
-    if (poller != null) {
-      poller.pollSoon();
+    if (ticker != null) {
+      ticker.tickSoon();
     }
   }
 
@@ -778,16 +725,6 @@ public final class Engine {
           config.workerId(),
           e.getMessage());
     }
-  }
-
-  /** How often this engine re-read its limited queues after start (for tests and metrics). */
-  public long limitReads() {
-    return limitReads.get();
-  }
-
-  /** Queue change notifications this engine's listener heard (0 without a listener). */
-  public long queueChangesHeard() {
-    return notifier == null ? 0 : notifier.queueChanges();
   }
 
   /**
@@ -895,7 +832,7 @@ public final class Engine {
     }
 
     /**
-     * Makes the threads of the long-running loops (listener, poller, capsule claim loops, leader,
+     * Makes the threads of the long-running loops (listener, ticker, capsule claim loops, leader,
      * maintenance, job-timeout watchdog), which then stay off the executor: it runs only jobs. In a
      * container, the ManagedThreadFactory. Default: the loops run on the executor.
      */

@@ -21,7 +21,7 @@ import java.util.stream.Stream;
  * @param workerId names this JVM in {@code attempted_by}; defaults to host:pid
  * @param capsules the worker groups, each reading its queues
  * @param execution what every capsule shares: lease, job timeout, drain, retry
- * @param poller the poll intervals
+ * @param ticker the poll intervals
  * @param listener the listener's self-probe and reconnects
  * @param elector the maintenance leader's lease
  * @param maintainer the periods of the maintenance tasks
@@ -37,7 +37,7 @@ public record EngineConfig(
     String workerId,
     List<CapsuleConfig> capsules,
     ExecutionConfig execution,
-    PollerConfig poller,
+    TickerConfig ticker,
     ListenerConfig listener,
     ElectorConfig elector,
     MaintainerConfig maintainer,
@@ -55,7 +55,7 @@ public record EngineConfig(
       Stream.of(
               ExecutionConfig.SETTINGS,
               RetryPolicy.SETTINGS,
-              PollerConfig.SETTINGS,
+              TickerConfig.SETTINGS,
               ListenerConfig.SETTINGS,
               ElectorConfig.SETTINGS,
               MaintainerConfig.SETTINGS,
@@ -76,7 +76,7 @@ public record EngineConfig(
       }
     }
     Objects.requireNonNull(execution, "execution");
-    Objects.requireNonNull(poller, "poller");
+    Objects.requireNonNull(ticker, "ticker");
     Objects.requireNonNull(listener, "listener");
     Objects.requireNonNull(elector, "elector");
     Objects.requireNonNull(maintainer, "maintainer");
@@ -147,7 +147,7 @@ public record EngineConfig(
         workerId,
         capsules,
         execution,
-        poller,
+        ticker,
         listener,
         elector,
         maintainer,
@@ -249,11 +249,11 @@ public record EngineConfig(
     }
 
     public Builder pollInterval(Duration v) {
-      return set(PollerConfig.INTERVAL, v);
+      return set(TickerConfig.INTERVAL, v);
     }
 
     public Builder pollCeiling(Duration v) {
-      return set(PollerConfig.CEILING, v);
+      return set(TickerConfig.CEILING, v);
     }
 
     public Builder lease(Duration v) {
@@ -332,7 +332,7 @@ public record EngineConfig(
           workerId,
           capsules,
           ExecutionConfig.from(source),
-          PollerConfig.from(source),
+          TickerConfig.from(source),
           ListenerConfig.from(source),
           ElectorConfig.from(source),
           MaintainerConfig.from(source),

@@ -11,10 +11,10 @@ import java.util.List;
 
 /**
  * The fleet as the database sees it, without any table of its own: every JVM with capsules holds
- * one LISTEN connection named {@value Notifier#APPLICATION_NAME} (pg_stat_activity), so the live
- * JVMs are those backends, and nothing is written to keep the list current (no heartbeat: an idle
- * fleet issues no statement for it). A role sees the address and start of its own sessions; of
- * other roles' only the pid, unless it has pg_read_all_stats.
+ * one LISTEN connection named {@value Channels#LISTENER_APPLICATION_NAME} (pg_stat_activity), so
+ * the live JVMs are those backends, and nothing is written to keep the list current (no heartbeat:
+ * an idle fleet issues no statement for it). A role sees the address and start of its own sessions;
+ * of other roles' only the pid, unless it has pg_read_all_stats.
  */
 public final class FleetStore {
 
@@ -34,7 +34,7 @@ public final class FleetStore {
   public List<ListenerBackend> listeners(Connection c) throws SQLException {
     var out = new ArrayList<ListenerBackend>();
     try (PreparedStatement ps = c.prepareStatement(LISTENERS)) {
-      ps.setString(1, Notifier.APPLICATION_NAME);
+      ps.setString(1, Channels.LISTENER_APPLICATION_NAME);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           OffsetDateTime since = rs.getObject(3, OffsetDateTime.class);

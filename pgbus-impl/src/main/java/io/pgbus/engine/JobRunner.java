@@ -323,7 +323,7 @@ final class JobRunner {
             // Only parsed numbers in the line: never the payload's own text.
             unconfirmed.warn(
                 "pgbus ignored a "
-                    + CancelRequest.CHANNEL
+                    + Channels.CANCEL
                     + " notification for job "
                     + request.id()
                     + " attempt "

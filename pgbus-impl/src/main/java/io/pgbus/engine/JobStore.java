@@ -339,7 +339,7 @@ public final class JobStore {
       """;
 
   // A waiting job is cancelled at once. A running one is only asked to stop: cancel_attempt (V8)
-  // records which attempt, and NOTIFY "pgbus-cancel" '<id>:<attempt>' reaches the JVM that runs it
+  // records which attempt, and NOTIFY Channels.CANCEL '<id>:<attempt>' reaches the JVM that runs it
   // at commit; that JVM reads cancel_attempt back (CANCELS_REQUESTED) before it interrupts the
   // handler, and settles the job as cancelled itself, fenced on (id, attempt, running). The channel
   // cannot be a queue's: queue names have no '-'. Both updates carry their whole predicate on the
@@ -367,10 +367,11 @@ public final class JobStore {
         SELECT coalesce(nullif(?::text, ''), session_user::text), 'cancel', queue::text, id, detail
           FROM acted),
       sent AS (
-        SELECT pg_catalog.pg_notify('pgbus-cancel', id::text || ':' || attempt::text) FROM running)
+        SELECT pg_catalog.pg_notify('%s', id::text || ':' || attempt::text) FROM running)
       SELECT (SELECT count(*) FROM acted), (SELECT count(*) FROM sent),
              (SELECT count(*) FROM waiting WHERE linked)
-      """;
+      """
+          .formatted(Channels.CANCEL);
 
   // Which of these jobs had a cancel of their running attempt requested: what a JVM checks before
   // it believes "pgbus-cancel" notifications, whose payloads anyone may forge. One statement for
@@ -458,7 +459,7 @@ public final class JobStore {
 
   // The head of each queue: its earliest waiting job, and whether that one is due by the
   // database's clock. One index probe per queue on job_due_idx (LIMIT 1 in run_at order).
-  // A paused queue has no head: the poller must not wake a capsule for jobs that no claim may
+  // A paused queue has no head: the ticker must not wake a capsule for jobs that no claim may
   // take, or every tick would end in an empty claim (and an alarm in the past, in a busy loop).
   private static final String QUEUE_HEADS =
       """

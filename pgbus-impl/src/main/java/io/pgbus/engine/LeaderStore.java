@@ -52,7 +52,7 @@ final class LeaderStore {
        WHERE name = ?::text AND holder = ?::text
       """;
 
-  // One statement: the lease row goes and, when it was ours, a NOTIFY on Elector.RESIGNED tells
+  // One statement: the lease row goes and, when it was ours, a NOTIFY on Channels.LEADER tells
   // every follower's listener to look now rather than at its next tick. Delivered at commit.
   private static final String RESIGN =
       """
@@ -99,13 +99,13 @@ final class LeaderStore {
 
   /**
    * Gives the lease up and, when it was ours, tells the followers ({@code NOTIFY} on {@link
-   * Elector#RESIGNED}), so another JVM takes it at once; true when it was ours.
+   * Channels#LEADER}), so another JVM takes it at once; true when it was ours.
    */
   boolean leaderResign(Connection c, String name, String holder) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(RESIGN)) {
       ps.setString(1, name);
       ps.setString(2, holder);
-      ps.setString(3, Elector.RESIGNED);
+      ps.setString(3, Channels.LEADER);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next();
       }

@@ -222,8 +222,8 @@ final class Maintainer extends Loop {
   }
 
   /**
-   * A schedule changed somewhere ({@link ScheduleStore#CHANNEL}): the leader re-reads the schedules
-   * now rather than at its next tick, at most once per {@link #SCHEDULE_WAKE_GAP}. Any thread; a
+   * A schedule changed somewhere ({@link Channels#SCHEDULE}): the leader re-reads the schedules now
+   * rather than at its next tick, at most once per {@link #SCHEDULE_WAKE_GAP}. Any thread; a
    * follower ignores it (it reads them all when it becomes leader).
    */
   void schedulesChanged() {

@@ -10,7 +10,7 @@ import javax.sql.DataSource;
 /**
  * Keeps this engine's row of {@code pgbus.node} ({@link NodeStore}): written at start, on each
  * listener state change (and again when a tick finds it gone), and deleted at stop. Its heartbeat
- * is not here: it rides on the poller's tick ({@link Poller}), so the idle cost does not move. A
+ * is not here: it rides on the ticker's tick ({@link Ticker}), so the idle cost does not move. A
  * database error is logged as a WARNING and never stops the engine: the row is for the operator's
  * view only. A state change is written off the listener's thread, and always with the state current
  * at the time of writing, so a late write never leaves an older state.
@@ -65,7 +65,7 @@ final class NodeReporter {
   }
 
   /**
-   * The engine stops: the row is no longer written on a state change, but it stays (the poller
+   * The engine stops: the row is no longer written on a state change, but it stays (the ticker
    * beats on through the drain) until {@link #stopped} deletes it, once the engine's jobs are back.
    * A JVM that stops without getting there keeps a row that goes stale, and its jobs are rescued
    * within one heartbeat TTL instead of at the end of their leases.

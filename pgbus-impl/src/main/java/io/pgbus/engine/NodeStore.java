@@ -20,8 +20,8 @@ import java.util.Map;
  * heartbeat that rides on the poll ({@link #nodeTick}, the SQL function {@code pgbus.tick}): every
  * third of {@code heartbeat_ttl_ms} while the engine runs jobs, at every poll while it is idle. A
  * row is live while its listener backend ({@code listener_pid}, named {@value
- * Notifier#APPLICATION_NAME} as {@link FleetStore} finds them) is in pg_stat_activity, or while its
- * {@code seen_at} is fresh.
+ * Channels#LISTENER_APPLICATION_NAME} as {@link FleetStore} finds them) is in pg_stat_activity, or
+ * while its {@code seen_at} is fresh.
  */
 public final class NodeStore {
 
@@ -245,7 +245,7 @@ public final class NodeStore {
   public List<Node> nodes(Connection c, Duration keepUnconnected) throws SQLException {
     Map<String, Node> out = new LinkedHashMap<>();
     try (PreparedStatement ps = c.prepareStatement(NODES)) {
-      ps.setString(1, Notifier.APPLICATION_NAME);
+      ps.setString(1, Channels.LISTENER_APPLICATION_NAME);
       ps.setDouble(2, keepUnconnected.toMillis() / 1000.0);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

@@ -42,10 +42,7 @@ import org.postgresql.PGNotification;
  *       synthetic wake so the database is re-read.
  * </ul>
  */
-public final class Notifier extends Loop {
-
-  /** The {@code application_name} of the listener's backend, so operators can find it. */
-  public static final String APPLICATION_NAME = "pgbus-listener";
+final class Notifier extends Loop {
 
   private static final System.Logger LOG = System.getLogger(Notifier.class.getName());
 
@@ -92,7 +89,7 @@ public final class Notifier extends Loop {
   private boolean networkTimeoutWarned; // only the notifier's thread
   private volatile boolean probesOnTicks;
 
-  // The self-probe, sent by this thread or carried by a poller's tick (probeToSend): guarded by
+  // The self-probe, sent by this thread or carried by a ticker's tick (probeToSend): guarded by
   // probeLock. probeAwaited is the payload of the probe that is out (null: none), sent at
   // probeSentAt; lastProbeSeen is when the last one arrived (System.nanoTime()).
   private final Object probeLock = new Object();
@@ -102,7 +99,7 @@ public final class Notifier extends Loop {
   private long lastProbeSeen = System.nanoTime();
 
   /** A notifier that wakes capsules and ignores cancel requests. */
-  public Notifier(
+  Notifier(
       ListenerConnections connections,
       List<String> queues,
       Consumer<Wake> wakes,
@@ -112,11 +109,11 @@ public final class Notifier extends Loop {
   }
 
   /**
-   * @param cancels hears the well-formed requests of the {@value CancelRequest#CHANNEL} channel, on
-   *     the notifier's thread: each distinct one once, together, at most every {@link
+   * @param cancels hears the well-formed requests of the {@value Channels#CANCEL} channel, on the
+   *     notifier's thread: each distinct one once, together, at most every {@link
    *     HeardCancels#GAP}; it must check them against the database before acting on them
    */
-  public Notifier(
+  Notifier(
       ListenerConnections connections,
       List<String> queues,
       Consumer<Wake> wakes,
@@ -130,72 +127,78 @@ public final class Notifier extends Loop {
     this.states = Objects.requireNonNull(states, "states");
     this.config = Objects.requireNonNull(config, "config");
     this.probeChannel =
-        "pgbusprobe_" + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
+        Channels.PROBE_PREFIX
+            + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
   }
 
   /**
-   * Hears each {@value Elector#RESIGNED} notification (a leader resigned), on the notifier's
-   * thread; it must be cheap, must not throw, and must rate-limit what it does. Call before {@link
-   * #start}.
+   * Hears each {@value Channels#LEADER} notification (a leader resigned), on the notifier's thread;
+   * it must be cheap, must not throw, and must rate-limit what it does. Call before {@link #start}.
    */
   void onLeaderResigned(Runnable r) {
     resigned = Objects.requireNonNull(r);
   }
 
-  public ListenerState state() {
+  ListenerState state() {
     return state;
   }
 
   /** How many times a connection was tried, failed attempts included. */
-  public long attempts() {
+  long attempts() {
     return attempts.get();
   }
 
   /** How many times a connection was established (1 after a clean start). */
-  public long connects() {
+  long connects() {
     return connects.get();
   }
 
   /** Notifications received, probes excluded. */
-  public long notifications() {
+  long notifications() {
     return notifications.get();
   }
 
   /** Distinct well-formed cancel requests heard and handed on (whatever became of them). */
-  public long cancelRequests() {
+  long cancelRequests() {
     return cancels.handedOn();
   }
 
-  /** Notifications of {@value ScheduleStore#CHANNEL} heard (each batch handed on once). */
-  public long scheduleChanges() {
+  /** Notifications of {@value Channels#SCHEDULE} heard (each batch handed on once). */
+  long scheduleChanges() {
     return scheduleChanges.get();
   }
 
   /**
-   * Who hears that a schedule changed ({@value ScheduleStore#CHANNEL}), on the notifier's thread,
-   * once per batch of notifications; set before {@code start}. The payload is not passed on.
+   * Who hears that a schedule changed ({@value Channels#SCHEDULE}), on the notifier's thread, once
+   * per batch of notifications; set before {@code start}. The payload is not passed on.
    */
   void onSchedulesChanged(Runnable r) {
     this.schedulesChanged = Objects.requireNonNull(r);
   }
 
-  /** Notifications of {@value QueueStore#CHANNEL} heard (each batch handed on once). */
-  public long queueChanges() {
+  /** Notifications of {@value Channels#QUEUES} heard (each batch handed on once). */
+  long queueChanges() {
     return queueChanges.get();
   }
 
   /**
-   * Who hears that a queue's limits or pause changed ({@value QueueStore#CHANNEL}), on the
-   * notifier's thread, once per batch of notifications; it must be cheap and must rate-limit what
-   * it does. Set before {@code start}. The payload is not passed on.
+   * Who hears that a queue's limits or pause changed ({@value Channels#QUEUES}), on the notifier's
+   * thread, once per batch of notifications; it must be cheap and must rate-limit what it does. Set
+   * before {@code start}. The payload is not passed on.
    */
   void onQueuesChanged(Runnable r) {
     this.queuesChanged = Objects.requireNonNull(r);
   }
 
   /** The last connection or probe problem, for health output; null when none. */
-  public String lastError() {
+  String lastError() {
     return lastError;
+  }
+
+  /** This listener now, for {@link EngineStatus}. */
+  EngineStatus.Listener status() {
+    return new EngineStatus.Listener(
+        state, attempts(), connects(), notifications(), cancelRequests(), lastError, backendPid());
   }
 
   /**
@@ -339,7 +342,7 @@ public final class Notifier extends Loop {
       }
     }
     try (PreparedStatement ps = c.prepareStatement(SET_NAME)) {
-      ps.setString(1, APPLICATION_NAME);
+      ps.setString(1, Channels.LISTENER_APPLICATION_NAME);
       ps.execute();
     }
     try (PreparedStatement ps = c.prepareStatement(LISTEN)) {
@@ -349,11 +352,7 @@ public final class Notifier extends Loop {
           c.createArrayOf(
               "text",
               new String[] {
-                probeChannel,
-                CancelRequest.CHANNEL,
-                ScheduleStore.CHANNEL,
-                QueueStore.CHANNEL,
-                Elector.RESIGNED
+                probeChannel, Channels.CANCEL, Channels.SCHEDULE, Channels.QUEUES, Channels.LEADER
               }));
       ps.execute();
     }
@@ -427,8 +426,8 @@ public final class Notifier extends Loop {
 
   /**
    * When the listener sends a probe of its own after the last one arrived. While probes ride on the
-   * poller's ticks ({@link #probesOnTicks}), a tick normally carries one before this: the own probe
-   * is then only the fallback for a poller that stopped ticking, one probe timeout late.
+   * ticker's ticks ({@link #probesOnTicks}), a tick normally carries one before this: the own probe
+   * is then only the fallback for a ticker that stopped ticking, one probe timeout late.
    */
   private Duration ownProbeInterval() {
     return probesOnTicks
@@ -437,7 +436,7 @@ public final class Notifier extends Loop {
   }
 
   /**
-   * Lets the poller's tick carry this listener's self-probe ({@link #probeToSend}), so an idle JVM
+   * Lets the ticker's tick carry this listener's self-probe ({@link #probeToSend}), so an idle JVM
    * sends no probe statement of its own. Call before {@link #start}.
    */
   void probesOnTicks() {
@@ -450,10 +449,10 @@ public final class Notifier extends Loop {
   }
 
   /**
-   * Called by the poller right before a tick: the payload its tick should NOTIFY on {@link
+   * Called by the ticker right before a tick: the payload its tick should NOTIFY on {@link
    * #probeChannel}, or null when no probe is wanted. One is wanted while the listener delivers, no
    * probe is out, and the last one arrived half a probe interval ago or more (so a tick at the poll
-   * ceiling always carries one). The probe counts as sent now; the poller reports a failed tick
+   * ceiling always carries one). The probe counts as sent now; the ticker reports a failed tick
    * with {@link #probeNotSent}.
    */
   String probeToSend() {
@@ -512,32 +511,32 @@ public final class Notifier extends Loop {
         probeSeen |= awaitedProbe != null && awaitedProbe.equals(n.getParameter());
         continue;
       }
-      if (channel.equals(CancelRequest.CHANNEL)) {
+      if (channel.equals(Channels.CANCEL)) {
         cancelHeard(n.getParameter());
         continue;
       }
-      if (channel.equals(ScheduleStore.CHANNEL)) {
+      if (channel.equals(Channels.SCHEDULE)) {
         // The payload is ignored: anyone may send one, and all it may ask for is a (rate-limited)
         // read of the schedules by the leader.
         scheduleChanges.incrementAndGet();
         scheduleChanged = true;
         continue;
       }
-      if (channel.equals(QueueStore.CHANNEL)) {
+      if (channel.equals(Channels.QUEUES)) {
         // The payload is ignored, as for schedules: all it may ask for is a rate-limited re-read.
         queueChanges.incrementAndGet();
         queueChanged = true;
         continue;
       }
-      if (channel.equals(Elector.RESIGNED)) {
+      if (channel.equals(Channels.LEADER)) {
         resigned.run(); // the payload is ignored: it only brings a rate-limited look forward
         continue;
       }
-      if (!channel.startsWith("pgbus_")) {
+      if (!channel.startsWith(Channels.QUEUE_PREFIX)) {
         continue;
       }
       notifications.incrementAndGet();
-      String queue = channel.substring("pgbus_".length());
+      String queue = channel.substring(Channels.QUEUE_PREFIX.length());
       String payload = n.getParameter();
       if (payload == null || payload.isEmpty()) {
         now.add(queue);
@@ -577,7 +576,7 @@ public final class Notifier extends Loop {
       LOG.log(
           System.Logger.Level.DEBUG,
           "pgbus listener: dropped a malformed {0} payload of {1} characters",
-          CancelRequest.CHANNEL,
+          Channels.CANCEL,
           payload == null ? 0 : payload.length());
       return;
     }
@@ -609,7 +608,7 @@ public final class Notifier extends Loop {
   }
 
   /** The backend pid of the LISTEN connection, or null before it first connected. */
-  public Integer backendPid() {
+  Integer backendPid() {
     int pid = backendPid;
     return pid == 0 ? null : pid;
   }

@@ -14,15 +14,6 @@ import java.util.List;
  */
 final class QueueStore {
 
-  /**
-   * The channel a change of a queue's limits or pause sends at commit (V24: the triggers on
-   * pgbus.queue_limit and pgbus.queue_pause, whoever wrote the row), so that every engine re-reads
-   * them at once instead of at its next poll ceiling. The payload is empty and means nothing:
-   * anyone may NOTIFY any channel, so a notification only asks for a (rate-limited) re-read, see
-   * {@link Poller#pollSoon}. Not a queue's channel: queue names have no '-'.
-   */
-  static final String CHANNEL = "pgbus-queues";
-
   // The functions audit the action as pgbus.actor() (V7), which reads pgbus.principal: set in the
   // same statement, in a sub-select that runs first, so that autocommit works too. '' clears it.
   private static final String PAUSE =

@@ -41,19 +41,11 @@ final class ScheduleStore {
   private static final String NOW = "SELECT now()";
 
   /**
-   * The channel a schedule change notifies at its commit, so that the leader re-reads the schedules
-   * at once instead of at its next poll ceiling. The payload is empty and means nothing: anyone may
-   * NOTIFY any channel, so a notification only asks for a read (rate-limited, see {@link
-   * Maintainer#schedulesChanged}). Not a queue's channel: queue names have no '-'.
-   */
-  static final String CHANNEL = "pgbus-schedule";
-
-  /**
    * The tail of every statement that changes a schedule (V18): in the same statement, one audit row
    * per changed schedule (who: {@code actor}, an SQL expression; what: {@code action}, its queue
    * and name, the revision and times it now has; when: the audit row's {@code at}), and the wake-up
-   * of {@link #CHANNEL}, sent at commit. The change is the CTE {@code acted} (RETURNING the
-   * schedule's row); the statement returns {@link #COLUMNS} of the changed rows.
+   * of {@link Channels#SCHEDULE}, sent at commit. The change is the CTE {@code acted} (RETURNING
+   * the schedule's row); the statement returns {@link #COLUMNS} of the changed rows.
    */
   private static String audited(String action, String actor) {
     return """
@@ -66,7 +58,7 @@ final class ScheduleStore {
         sent AS (SELECT pg_catalog.pg_notify('%s', '') FROM acted LIMIT 1)
         SELECT %s, (SELECT count(*) FROM sent) FROM acted
         """
-        .formatted(actor, action, CHANNEL, COLUMNS);
+        .formatted(actor, action, Channels.SCHEDULE, COLUMNS);
   }
 
   // ON CONFLICT DO NOTHING rather than a unique violation: a taken name is reported without

@@ -16,7 +16,7 @@ final class HealthResponses {
    * UP when the database is reachable, the schema is at the expected version and the engine runs. A
    * degraded or failed listener does not make it DOWN (capsules poll instead), but the data shows
    * it. A stalled capsule does: {@code stalled} names it with a short category, for example {@code
-   * "main (loop ended)"} (see {@link io.pgbus.engine.Capsule#stall}).
+   * "main (loop ended)"} (see {@link io.pgbus.engine.EngineStatus.CapsuleStatus#stall}).
    */
   static HealthCheckResponse readiness(PgbusRuntime runtime) {
     PgbusRuntime.Status s = runtime.status();

@@ -1,18 +1,20 @@
 package io.pgbus.jakarta;
 
 import io.pgbus.PgbusException;
-import io.pgbus.engine.Capsule;
 import io.pgbus.engine.DatabaseProblem;
 import io.pgbus.engine.Doctor;
 import io.pgbus.engine.Durations;
 import io.pgbus.engine.Engine;
 import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.EngineStatus;
 import io.pgbus.engine.ExecutionConfig;
 import io.pgbus.engine.InvalidConfigException;
 import io.pgbus.engine.Jobs;
 import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.Loop;
+import io.pgbus.engine.ScheduleBook;
 import io.pgbus.engine.Schema;
+import io.pgbus.engine.StopLog;
 import io.pgbus.engine.Wake;
 import io.pgbus.engine.WakeSignal;
 import io.pgbus.health.PgbusHealth;
@@ -28,6 +30,7 @@ import jakarta.enterprise.event.Event;
 import jakarta.inject.Inject;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -255,7 +258,7 @@ public class PgbusRuntime {
     if (engine == null || !stopping.compareAndSet(false, true)) {
       return;
     }
-    io.pgbus.engine.StopLog.log(
+    StopLog.log(
         LOG,
         System.Logger.Level.INFO,
         "pgbus engine {0} stopping ({1}): no more claims; running jobs get {2} ({3})",
@@ -282,7 +285,7 @@ public class PgbusRuntime {
   }
 
   /** The schedule operations of this runtime's engine ({@code pgbus.schedule}). */
-  public io.pgbus.engine.ScheduleBook schedules() {
+  public ScheduleBook schedules() {
     return engine.schedules();
   }
 
@@ -308,12 +311,12 @@ public class PgbusRuntime {
   // Once at start-up, after the listener had a moment to prove itself.
   private void logDoctor(WakeSignal signal) throws InterruptedException {
     try {
-      if (engine.notifier() != null) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (engine.listenerState() == ListenerState.STARTING && System.nanoTime() < deadline) {
-          if (!signal.sleep(50)) {
-            return;
-          }
+      // Without a listener the state is never STARTING: no wait.
+      long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+      while (engine.status().listener().state() == ListenerState.STARTING
+          && System.nanoTime() < deadline) {
+        if (!signal.sleep(50)) {
+          return;
         }
       }
       Doctor.Report report = examine();
@@ -347,12 +350,13 @@ public class PgbusRuntime {
       }
     }
     var data = new LinkedHashMap<>(s.data());
-    ListenerState listener = engine.listenerState();
+    EngineStatus now = engine.status();
+    ListenerState listener = now.listener().state();
     data.put("listener", listenerLabel(listener));
     data.put("mode", listener.delivering() ? "notify" : "polling");
     // A stalled capsule claims nothing for its queues in this JVM: not ready, and the data names
     // it with a short category (the log has the details).
-    List<String> stalled = stalledCapsulesWithCause();
+    List<String> stalled = stalledCapsulesWithCause(now);
     if (stalled.isEmpty()) {
       return new Status(s.ready(), s.reason(), data);
     }
@@ -367,15 +371,19 @@ public class PgbusRuntime {
    * it shows no progress, or its claims have failed, for longer than the stall threshold.
    */
   public List<String> stalledCapsulesWithCause() {
-    if (!engine.running()) {
+    return stalledCapsulesWithCause(engine.status());
+  }
+
+  private List<String> stalledCapsulesWithCause(EngineStatus now) {
+    if (!now.running()) {
       return List.of();
     }
     Duration threshold = resources.settings().stallThreshold();
-    var out = new java.util.ArrayList<String>();
-    for (Capsule c : engine.capsules()) {
+    var out = new ArrayList<String>();
+    for (EngineStatus.CapsuleStatus c : now.capsules()) {
       String why = c.stall(threshold);
       if (why != null) {
-        out.add(c.config().name() + " (" + why + ")");
+        out.add(c.name() + " (" + why + ")");
       }
     }
     return out;
@@ -383,10 +391,11 @@ public class PgbusRuntime {
 
   private Status computeStatus() {
     var data = new LinkedHashMap<String, Object>();
-    ListenerState listener = engine.listenerState();
+    EngineStatus now = engine.status();
+    ListenerState listener = now.listener().state();
     data.put("listener", listenerLabel(listener));
     data.put("mode", listener.delivering() ? "notify" : "polling");
-    data.put("capsules", engine.capsules().size());
+    data.put("capsules", now.capsules().size());
     String reason = problem;
     if (reason == null) {
       try (Connection c = resources.dataSource().getConnection()) {
@@ -408,7 +417,7 @@ public class PgbusRuntime {
         problems.seen("pgbus readiness", reason, e);
       }
     }
-    if (reason == null && !engine.running()) {
+    if (reason == null && !engine.status().running()) {
       reason = "engine stopped";
     }
     data.put("schemaVersion", String.valueOf(schemaVersion));
@@ -421,17 +430,18 @@ public class PgbusRuntime {
   /** Capsules whose loop has not shown progress for longer than the stall threshold. */
   public List<String> stalledCapsules() {
     Duration threshold = resources.settings().stallThreshold();
-    return engine.capsules().stream()
-        .filter(c -> engine.running() && c.sinceLastBeat().compareTo(threshold) > 0)
-        .map(c -> c.config().name())
+    EngineStatus now = engine.status();
+    return now.capsules().stream()
+        .filter(c -> now.running() && c.sinceLastBeat().compareTo(threshold) > 0)
+        .map(EngineStatus.CapsuleStatus::name)
         .toList();
   }
 
   /** Claim counters per capsule, for diagnostics. */
   public Map<String, Long> claimsByCapsule() {
     var claims = new LinkedHashMap<String, Long>();
-    for (Capsule c : engine.capsules()) {
-      claims.put(c.config().name(), c.claims());
+    for (EngineStatus.CapsuleStatus c : engine.status().capsules()) {
+      claims.put(c.name(), c.claims());
     }
     return claims;
   }

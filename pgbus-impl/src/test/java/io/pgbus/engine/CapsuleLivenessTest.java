@@ -155,7 +155,8 @@ class CapsuleLivenessTest {
                 .maintenance(false) // only the capsule's claims use the datasource after start
                 .jobs(jobs));
     TestEngines.awaitDelivering(engine);
-    Await.until("the first poll", Duration.ofSeconds(10), engine::polls, p -> p >= 1);
+    Await.until(
+        "the first poll", Duration.ofSeconds(10), () -> engine.status().ticks(), p -> p >= 1);
     return engine;
   }
 
@@ -165,7 +166,7 @@ class CapsuleLivenessTest {
 
   /**
    * The test database, except that once armed, the next getConnection made by a capsule's claim
-   * runs {@code fault} first (the poller and the listener are left alone).
+   * runs {@code fault} first (the ticker and the listener are left alone).
    */
   private static DataSource faulty(AtomicBoolean armed, Await.Check<Object> fault) {
     return FaultyDataSource.from(

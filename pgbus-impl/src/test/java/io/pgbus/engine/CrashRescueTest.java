@@ -83,7 +83,8 @@ class CrashRescueTest {
 
       Await.until("the survivor to lead", Duration.ofSeconds(15), survivor::leader);
       Duration toLeader = Measurements.since(killed);
-      Await.until("the job to be rescued", Duration.ofSeconds(20), () -> survivor.rescued() == 1);
+      Await.until(
+          "the job to be rescued", Duration.ofSeconds(20), () -> survivor.status().rescued() == 1);
       Duration toRescued = Measurements.since(killed);
       assertThat(events.awaitFinished(id, 2, Duration.ofSeconds(10)).kind())
           .isEqualTo(Outcome.Kind.COMPLETE);

@@ -135,7 +135,11 @@ class CronTest {
                 () -> fleet.stream().filter(Engine::leader).toList(),
                 l -> l.size() == 1)
             .get(0);
-    assertThat(fleet.stream().filter(e -> e != leader).mapToLong(Engine::cronRunsEnqueued).sum())
+    assertThat(
+            fleet.stream()
+                .filter(e -> e != leader)
+                .mapToLong(e -> e.status().scheduleRunsEnqueued())
+                .sum())
         .as("followers enqueue nothing")
         .isZero();
 
@@ -156,10 +160,15 @@ class CronTest {
     assertThat(
             db.queryLong("SELECT count(DISTINCT unique_key) FROM pgbus.job WHERE queue = 'ticks'"))
         .isEqualTo(runs.size());
-    assertThat(fleet.stream().filter(e -> e != leader).mapToLong(Engine::cronRunsEnqueued).sum())
+    assertThat(
+            fleet.stream()
+                .filter(e -> e != leader)
+                .mapToLong(e -> e.status().scheduleRunsEnqueued())
+                .sum())
         .as("the new leader enqueued")
         .isPositive();
-    assertThat(fleet.stream().mapToLong(Engine::cronRunsEnqueued).sum()).isEqualTo(runs.size());
+    assertThat(fleet.stream().mapToLong(e -> e.status().scheduleRunsEnqueued()).sum())
+        .isEqualTo(runs.size());
   }
 
   @Test

@@ -101,7 +101,7 @@ class EngineConfigTest {
   void aSourceFillsEveryRoleAndTheBuilderOverridesIt() {
     Map<Setting<?>, Object> set =
         Map.of(
-            PollerConfig.INTERVAL, Duration.ofMillis(200),
+            TickerConfig.INTERVAL, Duration.ofMillis(200),
             ElectorConfig.TTL, Duration.ofSeconds(5),
             RetentionConfig.BATCH, 7,
             RetryPolicy.JITTER, 0.5,
@@ -115,8 +115,8 @@ class EngineConfigTest {
         };
     EngineConfig config =
         EngineConfig.builder().settings(source).leaderTtl(Duration.ofSeconds(3)).build();
-    assertThat(config.poller().interval()).isEqualTo(Duration.ofMillis(200));
-    assertThat(config.poller().ceiling()).isEqualTo(PollerConfig.CEILING.fallback());
+    assertThat(config.ticker().interval()).isEqualTo(Duration.ofMillis(200));
+    assertThat(config.ticker().ceiling()).isEqualTo(TickerConfig.CEILING.fallback());
     assertThat(config.elector().ttl()).isEqualTo(Duration.ofSeconds(3));
     assertThat(config.retention().batch()).isEqualTo(7);
     assertThat(config.execution().retry().jitter()).isEqualTo(0.5);
@@ -124,9 +124,9 @@ class EngineConfigTest {
     assertThat(
             EngineConfig.builder()
                 .settings(source)
-                .set(PollerConfig.INTERVAL, null)
+                .set(TickerConfig.INTERVAL, null)
                 .build()
-                .poller()
+                .ticker()
                 .interval())
         .as("unset in the builder: the source's value")
         .isEqualTo(Duration.ofMillis(200));

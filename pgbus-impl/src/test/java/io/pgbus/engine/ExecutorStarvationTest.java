@@ -27,7 +27,7 @@ class ExecutorStarvationTest {
 
   @Test
   void aClaimedJobThatWaitsForAThreadShowsAsExecutorWait() {
-    // The listener, the capsule's loop and the poller (no maintenance): every thread taken.
+    // The listener, the capsule's loop and the ticker (no maintenance): every thread taken.
     ExecutorService loopsOnly = Executors.newFixedThreadPool(3);
     try {
       var handled = new AtomicInteger();
@@ -92,7 +92,7 @@ class ExecutorStarvationTest {
       Await.until("the jobs to run", Duration.ofSeconds(10), handled::get, n -> n == 5);
       assertThat(engine.executorThreadsNeeded()).isEqualTo(1);
       assertThat(loopThreads.get())
-          .as("listener, poller, claim loop, watchdog")
+          .as("listener, ticker, claim loop, watchdog")
           .isGreaterThanOrEqualTo(3);
     } finally {
       oneThread.shutdownNow();

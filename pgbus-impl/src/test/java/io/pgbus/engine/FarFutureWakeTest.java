@@ -47,7 +47,7 @@ class FarFutureWakeTest {
     long id = JobFixtures.in(db).enqueue(QUEUE);
     assertThat(events.awaitFinished(id, 1, Duration.ofSeconds(10)).kind())
         .isEqualTo(Outcome.Kind.COMPLETE);
-    assertThat(engine.capsules().get(0).stall(Duration.ofSeconds(1))).isNull();
+    assertThat(engine.capsules().get(0).status().stall(Duration.ofSeconds(1))).isNull();
   }
 
   @Test
@@ -80,15 +80,15 @@ class FarFutureWakeTest {
   @Test
   void jobDueInYear2400DoesNotStopTheCapsule() {
     // Straight into the table, past every Java check: as an old client, a hand-written INSERT or
-    // a restored backup could leave it. The poller reads it as the queue's next due time, more
+    // a restored backup could leave it. The ticker reads it as the queue's next due time, more
     // than the 292 years a Duration of nanoseconds can hold.
     insertBypassingJava("2400-01-01T00:00:00Z");
     var events = new RecordingEvents();
     Engine engine = start(events);
     Await.until(
-        "the poller to read the far-future head",
+        "the ticker to read the far-future head",
         Duration.ofSeconds(10),
-        engine::polls,
+        () -> engine.status().ticks(),
         p -> p >= 1);
 
     long id = JobFixtures.in(db).enqueue(QUEUE);
@@ -102,12 +102,16 @@ class FarFutureWakeTest {
     insertBypassingJava("infinity");
     var events = new RecordingEvents();
     Engine engine = start(events);
-    Await.until("the poller to read the head", Duration.ofSeconds(10), engine::polls, p -> p >= 1);
+    Await.until(
+        "the ticker to read the head",
+        Duration.ofSeconds(10),
+        () -> engine.status().ticks(),
+        p -> p >= 1);
 
     long id = JobFixtures.in(db).enqueue(QUEUE);
     assertThat(events.awaitFinished(id, 1, Duration.ofSeconds(10)).kind())
         .isEqualTo(Outcome.Kind.COMPLETE);
-    assertThat(engine.capsules().get(0).stall(Duration.ofSeconds(1))).isNull();
+    assertThat(engine.capsules().get(0).status().stall(Duration.ofSeconds(1))).isNull();
   }
 
   @Test

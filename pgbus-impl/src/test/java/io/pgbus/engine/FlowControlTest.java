@@ -252,7 +252,7 @@ class FlowControlTest {
         db.queryLong(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
                 + " WHERE application_name = ? AND datname = current_database()",
-            Notifier.APPLICATION_NAME);
+            Channels.LISTENER_APPLICATION_NAME);
     Await.until(
         "every job to complete",
         Duration.ofMinutes(10),

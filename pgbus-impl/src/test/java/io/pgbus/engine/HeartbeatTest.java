@@ -55,7 +55,7 @@ class HeartbeatTest {
           .as(
               "after %s (ticks %s, alive %s, row %s, node %s)",
               Measurements.since(started),
-              fleet.stream().map(Engine::polls).toList(),
+              fleet.stream().map(e -> e.status().ticks()).toList(),
               fleet.stream().map(e -> e.jobsAliveForTest().size()).toList(),
               row,
               db.queryLongs(
@@ -69,7 +69,7 @@ class HeartbeatTest {
           .as(
               "the lease is live after %s (ticks %s, alive %s, row %s)",
               Measurements.since(started),
-              fleet.stream().map(Engine::polls).toList(),
+              fleet.stream().map(e -> e.status().ticks()).toList(),
               fleet.stream().map(e -> e.jobsAliveForTest().size()).toList(),
               row)
           .isEqualTo(1);
@@ -84,7 +84,7 @@ class HeartbeatTest {
     assertThat(done.attempt()).isEqualTo(1);
     assertThat(done.errors()).isEmpty();
     assertThat(runs.get(id).get()).as("handler runs").isEqualTo(1);
-    assertThat(fleet.stream().mapToLong(Engine::rescued).sum()).isZero();
+    assertThat(fleet.stream().mapToLong(e -> e.status().rescued()).sum()).isZero();
     Measurements.record(
         "heartbeat: a job of 20 x the lease (lease 1.5 s, heartbeat TTL 3 s) ran to completion on"
             + " attempt 1",

@@ -46,10 +46,10 @@ class IdleBackoffTest {
             (job, tx) -> Outcome.complete());
     Await.until("leadership", Duration.ofSeconds(10), engine::leader, b -> b);
     long start = System.nanoTime();
-    long roundsAtStart = engine.maintenanceRounds();
+    long roundsAtStart = engine.status().maintenanceRounds();
     Thread.sleep(3_000);
     double seconds = (System.nanoTime() - start) / 1e9;
-    long idleRounds = engine.maintenanceRounds() - roundsAtStart;
+    long idleRounds = engine.status().maintenanceRounds() - roundsAtStart;
     // Without backoff: 2 tasks x 20 rounds/s. With it, the interval grows 50, 100, ... 500 ms.
     double fullRate = 2 * seconds / 0.05;
     assertThat((double) idleRounds).as("idle rounds in %.1f s", seconds).isLessThan(fullRate / 3);

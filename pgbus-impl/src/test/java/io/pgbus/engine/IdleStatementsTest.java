@@ -57,26 +57,26 @@ class IdleStatementsTest {
     TestEngines.awaitDelivering(engine);
     // Past the start: the node row, the listener's setup and first probe, the first claims and
     // the elector's one look at the lease.
-    Await.until("two ticks", Duration.ofSeconds(30), engine::polls, n -> n >= 2);
+    Await.until("two ticks", Duration.ofSeconds(30), () -> engine.status().ticks(), n -> n >= 2);
 
-    long ticks0 = engine.polls();
+    long ticks0 = engine.status().ticks();
     long pooled0 = pool.statements();
     long listener0 = listener.statements();
-    long election0 = engine.electionStatements();
+    long election0 = engine.status().electionStatements();
     long started = System.nanoTime();
     Await.until(
         TICKS + " more ticks",
         CEILING.multipliedBy(TICKS + 5),
-        engine::polls,
+        () -> engine.status().ticks(),
         n -> n >= ticks0 + TICKS);
     Duration window = Measurements.since(started);
-    long ticks = engine.polls() - ticks0;
+    long ticks = engine.status().ticks() - ticks0;
     long pooled = pool.statements() - pooled0;
     long onListener = listener.statements() - listener0;
 
     assertThat(engine.listenerState()).isEqualTo(ListenerState.DELIVERING);
     assertThat(engine.leader()).isFalse();
-    assertThat(engine.electionStatements() - election0).as("election statements").isZero();
+    assertThat(engine.status().electionStatements() - election0).as("election statements").isZero();
     assertThat(onListener).as("statements on the listener connection (self-probes)").isZero();
     // The ticks alone; one straggler of the start-up may land in the window on a loaded machine
     // (seen once in a full suite: 6 statements over 5 ticks), never one more per tick.

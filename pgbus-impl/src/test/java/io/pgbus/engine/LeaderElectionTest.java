@@ -39,9 +39,9 @@ class LeaderElectionTest {
     assertThat(leaders(fleet)).isEqualTo(1);
     for (Engine e : fleet) {
       if (e.leader()) {
-        assertThat(e.maintenanceRounds()).as("the leader maintains").isPositive();
+        assertThat(e.status().maintenanceRounds()).as("the leader maintains").isPositive();
       } else {
-        assertThat(e.maintenanceRounds()).as("a follower never maintains").isZero();
+        assertThat(e.status().maintenanceRounds()).as("a follower never maintains").isZero();
       }
     }
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.leader")).isEqualTo(1);
@@ -68,7 +68,7 @@ class LeaderElectionTest {
     Await.until(
         "ticks on every engine",
         Duration.ofSeconds(10),
-        () -> fleet.stream().mapToLong(Engine::polls).min().orElse(0),
+        () -> fleet.stream().mapToLong(e -> e.status().ticks()).min().orElse(0),
         n -> n >= 2);
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.leader WHERE holder = 'forged'")).isZero();
 
@@ -179,7 +179,7 @@ class LeaderElectionTest {
     Engine leader = fleet.stream().filter(Engine::leader).findFirst().orElseThrow();
     Engine follower = fleet.stream().filter(e -> !e.leader()).findFirst().orElseThrow();
     TestEngines.awaitDelivering(follower);
-    long before = follower.electionStatements();
+    long before = follower.status().electionStatements();
 
     long sent = System.nanoTime();
     for (int i = 0; i < 50; i++) {
@@ -196,7 +196,7 @@ class LeaderElectionTest {
         n -> n > heard);
     long seconds = 1 + Duration.ofNanos(System.nanoTime() - sent).toSeconds();
 
-    assertThat(follower.electionStatements() - before)
+    assertThat(follower.status().electionStatements() - before)
         .as("lease reads brought forward by 50 forged notifications in about %s s", seconds)
         .isBetween(1L, seconds + 1);
     assertThat(leader.leader()).as("the leader still leads").isTrue();
@@ -221,11 +221,12 @@ class LeaderElectionTest {
     Await.until(
         "the rescuer to count its rescue",
         Duration.ofSeconds(5),
-        () -> fleet.stream().anyMatch(e -> e.rescued() > 0),
+        () -> fleet.stream().anyMatch(e -> e.status().rescued() > 0),
         b -> b);
-    long rescuers = fleet.stream().filter(e -> e.rescued() > 0).count();
+    long rescuers = fleet.stream().filter(e -> e.status().rescued() > 0).count();
     assertThat(rescuers).isEqualTo(1);
-    assertThat(fleet.stream().filter(e -> e.rescued() > 0).findFirst().orElseThrow().leader())
+    assertThat(
+            fleet.stream().filter(e -> e.status().rescued() > 0).findFirst().orElseThrow().leader())
         .isTrue();
   }
 

@@ -122,7 +122,7 @@ class LeaseRescueTest {
 
     assertThat(events.awaitFinished(id, 2, Duration.ofSeconds(10)).kind())
         .isEqualTo(Outcome.Kind.COMPLETE);
-    assertThat(engine.rescued()).isEqualTo(1);
+    assertThat(engine.status().rescued()).isEqualTo(1);
     assertThat(db.job(id).state()).isEqualTo("completed");
   }
 

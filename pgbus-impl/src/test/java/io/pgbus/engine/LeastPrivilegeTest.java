@@ -122,7 +122,8 @@ class LeastPrivilegeTest {
       assertThat(engine.jobs().resume(c, "lp_ok")).isTrue();
       new JobStore().jobClaim(c, List.of("lp_stranded"), 1, "dead-jvm", Duration.ofMillis(1));
     }
-    Await.until("the leader to rescue the stranded job", WAIT, () -> engine.rescued() >= 1);
+    Await.until(
+        "the leader to rescue the stranded job", WAIT, () -> engine.status().rescued() >= 1);
     assertThat(db.job(stranded).state()).isIn("retryable", "available");
     assertThat(engine.leader()).isTrue();
     // Retention: the completed job is deleted by the leader's prune.

@@ -83,7 +83,7 @@ class ListenerFaultTest {
       Measurements.record("listener kill " + round + ": terminate -> gap job done", toGapJobDone);
     }
     // Each (re)connect asks for one poll (the synthetic wake); no poll came from the timer.
-    assertThat(engine.polls()).as("polls").isLessThanOrEqualTo(notifier.connects() + 1);
+    assertThat(engine.status().ticks()).as("polls").isLessThanOrEqualTo(notifier.connects() + 1);
   }
 
   @Test
@@ -114,11 +114,11 @@ class ListenerFaultTest {
         s -> s == ListenerState.DEGRADED);
     Duration toDegrade = Measurements.since(started);
 
-    long polls = engine.polls();
+    long polls = engine.status().ticks();
     Await.until(
         "capsules to poll at the poll interval",
         Duration.ofSeconds(10),
-        engine::polls,
+        () -> engine.status().ticks(),
         p -> p >= polls + 10);
     Duration tenPolls = Measurements.since(started).minus(toDegrade);
 
@@ -171,8 +171,9 @@ class ListenerFaultTest {
     Await.until(
         "polling mode", Duration.ofSeconds(10), engine::listenerState, s -> !s.delivering());
     Duration toPolling = Measurements.since(deafened);
-    long polls = engine.polls();
-    Await.until("fast polls", Duration.ofSeconds(10), engine::polls, p -> p >= polls + 5);
+    long polls = engine.status().ticks();
+    Await.until(
+        "fast polls", Duration.ofSeconds(10), () -> engine.status().ticks(), p -> p >= polls + 5);
 
     long healed = System.nanoTime();
     faulty.dropNotifications(false);
@@ -209,7 +210,7 @@ class ListenerFaultTest {
     awaitStartUpDone(engine);
     Capsule capsule = engine.capsules().get(0);
     long statements = counting.statements();
-    long polls = engine.polls();
+    long polls = engine.status().ticks();
     long claims = capsule.claims();
 
     Duration window = Duration.ofSeconds(3);
@@ -219,7 +220,7 @@ class ListenerFaultTest {
     assertThat(listenerStatements)
         .as("listener statements in 3 s at one probe per 500 ms")
         .isBetween(3L, 8L);
-    assertThat(engine.polls() - polls)
+    assertThat(engine.status().ticks() - polls)
         .as("polls in 3 s at the 60 s ceiling")
         .isLessThanOrEqualTo(1);
     assertThat(capsule.claims() - claims).as("claims by an idle capsule").isZero();
@@ -309,7 +310,7 @@ class ListenerFaultTest {
     return db.queryLong(
         "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
             + " WHERE application_name = ? AND datname = current_database()",
-        Notifier.APPLICATION_NAME);
+        Channels.LISTENER_APPLICATION_NAME);
   }
 
   /**
@@ -320,7 +321,9 @@ class ListenerFaultTest {
     Await.until(
         "the start-up poll and claims",
         Duration.ofSeconds(10),
-        () -> engine.polls() >= 1 && engine.capsules().stream().allMatch(c -> c.claims() >= 1));
+        () ->
+            engine.status().ticks() >= 1
+                && engine.capsules().stream().allMatch(c -> c.claims() >= 1));
   }
 
   /** Waits until a whole {@code quiet} window passes without a poll or a claim statement. */
@@ -341,13 +344,13 @@ class ListenerFaultTest {
   }
 
   private static long activity(Engine engine) {
-    return engine.polls() + engine.capsules().stream().mapToLong(Capsule::claims).sum();
+    return engine.status().ticks() + engine.capsules().stream().mapToLong(Capsule::claims).sum();
   }
 
   /** Polls issued during an observation window (a negative check needs a window). */
   private static long pollsDuring(Engine engine, Duration window) throws InterruptedException {
-    long before = engine.polls();
+    long before = engine.status().ticks();
     Thread.sleep(window.toMillis());
-    return engine.polls() - before;
+    return engine.status().ticks() - before;
   }
 }

@@ -74,7 +74,7 @@ class ListenerReconnectTest {
             db.queryLong(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
                     + " WHERE application_name = ? AND datname = current_database()",
-                Notifier.APPLICATION_NAME))
+                Channels.LISTENER_APPLICATION_NAME))
         .as("listener backends terminated")
         .isEqualTo(1);
     Await.until(

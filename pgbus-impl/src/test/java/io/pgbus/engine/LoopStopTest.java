@@ -49,13 +49,13 @@ class LoopStopTest {
   enum Kind {
     NOTIFIER(1, Notifier.class),
     CAPSULE(5, Capsule.class),
-    POLLER(5, Poller.class),
+    POLLER(5, Ticker.class),
     ELECTOR(1, Elector.class),
     MAINTAINER(1, Maintainer.class);
 
     /**
      * How many failed rounds make a backoff long enough that sleeping through a stop would show:
-     * capsules and pollers start at 100 ms and double, so the fifth waits at least 800 ms.
+     * capsules and tickers start at 100 ms and double, so the fifth waits at least 800 ms.
      */
     final int failuresBeforeALongBackoff;
 
@@ -183,8 +183,8 @@ class LoopStopTest {
     if (loop instanceof Capsule c) {
       return c.claims() > 0;
     }
-    if (loop instanceof Poller p) {
-      return p.polls() > 0;
+    if (loop instanceof Ticker p) {
+      return p.ticks() > 0;
     }
     if (loop instanceof Elector e) {
       return e.isLeader();

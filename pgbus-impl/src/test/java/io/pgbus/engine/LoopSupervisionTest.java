@@ -76,7 +76,7 @@ class LoopSupervisionTest {
     Await.until(
         "the capsule to report its failing claims",
         Duration.ofSeconds(10),
-        () -> capsule.stall(Duration.ofMillis(300)),
+        () -> capsule.status().stall(Duration.ofMillis(300)),
         "claims failing"::equals);
 
     faults.set(0);
@@ -85,7 +85,7 @@ class LoopSupervisionTest {
     Await.until(
         "the stall to clear",
         Duration.ofSeconds(5),
-        () -> capsule.stall(Duration.ofMillis(300)) == null);
+        () -> capsule.status().stall(Duration.ofMillis(300)) == null);
   }
 
   @Test
@@ -104,7 +104,7 @@ class LoopSupervisionTest {
     Await.until(
         "the capsule to report its ended loop",
         Duration.ofSeconds(10),
-        () -> capsule.stall(Duration.ofMinutes(1)),
+        () -> capsule.status().stall(Duration.ofMinutes(1)),
         "loop ended"::equals);
   }
 

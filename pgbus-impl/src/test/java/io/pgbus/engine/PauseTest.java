@@ -114,7 +114,7 @@ class PauseTest {
 
   @Test
   void nothingClaimsInALoopWhileAQueueWithDueJobsIsPaused() {
-    // No listener: the poller ticks every 50 ms, the fastest it ever goes.
+    // No listener: the ticker ticks every 50 ms, the fastest it ever goes.
     Engine engine =
         engines.start(
             Engine.builder(
@@ -134,9 +134,9 @@ class PauseTest {
             + " WHERE id = (SELECT min(id) FROM pgbus.job)");
     Capsule capsule = engine.capsules().get(0);
     long claimsBefore = capsule.claims();
-    long pollsBefore = engine.polls();
+    long pollsBefore = engine.status().ticks();
 
-    Await.until("20 polls", WAIT, engine::polls, n -> n >= pollsBefore + 20);
+    Await.until("20 polls", WAIT, () -> engine.status().ticks(), n -> n >= pollsBefore + 20);
 
     // Its start-up claim at most: the polls found no head to wake it for.
     assertThat(capsule.claims() - claimsBefore).isLessThanOrEqualTo(1);

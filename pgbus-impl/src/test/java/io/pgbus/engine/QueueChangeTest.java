@@ -96,7 +96,7 @@ class QueueChangeTest {
         keyedMs, cappedMs);
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.queue_limit")).isEqualTo(2);
     for (Engine e : three) {
-      assertThat(e.limitReads()).as("re-reads of the limits on %s", e).isPositive();
+      assertThat(e.status().limitReads()).as("re-reads of the limits on %s", e).isPositive();
     }
   }
 
@@ -141,9 +141,9 @@ class QueueChangeTest {
   @Test
   void forgedQueueChangeNotificationsCostAtMostOneTickPerGap() {
     Engine engine = startThree(1, "forged").get(0);
-    long pollsBefore = engine.polls();
-    long readsBefore = engine.limitReads();
-    long heardBefore = engine.queueChangesHeard();
+    long pollsBefore = engine.status().ticks();
+    long readsBefore = engine.status().limitReads();
+    long heardBefore = engine.status().queueChangesHeard();
     long started = System.nanoTime();
     // Anyone may NOTIFY, with any payload: each only asks for a re-read, rate-limited.
     sql(
@@ -155,15 +155,19 @@ class QueueChangeTest {
     Await.until(
         "the forged notifications to be heard",
         Duration.ofSeconds(10),
-        () -> engine.queueChangesHeard() - heardBefore,
+        () -> engine.status().queueChangesHeard() - heardBefore,
         n -> n >= 540);
     Duration spent = Duration.ofNanos(System.nanoTime() - started);
-    long allowed = spent.toMillis() / Poller.SOON_GAP.toMillis() + 2;
+    long allowed = spent.toMillis() / Ticker.SOON_GAP.toMillis() + 2;
     System.out.printf(
         "[measure] 540 forged pgbus-queues notifications in %d ms: %d ticks, %d re-reads%n",
-        spent.toMillis(), engine.polls() - pollsBefore, engine.limitReads() - readsBefore);
-    assertThat(engine.polls() - pollsBefore).as("ticks in %s", spent).isLessThanOrEqualTo(allowed);
-    assertThat(engine.limitReads() - readsBefore).as("re-reads").isBetween(1L, allowed);
+        spent.toMillis(),
+        engine.status().ticks() - pollsBefore,
+        engine.status().limitReads() - readsBefore);
+    assertThat(engine.status().ticks() - pollsBefore)
+        .as("ticks in %s", spent)
+        .isLessThanOrEqualTo(allowed);
+    assertThat(engine.status().limitReads() - readsBefore).as("re-reads").isBetween(1L, allowed);
   }
 
   /**

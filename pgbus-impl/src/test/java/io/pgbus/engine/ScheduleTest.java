@@ -128,7 +128,7 @@ class ScheduleTest {
         .as("catch up: the latest three, oldest first")
         .containsExactly(
             once.get(0).minus(DAY.multipliedBy(2)), once.get(0).minus(DAY), once.get(0));
-    assertThat(second.cronRunsEnqueued()).isEqualTo(4);
+    assertThat(second.status().scheduleRunsEnqueued()).isEqualTo(4);
   }
 
   @Test
@@ -172,7 +172,9 @@ class ScheduleTest {
     // Its first rounds (rescue, prune, schedules) are done: the next schedule tick is a ceiling
     // away.
     Await.until(
-        "the first maintenance", Duration.ofSeconds(10), () -> leader.maintenanceRounds() >= 3);
+        "the first maintenance",
+        Duration.ofSeconds(10),
+        () -> leader.status().maintenanceRounds() >= 3);
     Engine other =
         engines.start(
             engines.builder(
@@ -186,7 +188,7 @@ class ScheduleTest {
                 .schedules()
                 .create(c, ScheduleDefinition.of("wake", "* * * * * *", "wakes"), "ops"));
     Await.until("a run of the new schedule", within, () -> runs("wakes").size(), n -> n >= 1);
-    assertThat(leader.scheduleWakes()).isGreaterThanOrEqualTo(1);
+    assertThat(leader.status().scheduleWakes()).isGreaterThanOrEqualTo(1);
 
     withConnection(
         c ->
@@ -197,8 +199,8 @@ class ScheduleTest {
 
     // Forged notifications (anyone may NOTIFY, with any payload): each only asks for a read, and
     // the leader reads at most once per gap however many arrive.
-    long before = leader.scheduleWakes();
-    long heardBefore = leader.scheduleChangesHeard();
+    long before = leader.status().scheduleWakes();
+    long heardBefore = leader.status().scheduleChangesHeard();
     long started = System.nanoTime();
     db.queryLong(
         "SELECT count(*) FROM (SELECT pg_notify('pgbus-schedule', g::text || repeat('x', 100))"
@@ -209,10 +211,10 @@ class ScheduleTest {
     Await.until(
         "the forged notifications to be heard",
         Duration.ofSeconds(10),
-        () -> leader.scheduleChangesHeard() - heardBefore,
+        () -> leader.status().scheduleChangesHeard() - heardBefore,
         n -> n >= 540);
     Duration spent = Duration.ofNanos(System.nanoTime() - started);
-    assertThat(leader.scheduleWakes() - before)
+    assertThat(leader.status().scheduleWakes() - before)
         .as("schedule reads for 540 notifications in %s", spent)
         .isLessThanOrEqualTo(spent.toMillis() / Maintainer.SCHEDULE_WAKE_GAP.toMillis() + 2);
     assertThat(leader.leader()).isTrue();
@@ -240,11 +242,13 @@ class ScheduleTest {
           book.pause(c, "held", null);
         });
     Await.until(
-        "the first maintenance", Duration.ofSeconds(10), () -> leader.maintenanceRounds() >= 3);
+        "the first maintenance",
+        Duration.ofSeconds(10),
+        () -> leader.status().maintenanceRounds() >= 3);
     Await.until(
         "the API's own notifications",
         Duration.ofSeconds(10),
-        () -> leader.scheduleChangesHeard() >= 3);
+        () -> leader.status().scheduleChangesHeard() >= 3);
     try {
       // The read they brought forward (at most a gap later) is done: the next one is a ceiling
       // away, unless something announces a change.
@@ -262,8 +266,9 @@ class ScheduleTest {
     // Due while paused: nothing runs; then only the resume is written.
     db.update(
         "UPDATE pgbus.schedule SET next_run_at = date_trunc('year', now()) WHERE name = 'held'");
-    long wakes = leader.scheduleWakes();
-    Await.until("the leader to read it", within, leader::scheduleWakes, n -> n > wakes);
+    long wakes = leader.status().scheduleWakes();
+    Await.until(
+        "the leader to read it", within, () -> leader.status().scheduleWakes(), n -> n > wakes);
     assertThat(runs("by_hand_resumed")).isEmpty();
     db.update("UPDATE pgbus.schedule SET paused = false WHERE name = 'held'");
     Await.until(
@@ -315,10 +320,10 @@ class ScheduleTest {
     Await.until("a run of the canary", within, () -> runs("canary").size(), n -> n >= 2);
     assertThat(runs("pulses_moved")).hasSize(after);
     assertThat(runs("pulses")).doesNotHaveDuplicates();
-    assertThat(other.cronRunsEnqueued()).isZero();
+    assertThat(other.status().scheduleRunsEnqueued()).isZero();
     // Neither engine has a LISTEN connection (no capsules): this is the ceiling without a NOTIFY,
     // as when one is lost.
-    assertThat(leader.scheduleWakes()).isZero();
+    assertThat(leader.status().scheduleWakes()).isZero();
   }
 
   @Test

@@ -8,10 +8,10 @@ import io.pgbus.engine.ErrorDetail;
 import io.pgbus.engine.ExecutionConfig;
 import io.pgbus.engine.ListenerConfig;
 import io.pgbus.engine.MaintainerConfig;
-import io.pgbus.engine.PollerConfig;
 import io.pgbus.engine.RetentionConfig;
 import io.pgbus.engine.RetryPolicy;
 import io.pgbus.engine.Setting;
+import io.pgbus.engine.TickerConfig;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -180,8 +180,8 @@ class PgbusSettingsValidationTest {
   void everyDurationKeyRefusesZeroAndNegativeExceptTheCompletedRetention() {
     for (Setting<Duration> range :
         List.of(
-            PollerConfig.INTERVAL,
-            PollerConfig.CEILING,
+            TickerConfig.INTERVAL,
+            TickerConfig.CEILING,
             ExecutionConfig.LEASE,
             ExecutionConfig.JOB_TIMEOUT,
             ListenerConfig.PROBE_INTERVAL,

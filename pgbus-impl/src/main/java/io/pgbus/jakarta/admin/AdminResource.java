@@ -3,7 +3,6 @@ package io.pgbus.jakarta.admin;
 import io.pgbus.JobQueue;
 import io.pgbus.Schedules;
 import io.pgbus.admin.JobAdmin;
-import io.pgbus.engine.Engine;
 import io.pgbus.engine.Fleet;
 import io.pgbus.jakarta.PgbusResources;
 import io.pgbus.jakarta.PgbusRuntime;
@@ -23,20 +22,17 @@ import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.SecurityContext;
 import jakarta.ws.rs.core.UriInfo;
 import java.security.SecureRandom;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.util.Base64;
-import java.util.List;
 
 /**
  * The REST admin API (docs/admin-api.md): jobs, queues and throughput, schedules, the fleet, the
  * doctor and the CSRF token, as JSON. This root holds no endpoint logic: each area is a
  * sub-resource ({@link JobsResource}, {@link QueuesResource}, {@link SchedulesResource}, {@link
  * FleetResource}) made per request with what it reads through ({@link JobAdmin}, {@link JobQueue},
- * {@link Schedules}, the engine's {@link EngineView} and the {@link Fleet}) and the request's
- * {@link AdminCall} (roles, CSRF, masking, failures). Like {@link io.pgbus.jakarta.DoctorResource}
- * it carries no {@code @Path} and is never mounted by itself; an application opts in with a
- * subclass:
+ * {@link Schedules}, the engine's {@link io.pgbus.engine.EngineStatus} and the {@link Fleet}) and
+ * the request's {@link AdminCall} (roles, CSRF, masking, failures). Like {@link
+ * io.pgbus.jakarta.DoctorResource} it carries no {@code @Path} and is never mounted by itself; an
+ * application opts in with a subclass:
  *
  * <pre>{@code
  * @RequestScoped
@@ -95,7 +91,7 @@ public class AdminResource {
         call(security, headers),
         admin,
         queue,
-        this::engineView,
+        () -> runtime.engine().status(),
         () -> runtime.engine().queueLimits(),
         () -> fleet().nodes());
   }
@@ -104,13 +100,14 @@ public class AdminResource {
   @Path("schedules")
   public SchedulesResource schedules(
       @Context SecurityContext security, @Context HttpHeaders headers) {
-    return new SchedulesResource(call(security, headers), schedules, this::readConfigured);
+    return new SchedulesResource(call(security, headers), schedules);
   }
 
   /** {@code fleet}. */
   @Path("fleet")
   public FleetResource fleet(@Context SecurityContext security, @Context HttpHeaders headers) {
-    return new FleetResource(call(security, headers), () -> fleet().snapshot(), this::engineView);
+    return new FleetResource(
+        call(security, headers), () -> fleet().snapshot(), () -> runtime.engine().status());
   }
 
   @GET
@@ -118,14 +115,6 @@ public class AdminResource {
   @Produces(MediaType.APPLICATION_JSON)
   public Response throughput(@Context SecurityContext security, @Context HttpHeaders headers) {
     return queues(security, headers).throughput();
-  }
-
-  @GET
-  @Path("crons")
-  @Produces(MediaType.APPLICATION_JSON)
-  public Response configuredSchedules(
-      @Context SecurityContext security, @Context HttpHeaders headers) {
-    return schedules(security, headers).configured();
   }
 
   /**
@@ -176,19 +165,7 @@ public class AdminResource {
     return new AdminCall(security, headers, resources.adminMaskPayloads());
   }
 
-  private EngineView engineView() {
-    return EngineView.of(runtime.engine());
-  }
-
   private Fleet fleet() {
     return new Fleet(resources.dataSource());
-  }
-
-  private List<Engine.CronStatus> readConfigured() {
-    try (Connection c = resources.dataSource().getConnection()) {
-      return runtime.engine().crons(c);
-    } catch (SQLException e) {
-      throw new IllegalStateException("read the configured schedules: " + e.getMessage(), e);
-    }
   }
 }

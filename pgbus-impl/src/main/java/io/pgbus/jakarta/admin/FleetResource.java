@@ -1,8 +1,10 @@
 package io.pgbus.jakarta.admin;
 
 import io.pgbus.engine.Durations;
+import io.pgbus.engine.EngineStatus;
 import io.pgbus.engine.Fleet;
 import io.pgbus.engine.FleetStore;
+import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.NodeStore;
 import io.pgbus.jakarta.PgbusRuntime;
 import jakarta.annotation.security.RolesAllowed;
@@ -17,7 +19,7 @@ import java.util.function.Supplier;
 
 /**
  * {@code GET fleet}: the maintenance leader, the live listeners and the nodes of the whole fleet
- * ({@link Fleet}), and this JVM ({@link EngineView}). Public only because JAX-RS and JSON-B reach
+ * ({@link Fleet}), and this JVM ({@link EngineStatus}). Public only because JAX-RS and JSON-B reach
  * it by reflection; {@link AdminResource#fleet} makes one per request.
  */
 @RolesAllowed({AdminResource.VIEWER, AdminResource.ADMIN})
@@ -25,9 +27,9 @@ public final class FleetResource {
 
   private final AdminCall call;
   private final Supplier<Fleet.Snapshot> fleet;
-  private final Supplier<EngineView> engine;
+  private final Supplier<EngineStatus> engine;
 
-  FleetResource(AdminCall call, Supplier<Fleet.Snapshot> fleet, Supplier<EngineView> engine) {
+  FleetResource(AdminCall call, Supplier<Fleet.Snapshot> fleet, Supplier<EngineStatus> engine) {
     this.call = call;
     this.fleet = fleet;
     this.engine = engine;
@@ -122,12 +124,13 @@ public final class FleetResource {
   public record SelfJson(
       String worker, boolean leader, String listener, String mode, List<CapsuleJson> capsules) {
 
-    static SelfJson of(EngineView e) {
+    static SelfJson of(EngineStatus e) {
+      ListenerState listener = e.listener().state();
       return new SelfJson(
           e.workerId(),
           e.leader(),
-          PgbusRuntime.listenerLabel(e.listener()),
-          e.listener().delivering() ? "notify" : "polling",
+          PgbusRuntime.listenerLabel(listener),
+          listener.delivering() ? "notify" : "polling",
           e.capsules().stream()
               .map(c -> new CapsuleJson(c.name(), c.queues(), c.concurrency(), c.inFlight()))
               .toList());

@@ -7,6 +7,7 @@ import io.pgbus.admin.JobFilter;
 import io.pgbus.admin.JobState;
 import io.pgbus.admin.QueueStats;
 import io.pgbus.admin.Throughput;
+import io.pgbus.engine.EngineStatus;
 import io.pgbus.engine.NodeStore;
 import io.pgbus.engine.QueueLimitStatus;
 import jakarta.annotation.security.RolesAllowed;
@@ -41,7 +42,7 @@ public final class QueuesResource {
   private final AdminCall call;
   private final JobAdmin admin;
   private final JobQueue queue;
-  private final Supplier<EngineView> engine;
+  private final Supplier<EngineStatus> engine;
   private final Supplier<List<QueueLimitStatus>> limits;
   private final Supplier<List<NodeStore.Node>> nodes;
 
@@ -49,7 +50,7 @@ public final class QueuesResource {
       AdminCall call,
       JobAdmin admin,
       JobQueue queue,
-      Supplier<EngineView> engine,
+      Supplier<EngineStatus> engine,
       Supplier<List<QueueLimitStatus>> limits,
       Supplier<List<NodeStore.Node>> nodes) {
     this.call = call;
@@ -65,7 +66,7 @@ public final class QueuesResource {
   public Response list() {
     return call.read(
         () -> {
-          EngineView self = engine.get();
+          EngineStatus self = engine.get();
           List<NodeStore.Node> fleet = nodes.get();
           var byQueue = new HashMap<String, QueueLimitStatus>();
           limits.get().forEach(l -> byQueue.put(l.queue(), l));
@@ -121,9 +122,9 @@ public final class QueuesResource {
 
   /** The capsules that read a queue: this JVM's, and each capsule of every other connected node. */
   private static List<ReaderJson> readers(
-      EngineView self, List<NodeStore.Node> nodes, String queue) {
+      EngineStatus self, List<NodeStore.Node> nodes, String queue) {
     var readers = new ArrayList<ReaderJson>();
-    for (EngineView.CapsuleView c : self.capsules()) {
+    for (EngineStatus.CapsuleStatus c : self.capsules()) {
       if (c.queues().contains(queue)) {
         readers.add(new ReaderJson(c.name(), self.workerId()));
       }

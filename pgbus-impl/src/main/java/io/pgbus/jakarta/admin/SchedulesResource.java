@@ -5,7 +5,6 @@ import io.pgbus.Schedule;
 import io.pgbus.ScheduleDefinition;
 import io.pgbus.Schedules;
 import io.pgbus.admin.InvalidFilterException;
-import io.pgbus.engine.Engine;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.json.bind.annotation.JsonbNillable;
 import jakarta.json.bind.annotation.JsonbPropertyOrder;
@@ -22,7 +21,6 @@ import jakarta.ws.rs.core.UriInfo;
 import java.io.InputStream;
 import java.util.List;
 import java.util.Locale;
-import java.util.function.Supplier;
 
 /**
  * {@code schedules}: list and read them with their audit history, create and replace them from a
@@ -41,13 +39,10 @@ public final class SchedulesResource {
 
   private final AdminCall call;
   private final Schedules schedules;
-  private final Supplier<List<Engine.CronStatus>> configured;
 
-  SchedulesResource(
-      AdminCall call, Schedules schedules, Supplier<List<Engine.CronStatus>> configured) {
+  SchedulesResource(AdminCall call, Schedules schedules) {
     this.call = call;
     this.schedules = schedules;
-    this.configured = configured;
   }
 
   /** Schedules by name: {@code ?after=<name>&limit=<1..500>}; {@code next} is the next after. */
@@ -150,18 +145,6 @@ public final class SchedulesResource {
   }
 
   /**
-   * {@code GET crons} (the path keeps its first name): the schedules configured in this application
-   * ({@code pgbus.crons}), each with its last and next run.
-   */
-  Response configured() {
-    return call.read(
-        () ->
-            AdminCall.ok(
-                new ConfiguredJson(
-                    configured.get().stream().map(ConfiguredScheduleJson::of).toList())));
-  }
-
-  /**
    * A page of schedules by name: {@code next} is the {@code after} of the next, null on the last.
    */
   @JsonbNillable
@@ -260,25 +243,4 @@ public final class SchedulesResource {
   /** What an action did; {@code jobId} only for a trigger (left out, not null, otherwise). */
   @JsonbPropertyOrder({"name", "action", "jobId", "changed"})
   public record ActionJson(String name, String action, String jobId, boolean changed) {}
-
-  /** The wire name {@code crons} stays: the console and docs/admin-api.md read it. */
-  @JsonbPropertyOrder({"crons"})
-  public record ConfiguredJson(List<ConfiguredScheduleJson> crons) {}
-
-  /** A configured schedule; {@code lastRun} is null before its first run. */
-  @JsonbNillable
-  @JsonbPropertyOrder({"name", "schedule", "zone", "queue", "lastRun", "nextRun"})
-  public record ConfiguredScheduleJson(
-      String name, String schedule, String zone, String queue, String lastRun, String nextRun) {
-
-    static ConfiguredScheduleJson of(Engine.CronStatus s) {
-      return new ConfiguredScheduleJson(
-          s.name(),
-          s.schedule(),
-          s.zone(),
-          s.queue(),
-          JobsResource.text(s.lastRun()),
-          JobsResource.text(s.nextRun()));
-    }
-  }
 }

@@ -3,7 +3,7 @@
  * {@link io.pgbus.jakarta.admin.AdminResource} is the root an application subclasses at a path of
  * its choice; it hands each area to a sub-resource made per request ({@code JobsResource}, {@code
  * QueuesResource}, {@code SchedulesResource}, {@code FleetResource}), each with the reads it needs
- * ({@code JobAdmin}, {@code JobQueue}, {@code Schedules}, the engine's {@code EngineView}, the
+ * ({@code JobAdmin}, {@code JobQueue}, {@code Schedules}, the engine's {@code EngineStatus}, the
  * engine's {@code Fleet} read model) and one {@code AdminCall} that checks the roles and the CSRF
  * token, masks payloads and turns failures into the documented error bodies. No resource opens a
  * store of its own.

@@ -1,9 +1,9 @@
 package io.pgbus.jakarta.metrics;
 
 import io.pgbus.Outcome;
-import io.pgbus.engine.Capsule;
 import io.pgbus.engine.ClaimedJob;
 import io.pgbus.engine.Engine;
+import io.pgbus.engine.EngineStatus;
 import io.pgbus.engine.JobEvents;
 import io.pgbus.jakarta.PgbusMetrics;
 import jakarta.enterprise.inject.spi.Unmanaged;
@@ -153,24 +153,25 @@ public final class MpMetrics implements PgbusMetrics {
             .withDescription("1 while the LISTEN connection delivers (self-probe OK), else 0")
             .build(),
         engine,
-        e -> e.listenerState().delivering() ? 1 : 0);
-    for (Capsule c : engine.capsules()) {
-      Tag capsule = new Tag("capsule", c.config().name());
+        e -> e.status().listener().state().delivering() ? 1 : 0);
+    for (EngineStatus.CapsuleStatus c : engine.status().capsules()) {
+      String name = c.name();
+      Tag capsule = new Tag("capsule", name);
       registry.gauge(
           Metadata.builder()
               .withName("pgbus.claims")
               .withDescription("claim statements since start")
               .build(),
-          c,
-          Capsule::claims,
+          engine,
+          e -> e.status().capsule(name).claims(),
           capsule);
       registry.gauge(
           Metadata.builder()
               .withName("pgbus.claims.empty")
               .withDescription("claim statements that found nothing, since start: polling waste")
               .build(),
-          c,
-          Capsule::emptyClaims,
+          engine,
+          e -> e.status().capsule(name).emptyClaims(),
           capsule);
     }
     DepthCache depth = new DepthCache(dataSource, engine.config().queues(), Duration.ofSeconds(30));

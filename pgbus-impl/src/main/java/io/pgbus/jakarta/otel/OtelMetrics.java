@@ -8,9 +8,9 @@ import io.opentelemetry.api.metrics.DoubleHistogram;
 import io.opentelemetry.api.metrics.LongCounter;
 import io.opentelemetry.api.metrics.Meter;
 import io.pgbus.Outcome;
-import io.pgbus.engine.Capsule;
 import io.pgbus.engine.ClaimedJob;
 import io.pgbus.engine.Engine;
+import io.pgbus.engine.EngineStatus;
 import io.pgbus.engine.JobEvents;
 import io.pgbus.jakarta.PgbusMetrics;
 import io.pgbus.jakarta.metrics.DepthCache;
@@ -146,7 +146,8 @@ public final class OtelMetrics implements PgbusMetrics {
             .gaugeBuilder("pgbus.listener.delivering")
             .setDescription("1 while the LISTEN connection delivers (self-probe OK), else 0")
             .ofLongs()
-            .buildWithCallback(m -> m.record(engine.listenerState().delivering() ? 1 : 0)));
+            .buildWithCallback(
+                m -> m.record(engine.status().listener().state().delivering() ? 1 : 0)));
     gauges.add(
         meter
             .gaugeBuilder("pgbus.claims")
@@ -154,8 +155,8 @@ public final class OtelMetrics implements PgbusMetrics {
             .ofLongs()
             .buildWithCallback(
                 m -> {
-                  for (Capsule c : engine.capsules()) {
-                    m.record(c.claims(), Attributes.of(CAPSULE, c.config().name()));
+                  for (EngineStatus.CapsuleStatus c : engine.status().capsules()) {
+                    m.record(c.claims(), Attributes.of(CAPSULE, c.name()));
                   }
                 }));
     gauges.add(
@@ -165,8 +166,8 @@ public final class OtelMetrics implements PgbusMetrics {
             .ofLongs()
             .buildWithCallback(
                 m -> {
-                  for (Capsule c : engine.capsules()) {
-                    m.record(c.emptyClaims(), Attributes.of(CAPSULE, c.config().name()));
+                  for (EngineStatus.CapsuleStatus c : engine.status().capsules()) {
+                    m.record(c.emptyClaims(), Attributes.of(CAPSULE, c.name()));
                   }
                 }));
     DepthCache depth = new DepthCache(dataSource, engine.config().queues(), Duration.ofSeconds(30));

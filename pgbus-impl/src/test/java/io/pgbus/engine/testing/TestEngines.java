@@ -74,7 +74,7 @@ public final class TestEngines implements AfterEachCallback {
     Await.until(
         "the listener to deliver",
         Duration.ofSeconds(10),
-        engine::listenerState,
+        () -> engine.status().listener().state(),
         s -> s == ListenerState.DELIVERING);
   }
 

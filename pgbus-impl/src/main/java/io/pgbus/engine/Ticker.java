@@ -16,13 +16,14 @@ import java.util.function.Supplier;
 import javax.sql.DataSource;
 
 /**
- * The safety net under the listener, and the JVM's heartbeat: one statement per tick for the whole
- * JVM ({@code pgbus.tick}, see {@link NodeStore#nodeTick}), however many capsules and queues. It
- * reads the head of every queue and wakes only the capsules whose queues have a job due now, and
- * sets alarms for jobs due later; in the same statement it renews this node's row and the leases of
- * the jobs this JVM runs (a beat), carries the listener's self-probe NOTIFY when one is wanted, and
- * reads the maintenance leader's lease for the {@link Elector}. So an idle follower JVM issues this
- * one statement per poll ceiling and nothing else.
+ * The JVM's one periodic statement, the tick: it polls (the safety net under the listener), beats
+ * (the JVM's heartbeat), probes (the listener's self-probe) and reads the leader's lease, one
+ * statement per tick for the whole JVM ({@code pgbus.tick}, see {@link NodeStore#nodeTick}),
+ * however many capsules and queues. It reads the head of every queue and wakes only the capsules
+ * whose queues have a job due now, and sets alarms for jobs due later; in the same statement it
+ * renews this node's row and the leases of the jobs this JVM runs (a beat), carries the listener's
+ * self-probe NOTIFY when one is wanted, and reads the maintenance leader's lease for the {@link
+ * Elector}. So an idle follower JVM issues this one statement per poll ceiling and nothing else.
  *
  * <p>It ticks at the slow {@code pollCeiling} while the listener delivers and at {@code
  * pollInterval} while it does not, and switches at once when the listener changes state; while jobs
@@ -31,21 +32,21 @@ import javax.sql.DataSource;
  * rewrite rows every second. It also ticks on demand: after every listener (re)connect, since
  * LISTEN never replays, and when a job starts in an idle JVM.
  */
-final class Poller extends Loop {
+final class Ticker extends Loop {
 
   private final NodeStore store = new NodeStore();
   private final DataSource dataSource;
   private final Heartbeat heartbeat;
   private final List<String> queues;
   private final Supplier<ListenerState> listener;
-  private final PollerConfig config;
+  private final TickerConfig config;
   private final Consumer<Wake> route;
   private final ReentrantLock lock = signal().lock();
-  private final AtomicLong polls = new AtomicLong();
+  private final AtomicLong ticks = new AtomicLong();
   private final ErrorBackoff errors;
 
-  private boolean pollNow = true; // guarded by lock
-  private boolean pollSoon; // guarded by lock
+  private boolean tickNow = true; // guarded by lock
+  private boolean tickSoon; // guarded by lock
   private volatile TickHook beforeTick = c -> {};
   private long lastPoll = System.nanoTime(); // only the loop's thread
   private long lastBeat = System.nanoTime() - Long.MAX_VALUE / 2; // only the loop's thread
@@ -59,7 +60,7 @@ final class Poller extends Loop {
    * @param alive the jobs this JVM vouches for now
    * @param probe the listener's self-probe, or null without a listener
    * @param leaderName the leader lease to read, or null when this engine does not take part
-   * @param seen hears every tick's result, on the poller's thread
+   * @param seen hears every tick's result, on the ticker's thread
    */
   record Heartbeat(
       String workerId,
@@ -70,12 +71,12 @@ final class Poller extends Loop {
       String leaderName,
       Consumer<NodeStore.Tick> seen) {}
 
-  Poller(
+  Ticker(
       Heartbeat heartbeat,
       DataSource dataSource,
       List<String> queues,
       Supplier<ListenerState> listener,
-      PollerConfig config,
+      TickerConfig config,
       Consumer<Wake> route,
       Runnable onConnectionError) {
     this.errors =
@@ -92,16 +93,16 @@ final class Poller extends Loop {
     this.route = Objects.requireNonNull(route);
   }
 
-  /** Poll statements issued. */
-  long polls() {
-    return polls.get();
+  /** Tick statements issued. */
+  long ticks() {
+    return ticks.get();
   }
 
-  /** Polls as soon as possible. */
-  void pollNow() {
+  /** Ticks as soon as possible. */
+  void tickNow() {
     lock.lock();
     try {
-      pollNow = true;
+      tickNow = true;
       signal().signal();
     } finally {
       lock.unlock();
@@ -109,20 +110,20 @@ final class Poller extends Loop {
   }
 
   /**
-   * The shortest time between the last tick and one that {@link #pollSoon} asks for: a burst of
+   * The shortest time between the last tick and one that {@link #tickSoon} asks for: a burst of
    * NOTIFYs, which anyone may send, makes at most one tick per gap, and none is ever dropped.
    */
   static final Duration SOON_GAP = Duration.ofMillis(250);
 
   /**
-   * Polls at once, or {@link #SOON_GAP} after the last tick if that is later: for a change that
+   * Ticks at once, or {@link #SOON_GAP} after the last tick if that is later: for a change that
    * someone announced (a queue's limits or pause), which the tick's {@link #beforeEachTick} hook
    * re-reads and whose queues the tick's heads then wake.
    */
-  void pollSoon() {
+  void tickSoon() {
     lock.lock();
     try {
-      pollSoon = true;
+      tickSoon = true;
       signal().signal();
     } finally {
       lock.unlock();
@@ -146,11 +147,11 @@ final class Poller extends Loop {
 
   @Override
   protected void loop() throws InterruptedException {
-    runRounds(this::pollWhenDue, errors, this::pollNow);
+    runRounds(this::tickWhenDue, errors, this::tickNow);
   }
 
-  /** Waits until a poll is due or asked for, then polls; false when the poller stops. */
-  private boolean pollWhenDue() throws Exception {
+  /** Waits until a tick is due or asked for, then ticks; false when the ticker stops. */
+  private boolean tickWhenDue() throws Exception {
     lock.lock();
     try {
       while (true) {
@@ -163,16 +164,16 @@ final class Poller extends Loop {
         if (!heartbeat.alive().get().isEmpty()) {
           left = Math.min(left, lastBeat + heartbeat.every().toNanos() - now);
         }
-        if (pollSoon) {
+        if (tickSoon) {
           left = Math.min(left, lastPoll + SOON_GAP.toNanos() - now);
         }
-        if (pollNow || left <= 0) {
+        if (tickNow || left <= 0) {
           break;
         }
         signal().await(left);
       }
-      pollNow = false;
-      pollSoon = false; // this tick re-reads whatever was announced
+      tickNow = false;
+      tickSoon = false; // this tick re-reads whatever was announced
     } finally {
       lock.unlock();
     }
@@ -213,7 +214,7 @@ final class Poller extends Loop {
     if (beat) {
       lastBeat = started;
     }
-    polls.incrementAndGet();
+    ticks.incrementAndGet();
     heartbeat.seen().accept(tick);
     Map<String, JobStore.QueueHead> heads = tick.heads();
     var now = new HashSet<String>();

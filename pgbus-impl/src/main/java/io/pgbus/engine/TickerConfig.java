@@ -8,12 +8,13 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * What the {@link Poller} reads.
+ * What the {@link Ticker} reads. The keys keep the names they had when the ticker was called the
+ * poller ({@code pgbus.poll-interval}, {@code pgbus.poll-ceiling}): what a tick does first is poll.
  *
- * @param interval how often capsules poll while the listener is not delivering
- * @param ceiling how often capsules poll while the listener delivers (a safety net)
+ * @param interval how often the ticker polls while the listener is not delivering
+ * @param ceiling how often the ticker polls while the listener delivers (a safety net)
  */
-public record PollerConfig(Duration interval, Duration ceiling) {
+public record TickerConfig(Duration interval, Duration ceiling) {
 
   public static final Setting<Duration> INTERVAL =
       Setting.duration("pgbus.poll-interval", ofSeconds(1), ofMillis(10), ofHours(1));
@@ -21,13 +22,13 @@ public record PollerConfig(Duration interval, Duration ceiling) {
       Setting.duration("pgbus.poll-ceiling", ofSeconds(60), ofMillis(10), ofHours(24));
   public static final List<Setting<?>> SETTINGS = List.of(INTERVAL, CEILING);
 
-  public PollerConfig {
+  public TickerConfig {
     INTERVAL.positive(interval);
     CEILING.positive(ceiling);
     Setting.notLonger(INTERVAL, interval, CEILING, ceiling);
   }
 
-  public static PollerConfig from(SettingSource s) {
-    return new PollerConfig(s.valueOrDefault(INTERVAL), s.valueOrDefault(CEILING));
+  public static TickerConfig from(SettingSource s) {
+    return new TickerConfig(s.valueOrDefault(INTERVAL), s.valueOrDefault(CEILING));
   }
 }
