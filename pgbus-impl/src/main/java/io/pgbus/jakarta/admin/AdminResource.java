@@ -93,7 +93,7 @@ public class AdminResource {
         queue,
         () -> runtime.engine().status(),
         () -> runtime.engine().queueLimits(),
-        () -> fleet().nodes());
+        () -> fleetModel().nodes());
   }
 
   /** {@code schedules}, {@code schedules/{name}} and their actions. */
@@ -107,7 +107,7 @@ public class AdminResource {
   @Path("fleet")
   public FleetResource fleet(@Context SecurityContext security, @Context HttpHeaders headers) {
     return new FleetResource(
-        call(security, headers), () -> fleet().snapshot(), () -> runtime.engine().status());
+        call(security, headers), () -> fleetModel().snapshot(), () -> runtime.engine().status());
   }
 
   @GET
@@ -165,7 +165,7 @@ public class AdminResource {
     return new AdminCall(security, headers, resources.adminMaskPayloads());
   }
 
-  private Fleet fleet() {
+  private Fleet fleetModel() {
     return new Fleet(resources.dataSource());
   }
 }
