@@ -79,14 +79,14 @@ final class BatchRunner {
         slot.coverLease(from);
         starting.run();
         due =
-            Capsule.earliest(
+            ClaimReasons.earliest(
                 due,
                 single.run(
                     jobs.get(from), slot.timeout(from), true, n -> grouping.ran(1, n, false)));
         from++;
       } else {
         var group = new Group(slot, from, to, grouping.budgetNanos());
-        due = Capsule.earliest(due, runGroup(group, grouping));
+        due = ClaimReasons.earliest(due, runGroup(group, grouping));
         from = group.next();
       }
     }
@@ -108,7 +108,7 @@ final class BatchRunner {
     Instant due = null;
     for (int i = 0; i < group.started; i++) {
       events.finished(group.job(i), settled[i].kind(), group.nanos[i]);
-      due = Capsule.earliest(due, settled[i].dueAgain());
+      due = ClaimReasons.earliest(due, settled[i].dueAgain());
     }
     return due;
   }
@@ -142,7 +142,9 @@ final class BatchRunner {
       for (int i = 0; i < group.to - group.from; i++) {
         group.slot.coverLease(group.from + i);
         group.slot.starting.run();
-        due = Capsule.earliest(due, single.run(group.job(i), group.slot.timeout(group.from + i)));
+        due =
+            ClaimReasons.earliest(
+                due, single.run(group.job(i), group.slot.timeout(group.from + i)));
       }
       return due;
     }
@@ -168,7 +170,9 @@ final class BatchRunner {
       // reruns before it take their time, and a job must never run past its lease.
       extendLease(job);
       group.slot.starting.run();
-      due = Capsule.earliest(due, single.run(job, group.slot.timeouts.apply(job.queue()), false));
+      due =
+          ClaimReasons.earliest(
+              due, single.run(job, group.slot.timeouts.apply(job.queue()), false));
     }
     return due;
   }

@@ -1,18 +1,19 @@
 package io.pgbus.engine;
 
-import java.sql.Connection;
+import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.Function;
-import javax.sql.DataSource;
+import java.util.function.Predicate;
 
 /**
  * A named worker group and its claim loop. One loop per capsule claims for all of its slots at
@@ -20,10 +21,11 @@ import javax.sql.DataSource;
  * free slot, so a claimed job starts at once, and more per slot only while a backlog shows or
  * jobs-per-transaction asks for it ({@link Grouping}).
  *
- * <p>The loop claims only when there is reason to: a wake for one of its queues (from a NOTIFY, or
- * from the engine's {@link Ticker}), a slot freed after a claim that filled every slot (more work
- * is likely waiting), or a known due time reached. It has no timer of its own: an idle capsule
- * issues no statement at all.
+ * <p>The loop claims only when there is reason to ({@link ClaimReasons}): a wake for one of its
+ * queues (from a NOTIFY, or from the engine's {@link Ticker}), a slot freed after a claim that
+ * filled every slot (more work is likely waiting), or a known due time reached. It has no timer of
+ * its own: an idle capsule issues no statement at all. The claim statement is the {@link
+ * Claimer}'s, the busy slots and their jobs are counted in {@link Slots}.
  */
 final class Capsule extends Loop {
 
@@ -32,55 +34,27 @@ final class Capsule extends Loop {
   /** How long the loop may sleep before it refreshes its progress beacon. */
   private static final long MAX_SLEEP_NANOS = TimeUnit.SECONDS.toNanos(5);
 
-  /**
-   * A claimed job that waits this long for an executor thread means the executor is too small: a
-   * free thread takes a task at once. Warned about once per episode (see {@link #executorWait}).
-   */
-  private static final long EXECUTOR_WAIT_WARNING_NANOS = TimeUnit.SECONDS.toNanos(10);
-
   private final CapsuleConfig config;
-  private final String workerId;
-  private final ExecutionConfig execution;
   private final Function<String, Duration> jobTimeouts; // by queue (pgbus.queue.*.job-timeout)
   private final Duration longestTimeout; // of this capsule's queues
-  private final JobStore store;
-  private final DataSource dataSource;
   private final Executor executor;
-  private final boolean loopsOnExecutor; // only for the starvation warning's advice
-  private final int threadsNeeded; // only for the starvation warning's advice
   private final BatchRunner runner;
   private final Grouping grouping;
-  private final ClaimFloors floors; // only the claim thread uses it
+  private final Claimer claimer;
 
   private final ReentrantLock lock = signal().lock();
-  private final java.util.concurrent.locks.Condition idle = lock.newCondition(); // a slot ended
+  private final Condition idle = lock.newCondition(); // a slot ended
   private static final long IDLE_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-  private final AtomicLong claims = new AtomicLong();
-  private final AtomicLong emptyClaims = new AtomicLong();
-  private final AtomicLong claimed = new AtomicLong();
 
-  // Guarded by lock.
-  private boolean woken = true;
-  private boolean resync = true;
-  private boolean backlog;
-  private Instant alarm;
-  private int inFlight;
-  // One entry per busy slot: the id of the first job it runs -> System.nanoTime() at the start of
-  // its latest handler.
-  private final Map<Long, Long> runningSince = new HashMap<>();
-  // One entry per slot handed to the executor and not started yet: first job id ->
-  // System.nanoTime().
-  private final Map<Long, Long> waitingSince = new HashMap<>();
-  // Guarded by lock: every job claimed and not yet done, waiting for a thread or running.
-  private final Map<Long, ClaimedJob> held = new java.util.LinkedHashMap<>();
+  private final ClaimReasons reasons = new ClaimReasons(); // guarded by lock
+  private final Slots slots; // guarded by lock
   private volatile Runnable claimedHook = () -> {};
   private volatile boolean handedBack; // the drain ran out: slots not started yet never start
-  private boolean executorWaitWarned;
 
   // Flow control (V14): which queues the database limits, and what to call with those of a
   // finished slot's jobs. Set once by the engine before start.
-  private java.util.function.Predicate<String> limited = q -> false;
-  private java.util.function.Consumer<java.util.Set<String>> limitFreed = q -> {};
+  private Predicate<String> limited = q -> false;
+  private Consumer<Set<String>> limitFreed = q -> {};
 
   private volatile long beatNanos = System.nanoTime();
   private volatile boolean died; // an Error ended the loop
@@ -88,15 +62,11 @@ final class Capsule extends Loop {
 
   Capsule(
       CapsuleConfig config,
-      String workerId,
-      ExecutionConfig execution,
+      Claimer claimer,
+      Slots slots,
       Function<String, Duration> jobTimeouts,
       Duration maxErrorBackoff,
-      JobStore store,
-      DataSource dataSource,
       Executor executor,
-      boolean loopsOnExecutor,
-      int threadsNeeded,
       BatchRunner runner,
       Runnable onConnectionError) {
     this.errors =
@@ -105,111 +75,54 @@ final class Capsule extends Loop {
             Duration.ofMillis(100),
             maxErrorBackoff,
             onConnectionError);
-    this.loopsOnExecutor = loopsOnExecutor;
-    this.threadsNeeded = threadsNeeded;
     this.config = Objects.requireNonNull(config);
-    this.workerId = Objects.requireNonNull(workerId);
-    this.execution = Objects.requireNonNull(execution);
     this.jobTimeouts = Objects.requireNonNull(jobTimeouts);
     this.longestTimeout =
         config.queues().stream().map(jobTimeouts).max(Duration::compareTo).orElseThrow();
-    this.store = Objects.requireNonNull(store);
-    this.dataSource = Objects.requireNonNull(dataSource);
     this.executor = Objects.requireNonNull(executor);
     this.runner = Objects.requireNonNull(runner);
     this.grouping = new Grouping(config, job -> !runner.ownsTransactions(job));
-    this.floors = new ClaimFloors(config.name());
+    this.claimer = Objects.requireNonNull(claimer);
+    this.slots = Objects.requireNonNull(slots);
   }
 
   /** Before start: how to tell limited queues, and whom to tell when their jobs finish. */
-  void onLimitFreed(
-      java.util.function.Predicate<String> limited,
-      java.util.function.Consumer<java.util.Set<String>> freed) {
+  void onLimitFreed(Predicate<String> limited, Consumer<Set<String>> freed) {
     this.limited = Objects.requireNonNull(limited);
     this.limitFreed = Objects.requireNonNull(freed);
   }
 
-  CapsuleConfig config() {
-    return config;
-  }
-
-  /** Claim statements issued (including empty ones). */
-  long claims() {
-    return claims.get();
-  }
-
-  /** Claim statements that found nothing: polling waste. */
-  long emptyClaims() {
-    return emptyClaims.get();
-  }
-
-  /** Jobs claimed in total. */
-  long claimed() {
-    return claimed.get();
-  }
-
-  /** Slots busy now: each runs the jobs of one claim, one or several to a transaction. */
-  int inFlight() {
-    lock.lock();
-    try {
-      return inFlight;
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /**
-   * How long the oldest slot handed to the executor has waited for a thread without starting, or
-   * zero. Anything but a moment means the executor has fewer threads than pgbus needs: the engine's
-   * loops (listener, ticker, leader, maintenance, one per capsule) hold theirs for good, so an
-   * executor with a fixed number of threads and a queue (WildFly's default managed executor has two
-   * per CPU) can leave none for jobs, which are then claimed and never run.
-   */
-  Duration executorWait() {
-    lock.lock();
-    try {
-      return Duration.ofNanos(oldestWait(System.nanoTime()));
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /**
-   * How long the capsule has shown no progress: since its loop last claimed or scheduled a wait,
-   * or, when every slot holds a handler that ran past the job timeout and ignored the interrupt,
-   * since the last of them became overdue. A loop that ended without being stopped (an Error
-   * escaped it) shows no progress from then on. Zero once stopped on purpose.
-   */
-  Duration sinceLastBeat() {
-    long now = System.nanoTime();
-    long stuckFor = 0;
-    lock.lock();
-    try {
-      if (hasEnded() && stopping()) {
-        return Duration.ZERO;
-      }
-      if (runningSince.size() >= config.concurrency()) {
-        long youngest = runningSince.values().stream().mapToLong(Long::longValue).max().orElse(now);
-        stuckFor = now - (youngest + longestTimeout.toNanos());
-      }
-    } finally {
-      lock.unlock();
-    }
-    return Duration.ofNanos(Math.max(now - beatNanos, Math.max(0, stuckFor)));
-  }
-
-  /** This capsule now, for {@link EngineStatus}. */
+  /** This capsule now, for {@link EngineStatus}: one reading under the lock. */
   EngineStatus.CapsuleStatus status() {
+    long now = System.nanoTime();
+    int busy;
+    long waited;
+    long stuckFor;
+    boolean stopped;
+    lock.lock();
+    try {
+      busy = slots.busy();
+      waited = slots.oldestWait(now);
+      stuckFor = slots.allStuckFor(now, longestTimeout);
+      stopped = hasEnded() && stopping();
+    } finally {
+      lock.unlock();
+    }
+    // No progress since the loop last claimed or scheduled a wait, or, when every slot holds a
+    // handler that ran past the job timeout and ignored the interrupt, since the last of them
+    // became overdue. A loop that an Error ended shows none from then on; one stopped on purpose
+    // is fine.
+    long sinceLastBeat = stopped ? 0 : Math.max(now - beatNanos, Math.max(0, stuckFor));
     return new EngineStatus.CapsuleStatus(
         config.name(),
         config.queues(),
         config.concurrency(),
-        claims(),
-        emptyClaims(),
-        claimed(),
-        inFlight(),
-        executorWait(),
-        sinceLastBeat(),
+        claimer.claims(),
+        claimer.emptyClaims(),
+        claimer.claimed(),
+        busy,
+        Duration.ofNanos(waited),
+        Duration.ofNanos(sinceLastBeat),
         died,
         errors.failingFor());
   }
@@ -218,19 +131,7 @@ final class Capsule extends Loop {
   void wake(Wake wake) {
     lock.lock();
     try {
-      if (wake.everyone()) {
-        woken = true;
-        resync = true;
-      }
-      for (String q : config.queues()) {
-        if (wake.now().contains(q)) {
-          woken = true;
-        }
-        Instant due = wake.later().get(q);
-        if (due != null) {
-          alarm = earliest(alarm, due);
-        }
-      }
+      reasons.wake(wake, config.queues());
       signal().signal();
     } finally {
       lock.unlock();
@@ -241,22 +142,18 @@ final class Capsule extends Loop {
   void dueAt(Instant due) {
     lock.lock();
     try {
-      alarm = earliest(alarm, due);
+      reasons.dueAt(due);
       signal().signal();
     } finally {
       lock.unlock();
     }
   }
 
-  /**
-   * For a stop whose drain ran out: the jobs this capsule still holds (running, or claimed and
-   * waiting for a thread), which from now on never start here.
-   */
   /** The jobs this capsule holds now: running, or claimed and waiting for a thread. */
   List<ClaimedJob> held() {
     lock.lock();
     try {
-      return List.copyOf(held.values());
+      return slots.held();
     } finally {
       lock.unlock();
     }
@@ -270,11 +167,15 @@ final class Capsule extends Loop {
     claimedHook = Objects.requireNonNull(r);
   }
 
+  /**
+   * For a stop whose drain ran out: the jobs this capsule still holds (running, or claimed and
+   * waiting for a thread), which from now on never start here.
+   */
   List<ClaimedJob> handBack() {
     lock.lock();
     try {
       handedBack = true;
-      return List.copyOf(held.values());
+      return slots.held();
     } finally {
       lock.unlock();
     }
@@ -287,7 +188,7 @@ final class Capsule extends Loop {
     try {
       // A claim in progress when claiming stopped adds to inFlight only when it returns, so wait
       // for the loop to finish too, or jobs could start after the engine reported it drained.
-      while (inFlight > 0 || (hasStarted() && !hasEnded())) {
+      while (slots.busy() > 0 || (hasStarted() && !hasEnded())) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           break;
@@ -297,10 +198,10 @@ final class Capsule extends Loop {
         // loop's end, which rings nothing here.
         idle.awaitNanos(Math.min(left, IDLE_CHECK_NANOS));
       }
-      return inFlight;
+      return slots.busy();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return inFlight;
+      return slots.busy();
     } finally {
       lock.unlock();
     }
@@ -317,9 +218,7 @@ final class Capsule extends Loop {
     } catch (Error e) {
       died = true;
       LOG.log(
-          System.Logger.Level.ERROR,
-          "pgbus capsule '" + config.name() + "' stopped claiming: its loop died",
-          e);
+          Level.ERROR, "pgbus capsule '" + config.name() + "' stopped claiming: its loop died", e);
       throw e;
     }
   }
@@ -327,8 +226,7 @@ final class Capsule extends Loop {
   private void claimAgainAndResync() {
     lock.lock();
     try {
-      woken = true;
-      resync = true;
+      reasons.resyncNow();
     } finally {
       lock.unlock();
     }
@@ -340,56 +238,28 @@ final class Capsule extends Loop {
    */
   private boolean claimWhenThereIsReason() throws Exception {
     int free;
-    boolean refreshAlarm;
+    ClaimReasons.Take take;
     lock.lock();
     try {
-      Instant now;
       while (true) {
         if (stopping()) {
           return false;
         }
         beatNanos = System.nanoTime();
-        now = Instant.now();
-        boolean alarmRang = alarm != null && !now.isBefore(alarm);
-        free = config.concurrency() - inFlight;
-        if (free > 0 && (woken || backlog || alarmRang)) {
-          // Due times arrive with notifications and polls. An alarm that rang early (this
-          // JVM's clock ahead of the database's) finds nothing, so it is set again from the
-          // database rather than dropped.
-          refreshAlarm = resync || alarmRang;
+        Instant now = Instant.now();
+        free = slots.free();
+        take = reasons.take(now, free);
+        if (take != ClaimReasons.Take.WAIT) {
           break;
         }
-        warnIfExecutorStarves();
-        long sleep = free > 0 ? nanosUntil(now, alarm, MAX_SLEEP_NANOS) : MAX_SLEEP_NANOS;
-        signal().await(Math.max(1, sleep));
-      }
-      woken = false;
-      resync = false;
-      backlog = false;
-      if (alarm != null && !now.isBefore(alarm)) {
-        alarm = null;
+        slots.warnIfStarving(System.nanoTime());
+        signal().await(Math.max(1, reasons.sleepNanos(now, free, MAX_SLEEP_NANOS)));
       }
     } finally {
       lock.unlock();
     }
-    claimAndDispatch(free, refreshAlarm);
+    claimAndDispatch(free, take == ClaimReasons.Take.CLAIM_AND_READ_DUE);
     return true;
-  }
-
-  /**
-   * Nanoseconds from {@code now} until {@code alarm}, saturated to {@code [0, max]}: an alarm may
-   * lie centuries ahead (a job due in the year 2400, a forged NOTIFY), and {@code Duration.toNanos}
-   * overflows beyond 292 years. No alarm: {@code max}.
-   */
-  static long nanosUntil(Instant now, Instant alarm, long max) {
-    if (alarm == null) {
-      return max;
-    }
-    Duration left = Duration.between(now, alarm);
-    if (left.isNegative()) {
-      return 0;
-    }
-    return left.compareTo(Duration.ofNanos(max)) >= 0 ? max : left.toNanos();
   }
 
   /** The first and the longest wait before claiming again after the executor refused a job. */
@@ -401,46 +271,18 @@ final class Capsule extends Loop {
 
   private void claimAndDispatch(int freeSlots, boolean refreshAlarm) throws Exception {
     int want = freeSlots * grouping.perSlot();
-    List<List<ClaimedJob>> slots;
-    List<ClaimedJob> jobs;
-    Instant nextDue = null;
     long leasedAt = System.nanoTime(); // the leases start later, in the claim: a safe estimate
-    try (Connection c = dataSource.getConnection()) {
-      // The claim deals the jobs over the free slots (its lanes), and each slot runs its lane's
-      // jobs one after another: a queue's global limit counts lanes, the handlers that can run
-      // at once, not claimed rows (V19).
-      ClaimFloors.Floors floorsUsed = floors.next();
-      long claimStart = System.nanoTime();
-      slots =
-          store.jobClaimInLanes(
-              c, config.queues(), want, freeSlots, workerId, execution.lease(), floorsUsed);
-      long took = System.nanoTime() - claimStart;
-      jobs = slots.stream().flatMap(List::stream).toList();
-      floors.claimed(floorsUsed, jobs, took);
-      if (jobs.size() < want && refreshAlarm) {
-        nextDue = store.jobNextDue(c, config.queues());
-      }
-    }
-    grouping.claimed(jobs.size(), want);
-    claims.incrementAndGet();
-    claimed.addAndGet(jobs.size());
-    if (jobs.isEmpty()) {
-      emptyClaims.incrementAndGet();
-    }
+    Claimer.Claim claim = claimer.claim(freeSlots, want, refreshAlarm);
+    grouping.claimed(claim.jobs().size(), want);
+    List<List<ClaimedJob>> slots = claim.slots();
     lock.lock();
     try {
-      long handedAt = System.nanoTime();
-      slots.forEach(slot -> waitingSince.put(slot.get(0).id(), handedAt));
-      jobs.forEach(job -> held.put(job.id(), job));
-      inFlight += slots.size();
-      backlog = jobs.size() == want;
-      if (nextDue != null) {
-        alarm = earliest(alarm, nextDue);
-      }
+      this.slots.filled(slots, System.nanoTime());
+      reasons.claimed(claim.full(), claim.nextDue());
     } finally {
       lock.unlock();
     }
-    if (!jobs.isEmpty()) {
+    if (!claim.jobs().isEmpty()) {
       claimedHook.run();
     }
     for (int i = 0; i < slots.size(); i++) {
@@ -457,14 +299,14 @@ final class Capsule extends Loop {
                 ? REFUSED_FIRST_MS
                 : Math.min(REFUSED_MAX_MS, refusedBackoffMs * 2);
         LOG.log(
-            System.Logger.Level.WARNING,
+            Level.WARNING,
             "pgbus capsule ''{0}'': executor refused job {1} ({2}); handing it back and claiming"
                 + " again in {3} ms",
             config.name(),
             slot.get(0).id(),
             e.toString(),
             refusedBackoffMs);
-        floors.reset(); // the refused jobs go back with their run_at, maybe behind a floor
+        claimer.jobsReturned();
         for (List<ClaimedJob> refused : slots.subList(i, slots.size())) {
           refused.forEach(runner::release);
           slotDone(refused);
@@ -485,8 +327,7 @@ final class Capsule extends Loop {
     }
     lock.lock();
     try {
-      waitingSince.remove(jobs.get(0).id());
-      runningSince.put(jobs.get(0).id(), System.nanoTime());
+      slots.started(jobs.get(0), System.nanoTime());
     } finally {
       lock.unlock();
     }
@@ -512,10 +353,10 @@ final class Capsule extends Loop {
    * under the queue's limit row, for a slot that this one takes. Unlimited queues skip all of it.
    */
   private void freedLimits(List<ClaimedJob> jobs) {
-    java.util.Set<String> queues = null;
+    Set<String> queues = null;
     for (ClaimedJob job : jobs) {
       if (limited.test(job.queue())) {
-        queues = queues == null ? new java.util.TreeSet<>() : queues;
+        queues = queues == null ? new TreeSet<>() : queues;
         queues.add(job.queue());
       }
     }
@@ -524,7 +365,7 @@ final class Capsule extends Loop {
     }
     lock.lock();
     try {
-      woken = true;
+      reasons.wakeUp();
       signal().signal();
     } finally {
       lock.unlock();
@@ -538,7 +379,7 @@ final class Capsule extends Loop {
   private void handlerStarting(ClaimedJob first) {
     lock.lock();
     try {
-      runningSince.replace(first.id(), System.nanoTime());
+      slots.handlerStarting(first, System.nanoTime());
     } finally {
       lock.unlock();
     }
@@ -547,57 +388,11 @@ final class Capsule extends Loop {
   private void slotDone(List<ClaimedJob> jobs) {
     lock.lock();
     try {
-      waitingSince.remove(jobs.get(0).id());
-      runningSince.remove(jobs.get(0).id());
-      jobs.forEach(job -> held.remove(job.id()));
-      inFlight--;
+      slots.done(jobs);
       idle.signalAll();
       signal().signal();
     } finally {
       lock.unlock();
     }
-  }
-
-  // Guarded by lock.
-  private long oldestWait(long now) {
-    return waitingSince.values().stream().mapToLong(since -> now - since).max().orElse(0);
-  }
-
-  /** Once per episode, while a slot waits too long for a thread; guarded by lock. */
-  private void warnIfExecutorStarves() {
-    long waited = oldestWait(System.nanoTime());
-    if (waited < EXECUTOR_WAIT_WARNING_NANOS) {
-      if (waitingSince.isEmpty()) {
-        executorWaitWarned = false;
-      }
-      return;
-    }
-    if (!executorWaitWarned) {
-      executorWaitWarned = true;
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "pgbus capsule ''{0}'': a claimed job has waited {1} s for a thread of the executor"
-              + " (pgbus.executor) and has not started: the executor has fewer threads than pgbus"
-              + " needs{2}. Give it at least {3} threads, or a queue that makes new threads",
-          config.name(),
-          TimeUnit.NANOSECONDS.toSeconds(waited),
-          loopsOnExecutor ? ", since pgbus''s loops hold theirs for good" : "",
-          threadsNeeded);
-    }
-  }
-
-  /**
-   * The threads an engine's executor needs so that no job waits: a thread per slot, and, when the
-   * loops run on the executor too, the listener, the ticker, the leader, the maintenance loop, the
-   * job-timeout watchdog (while jobs run) and a claim loop per capsule.
-   */
-  static int threadsNeeded(EngineConfig engine, boolean loopsOnExecutor) {
-    int slots = engine.capsules().stream().mapToInt(CapsuleConfig::concurrency).sum();
-    return loopsOnExecutor ? 5 + engine.capsules().size() + slots : slots;
-  }
-
-  /** The earlier of two times, either of which may be null (none). */
-  static Instant earliest(Instant a, Instant b) {
-    return a == null || (b != null && b.isBefore(a)) ? b : a;
   }
 }

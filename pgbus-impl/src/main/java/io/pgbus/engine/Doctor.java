@@ -1,5 +1,6 @@
 package io.pgbus.engine;
 
+import io.pgbus.Schedules;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -256,7 +257,7 @@ public final class Doctor {
     String after = null;
     List<ScheduleStore.Row> page;
     do {
-      page = store.scheduleList(c, after, io.pgbus.Schedules.MAX_PAGE);
+      page = store.scheduleList(c, after, Schedules.MAX_PAGE);
       for (ScheduleStore.Row r : page) {
         total++;
         if (!r.schedule().readable()) {
@@ -267,7 +268,7 @@ public final class Doctor {
         }
         after = r.schedule().name();
       }
-    } while (page.size() == io.pgbus.Schedules.MAX_PAGE);
+    } while (page.size() == Schedules.MAX_PAGE);
     if (unreadable == 0) {
       return new Check("schedules", Status.OK, total + " schedule(s), all can run", null);
     }

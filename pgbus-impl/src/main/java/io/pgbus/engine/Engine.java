@@ -1,17 +1,21 @@
 package io.pgbus.engine;
 
+import io.pgbus.Outcome;
+import io.pgbus.PgbusException;
+import java.lang.System.Logger.Level;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.ThreadFactory;
 import java.util.function.Consumer;
 import javax.sql.DataSource;
 
@@ -33,18 +37,21 @@ public final class Engine {
 
   private static final System.Logger LOG = System.getLogger(Engine.class.getName());
 
+  /** How long a stop waits for the listener, the maintainer and the elector to end. */
+  private static final Duration LOOP_STOP_WAIT = Duration.ofSeconds(5);
+
   private final EngineConfig config;
   private final DataSource dataSource;
   private final JobStore store = new JobStore();
   private final Jobs jobs;
   private final JobAdminStore adminStore = new JobAdminStore();
   private final ExecutorService ownedExecutor;
-  private final java.util.concurrent.Executor executor;
+  private final Executor executor;
   // Starts the long-running loops: on threads of their own when a thread factory was given, so
   // they never hold a thread of the executor that runs the jobs.
-  private final java.util.concurrent.Executor loops;
+  private final Executor loops;
   private final boolean loopsOnExecutor;
-  private final List<Capsule> capsules = new ArrayList<>();
+  private final List<Capsule> capsules;
   private final Map<String, List<Capsule>> capsulesByQueue = new HashMap<>();
   private final Notifier notifier;
   private final Ticker ticker;
@@ -55,114 +62,38 @@ public final class Engine {
   private final ScheduleBook schedules;
   private final boolean maintenance;
   private final NodeReporter node;
+  private final FlowControl flow;
+  private final StopRelease release;
   private volatile boolean started;
-  private final QueueLimitStore limits = new QueueLimitStore();
-  // The capsules' queues that pgbus.queue_limit limits, as read at start (after this engine wrote
-  // its own) and again on the tick after a change was announced (limitsStale): a finished job of
-  // one of them makes its capsule claim again, and may wake the fleet's (see limitFreed).
-  private volatile Set<String> limited = Set.of();
-  private final java.util.concurrent.atomic.AtomicBoolean limitsStale =
-      new java.util.concurrent.atomic.AtomicBoolean();
-  private final java.util.concurrent.atomic.AtomicLong limitReads =
-      new java.util.concurrent.atomic.AtomicLong();
 
   private Engine(Builder b) {
-    requireUnbatched(b.config, b.handlerTransactions);
+    Grouping.requireUnbatched(b.config, b.handlerTransactions);
     this.config = b.config;
     this.dataSource = b.dataSource;
-    if (b.executor == null) {
-      this.ownedExecutor = Executors.newCachedThreadPool(namedThreads());
-      this.executor = ownedExecutor;
-    } else {
-      this.ownedExecutor = null;
-      this.executor = b.executor;
-    }
+    this.maintenance = b.maintenance;
+    this.ownedExecutor = b.executor == null ? EngineThreads.owned() : null;
+    this.executor = b.executor == null ? ownedExecutor : b.executor;
     this.loopsOnExecutor = b.loopThreads == null;
-    this.loops = loopsOnExecutor ? executor : task -> startThread(b.loopThreads, task);
+    this.loops = loopsOnExecutor ? executor : EngineThreads.eachOnItsOwn(b.loopThreads);
     Transactions tx = b.transactions != null ? b.transactions : new JdbcTransactions(dataSource);
     this.jobs =
         new Jobs(config.workerId(), config.maxPayloadBytes(), b.tracing, config::maxAttempts);
-    JobFunction handlers = b.tracing.around(b.jobs != null ? b.jobs : Engine::noHandler);
-    Consumer<Wake> wakes = b.wakes != null ? b.wakes : this::wake;
+    this.schedules = new ScheduleBook(jobs, config.maxPayloadBytes());
+    this.flow = new FlowControl(config, dataSource);
+    this.release = new StopRelease(config, dataSource, store);
+    this.single = newJobRunner(b, tx);
+    boolean hasCapsules = !config.capsules().isEmpty();
     this.notifier =
-        b.listenerConnections == null || config.capsules().isEmpty()
-            ? null
-            : new Notifier(
-                b.listenerConnections,
-                config.queues(),
-                wakes,
-                this::listenerChanged,
-                this::cancelsHeard,
-                config.listener());
-    ExecutionConfig execution = config.execution();
-    this.ticker =
-        config.capsules().isEmpty()
-            ? null
-            : new Ticker(
-                new Ticker.Heartbeat(
-                    config.workerId(),
-                    execution.heartbeatInterval(),
-                    execution.lease(),
-                    this::jobsAlive,
-                    notifier,
-                    b.maintenance ? Elector.MAINTENANCE : null,
-                    this::ticked),
-                dataSource,
-                config.queues(),
-                this::listenerState,
-                config.ticker(),
-                this::route,
-                this::connectionLost);
-    this.single =
-        new JobRunner(
-            store,
-            dataSource,
-            tx,
-            handlers,
-            b.handlerTransactions::contains,
-            config::retry,
-            b.events,
-            loops,
-            config.retention().deletesCompleted(),
-            b.errorDetail);
-    BatchRunner runner =
-        new BatchRunner(single, store, dataSource, tx, b.events, execution.lease());
-    int threadsNeeded = executorThreadsNeeded();
-    for (CapsuleConfig cc : config.capsules()) {
-      Capsule capsule =
-          new Capsule(
-              cc,
-              config.workerId(),
-              execution,
-              config::jobTimeout,
-              config.ticker().interval().multipliedBy(10),
-              store,
-              dataSource,
-              executor,
-              loopsOnExecutor,
-              threadsNeeded,
-              runner,
-              this::connectionLost);
-      capsule.onLimitFreed(q -> limited.contains(q), this::limitFreed);
-      capsules.add(capsule);
-      for (String q : cc.queues()) {
-        capsulesByQueue.computeIfAbsent(q, k -> new ArrayList<>()).add(capsule);
-      }
-    }
-    this.maintenance = b.maintenance;
-    this.node =
-        config.capsules().isEmpty()
-            ? null
-            : new NodeReporter(
-                dataSource,
-                config.workerId(),
-                config.capsules(),
-                this::listenerState,
-                () -> notifier == null ? null : notifier.backendPid(),
-                execution.heartbeatTtl());
+        hasCapsules && b.listenerConnections != null
+            ? newNotifier(b.listenerConnections, b.wakes != null ? b.wakes : this::wake)
+            : null;
+    this.ticker = hasCapsules ? newTicker() : null;
+    this.node = hasCapsules ? newNodeReporter() : null;
+    this.capsules =
+        newCapsules(
+            new BatchRunner(single, store, dataSource, tx, b.events, config.execution().lease()));
     // Always there: schedules made through the API need the leader's tick without any config.
     this.cron = new ScheduleEnqueuer(config.crons(), store, tx, config.ticker().ceiling());
-    this.schedules = new ScheduleBook(jobs, config.maxPayloadBytes());
     // The maintainer asks the elector through this engine, and the elector tells the maintainer of
     // a change: neither needs the other at construction.
     this.maintainer =
@@ -173,17 +104,7 @@ public final class Engine {
             config.retention(),
             this::leader,
             cron,
-            execution.heartbeatTtl().dividedBy(3));
-    if (notifier != null) {
-      // A schedule change's NOTIFY brings the leader's next schedule tick forward (rate-limited).
-      notifier.onSchedulesChanged(maintainer::schedulesChanged);
-      // A queue's limits or pause changed: the next tick (soon, rate-limited) re-reads the limits
-      // and wakes the capsules whose queues have jobs due.
-      notifier.onQueuesChanged(this::queuesChanged);
-    }
-    if (ticker != null) {
-      ticker.beforeEachTick(this::rereadLimits);
-    }
+            config.execution().deadNodeCheckInterval());
     this.elector =
         new Elector(
             dataSource,
@@ -191,25 +112,110 @@ public final class Engine {
             config.elector(),
             maintainer::leadershipChanged,
             this::connectionLost);
-    if (ticker != null) {
-      // The tick carries the probe, the leader check and the heartbeat (see Ticker).
-      capsules.forEach(c -> c.onClaimed(ticker::nudge));
-      elector.followTicks(
-          longer(config.ticker().ceiling(), config.elector().ttl()).multipliedBy(2));
-      if (notifier != null) {
-        notifier.onLeaderResigned(elector::resignHeard);
-      }
-      // Only when ticks come at least as often as probes are due: a probe interval set below the
-      // ceiling (faster detection of a deaf listener) keeps the listener's own probes.
-      if (notifier != null
-          && config.ticker().ceiling().compareTo(config.listener().probeInterval()) <= 0) {
-        notifier.probesOnTicks();
-      }
-    }
+    listenToChanges();
+    rideOnTicks();
   }
 
-  private static Duration longer(Duration a, Duration b) {
-    return a.compareTo(b) >= 0 ? a : b;
+  private Notifier newNotifier(ListenerConnections connections, Consumer<Wake> wakes) {
+    return new Notifier(
+        connections,
+        config.queues(),
+        wakes,
+        this::listenerChanged,
+        single::cancelsHeard, // the runner checks them, then stops the handlers that are ours
+        config.listener());
+  }
+
+  private Ticker newTicker() {
+    ExecutionConfig execution = config.execution();
+    return new Ticker(
+        new Ticker.Heartbeat(
+            config.workerId(),
+            execution.heartbeatInterval(),
+            execution.lease(),
+            this::jobsAlive,
+            notifier,
+            maintenance ? Elector.MAINTENANCE : null,
+            this::ticked),
+        dataSource,
+        config.queues(),
+        this::listenerState,
+        config.ticker(),
+        this::route,
+        this::connectionLost);
+  }
+
+  private NodeReporter newNodeReporter() {
+    return new NodeReporter(
+        dataSource,
+        config.workerId(),
+        config.capsules(),
+        this::listenerState,
+        () -> notifier == null ? null : notifier.backendPid(),
+        config.execution().heartbeatTtl());
+  }
+
+  private JobRunner newJobRunner(Builder b, Transactions tx) {
+    return new JobRunner(
+        store,
+        dataSource,
+        tx,
+        b.tracing.around(b.jobs != null ? b.jobs : Engine::noHandler),
+        b.handlerTransactions::contains,
+        config::retry,
+        b.events,
+        loops,
+        config.retention().deletesCompleted(),
+        b.errorDetail);
+  }
+
+  private List<Capsule> newCapsules(BatchRunner runner) {
+    var all = new ArrayList<Capsule>();
+    int threadsNeeded = executorThreadsNeeded();
+    for (CapsuleConfig cc : config.capsules()) {
+      Capsule capsule =
+          new Capsule(
+              cc,
+              new Claimer(cc, config.workerId(), config.execution().lease(), store, dataSource),
+              Slots.of(cc, loopsOnExecutor, threadsNeeded),
+              config::jobTimeout,
+              config.ticker().errorBackoffCeiling(),
+              executor,
+              runner,
+              this::connectionLost);
+      capsule.onLimitFreed(flow::limited, flow::freed);
+      all.add(capsule);
+      for (String q : cc.queues()) {
+        capsulesByQueue.computeIfAbsent(q, k -> new ArrayList<>()).add(capsule);
+      }
+    }
+    return List.copyOf(all);
+  }
+
+  /** The notifications that are not wakes: schedule, queue and leader changes. */
+  private void listenToChanges() {
+    if (notifier == null) {
+      return;
+    }
+    // A schedule change's NOTIFY brings the leader's next schedule tick forward (rate-limited).
+    notifier.onSchedulesChanged(maintainer::schedulesChanged);
+    // A queue's limits or pause changed: the next tick (soon, rate-limited) re-reads the limits
+    // and wakes the capsules whose queues have jobs due.
+    notifier.onQueuesChanged(this::queuesChanged);
+    notifier.onLeaderResigned(elector::resignHeard);
+  }
+
+  /** The tick carries the limit re-read, the probe, the leader check and the heartbeat. */
+  private void rideOnTicks() {
+    if (ticker == null) {
+      return;
+    }
+    ticker.beforeEachTick(flow::rereadIfStale);
+    capsules.forEach(c -> c.onClaimed(ticker::nudge));
+    elector.followTicks(config.leaseReadSilence());
+    if (notifier != null && config.probesRideOnTicks()) {
+      notifier.probesOnTicks();
+    }
   }
 
   /** For tests: {@link #jobsAlive}. */
@@ -245,49 +251,11 @@ public final class Engine {
   }
 
   /**
-   * A job whose handler opens its own transactions shares none with other jobs: an adaptive capsule
-   * runs such jobs alone, and a capsule with a fixed jobs-per-transaction above 1 must not read
-   * such a queue.
-   */
-  private static void requireUnbatched(EngineConfig config, Set<String> handlerTransactions) {
-    for (CapsuleConfig cc : config.capsules()) {
-      if (cc.jobsPerTransaction() == 1 || cc.adaptive()) {
-        continue;
-      }
-      for (String q : cc.queues()) {
-        if (handlerTransactions.contains(q)) {
-          String key = "pgbus.capsule." + cc.name() + ".jobs-per-transaction";
-          String message =
-              key
-                  + " is "
-                  + cc.jobsPerTransaction()
-                  + ", but the capsule reads queue '"
-                  + q
-                  + "', whose handler runs in its own transactions (JobTransaction.HANDLER),"
-                  + " and such jobs never share a transaction: set it to 1, or read '"
-                  + q
-                  + "' from a capsule of its own";
-          throw new InvalidConfigException(key, message);
-        }
-      }
-    }
-  }
-
-  private static void startThread(java.util.concurrent.ThreadFactory factory, Runnable task) {
-    Thread t = factory.newThread(task);
-    if (t == null) {
-      throw new java.util.concurrent.RejectedExecutionException(
-          "the loop thread factory made no thread (is the application stopping?)");
-    }
-    t.start();
-  }
-
-  /**
    * The threads the executor needs so that no job waits for one: a thread per slot, plus the
    * engine's loops when they run on the executor too (no {@link Builder#loopThreads}).
    */
   public int executorThreadsNeeded() {
-    return Capsule.threadsNeeded(config, loopsOnExecutor);
+    return config.executorThreadsNeeded(loopsOnExecutor);
   }
 
   public static Builder builder(EngineConfig config, DataSource dataSource) {
@@ -304,9 +272,9 @@ public final class Engine {
       return;
     }
     started = true;
-    publishPayloadLimit();
-    publishQueueLimits();
-    syncConfiguredSchedules();
+    PayloadLimit.publish(config, dataSource);
+    flow.publish();
+    cron.syncConfigAtStart();
     if (node != null) {
       node.started();
     }
@@ -324,7 +292,7 @@ public final class Engine {
       maintainer.start(loops);
     }
     LOG.log(
-        System.Logger.Level.INFO,
+        Level.INFO,
         "pgbus engine {0} started: {1} capsule(s) over queues {2}, {3} cron(s)",
         config.workerId(),
         capsules.size(),
@@ -350,16 +318,19 @@ public final class Engine {
     started = false;
     single.engineStopping(); // a failure from now on is a release, not a spent attempt
     capsules.forEach(Capsule::stop); // stops claiming at once; running jobs go on
-    if (notifier != null && !notifier.stop(Duration.ofSeconds(5))) {
-      LOG.log(System.Logger.Level.WARNING, "pgbus listener did not stop within 5 s");
+    if (notifier != null && !notifier.stop(LOOP_STOP_WAIT)) {
+      LOG.log(
+          Level.WARNING,
+          "pgbus listener did not stop within {0}",
+          Durations.format(LOOP_STOP_WAIT));
     }
     if (node != null) {
       // The row stays, and the ticker beats on, until the jobs are back: a drain longer than
       // two thirds of the heartbeat TTL must not let the leader rescue jobs that still run here.
       node.stopping();
     }
-    maintainer.stop(Duration.ofSeconds(5)); // at once when it never started (no maintenance)
-    elector.stop(Duration.ofSeconds(5));
+    maintainer.stop(LOOP_STOP_WAIT); // at once when it never started (no maintenance)
+    elector.stop(LOOP_STOP_WAIT);
     long deadline = System.nanoTime() + config.execution().drainTimeout().toNanos();
     int left = 0;
     for (Capsule c : capsules) {
@@ -367,7 +338,9 @@ public final class Engine {
     }
     if (left > 0) {
       single.abandonRetries();
-      handBack();
+      var held = new ArrayList<ClaimedJob>();
+      capsules.forEach(c -> held.addAll(c.handBack()));
+      release.handBack(held);
       // Released first, then interrupted: whatever an interrupted handler does next is fenced out.
       // Its thread must return, for a container waits for it (WildFly's undeploy waits for every
       // EJB call in flight, the job's transaction included) and a job thread must not outlive
@@ -380,7 +353,7 @@ public final class Engine {
         }
         if (stuck > 0) {
           LOG.log(
-              System.Logger.Level.WARNING,
+              Level.WARNING,
               "pgbus engine {0}: {1} handler(s) ignored the interrupt for {2} after their jobs"
                   + " were released; their threads run on, and the container may wait for them",
               config.workerId(),
@@ -392,84 +365,13 @@ public final class Engine {
     if (ticker != null) {
       ticker.stop();
     }
-    if (releaseWhatStillRuns() && node != null) {
+    if (release.whatStillRuns() && node != null) {
       node.stopped();
     }
     if (ownedExecutor != null) {
       ownedExecutor.shutdown();
     }
     return left;
-  }
-
-  /**
-   * The last step of a stop: releases whatever this worker still has running in the database
-   * (typically an attempt whose failure the stopping container would not let it record), and says
-   * which. False when the database could not be reached: the node row then stays, goes stale, and
-   * the leader rescues those jobs within one heartbeat TTL.
-   */
-  private boolean releaseWhatStillRuns() {
-    try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(true);
-      Map<String, List<Long>> released = store.jobReleaseWorker(c, config.workerId());
-      if (!released.isEmpty()) {
-        StopLog.log(
-            LOG,
-            System.Logger.Level.WARNING,
-            "pgbus engine {0} found jobs of its own still running at the end of its stop; released"
-                + " them back to available without spending an attempt: {1}",
-            config.workerId(),
-            released);
-      }
-      return true;
-    } catch (SQLException e) {
-      StopLog.log(
-          LOG,
-          System.Logger.Level.WARNING,
-          "pgbus engine {0} could not check for jobs of its own left running at the end of its"
-              + " stop ({1}); its pgbus.node row stays, so the leader rescues any within one"
-              + " heartbeat TTL ({2})",
-          config.workerId(),
-          e.getMessage(),
-          ExecutionConfig.HEARTBEAT_TTL.key());
-      return false;
-    }
-  }
-
-  /** Releases what the capsules still hold after the drain, and says which jobs went back. */
-  private void handBack() {
-    var held = new ArrayList<ClaimedJob>();
-    capsules.forEach(c -> held.addAll(c.handBack()));
-    Duration drain = config.execution().drainTimeout();
-    if (held.isEmpty()) {
-      return;
-    }
-    try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(true);
-      Map<String, List<Long>> released = store.jobReleaseDrained(c, held);
-      int n = released.values().stream().mapToInt(List::size).sum();
-      StopLog.log(
-          LOG,
-          System.Logger.Level.WARNING,
-          "pgbus engine {0} stopped with {1} job(s) still held after the {2} drain ({3}); released"
-              + " {4} back to available without spending an attempt: {5}",
-          config.workerId(),
-          held.size(),
-          Durations.format(drain),
-          ExecutionConfig.DRAIN_TIMEOUT.key(),
-          n,
-          released);
-    } catch (SQLException e) {
-      StopLog.log(
-          LOG,
-          System.Logger.Level.WARNING,
-          "pgbus engine {0} stopped with {1} job(s) still held after the {2} drain and could not"
-              + " release them ({3}); lease rescue will return them: {4}",
-          config.workerId(),
-          held.size(),
-          Durations.format(drain),
-          e.getMessage(),
-          held.stream().map(ClaimedJob::id).toList());
-    }
   }
 
   /**
@@ -480,7 +382,7 @@ public final class Engine {
   public void wake(Wake wake) {
     if (wake.everyone()) {
       // LISTEN never replays: a change announced while the listener was away is re-read too.
-      limitsStale.set(true);
+      flow.changed();
       if (ticker != null) {
         ticker.tickNow();
       }
@@ -490,7 +392,7 @@ public final class Engine {
   }
 
   private void route(Wake wake) {
-    var targets = new java.util.LinkedHashSet<Capsule>();
+    var targets = new LinkedHashSet<Capsule>();
     for (String q : wake.now()) {
       targets.addAll(capsulesByQueue.getOrDefault(q, List.of()));
     }
@@ -552,14 +454,6 @@ public final class Engine {
     }
   }
 
-  /**
-   * Cancels of running jobs were heard: the runner checks them and stops the handlers that are
-   * ours.
-   */
-  private void cancelsHeard(List<CancelRequest> requests) {
-    single.cancelsHeard(requests);
-  }
-
   private void listenerChanged(ListenerState state) {
     if (state == ListenerState.RECONNECTING) {
       connectionLost();
@@ -603,7 +497,7 @@ public final class Engine {
         maintainer.scheduleWakes(),
         notifier == null ? 0 : notifier.scheduleChanges(),
         notifier == null ? 0 : notifier.queueChanges(),
-        limitReads.get());
+        flow.reads());
   }
 
   /** The schedule operations ({@code pgbus.schedule}); they need no running engine. */
@@ -612,164 +506,17 @@ public final class Engine {
   }
 
   /**
-   * Creates or updates the configured crons as schedules. A failure (database down, no V15 schema
-   * yet) is logged; the leader's schedule task tries again before its first tick.
-   */
-  private void syncConfiguredSchedules() {
-    if (config.crons().isEmpty()) {
-      return;
-    }
-    try {
-      cron.syncConfig(null);
-    } catch (Exception e) {
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "pgbus could not store the configured crons as schedules yet ({0}); the maintenance"
-              + " leader tries again",
-          e.toString());
-    }
-  }
-
-  /**
-   * Writes pgbus.max-payload-bytes to pgbus.setting, where the SQL functions read it, and logs a
-   * change. A failure (no V5 schema yet, or a role without UPDATE on pgbus.setting) is logged and
-   * leaves the SQL limit as it was: the Java API keeps its own limit either way.
-   */
-  private void publishPayloadLimit() {
-    int limit = config.maxPayloadBytes();
-    try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(true);
-      Integer before = new SettingStore().settingMaxPayloadBytes(c, limit, config.workerId());
-      if (before != null) {
-        LOG.log(
-            System.Logger.Level.INFO,
-            "pgbus engine {0}: the SQL payload limit (pgbus.setting.max_payload_bytes) is now {1}"
-                + " bytes, was {2}, from pgbus.max-payload-bytes; the last JVM to start sets it, so"
-                + " keep pgbus.max-payload-bytes equal on all of them",
-            config.workerId(),
-            limit,
-            before);
-      }
-    } catch (SQLException e) {
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "pgbus engine {0} could not write pgbus.max-payload-bytes ({1}) to pgbus.setting: {2};"
-              + " SQL enqueues and claims keep the limit stored there. Grant the application's"
-              + " role UPDATE on pgbus.setting",
-          config.workerId(),
-          limit,
-          e.getMessage());
-    }
-  }
-
-  /**
-   * Writes the configured flow control of every queue the capsules read to pgbus.queue_limit, or
-   * removes it when none is configured here (the last engine to start that reads a queue decides,
-   * as for pgbus.max-payload-bytes), then reads which of them the database limits.
-   */
-  private void publishQueueLimits() {
-    List<String> queues = config.queues();
-    if (queues.isEmpty()) {
-      return;
-    }
-    try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(true);
-      for (String q : queues) {
-        limits.queueLimitWrite(c, config.queueLimit(q), config.workerId());
-      }
-      limited = Set.copyOf(limits.queuesLimited(c, queues));
-    } catch (SQLException e) {
-      // The claim still enforces whatever the table holds; only this engine's own limits and its
-      // wake-ups on a freed slot are missing (capsules then claim on the next poll).
-      limited = Set.copyOf(queues);
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "pgbus engine {0} could not write its queue limits (pgbus.queue.*.global-concurrency,"
-              + " key-concurrency) to pgbus.queue_limit: {1}; the claims obey the limits stored"
-              + " there. Grant the application's role EXECUTE on pgbus.queue_limit_set",
-          config.workerId(),
-          e.getMessage());
-    }
-  }
-
-  /**
    * Someone announced a change of a queue's limits or pause ({@value Channels#QUEUES}, on the
    * notifier's thread). The announcement is untrusted and carries nothing: it only marks the limits
    * stale and asks for a tick, at most one per {@link Ticker#SOON_GAP}, which re-reads them ({@link
-   * #rereadLimits}) and wakes the capsules whose queues have jobs due (a resume, a raised limit). A
-   * pause needs nothing more: every claim reads the pauses.
+   * FlowControl#rereadIfStale}) and wakes the capsules whose queues have jobs due (a resume, a
+   * raised limit). A pause needs nothing more: every claim reads the pauses.
    */
   private void queuesChanged() {
-    limitsStale.set(true);
+    flow.changed();
     if (ticker != null) {
       ticker.tickSoon();
     }
-  }
-
-  /**
-   * On the tick's connection (autocommit): which queues are limited, when a change made that stale.
-   * A failure leaves them stale for the next tick and does not fail this one.
-   */
-  private void rereadLimits(Connection c) {
-    if (!limitsStale.getAndSet(false)) {
-      return;
-    }
-    try {
-      limited = Set.copyOf(limits.queuesLimited(c, config.queues()));
-      limitReads.incrementAndGet();
-    } catch (SQLException e) {
-      limitsStale.set(true);
-      LOG.log(
-          System.Logger.Level.DEBUG,
-          "pgbus engine {0} could not re-read its limited queues: {1}",
-          config.workerId(),
-          e.getMessage());
-    }
-  }
-
-  /**
-   * Jobs of limited queues finished here: wake every capsule of the fleet that reads them, since
-   * one may be waiting on the limit (the claim that hit it went back to sleep). Autocommit, after
-   * the jobs' own transaction; a failure only costs the wait until the next poll.
-   */
-  private void limitFreed(Set<String> queues) {
-    try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(true);
-      limits.queueWake(c, queues);
-    } catch (SQLException e) {
-      LOG.log(
-          System.Logger.Level.DEBUG,
-          "pgbus engine {0} could not send the wake-up of limited queues {1}: {2}",
-          config.workerId(),
-          queues,
-          e.getMessage());
-    }
-  }
-
-  /**
-   * The limited queues in one line for health data, for example {@code "partner_api(global 5, per
-   * key 1: 5 running, 120 waiting on the limit, 0 on a worker)"}; "" when none.
-   */
-  public static String describeLimits(List<QueueLimitStatus> limits) {
-    var parts = new ArrayList<String>();
-    for (QueueLimitStatus l : limits) {
-      parts.add(
-          l.queue()
-              + "(global "
-              + (l.globalConcurrency() == null ? "none" : l.globalConcurrency())
-              + ", per key "
-              + l.keyConcurrency()
-              + l.describeFifo()
-              + l.describeRate()
-              + ": "
-              + l.running()
-              + " running, "
-              + l.waitingOnLimit()
-              + " waiting on the limit, "
-              + l.waitingOnWorker()
-              + " on a worker)");
-    }
-    return String.join(", ", parts);
   }
 
   /** Every limited queue of the database, its limits and what waits on them. */
@@ -777,8 +524,7 @@ public final class Engine {
     try (Connection c = dataSource.getConnection()) {
       return queueLimits(c);
     } catch (SQLException e) {
-      throw new io.pgbus.PgbusException(
-          "pgbus could not read the queue limits: " + e.getMessage(), e);
+      throw new PgbusException("pgbus could not read the queue limits: " + e.getMessage(), e);
     }
   }
 
@@ -787,29 +533,20 @@ public final class Engine {
    * must not take a second from the pool, or concurrent callers starve a small pool.
    */
   public List<QueueLimitStatus> queueLimits(Connection c) throws SQLException {
-    return limits.queueLimitStatus(c);
+    return flow.statuses(c);
   }
 
-  private static io.pgbus.Outcome noHandler(ClaimedJob job, Connection c) {
+  private static Outcome noHandler(ClaimedJob job, Connection c) {
     throw new IllegalStateException(
         "no handler is registered for queue '" + job.queue() + "' (job " + job.id() + ")");
-  }
-
-  private static java.util.concurrent.ThreadFactory namedThreads() {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, "pgbus-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
   }
 
   /** Wires an engine. Only the config and the datasource are required. */
   public static final class Builder {
     private final EngineConfig config;
     private final DataSource dataSource;
-    private java.util.concurrent.Executor executor;
-    private java.util.concurrent.ThreadFactory loopThreads;
+    private Executor executor;
+    private ThreadFactory loopThreads;
     private Transactions transactions;
     private ListenerConnections listenerConnections;
     private JobFunction jobs;
@@ -826,7 +563,7 @@ public final class Engine {
     }
 
     /** Runs loops and jobs; default: a cached pool the engine owns and shuts down on stop. */
-    public Builder executor(java.util.concurrent.Executor v) {
+    public Builder executor(Executor v) {
       executor = v;
       return this;
     }
@@ -836,7 +573,7 @@ public final class Engine {
      * maintenance, job-timeout watchdog), which then stay off the executor: it runs only jobs. In a
      * container, the ManagedThreadFactory. Default: the loops run on the executor.
      */
-    public Builder loopThreads(java.util.concurrent.ThreadFactory v) {
+    public Builder loopThreads(ThreadFactory v) {
       loopThreads = v;
       return this;
     }

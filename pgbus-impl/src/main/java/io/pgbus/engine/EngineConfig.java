@@ -158,6 +158,36 @@ public record EngineConfig(
         queueLimits);
   }
 
+  /**
+   * How long a candidate for leadership waits for a tick to show it the leader's lease before it
+   * reads the lease itself: two of the longer of the poll ceiling (an idle JVM's tick) and the
+   * leader TTL, so a tick late by a whole period still stands in for the read.
+   */
+  public Duration leaseReadSilence() {
+    Duration ceiling = ticker.ceiling();
+    Duration ttl = elector.ttl();
+    return (ceiling.compareTo(ttl) >= 0 ? ceiling : ttl).multipliedBy(2);
+  }
+
+  /**
+   * Whether the ticker's ticks carry the listener's self-probe: only when ticks come at least as
+   * often as probes are due. A probe interval set below the poll ceiling (faster detection of a
+   * deaf listener) keeps the listener's own probes.
+   */
+  public boolean probesRideOnTicks() {
+    return ticker.ceiling().compareTo(listener.probeInterval()) <= 0;
+  }
+
+  /**
+   * The threads an engine's executor needs so that no job waits: a thread per slot, and, when the
+   * loops run on the executor too, the listener, the ticker, the leader, the maintenance loop, the
+   * job-timeout watchdog (while jobs run) and a claim loop per capsule.
+   */
+  public int executorThreadsNeeded(boolean loopsOnExecutor) {
+    int slots = capsules.stream().mapToInt(CapsuleConfig::concurrency).sum();
+    return loopsOnExecutor ? 5 + capsules.size() + slots : slots;
+  }
+
   /** Every queue some capsule reads, in first-seen order. */
   public List<String> queues() {
     var all = new ArrayList<String>();

@@ -73,6 +73,14 @@ public record ExecutionConfig(
     return (lease.compareTo(heartbeatTtl) < 0 ? lease : heartbeatTtl).dividedBy(3);
   }
 
+  /**
+   * How often, at the latest, the leader looks for nodes whose heartbeat stopped: a third of the
+   * TTL, so the jobs of a dead JVM are back within about a TTL and a third.
+   */
+  public Duration deadNodeCheckInterval() {
+    return heartbeatTtl.dividedBy(3);
+  }
+
   /** Without an explicit job timeout, handlers get this share of the lease (4m30s of 5m). */
   public static Duration defaultJobTimeout(Duration lease) {
     return lease.multipliedBy(9).dividedBy(10);

@@ -2,6 +2,7 @@ package io.pgbus.engine;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
@@ -136,5 +137,34 @@ final class Grouping {
    */
   boolean groupable(ClaimedJob job) {
     return shareable.test(job);
+  }
+
+  /**
+   * A job whose handler opens its own transactions shares none with other jobs: an adaptive capsule
+   * runs such jobs alone, and a capsule with a fixed jobs-per-transaction above 1 must not read
+   * such a queue.
+   */
+  static void requireUnbatched(EngineConfig config, Set<String> handlerTransactions) {
+    for (CapsuleConfig cc : config.capsules()) {
+      if (cc.jobsPerTransaction() == 1 || cc.adaptive()) {
+        continue;
+      }
+      for (String q : cc.queues()) {
+        if (handlerTransactions.contains(q)) {
+          String key = "pgbus.capsule." + cc.name() + ".jobs-per-transaction";
+          String message =
+              key
+                  + " is "
+                  + cc.jobsPerTransaction()
+                  + ", but the capsule reads queue '"
+                  + q
+                  + "', whose handler runs in its own transactions (JobTransaction.HANDLER),"
+                  + " and such jobs never share a transaction: set it to 1, or read '"
+                  + q
+                  + "' from a capsule of its own";
+          throw new InvalidConfigException(key, message);
+        }
+      }
+    }
   }
 }

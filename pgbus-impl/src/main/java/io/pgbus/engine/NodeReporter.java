@@ -1,6 +1,7 @@
 package io.pgbus.engine;
 
 import java.sql.Connection;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -25,7 +26,7 @@ final class NodeReporter {
   private final List<CapsuleConfig> capsules;
   private final Supplier<ListenerState> state;
   private final Supplier<Integer> listenerPid;
-  private final java.time.Duration heartbeatTtl;
+  private final Duration heartbeatTtl;
   private final String host = WorkerIds.host();
   private final long pid = ProcessHandle.current().pid();
   // Guarded by this: false before start and after stop, so a late write never brings back a row.
@@ -37,7 +38,7 @@ final class NodeReporter {
       List<CapsuleConfig> capsules,
       Supplier<ListenerState> state,
       Supplier<Integer> listenerPid,
-      java.time.Duration heartbeatTtl) {
+      Duration heartbeatTtl) {
     this.heartbeatTtl = heartbeatTtl;
     this.dataSource = dataSource;
     this.workerId = workerId;

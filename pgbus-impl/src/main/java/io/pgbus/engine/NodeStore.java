@@ -12,6 +12,7 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -158,7 +159,7 @@ public final class NodeStore {
       ps.setString(1, workerId);
       ps.setString(2, host);
       ps.setLong(3, pid);
-      ps.setString(4, state.name().toLowerCase(java.util.Locale.ROOT));
+      ps.setString(4, state.name().toLowerCase(Locale.ROOT));
       ps.setString(5, state.delivering() ? "notify" : "polling");
       if (listenerPid == null) {
         ps.setNull(6, Types.INTEGER);

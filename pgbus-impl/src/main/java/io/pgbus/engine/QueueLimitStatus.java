@@ -1,5 +1,9 @@
 package io.pgbus.engine;
 
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * A limited queue as the database has it now: its limits, its running jobs, and its due jobs split
  * by what they wait for.
@@ -28,7 +32,7 @@ public record QueueLimitStatus(
     long waitingOnLimit,
     long waitingOnWorker,
     Integer rateLimit,
-    java.time.Duration rateWindow,
+    Duration rateWindow,
     long startsInWindow,
     boolean keyFifo,
     boolean keyFifoSkipDead) {
@@ -75,9 +79,35 @@ public record QueueLimitStatus(
         : ", rate "
             + rateLimit
             + " per "
-            + io.pgbus.engine.Durations.format(rateWindow)
+            + Durations.format(rateWindow)
             + ": "
             + startsInWindow
             + " started this window";
+  }
+
+  /**
+   * The limited queues in one line for health data, for example {@code "partner_api(global 5, per
+   * key 1: 5 running, 120 waiting on the limit, 0 on a worker)"}; "" when none.
+   */
+  public static String describe(List<QueueLimitStatus> limits) {
+    var parts = new ArrayList<String>();
+    for (QueueLimitStatus l : limits) {
+      parts.add(
+          l.queue()
+              + "(global "
+              + (l.globalConcurrency() == null ? "none" : l.globalConcurrency())
+              + ", per key "
+              + l.keyConcurrency()
+              + l.describeFifo()
+              + l.describeRate()
+              + ": "
+              + l.running()
+              + " running, "
+              + l.waitingOnLimit()
+              + " waiting on the limit, "
+              + l.waitingOnWorker()
+              + " on a worker)");
+    }
+    return String.join(", ", parts);
   }
 }

@@ -1,6 +1,7 @@
 package io.pgbus.engine;
 
 import io.pgbus.MisfirePolicy;
+import io.pgbus.Schedule;
 import io.pgbus.ScheduleDefinition;
 import io.pgbus.Schedules;
 import java.sql.Connection;
@@ -101,6 +102,25 @@ final class ScheduleEnqueuer {
   }
 
   /**
+   * At an engine's start, on every JVM: {@link #syncConfig}. A failure (database down, no V15
+   * schema yet) is logged; the leader's schedule task tries again before its first tick.
+   */
+  void syncConfigAtStart() {
+    if (configured.isEmpty()) {
+      return;
+    }
+    try {
+      syncConfig(null);
+    } catch (Exception e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus could not store the configured crons as schedules yet ({0}); the maintenance"
+              + " leader tries again",
+          e.toString());
+    }
+  }
+
+  /**
    * Creates or updates the configured crons as schedules (source {@code config}), in one
    * transaction, by the database's clock or {@code clock}. A new one starts with its next run after
    * now, or, when {@code pgbus.cron} (before V15) recorded a run for its name, after that.
@@ -190,7 +210,7 @@ final class ScheduleEnqueuer {
    * logs it once per problem (a WARNING at the first tick that meets it, not at every tick). The
    * doctor and the admin API show it until it is fixed or deleted.
    */
-  private void skip(io.pgbus.Schedule s, Instant now) {
+  private void skip(Schedule s, Instant now) {
     Unreadable before = unreadable.get(s.name());
     if (unreadable.size() >= MAX_UNREADABLE && before == null) {
       return;

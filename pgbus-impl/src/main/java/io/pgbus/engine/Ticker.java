@@ -83,7 +83,7 @@ final class Ticker extends Loop {
         new ErrorBackoff(
             "pgbus poll of " + queues,
             Duration.ofMillis(100),
-            config.interval().multipliedBy(10),
+            config.errorBackoffCeiling(),
             onConnectionError);
     this.heartbeat = Objects.requireNonNull(heartbeat);
     this.dataSource = Objects.requireNonNull(dataSource);

@@ -28,6 +28,14 @@ public record TickerConfig(Duration interval, Duration ceiling) {
     Setting.notLonger(INTERVAL, interval, CEILING, ceiling);
   }
 
+  /**
+   * The longest a claim loop or the ticker backs off after failed rounds: ten poll intervals, so a
+   * database that comes back is noticed within about ten times the degraded poll.
+   */
+  public Duration errorBackoffCeiling() {
+    return interval.multipliedBy(10);
+  }
+
   public static TickerConfig from(SettingSource s) {
     return new TickerConfig(s.valueOrDefault(INTERVAL), s.valueOrDefault(CEILING));
   }

@@ -12,6 +12,7 @@ import io.pgbus.engine.InvalidConfigException;
 import io.pgbus.engine.Jobs;
 import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.Loop;
+import io.pgbus.engine.QueueLimitStatus;
 import io.pgbus.engine.ScheduleBook;
 import io.pgbus.engine.Schema;
 import io.pgbus.engine.StopLog;
@@ -29,6 +30,7 @@ import jakarta.ejb.TransactionAttributeType;
 import jakarta.enterprise.event.Event;
 import jakarta.inject.Inject;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -39,7 +41,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * The one pgbus runtime of this application: a startup singleton that owns the engine, and with it
  * the only LISTEN connection in the JVM. The engine's notifier fires each wake as a CDI {@link
- * Wake} event; {@link WakeRouter} hands it to the capsules that read the notified queues.
+ * Wake} event; {@link WakeRouter}, its only observer, hands it to the capsules that read the
+ * notified queues.
  *
  * <p>A database that is down at deploy does not fail the deployment: the runtime keeps trying to
  * reach it (and migrate the schema) in the background, readiness says why it is not ready, and the
@@ -233,7 +236,7 @@ public class PgbusRuntime {
 
   private static boolean causedBySql(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-      if (c instanceof java.sql.SQLException) {
+      if (c instanceof SQLException) {
         return true;
       }
     }
@@ -409,7 +412,7 @@ public class PgbusRuntime {
           // Paused queues are intended, so they never make readiness DOWN; they are shown.
           data.put("paused", String.join(",", engine.jobs().pausedQueues(c)));
           // Limits are intended too (V14): shown, never DOWN.
-          data.put("limited", Engine.describeLimits(engine.queueLimits(c)));
+          data.put("limited", QueueLimitStatus.describe(engine.queueLimits(c)));
         }
         problems.solved();
       } catch (Exception e) {

@@ -11,6 +11,13 @@ import jakarta.enterprise.event.Observes;
  *
  * <p>The runtime hands over its engine once, at start-up: asking the runtime EJB for it on every
  * wake cost a container call (about half a millisecond) on the path from NOTIFY to handler.
+ *
+ * <p>Who observes the {@link Wake} event: this class, and nothing else. Nothing in pgbus does, and
+ * an application cannot by design: it compiles against {@code pgbus-api}, which has no {@code
+ * Wake}. The event is synchronous, fired on the listener's thread ({@code Event.fire}), so the
+ * route costs a CDI notification and no thread hop. It stays an event, not a direct call, as the
+ * adapter's way to cross from the engine (which knows no CDI) to the container; an observer added
+ * later (a test, a diagnostic) runs on the listener's thread and must return at once.
  */
 @ApplicationScoped
 public class WakeRouter {

@@ -109,16 +109,18 @@ class CapsuleLivenessTest {
       Await.until(
           "the stuck handlers to run",
           Duration.ofSeconds(10),
-          () -> full.inFlight() == 1 && half.inFlight() == 1);
+          () -> full.status().inFlight() == 1 && half.status().inFlight() == 1);
 
       List<Capsule> stalled = List.of(hung, dead, full);
       Await.until(
           "the stuck capsules to show no progress for longer than an idle beat",
           Duration.ofSeconds(20),
-          () -> stalled.stream().allMatch(c -> c.sinceLastBeat().compareTo(NO_PROGRESS) > 0));
+          () ->
+              stalled.stream()
+                  .allMatch(c -> c.status().sinceLastBeat().compareTo(NO_PROGRESS) > 0));
 
-      assertThat(half.sinceLastBeat()).as("one slot of two stuck").isLessThan(NO_PROGRESS);
-      assertThat(idle.sinceLastBeat()).as("idle").isLessThan(NO_PROGRESS);
+      assertThat(half.status().sinceLastBeat()).as("one slot of two stuck").isLessThan(NO_PROGRESS);
+      assertThat(idle.status().sinceLastBeat()).as("idle").isLessThan(NO_PROGRESS);
     } finally {
       hang.countDown();
       release.countDown();
@@ -137,7 +139,7 @@ class CapsuleLivenessTest {
 
     engine.stop();
 
-    assertThat(capsule.sinceLastBeat()).isEqualTo(Duration.ZERO);
+    assertThat(capsule.status().sinceLastBeat()).isEqualTo(Duration.ZERO);
   }
 
   private Engine start(

@@ -170,7 +170,7 @@ class DatabaseRestartTest {
         .isEqualTo(Outcome.Kind.COMPLETE);
 
     assertThat(engine.running()).isTrue();
-    assertThat(engine.capsules().get(0).sinceLastBeat()).isLessThan(Duration.ofSeconds(6));
+    assertThat(engine.capsules().get(0).status().sinceLastBeat()).isLessThan(Duration.ofSeconds(6));
     Measurements.record("late database: start -> listener delivering", toDelivering);
   }
 

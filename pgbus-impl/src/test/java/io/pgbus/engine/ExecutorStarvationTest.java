@@ -37,9 +37,9 @@ class ExecutorStarvationTest {
       Await.until(
           "the claimed job to wait for a thread",
           Duration.ofSeconds(10),
-          capsule::executorWait,
+          () -> capsule.status().executorWait(),
           w -> w.compareTo(Duration.ofMillis(500)) > 0);
-      assertThat(capsule.inFlight()).isEqualTo(1);
+      assertThat(capsule.status().inFlight()).isEqualTo(1);
       assertThat(handled).hasValue(0);
     } finally {
       loopsOnly.shutdownNow();
@@ -49,14 +49,14 @@ class ExecutorStarvationTest {
   @Test
   void withAThreadToSpareAJobStartsAtOnceAndNothingWaits() {
     ExecutorService roomy =
-        Executors.newFixedThreadPool(Capsule.threadsNeeded(config("roomy"), true));
+        Executors.newFixedThreadPool(config("roomy").executorThreadsNeeded(true));
     try {
       var handled = new AtomicInteger();
       Capsule capsule = startOn(roomy, "roomy", handled);
       JobFixtures.in(db).enqueue("roomy");
 
       Await.until("the job to run", Duration.ofSeconds(10), handled::get, n -> n == 1);
-      assertThat(capsule.executorWait()).isEqualTo(Duration.ZERO);
+      assertThat(capsule.status().executorWait()).isEqualTo(Duration.ZERO);
     } finally {
       roomy.shutdownNow();
     }
@@ -103,9 +103,9 @@ class ExecutorStarvationTest {
   void theThreadsNeededCountEveryLoopAndSlot() {
     EngineConfig two = engines.config().capsule("a", 4, "qa").capsule("b", 2, "qb").build();
     // 4 engine loops, the watchdog, 2 claim loops, 6 slots.
-    assertThat(Capsule.threadsNeeded(two, true)).isEqualTo(13);
+    assertThat(two.executorThreadsNeeded(true)).isEqualTo(13);
     // With the loops on threads of their own, the executor runs only the 6 slots.
-    assertThat(Capsule.threadsNeeded(two, false)).isEqualTo(6);
+    assertThat(two.executorThreadsNeeded(false)).isEqualTo(6);
   }
 
   private EngineConfig config(String queue) {

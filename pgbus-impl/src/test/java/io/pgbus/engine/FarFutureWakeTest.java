@@ -134,12 +134,13 @@ class FarFutureWakeTest {
     Instant now = Instant.parse("2026-12-01T00:00:00Z");
     long max = Duration.ofSeconds(5).toNanos();
 
-    assertThat(Capsule.nanosUntil(now, Instant.ofEpochMilli(Long.MAX_VALUE), max)).isEqualTo(max);
-    assertThat(Capsule.nanosUntil(now, Instant.MAX, max)).isEqualTo(max);
-    assertThat(Capsule.nanosUntil(now, Instant.MIN, max)).isZero();
-    assertThat(Capsule.nanosUntil(now, now.plusMillis(20), max))
+    assertThat(ClaimReasons.nanosUntil(now, Instant.ofEpochMilli(Long.MAX_VALUE), max))
+        .isEqualTo(max);
+    assertThat(ClaimReasons.nanosUntil(now, Instant.MAX, max)).isEqualTo(max);
+    assertThat(ClaimReasons.nanosUntil(now, Instant.MIN, max)).isZero();
+    assertThat(ClaimReasons.nanosUntil(now, now.plusMillis(20), max))
         .isEqualTo(Duration.ofMillis(20).toNanos());
-    assertThat(Capsule.nanosUntil(now, null, max)).isEqualTo(max);
+    assertThat(ClaimReasons.nanosUntil(now, null, max)).isEqualTo(max);
   }
 
   private Engine start(RecordingEvents events) {

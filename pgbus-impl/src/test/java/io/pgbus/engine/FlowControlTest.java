@@ -189,7 +189,7 @@ class FlowControlTest {
       assertThat(new QueueLimitStore().queueLimitStatus(c))
           .as("what the doctor, readiness and the admin API show")
           .containsExactly(new QueueLimitStatus("capped", 2, 1, 2, 3, 0));
-      assertThat(Engine.describeLimits(new QueueLimitStore().queueLimitStatus(c)))
+      assertThat(QueueLimitStatus.describe(new QueueLimitStore().queueLimitStatus(c)))
           .isEqualTo(
               "capped(global 2, per key 1: 2 running, 3 waiting on the limit, 0 on a worker)");
       assertThat(store.jobComplete(c, first.get(0))).isTrue();
@@ -326,10 +326,10 @@ class FlowControlTest {
         Duration.ofMinutes(5),
         () -> db.jobCount("whole", "completed") == total);
     Capsule capsule = engine.capsules().get(0);
-    double perClaim = (double) capsule.claimed() / capsule.claims();
+    double perClaim = (double) capsule.status().claimed() / capsule.status().claims();
     System.out.printf(
         "[measure] limit 8 on 8 slots, %d jobs: %d claims, %.1f jobs per claim%n",
-        total, capsule.claims(), perClaim);
+        total, capsule.status().claims(), perClaim);
     assertThat(perClaim).as("jobs per claim (1 when groups collapse)").isGreaterThan(8.0);
   }
 
@@ -431,7 +431,7 @@ class FlowControlTest {
       assertThat(claim(c, "windowed", 10)).as("the window is spent").isEmpty();
       assertThat(db.queryLong("SELECT rate_count FROM pgbus.queue_limit WHERE queue = 'windowed'"))
           .isEqualTo(10);
-      assertThat(Engine.describeLimits(new QueueLimitStore().queueLimitStatus(c)))
+      assertThat(QueueLimitStatus.describe(new QueueLimitStore().queueLimitStatus(c)))
           .as("what the doctor, readiness and the admin API show")
           .isEqualTo(
               "windowed(global none, per key 1, rate 10 per 1h: 10 started this window: 10"
@@ -542,7 +542,7 @@ class FlowControlTest {
           .as("h2 waits on its key's dead head, which the doctor and the admin API show")
           .isEqualTo(1);
       assertThat(status.get("fifo_hold").waitingOnWorker()).isZero();
-      assertThat(Engine.describeLimits(List.of(status.get("fifo_hold"))))
+      assertThat(QueueLimitStatus.describe(List.of(status.get("fifo_hold"))))
           .isEqualTo(
               "fifo_hold(global none, per key 1, FIFO per key (a dead job holds its key): 0"
                   + " running, 1 waiting on the limit, 0 on a worker)");

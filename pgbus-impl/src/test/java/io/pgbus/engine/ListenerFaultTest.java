@@ -211,7 +211,7 @@ class ListenerFaultTest {
     Capsule capsule = engine.capsules().get(0);
     long statements = counting.statements();
     long polls = engine.status().ticks();
-    long claims = capsule.claims();
+    long claims = capsule.status().claims();
 
     Duration window = Duration.ofSeconds(3);
     Thread.sleep(window.toMillis()); // an observation window: we count what happens in it
@@ -223,7 +223,7 @@ class ListenerFaultTest {
     assertThat(engine.status().ticks() - polls)
         .as("polls in 3 s at the 60 s ceiling")
         .isLessThanOrEqualTo(1);
-    assertThat(capsule.claims() - claims).as("claims by an idle capsule").isZero();
+    assertThat(capsule.status().claims() - claims).as("claims by an idle capsule").isZero();
     assertThat(engine.listenerState()).isEqualTo(ListenerState.DELIVERING);
     Measurements.record(
         "idle listener: statements in 3 s at probe-interval 500 ms", listenerStatements);
@@ -323,7 +323,7 @@ class ListenerFaultTest {
         Duration.ofSeconds(10),
         () ->
             engine.status().ticks() >= 1
-                && engine.capsules().stream().allMatch(c -> c.claims() >= 1));
+                && engine.capsules().stream().allMatch(c -> c.status().claims() >= 1));
   }
 
   /** Waits until a whole {@code quiet} window passes without a poll or a claim statement. */
@@ -344,7 +344,8 @@ class ListenerFaultTest {
   }
 
   private static long activity(Engine engine) {
-    return engine.status().ticks() + engine.capsules().stream().mapToLong(Capsule::claims).sum();
+    return engine.status().ticks()
+        + engine.status().capsules().stream().mapToLong(EngineStatus.CapsuleStatus::claims).sum();
   }
 
   /** Polls issued during an observation window (a negative check needs a window). */

@@ -49,7 +49,7 @@ class LoopStopTest {
   enum Kind {
     NOTIFIER(1, Notifier.class),
     CAPSULE(5, Capsule.class),
-    POLLER(5, Ticker.class),
+    TICKER(5, Ticker.class),
     ELECTOR(1, Elector.class),
     MAINTAINER(1, Maintainer.class);
 
@@ -181,7 +181,7 @@ class LoopStopTest {
 
   private static boolean didARound(Loop loop) {
     if (loop instanceof Capsule c) {
-      return c.claims() > 0;
+      return c.status().claims() > 0;
     }
     if (loop instanceof Ticker p) {
       return p.ticks() > 0;

@@ -133,13 +133,13 @@ class PauseTest {
         "UPDATE pgbus.job SET state = 'retryable', run_at = now() - interval '1 second'"
             + " WHERE id = (SELECT min(id) FROM pgbus.job)");
     Capsule capsule = engine.capsules().get(0);
-    long claimsBefore = capsule.claims();
+    long claimsBefore = capsule.status().claims();
     long pollsBefore = engine.status().ticks();
 
     Await.until("20 polls", WAIT, () -> engine.status().ticks(), n -> n >= pollsBefore + 20);
 
     // Its start-up claim at most: the polls found no head to wake it for.
-    assertThat(capsule.claims() - claimsBefore).isLessThanOrEqualTo(1);
+    assertThat(capsule.status().claims() - claimsBefore).isLessThanOrEqualTo(1);
     assertThat(db.jobCount("stalled", "running")).isZero();
   }
 

@@ -207,10 +207,10 @@ class ServerStopTest {
                   .jobs((job, tx) -> Outcome.complete()));
       Capsule capsule = engine.capsules().get(0);
       long id = JobFixtures.in(db).enqueue("refused");
-      Await.until("a first claim", Duration.ofSeconds(10), () -> capsule.claimed() > 0);
-      long claimsBefore = capsule.claims();
+      Await.until("a first claim", Duration.ofSeconds(10), () -> capsule.status().claimed() > 0);
+      long claimsBefore = capsule.status().claims();
       Thread.sleep(1_000);
-      long claimsInASecond = capsule.claims() - claimsBefore;
+      long claimsInASecond = capsule.status().claims() - claimsBefore;
 
       assertThat(claimsInASecond)
           .as("claims in one second while every job is refused (backing off from 100 ms)")

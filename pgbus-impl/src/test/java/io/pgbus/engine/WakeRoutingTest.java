@@ -53,8 +53,8 @@ class WakeRoutingTest {
     events.awaitFinished(fenceA, 1, Duration.ofSeconds(10));
     events.awaitFinished(fenceB, 1, Duration.ofSeconds(10));
     awaitSettled(alpha, beta);
-    long alphaBefore = alpha.claims();
-    long betaBefore = beta.claims();
+    long alphaBefore = alpha.status().claims();
+    long betaBefore = beta.status().claims();
     long notificationsBefore = engine.notifier().notifications();
 
     var ids = new ArrayList<Long>();
@@ -69,17 +69,17 @@ class WakeRoutingTest {
     }
     awaitSettled(alpha, beta);
 
-    assertThat(beta.claims())
+    assertThat(beta.status().claims())
         .as("claims by the capsule that does not read queue_a")
         .isEqualTo(betaBefore);
-    assertThat(alpha.claims()).isGreaterThanOrEqualTo(alphaBefore + ids.size());
-    assertThat(alpha.claimed()).isEqualTo(ids.size() + 1);
+    assertThat(alpha.status().claims()).isGreaterThanOrEqualTo(alphaBefore + ids.size());
+    assertThat(alpha.status().claimed()).isEqualTo(ids.size() + 1);
     assertThat(engine.notifier().notifications() - notificationsBefore).isEqualTo(ids.size());
   }
 
   private static Capsule capsule(Engine engine, String name) {
     return engine.capsules().stream()
-        .filter(c -> c.config().name().equals(name))
+        .filter(c -> c.status().name().equals(name))
         .findFirst()
         .orElseThrow();
   }
@@ -94,7 +94,7 @@ class WakeRoutingTest {
         () -> {
           long activity = 0;
           for (Capsule c : List.of(capsules)) {
-            activity += c.claims() * 1000 + c.inFlight();
+            activity += c.status().claims() * 1000 + c.status().inFlight();
           }
           if (activity != last[0]) {
             last[0] = activity;

@@ -1,0 +1,94 @@
+package io.pgbus.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pgbus.engine.ClaimReasons.Take;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** Why a capsule claims: each reason causes one claim, and an idle capsule has none. */
+class ClaimReasonsTest {
+
+  private static final Instant NOW = Instant.parse("2026-12-02T10:00:00Z");
+  private static final List<String> QUEUES = List.of("a", "b");
+  private static final long MAX = 5_000_000_000L;
+
+  /** Reasons past the first claim after start, which always claims and reads the due times. */
+  private static ClaimReasons started() {
+    var r = new ClaimReasons();
+    assertThat(r.take(NOW, 1)).as("the first claim").isEqualTo(Take.CLAIM_AND_READ_DUE);
+    r.claimed(false, null);
+    return r;
+  }
+
+  @Test
+  void anIdleCapsuleHasNoReasonAndSleepsTheLongestSleep() {
+    var r = started();
+    assertThat(r.take(NOW, 2)).isEqualTo(Take.WAIT);
+    assertThat(r.sleepNanos(NOW, 2, MAX)).isEqualTo(MAX);
+  }
+
+  @Test
+  void aWakeForOneOfItsQueuesIsOneClaimAndOtherQueuesAreNone() {
+    var r = started();
+    r.wake(new Wake(Set.of("other"), Map.of(), false), QUEUES);
+    assertThat(r.take(NOW, 1)).isEqualTo(Take.WAIT);
+    r.wake(new Wake(Set.of("b"), Map.of(), false), QUEUES);
+    assertThat(r.take(NOW, 1)).isEqualTo(Take.CLAIM);
+    assertThat(r.take(NOW, 1)).as("the reason is spent").isEqualTo(Take.WAIT);
+  }
+
+  @Test
+  void withoutAFreeSlotAReasonWaitsAndIsKept() {
+    var r = started();
+    r.wakeUp();
+    assertThat(r.take(NOW, 0)).isEqualTo(Take.WAIT);
+    assertThat(r.sleepNanos(NOW, 0, MAX)).isEqualTo(MAX);
+    assertThat(r.take(NOW, 1)).isEqualTo(Take.CLAIM);
+  }
+
+  @Test
+  void aFullClaimIsABacklogThatClaimsAgain() {
+    var r = started();
+    r.wakeUp();
+    r.take(NOW, 1);
+    r.claimed(true, null);
+    assertThat(r.take(NOW, 1)).isEqualTo(Take.CLAIM);
+    r.claimed(false, null);
+    assertThat(r.take(NOW, 1)).isEqualTo(Take.WAIT);
+  }
+
+  @Test
+  void theEarliestDueTimeRingsOnceAndMakesTheClaimReadTheDueTimesAgain() {
+    var r = started();
+    r.wake(new Wake(Set.of(), Map.of("a", NOW.plusSeconds(10)), false), QUEUES);
+    r.dueAt(NOW.plusSeconds(3));
+    r.claimed(false, NOW.plusSeconds(20));
+    assertThat(r.take(NOW, 1)).isEqualTo(Take.WAIT);
+    assertThat(r.sleepNanos(NOW, 1, MAX)).isEqualTo(3_000_000_000L);
+    assertThat(r.take(NOW.plusSeconds(3), 1)).isEqualTo(Take.CLAIM_AND_READ_DUE);
+    assertThat(r.take(NOW.plusSeconds(4), 1)).as("the alarm is spent").isEqualTo(Take.WAIT);
+    assertThat(r.sleepNanos(NOW.plusSeconds(4), 1, MAX)).isEqualTo(MAX);
+  }
+
+  @Test
+  void aWakeForEveryoneAndAResyncReadTheDueTimes() {
+    var r = started();
+    r.wake(new Wake(Set.of(), Map.of(), true), QUEUES);
+    assertThat(r.take(NOW, 1)).isEqualTo(Take.CLAIM_AND_READ_DUE);
+    r.resyncNow();
+    assertThat(r.take(NOW, 1)).isEqualTo(Take.CLAIM_AND_READ_DUE);
+    assertThat(r.take(NOW, 1)).isEqualTo(Take.WAIT);
+  }
+
+  @Test
+  void earliestTakesEitherNull() {
+    assertThat(ClaimReasons.earliest(null, NOW)).isEqualTo(NOW);
+    assertThat(ClaimReasons.earliest(NOW, null)).isEqualTo(NOW);
+    assertThat(ClaimReasons.earliest(NOW.plusSeconds(1), NOW)).isEqualTo(NOW);
+    assertThat(ClaimReasons.earliest(null, null)).isNull();
+  }
+}
