@@ -662,14 +662,14 @@ class AdminApiIT {
             + ",payload:%s,payloadMasked:b,result:%s}";
     Http.Response one = get("jobs/" + dead, "admin", "admin-secret");
     assertEquals(200, one.status(), one.body());
-    assertEquals(full.formatted("s", "s", "s", "s"), shape(one.body()));
+    assertEquals(sortedShape(full.formatted("s", "s", "s", "s")), shape(one.body()));
     var fullKeys = new ArrayList<>(JOB_KEYS);
     fullKeys.addAll(
         List.of("payload", "payloadMasked", "errors", "result", "batchId", "dependencies"));
     assertEquals(fullKeys, keys(json(one.body())));
     assertFalse(json(one.body()).asJsonObject().getBoolean("payloadMasked"));
     Http.Response masked = get("jobs/" + dead, "viewer", "viewer-secret");
-    assertEquals(full.formatted("null", "null", "null", "null"), shape(masked.body()));
+    assertEquals(sortedShape(full.formatted("null", "null", "null", "null")), shape(masked.body()));
     assertTrue(json(masked.body()).asJsonObject().getBoolean("payloadMasked"));
 
     Http.Response replayed = act("jobs/" + dead + "/replay", "admin", "admin-secret");
