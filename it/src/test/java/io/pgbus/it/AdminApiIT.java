@@ -932,7 +932,9 @@ class AdminApiIT {
 
   @Test
   void theErrorAnswersKeepTheirBodiesStatusesAndHeaders() throws Exception {
-    // Open Liberty answers an anonymous caller itself (it enforces @RolesAllowed), with no body.
+    // The server refuses these before pgbus runs, with no body: Open Liberty enforces
+    // @RolesAllowed itself, WildFly's security-constraint (web-secured.xml) and RESTEasy's role
+    // check do. Its challenge names its realm.
     boolean liberty = TestServer.current() == TestServer.LIBERTY;
     Http.Response anonymous = get("jobs", null, null);
     Http.Response nobody = get("jobs", "someone", "someone-secret");
@@ -946,18 +948,17 @@ class AdminApiIT {
     Http.Response doctor = get("doctor", "admin", "admin-secret");
     org.junit.jupiter.api.Assertions.assertAll(
         () -> assertEquals(401, anonymous.status()),
-        () -> assertEquals(liberty ? "" : "{\"error\":\"unauthenticated\"}", anonymous.body()),
+        () -> assertEquals("", anonymous.body()),
         () ->
             assertEquals(
-                "Basic realm=\"pgbus\"",
+                liberty ? "Basic realm=\"pgbus\"" : "Basic realm=\"ApplicationRealm\"",
                 anonymous.headers().firstValue("WWW-Authenticate").orElse(null),
                 anonymous.headers().map().toString()),
         () ->
             assertEquals(
-                liberty ? null : "nosniff",
-                anonymous.headers().firstValue("X-Content-Type-Options").orElse(null)),
+                null, anonymous.headers().firstValue("X-Content-Type-Options").orElse(null)),
         () -> assertEquals(403, nobody.status()),
-        () -> assertEquals(liberty ? "" : "{\"error\":\"forbidden\"}", nobody.body()),
+        () -> assertEquals("", nobody.body()),
         () -> assertEquals(400, bad.status()),
         () -> assertEquals(List.of("error", "field", "message"), keys(json(bad.body()))),
         () ->
@@ -979,9 +980,9 @@ class AdminApiIT {
                 masked.body().startsWith("{\"error\":\"forbidden\",\"field\":\"payload\","),
                 masked.body()),
         () -> assertEquals(403, viewerAct.status()),
-        () -> assertEquals(liberty ? "" : "{\"error\":\"forbidden\"}", viewerAct.body()),
+        () -> assertEquals("", viewerAct.body()),
         () -> assertEquals(403, viewerDoctor.status()),
-        () -> assertEquals(liberty ? "" : "{\"error\":\"forbidden\"}", viewerDoctor.body()),
+        () -> assertEquals("", viewerDoctor.body()),
         () -> assertEquals(200, doctor.status(), doctor.body()),
         () ->
             assertEquals(
