@@ -126,7 +126,8 @@ public class AdminResource {
   @Produces(MediaType.APPLICATION_JSON)
   @RolesAllowed(ADMIN)
   public Response doctor(@Context SecurityContext security, @Context HttpHeaders headers) {
-    return call(security, headers).adminRead(() -> AdminCall.ok(runtime.doctor()));
+    // The report as the server's provider writes it, as DoctorResource does: one format for both.
+    return call(security, headers).adminRead(() -> Response.ok(runtime.doctor()).build());
   }
 
   /**
@@ -153,7 +154,9 @@ public class AdminResource {
                   .secure(call.secure())
                   .sameSite(NewCookie.SameSite.STRICT)
                   .build();
-          return Response.ok(new CsrfJson(CSRF_HEADER, token)).cookie(cookie).build();
+          return Response.fromResponse(AdminCall.ok(new CsrfJson(CSRF_HEADER, token)))
+              .cookie(cookie)
+              .build();
         });
   }
 

@@ -91,9 +91,9 @@ public final class SchedulesResource {
     return call.act(
         () -> {
           ScheduleDefinition d = ScheduleBody.definition(call.body(body), null);
-          return Response.status(Response.Status.CREATED)
-              .entity(ScheduleJson.of(schedules.create(d), false, null))
-              .build();
+          return AdminCall.json(
+              Response.Status.CREATED.getStatusCode(),
+              ScheduleJson.of(schedules.create(d), false, null));
         });
   }
 

@@ -10,10 +10,11 @@
  *
  * <p>Answers are small records that JSON-B writes; their property order, and which nulls are
  * written and which left out, are declared on them ({@code @JsonbPropertyOrder},
- * {@code @JsonbNillable}), since the console reads that wire format (pinned by {@code AdminApiIT}
- * and {@code AdminJsonTest}). The resources and records are public only because JAX-RS and JSON-B
- * reach them by reflection; their constructors are package-private. Request bounds live here too:
- * {@code RequestBody} (bodies by size before reading), {@code SearchBudget} (payload searches per
- * user), {@code AdminParams} (query parameters).
+ * {@code @JsonbNillable}), and {@code AdminCall} writes them with its own JSON-B (WildFly's
+ * provider is Jackson, which would ignore both), since the console reads that wire format (pinned
+ * by {@code AdminApiIT} and {@code AdminJsonTest}). The resources and records are public only
+ * because JAX-RS and JSON-B reach them by reflection; their constructors are package-private.
+ * Request bounds live here too: {@code RequestBody} (bodies by size before reading), {@code
+ * SearchBudget} (payload searches per user), {@code AdminParams} (query parameters).
  */
 package io.pgbus.jakarta.admin;
