@@ -9,14 +9,22 @@ import io.pgbus.it.support.Http;
 import io.pgbus.it.support.Sql;
 import io.pgbus.it.support.TestServer;
 import jakarta.annotation.Resource;
+import jakarta.json.Json;
+import jakarta.json.JsonNumber;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonReader;
+import jakarta.json.JsonValue;
+import java.io.StringReader;
 import java.net.URL;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
@@ -28,8 +36,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * The REST admin API (an application's subclass of AdminResource) on the test server: search pages
  * with a keyset, every action changes pgbus.job, the roles and the CSRF token are enforced, and bad
- * input is a 400 that names the field. Jobs are planted with SQL in queues no capsule reads, so
- * nothing runs them.
+ * input is a 400 that names the field; the answers keep their wire format (fields, nulls, types,
+ * statuses, headers), and a subclass of the API's old name still works. Jobs are planted with SQL
+ * in queues no capsule reads, so nothing runs them.
  */
 @ExtendWith(ArquillianExtension.class)
 class AdminApiIT {
@@ -42,7 +51,12 @@ class AdminApiIT {
                 "pgbus.capsules=admin",
                 "pgbus.capsule.admin.queues=it_admin_read",
                 "pgbus.capsule.admin.concurrency=1")
-            .addClasses(ItRestApplication.class, ItAdmin.class, ItDoctor.class, Http.class)
+            .addClasses(
+                ItRestApplication.class,
+                ItAdmin.class,
+                ItLegacyAdmin.class,
+                ItDoctor.class,
+                Http.class)
             // The console too, as the demo ships it: TRACE on its pages (issue #23).
             .addAsLibrary(ConsoleBrowserIT.consoleJar());
     if (TestServer.current() == TestServer.WILDFLY) {
@@ -410,6 +424,10 @@ class AdminApiIT {
     }
     assertNotNull(limited, "40 payload searches at once, none refused");
     assertTrue(limited.body().contains("\"error\":\"rate-limited\""), limited.body());
+    assertTrue(
+        limited.body().startsWith("{\"error\":\"rate-limited\",\"field\":\"payload\",\"message\":"),
+        limited.body());
+    assertEquals("nosniff", limited.headers().firstValue("X-Content-Type-Options").orElse(null));
     int retryAfter = Integer.parseInt(limited.headers().firstValue("Retry-After").orElse("-1"));
     assertTrue(retryAfter >= 1 && retryAfter <= 60, "Retry-After " + retryAfter);
     // Another user's budget is their own, and searches without a payload are not counted.
@@ -494,6 +512,8 @@ class AdminApiIT {
             "Cookie",
             "pgbus-csrf=" + token);
     assertEquals(413, sized.status(), sized.body());
+    assertEquals(List.of("error", "field", "message"), keys(json(sized.body())));
+    assertTrue(sized.body().startsWith("{\"error\":\"too-large\",\"field\":\"body\","));
     assertTrue(sized.body().contains("262144"), sized.body());
     // Without a Content-Length (chunked), the read stops at the bound.
     Http.Response chunked =
@@ -529,5 +549,480 @@ class AdminApiIT {
     assertEquals(400, r.status(), r.body());
     assertTrue(r.body().contains("0 0 31 2 *") && r.body().contains("never"), r.body());
     assertEquals(0, Sql.count(ds, "SELECT count(*) FROM pgbus.schedule WHERE name = 'feb31'"));
+  }
+
+  // The wire format, pinned (issue #24): every endpoint's fields, null or absent, and their JSON
+  // types, as docs/admin-api.md documents them and the console reads them. A shape lists an
+  // object's keys sorted, each with its type: s string, i whole number, d other number, b boolean,
+  // null; an array shows the distinct shapes of its elements.
+
+  private static JsonValue json(String body) {
+    try (JsonReader r = Json.createReader(new StringReader(body))) {
+      return r.readValue();
+    }
+  }
+
+  static String shape(String body) {
+    return shape(json(body));
+  }
+
+  static String shape(JsonValue v) {
+    return switch (v.getValueType()) {
+      case OBJECT ->
+          v.asJsonObject().entrySet().stream()
+              .sorted(Map.Entry.comparingByKey())
+              .map(e -> e.getKey() + ":" + shape(e.getValue()))
+              .collect(Collectors.joining(",", "{", "}"));
+      case ARRAY ->
+          v.asJsonArray().stream()
+              .map(AdminApiIT::shape)
+              .distinct()
+              .collect(Collectors.joining("|", "[", "]"));
+      case STRING -> "s";
+      case NUMBER -> ((JsonNumber) v).isIntegral() ? "i" : "d";
+      case TRUE, FALSE -> "b";
+      case NULL -> "null";
+    };
+  }
+
+  /** The object's keys in the order they came: the fields of a LinkedHashMap kept their order. */
+  private static List<String> keys(JsonValue v) {
+    return List.copyOf(v.asJsonObject().keySet());
+  }
+
+  /** The element of the array {@code array} whose {@code key} is {@code value}. */
+  private static JsonObject element(String body, String array, String key, String value) {
+    return json(body).asJsonObject().getJsonArray(array).stream()
+        .map(JsonValue::asJsonObject)
+        .filter(o -> o.containsKey(key) && value.equals(o.getString(key, null)))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no " + key + " " + value + " in " + body));
+  }
+
+  private static final String JOB =
+      "attempt:i,attemptedAt:s,attemptedBy:s,correlationId:s,createdAt:s,enqueuedBy:s,"
+          + "finalizedAt:s,id:s,lastError:%s,leaseExpiresAt:null,maxAttempts:i,priority:i,"
+          + "progress:s,queue:s,runAt:s,state:s,uniqueKey:s";
+
+  private static final List<String> JOB_KEYS =
+      List.of(
+          "id",
+          "queue",
+          "state",
+          "priority",
+          "attempt",
+          "maxAttempts",
+          "runAt",
+          "createdAt",
+          "attemptedAt",
+          "finalizedAt",
+          "attemptedBy",
+          "leaseExpiresAt",
+          "uniqueKey",
+          "enqueuedBy",
+          "correlationId",
+          "lastError",
+          "progress");
+
+  @Test
+  void theJobAnswersKeepTheirFieldsNullsAndTypes() throws Exception {
+    String q = queue();
+    long dead = plant(q, "dead", "{\"k\":1}");
+    Sql.execute(
+        ds,
+        """
+        UPDATE pgbus.job SET unique_key = 'uk-' || queue, enqueued_by = 'alice',
+               correlation_id = 'req-7', attempted_at = now(), attempted_by = 'host:1',
+               errors = jsonb_build_array(jsonb_build_object('attempt', 1, 'at', now(),
+                                                             'error', 'boom')),
+               progress = jsonb_build_object('percent', 40), result = '{"r":1}'::jsonb
+         WHERE id = ?
+        """,
+        dead);
+    String summary = "{" + JOB + "}";
+    Http.Response admin = get("jobs?queue=" + q, "admin", "admin-secret");
+    assertEquals(200, admin.status(), admin.body());
+    assertEquals("{jobs:[" + summary.formatted("s") + "],next:null}", shape(admin.body()));
+    assertEquals(List.of("jobs", "next"), keys(json(admin.body())));
+    JsonObject job = json(admin.body()).asJsonObject().getJsonArray("jobs").getJsonObject(0);
+    assertEquals(JOB_KEYS, keys(job));
+    assertEquals(String.valueOf(dead), job.getString("id"));
+    assertEquals("dead", job.getString("state"));
+    assertEquals("boom", job.getString("lastError"));
+    // Masked for a viewer: lastError null, still present.
+    Http.Response viewer = get("jobs?queue=" + q, "viewer", "viewer-secret");
+    assertEquals("{jobs:[" + summary.formatted("null") + "],next:null}", shape(viewer.body()));
+    plant(q, "dead", "{}");
+    Http.Response paged = get("jobs?queue=" + q + "&limit=1", "admin", "admin-secret");
+    assertEquals("s", shape(json(paged.body()).asJsonObject().get("next")), paged.body());
+
+    String full =
+        "{batchId:null,dependencies:null,errors:%s,"
+            + JOB
+            + ",payload:%s,payloadMasked:b,result:%s}";
+    Http.Response one = get("jobs/" + dead, "admin", "admin-secret");
+    assertEquals(200, one.status(), one.body());
+    assertEquals(sortedShape(full.formatted("s", "s", "s", "s")), shape(one.body()));
+    var fullKeys = new ArrayList<>(JOB_KEYS);
+    fullKeys.addAll(
+        List.of("payload", "payloadMasked", "errors", "result", "batchId", "dependencies"));
+    assertEquals(fullKeys, keys(json(one.body())));
+    assertFalse(json(one.body()).asJsonObject().getBoolean("payloadMasked"));
+    Http.Response masked = get("jobs/" + dead, "viewer", "viewer-secret");
+    assertEquals(sortedShape(full.formatted("null", "null", "null", "null")), shape(masked.body()));
+    assertTrue(json(masked.body()).asJsonObject().getBoolean("payloadMasked"));
+
+    Http.Response replayed = act("jobs/" + dead + "/replay", "admin", "admin-secret");
+    assertEquals("{action:s,changed:i}", shape(replayed.body()));
+    assertEquals("{\"action\":\"replay\",\"changed\":1}", sortedJson(replayed.body()));
+    Http.Response bulk =
+        act("jobs/cancel?queue=" + q + "&state=available", "admin", "admin-secret");
+    assertEquals("{\"action\":\"cancel\",\"changed\":1}", sortedJson(bulk.body()));
+  }
+
+  /** The object with its keys sorted, for answers built with Map.of (no order on the wire). */
+  private static String sortedJson(String body) {
+    return json(body).asJsonObject().entrySet().stream()
+        .sorted(Map.Entry.comparingByKey())
+        .map(e -> "\"" + e.getKey() + "\":" + e.getValue())
+        .collect(Collectors.joining(",", "{", "}"));
+  }
+
+  @Test
+  void theQueueAnswersKeepTheirFieldsNullsAndTypes() throws Exception {
+    String plain = queue();
+    String limited = queue();
+    String rated = queue();
+    plant(plain, "available", "{}");
+    plant(limited, "available", "{}");
+    plant(rated, "available", "{}");
+    Sql.execute(
+        ds,
+        "INSERT INTO pgbus.queue_limit (queue, global_concurrency, key_concurrency) VALUES (?, 5,"
+            + " 1)",
+        limited);
+    Sql.execute(
+        ds,
+        "INSERT INTO pgbus.queue_limit (queue, key_concurrency, rate_limit, rate_window, key_fifo)"
+            + " VALUES (?, 2, 10, interval '1 second', true)",
+        rated);
+    try {
+      Http.Response r = get("queues", "viewer", "viewer-secret");
+      assertEquals(200, r.status(), r.body());
+      JsonObject body = json(r.body()).asJsonObject();
+      assertEquals(1000, body.getInt("countCap"), "JobAdmin.COUNT_CAP");
+      String counts =
+          "counts:{available:i,cancelled:i,completed:i,dead:i,retryable:i,running:i,scheduled:i},"
+              + "countsCapped:[],";
+      assertEquals(
+          "{" + counts + "limit:null,oldestWaitingMs:i,paused:b,queue:s,readers:[]}",
+          shape(element(r.body(), "queues", "queue", plain)));
+      JsonObject lim = element(r.body(), "queues", "queue", limited);
+      assertEquals(
+          "{"
+              + counts
+              + "limit:{globalConcurrency:i,keyConcurrency:i,running:i,waitingOnLimit:i,"
+              + "waitingOnWorker:i},oldestWaitingMs:i,paused:b,queue:s,readers:[]}",
+          shape(lim));
+      assertEquals(
+          List.of(
+              "queue", "counts", "countsCapped", "oldestWaitingMs", "paused", "limit", "readers"),
+          keys(lim));
+      assertEquals(
+          List.of(
+              "globalConcurrency",
+              "keyConcurrency",
+              "running",
+              "waitingOnLimit",
+              "waitingOnWorker"),
+          keys(lim.get("limit")));
+      JsonObject rate = element(r.body(), "queues", "queue", rated).getJsonObject("limit");
+      assertEquals(
+          "{globalConcurrency:null,keyConcurrency:i,keyFifo:b,keyFifoSkipDead:b,rateLimit:i,"
+              + "rateWindowMs:i,running:i,startsInWindow:i,waitingOnLimit:i,waitingOnWorker:i}",
+          shape(rate));
+      assertEquals(
+          List.of(
+              "globalConcurrency",
+              "keyConcurrency",
+              "keyFifo",
+              "keyFifoSkipDead",
+              "running",
+              "waitingOnLimit",
+              "waitingOnWorker",
+              "rateLimit",
+              "rateWindowMs",
+              "startsInWindow"),
+          keys(rate));
+      assertEquals(1000, rate.getInt("rateWindowMs"));
+      // The capsule's own queue: read by this JVM's capsule.
+      assertEquals(
+          "{capsule:s,worker:s}",
+          shape(
+              element(r.body(), "queues", "queue", "it_admin_read")
+                  .getJsonArray("readers")
+                  .getJsonObject(0)));
+    } finally {
+      Sql.execute(ds, "DELETE FROM pgbus.queue_limit WHERE queue IN (?, ?)", limited, rated);
+    }
+
+    Http.Response paused = act("queues/" + plain + "/pause", "admin", "admin-secret");
+    assertEquals(
+        "{\"queue\":\"" + plain + "\",\"action\":\"pause\",\"changed\":true,\"paused\":true}",
+        paused.body());
+    Http.Response throughput = get("throughput", "viewer", "viewer-secret");
+    assertEquals(200, throughput.status(), throughput.body());
+    assertEquals(60, json(throughput.body()).asJsonObject().getInt("windowMinutes"));
+    assertTrue(
+        shape(throughput.body())
+            .matches("\\{points:\\[(\\{completed:i,dead:i,minute:s,queue:s\\})?],windowMinutes:i}"),
+        throughput.body());
+  }
+
+  @Test
+  void theScheduleAnswersKeepTheirFieldsNullsAndTypes() throws Exception {
+    String name = "wire-" + queue();
+    String schedule =
+        "{cron:s,error:null,lastRun:null,maxAttempts:%s,misfire:s,name:s,nextRun:s,"
+            + "catchUpLimit:%s,paused:b,payload:%s,payloadMasked:b,priority:i,problem:null,"
+            + "queue:s,source:s,updatedAt:s,updatedBy:s,zone:s}";
+    List<String> scheduleKeys =
+        List.of(
+            "name",
+            "cron",
+            "zone",
+            "queue",
+            "payload",
+            "payloadMasked",
+            "priority",
+            "maxAttempts",
+            "misfire",
+            "catchUpLimit",
+            "paused",
+            "lastRun",
+            "nextRun",
+            "source",
+            "updatedAt",
+            "updatedBy",
+            "error",
+            "problem");
+    Http.Response csrf = get("csrf", "admin", "admin-secret");
+    assertEquals("{header:s,token:s}", shape(csrf.body()));
+    assertEquals("X-Pgbus-CSRF", json(csrf.body()).asJsonObject().getString("header"));
+    String token = csrf.cookie("pgbus-csrf");
+    Http.Response created =
+        Http.requestWithBody(
+            "POST",
+            api() + "schedules",
+            "admin",
+            "admin-secret",
+            "{\"name\":\"" + name + "\",\"cron\":\"0 3 1 1 *\",\"queue\":\"it_wire\"}",
+            "X-Pgbus-CSRF",
+            token,
+            "Cookie",
+            "pgbus-csrf=" + token);
+    assertEquals(201, created.status(), created.body());
+    assertEquals(sortedShape(schedule.formatted("null", "null", "s")), shape(created.body()));
+    assertEquals(scheduleKeys, keys(json(created.body())));
+    Http.Response updated =
+        Http.requestWithBody(
+            "POST",
+            api() + "schedules/" + name,
+            "admin",
+            "admin-secret",
+            "{\"cron\":\"0 3 1 1 *\",\"queue\":\"it_wire\",\"maxAttempts\":3,"
+                + "\"misfire\":\"catch_up\",\"catchUpLimit\":2}",
+            "X-Pgbus-CSRF",
+            token,
+            "Cookie",
+            "pgbus-csrf=" + token);
+    assertEquals(200, updated.status(), updated.body());
+    assertEquals(sortedShape(schedule.formatted("i", "i", "s")), shape(updated.body()));
+
+    Http.Response asViewer = get("schedules/" + name, "viewer", "viewer-secret");
+    assertEquals(200, asViewer.status(), asViewer.body());
+    JsonObject viewed = json(asViewer.body()).asJsonObject();
+    assertEquals(
+        sortedShape(
+            schedule
+                .formatted("i", "i", "null")
+                .replace("}", ",history:[{action:s,actor:s," + "at:s,jobId:null,queue:s}]}")),
+        shape(viewed));
+    var withHistory = new ArrayList<>(scheduleKeys);
+    withHistory.add("history");
+    assertEquals(withHistory, keys(viewed));
+    assertEquals(
+        List.of("at", "actor", "action", "queue", "jobId"),
+        keys(viewed.getJsonArray("history").get(0)));
+
+    Http.Response page = get("schedules?limit=500", "viewer", "viewer-secret");
+    assertEquals(200, page.status(), page.body());
+    assertEquals(List.of("schedules", "next"), keys(json(page.body())));
+    assertEquals(
+        sortedShape(schedule.formatted("i", "i", "null")),
+        shape(element(page.body(), "schedules", "name", name)));
+
+    Http.Response triggered = act("schedules/" + name + "/trigger", "admin", "admin-secret");
+    assertEquals(200, triggered.status(), triggered.body());
+    assertEquals(List.of("name", "action", "jobId", "changed"), keys(json(triggered.body())));
+    assertEquals("{action:s,changed:b,jobId:s,name:s}", shape(triggered.body()));
+    Http.Response pausedSchedule = act("schedules/" + name + "/pause", "admin", "admin-secret");
+    assertEquals(
+        "{\"name\":\"" + name + "\",\"action\":\"pause\",\"changed\":true}", pausedSchedule.body());
+    assertEquals(200, act("schedules/" + name + "/delete", "admin", "admin-secret").status());
+    Http.Response gone = get("schedules/" + name, "viewer", "viewer-secret");
+    assertEquals(404, gone.status(), gone.body());
+    assertEquals("{\"error\":\"not-found\",\"field\":\"name\"}", gone.body());
+  }
+
+  /** A shape written by hand with its keys in any order, as {@link #shape} sorts them. */
+  private static String sortedShape(String shape) {
+    return shape(
+        json(
+            shape
+                .replaceAll("([{,])([A-Za-z]+):", "$1\"$2\":")
+                .replaceAll(":s([,}\\]|])", ":\"\"$1")
+                .replaceAll(":i([,}\\]|])", ":0$1")
+                .replaceAll(":b([,}\\]|])", ":true$1")));
+  }
+
+  @Test
+  void theFleetAnswerKeepsItsFieldsNullsAndTypes() throws Exception {
+    Http.Response r = get("fleet", "viewer", "viewer-secret");
+    assertEquals(200, r.status(), r.body());
+    JsonObject body = json(r.body()).asJsonObject();
+    assertEquals(List.of("leader", "listeners", "nodes", "self"), keys(body));
+    JsonObject self = body.getJsonObject("self");
+    assertEquals(
+        "{capsules:[{concurrency:i,inFlight:i,name:s,queues:[s]}],leader:b,listener:s,mode:s,"
+            + "worker:s}",
+        shape(self));
+    assertEquals(List.of("worker", "leader", "listener", "mode", "capsules"), keys(self));
+    assertEquals(
+        List.of("name", "queues", "concurrency", "inFlight"),
+        keys(self.getJsonArray("capsules").get(0)));
+    JsonObject node = element(r.body(), "nodes", "worker", self.getString("worker"));
+    assertEquals(
+        "{alive:b,capsules:[{concurrency:i,name:s,queues:[s]}],connected:b,heartbeatTtl:s,"
+            + "host:s,leader:b,listener:s,mode:s,pid:i,seenAt:s,startedAt:s,worker:s}",
+        shape(node));
+    assertEquals(
+        List.of(
+            "worker",
+            "host",
+            "pid",
+            "connected",
+            "leader",
+            "listener",
+            "mode",
+            "startedAt",
+            "seenAt",
+            "heartbeatTtl",
+            "alive",
+            "capsules"),
+        keys(node));
+    assertTrue(
+        shape(body.get("listeners"))
+            .matches("\\[(\\{clientAddress:(s|null),pid:i,since:(s|null)\\}\\|?)+]"),
+        r.body());
+    assertEquals(
+        List.of("pid", "clientAddress", "since"), keys(body.getJsonArray("listeners").get(0)));
+    assertTrue(shape(body.get("leader")).matches("s|null"), r.body());
+  }
+
+  /** RESTEasy's answer when its role check (resteasy.role.based.security) refuses a method. */
+  private static final String RESTEASY_FORBIDDEN = "Access forbidden: role not allowed";
+
+  @Test
+  void theErrorAnswersKeepTheirBodiesStatusesAndHeaders() throws Exception {
+    // The server refuses these before pgbus runs: Open Liberty enforces @RolesAllowed itself
+    // (no body), WildFly's security-constraint (web-secured.xml, Undertow's error page) and
+    // RESTEasy's role check do. Its challenge names its realm.
+    boolean liberty = TestServer.current() == TestServer.LIBERTY;
+    Http.Response anonymous = get("jobs", null, null);
+    Http.Response nobody = get("jobs", "someone", "someone-secret");
+    Http.Response bad = get("jobs?state=deadish", "viewer", "viewer-secret");
+    Http.Response missing = get("jobs/999999999999", "viewer", "viewer-secret");
+    Http.Response csrf = Http.request("POST", api() + "jobs/1/replay", "admin", "admin-secret");
+    String filter = URLEncoder.encode("{\"pin\":\"1\"}", StandardCharsets.UTF_8);
+    Http.Response masked = get("jobs?payload=" + filter, "viewer", "viewer-secret");
+    Http.Response viewerAct = act("jobs/1/replay", "viewer", "viewer-secret");
+    Http.Response viewerDoctor = get("doctor", "viewer", "viewer-secret");
+    Http.Response doctor = get("doctor", "admin", "admin-secret");
+    org.junit.jupiter.api.Assertions.assertAll(
+        () -> assertEquals(401, anonymous.status()),
+        () ->
+            assertEquals(
+                liberty
+                    ? ""
+                    : "<html><head><title>Error</title></head><body>Unauthorized</body></html>",
+                anonymous.body()),
+        () ->
+            assertEquals(
+                liberty ? "Basic realm=\"pgbus\"" : "Basic realm=\"ApplicationRealm\"",
+                anonymous.headers().firstValue("WWW-Authenticate").orElse(null),
+                anonymous.headers().map().toString()),
+        () ->
+            assertEquals(
+                null, anonymous.headers().firstValue("X-Content-Type-Options").orElse(null)),
+        () -> assertEquals(403, nobody.status()),
+        () ->
+            assertEquals(
+                liberty
+                    ? ""
+                    : "<html><head><title>Error</title></head><body>Forbidden</body></html>",
+                nobody.body()),
+        () -> assertEquals(400, bad.status()),
+        () -> assertEquals(List.of("error", "field", "message"), keys(json(bad.body()))),
+        () ->
+            assertTrue(
+                bad.body().startsWith("{\"error\":\"bad-request\",\"field\":\"state\","),
+                bad.body()),
+        () -> assertEquals(404, missing.status()),
+        () -> assertEquals("{\"error\":\"not-found\",\"field\":\"id\"}", missing.body()),
+        () ->
+            assertEquals(
+                "application/json",
+                missing.headers().firstValue("Content-Type").orElse("").replaceAll(";.*", "")),
+        () -> assertEquals(403, csrf.status()),
+        () -> assertEquals("{\"error\":\"csrf\",\"field\":\"X-Pgbus-CSRF\"}", csrf.body()),
+        () -> assertEquals(403, masked.status()),
+        () -> assertEquals(List.of("error", "field", "message"), keys(json(masked.body()))),
+        () ->
+            assertTrue(
+                masked.body().startsWith("{\"error\":\"forbidden\",\"field\":\"payload\","),
+                masked.body()),
+        () -> assertEquals(403, viewerAct.status()),
+        () -> assertEquals(liberty ? "" : RESTEASY_FORBIDDEN, viewerAct.body()),
+        () -> assertEquals(403, viewerDoctor.status()),
+        () -> assertEquals(liberty ? "" : RESTEASY_FORBIDDEN, viewerDoctor.body()),
+        () -> assertEquals(200, doctor.status(), doctor.body()),
+        () ->
+            assertEquals(
+                "nosniff", doctor.headers().firstValue("X-Content-Type-Options").orElse(null)));
+  }
+
+  @Test
+  void aSubclassOfTheOldClassNameStillServesTheApi() throws Exception {
+    String legacy = Http.root(url) + url.getPath() + "api/pgbus/legacy-admin/";
+    Http.Response queues = Http.get(legacy + "queues", "viewer", "viewer-secret");
+    assertEquals(200, queues.status(), queues.body());
+    assertTrue(queues.body().startsWith("{\"countCap\":"), queues.body());
+    long dead = plant(queue(), "dead", "{}");
+    Http.Response csrf = Http.get(legacy + "csrf", "admin", "admin-secret");
+    String token = csrf.cookie("pgbus-csrf");
+    Http.Response replay =
+        Http.request(
+            "POST",
+            legacy + "jobs/" + dead + "/replay",
+            "admin",
+            "admin-secret",
+            "X-Pgbus-CSRF",
+            token,
+            "Cookie",
+            "pgbus-csrf=" + token);
+    assertEquals(200, replay.status(), replay.body());
+    assertEquals("available", state(dead));
+    assertEquals(403, Http.get(legacy + "doctor", "viewer", "viewer-secret").status());
   }
 }

@@ -1,6 +1,6 @@
 package io.pgbus.it;
 
-import io.pgbus.jakarta.AdminResource;
+import io.pgbus.jakarta.admin.AdminResource;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.ws.rs.Path;
 

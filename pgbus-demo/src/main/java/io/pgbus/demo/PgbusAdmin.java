@@ -1,6 +1,6 @@
 package io.pgbus.demo;
 
-import io.pgbus.jakarta.AdminResource;
+import io.pgbus.jakarta.admin.AdminResource;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.ws.rs.Path;

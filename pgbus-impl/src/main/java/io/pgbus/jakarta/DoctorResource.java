@@ -45,14 +45,19 @@ public class DoctorResource {
   @RolesAllowed(ROLE)
   public Response report(@Context SecurityContext security) {
     if (security == null || security.getUserPrincipal() == null) {
-      return AdminResource.nosniff(
+      return nosniff(
           Response.status(Response.Status.UNAUTHORIZED)
               .header(HttpHeaders.WWW_AUTHENTICATE, "Basic realm=\"pgbus\"")
               .build());
     }
     if (!security.isUserInRole(ROLE)) {
-      return AdminResource.nosniff(Response.status(Response.Status.FORBIDDEN).build());
+      return nosniff(Response.status(Response.Status.FORBIDDEN).build());
     }
-    return AdminResource.nosniff(Response.ok(runtime.doctor()).build());
+    return nosniff(Response.ok(runtime.doctor()).build());
+  }
+
+  /** As every answer of the admin API: no browser may read the report as anything but JSON. */
+  private static Response nosniff(Response r) {
+    return Response.fromResponse(r).header("X-Content-Type-Options", "nosniff").build();
   }
 }

@@ -56,6 +56,14 @@ public class PgbusResources {
     return settings;
   }
 
+  /**
+   * {@code pgbus.admin.mask-payloads}: whether the admin API hides payloads, error texts and
+   * results from callers without the role {@code pgbus-admin}.
+   */
+  public boolean adminMaskPayloads() {
+    return settings.adminMaskPayloads();
+  }
+
   /** The JTA datasource's maxPoolSize as declared in configuration, or null when unknown. */
   Integer poolMax() {
     return poolMax;

@@ -529,7 +529,8 @@ public class PgbusRuntime {
     return claims;
   }
 
-  static String listenerLabel(ListenerState s) {
+  /** The listener state as readiness and the admin API's fleet show it. */
+  public static String listenerLabel(ListenerState s) {
     return switch (s) {
       case DELIVERING -> "delivering";
       case DEGRADED -> "degraded";

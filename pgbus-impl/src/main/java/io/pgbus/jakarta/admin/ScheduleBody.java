@@ -1,9 +1,7 @@
-package io.pgbus.jakarta;
+package io.pgbus.jakarta.admin;
 
-import io.pgbus.AuditEntry;
 import io.pgbus.InvalidScheduleException;
 import io.pgbus.MisfirePolicy;
-import io.pgbus.Schedule;
 import io.pgbus.ScheduleDefinition;
 import jakarta.json.Json;
 import jakarta.json.JsonException;
@@ -13,20 +11,15 @@ import jakarta.json.JsonReader;
 import jakarta.json.JsonString;
 import jakarta.json.JsonValue;
 import java.io.StringReader;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 
 /**
- * The admin API's JSON for schedules (docs/admin-api.md, "Schedules"): a request body read into a
- * {@link ScheduleDefinition}, a {@link Schedule} written as a map. Strict: unknown fields and wrong
- * types are refused with the field named, before anything is written.
+ * The body of {@code POST schedules} and {@code POST schedules/{name}} (docs/admin-api.md,
+ * "Schedules") read into a {@link ScheduleDefinition}. Strict: unknown fields and wrong types are
+ * refused with the field named, before anything is written.
  */
-final class ScheduleJson {
+final class ScheduleBody {
 
   /** The largest body read: the payload bound plus room for the other fields. */
   static final int MAX_BODY_CHARS = ScheduleDefinition.MAX_PAYLOAD_BYTES + 4096;
@@ -43,7 +36,7 @@ final class ScheduleJson {
           "misfire",
           "catchUpLimit");
 
-  private ScheduleJson() {}
+  private ScheduleBody() {}
 
   /**
    * Reads a definition; {@code pathName} (null for a create) is the name from the URL, which a body
@@ -111,50 +104,6 @@ final class ScheduleJson {
     return d;
   }
 
-  /**
-   * A schedule as the API shows it; the payload is left out when {@code masked}. A stored row that
-   * cannot run ({@link Schedule#problem}) is shown with its values as stored, {@code error} {@code
-   * "unreadable"} and the {@code problem}; both are null for the others.
-   */
-  static Map<String, Object> toMap(Schedule s, boolean masked) {
-    ScheduleDefinition d = s.definition();
-    var m = new LinkedHashMap<String, Object>();
-    m.put("name", d.name());
-    m.put("cron", d.cron());
-    m.put("zone", d.zone());
-    m.put("queue", d.queue());
-    m.put("payload", masked ? null : d.payloadJson());
-    m.put("payloadMasked", masked);
-    m.put("priority", d.priority());
-    m.put("maxAttempts", d.maxAttempts());
-    m.put("misfire", d.misfire() == null ? null : d.misfire().name().toLowerCase(Locale.ROOT));
-    m.put("catchUpLimit", d.catchUpLimit());
-    m.put("paused", s.paused());
-    m.put("lastRun", text(s.lastRun()));
-    m.put("nextRun", text(s.nextRun()));
-    m.put("source", s.source());
-    m.put("updatedAt", text(s.updatedAt()));
-    m.put("updatedBy", s.updatedBy());
-    m.put("error", s.readable() ? null : "unreadable");
-    m.put("problem", s.problem());
-    return m;
-  }
-
-  /** A schedule's audit entries (newest first), as the admin API shows them on the schedule. */
-  static List<Map<String, Object>> history(List<AuditEntry> entries) {
-    var out = new ArrayList<Map<String, Object>>(entries.size());
-    for (AuditEntry e : entries) {
-      var m = new LinkedHashMap<String, Object>();
-      m.put("at", text(e.at()));
-      m.put("actor", e.actor());
-      m.put("action", e.action());
-      m.put("queue", e.queue());
-      m.put("jobId", e.jobId() == null ? null : String.valueOf(e.jobId()));
-      out.add(m);
-    }
-    return out;
-  }
-
   private static MisfirePolicy policy(String text, String name) {
     for (MisfirePolicy p : MisfirePolicy.values()) {
       if (p.name().toLowerCase(Locale.ROOT).equals(text)) {
@@ -192,9 +141,5 @@ final class ScheduleJson {
 
   private static InvalidScheduleException bad(String name, String message) {
     return new InvalidScheduleException(name, message);
-  }
-
-  private static String text(Instant at) {
-    return at == null ? null : at.toString();
   }
 }

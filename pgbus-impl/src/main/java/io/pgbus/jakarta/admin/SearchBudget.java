@@ -1,4 +1,4 @@
-package io.pgbus.jakarta;
+package io.pgbus.jakarta.admin;
 
 import java.util.HashMap;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.pgbus.jakarta;
+package io.pgbus.jakarta.admin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.pgbus.jakarta;
+package io.pgbus.jakarta.admin;
 
 import io.pgbus.admin.InvalidFilterException;
 import io.pgbus.admin.JobFilter;

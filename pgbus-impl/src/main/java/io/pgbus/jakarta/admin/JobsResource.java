@@ -1,0 +1,320 @@
+package io.pgbus.jakarta.admin;
+
+import io.pgbus.admin.InvalidFilterException;
+import io.pgbus.admin.JobAdmin;
+import io.pgbus.admin.JobFilter;
+import io.pgbus.admin.JobPage;
+import io.pgbus.admin.JobView;
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.json.bind.annotation.JsonbNillable;
+import jakarta.json.bind.annotation.JsonbPropertyOrder;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.HttpHeaders;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.MultivaluedMap;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.UriInfo;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * {@code jobs}: search ({@code GET jobs}), one job ({@code GET jobs/{id}}), and the actions on one
+ * or many ({@code POST jobs/{id}/{action}}, {@code POST jobs/{action}?<filter>}), all through
+ * {@link JobAdmin}. A viewer's search by payload is refused while payloads are masked, and every
+ * user's payload searches are rate-limited ({@link SearchBudget}). Public only because JAX-RS and
+ * JSON-B reach it by reflection; {@link AdminResource#jobs} makes one per request.
+ */
+@RolesAllowed({AdminResource.VIEWER, AdminResource.ADMIN})
+public final class JobsResource {
+
+  /** The default page size of a search. */
+  static final int DEFAULT_PAGE = 50;
+
+  /** The default limit of a bulk action. */
+  static final int DEFAULT_BULK = 1000;
+
+  /** Payload searches per user, for every subclass of the admin API in this application. */
+  private static final SearchBudget SEARCHES = new SearchBudget(System::nanoTime);
+
+  private final AdminCall call;
+  private final JobAdmin admin;
+
+  JobsResource(AdminCall call, JobAdmin admin) {
+    this.call = call;
+    this.admin = admin;
+  }
+
+  @GET
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response search(@Context UriInfo uri) {
+    return call.read(
+        () -> {
+          MultivaluedMap<String, String> q = uri.getQueryParameters();
+          boolean masked = call.masked();
+          if (q.getFirst("payload") != null) {
+            Response refused = payloadSearchRefused(masked);
+            if (refused != null) {
+              return refused;
+            }
+          }
+          JobFilter filter = AdminParams.filter(q);
+          Long before = AdminParams.number("before", q.getFirst("before"));
+          int limit = AdminParams.positive("limit", q.getFirst("limit"), DEFAULT_PAGE);
+          JobPage page = admin.search(filter, before, limit);
+          return AdminCall.ok(
+              new PageJson(
+                  page.jobs().stream().map(j -> JobJson.of(j, masked)).toList(),
+                  page.next() == null ? null : String.valueOf(page.next())));
+        });
+  }
+
+  /** A 403 or a 429 for this payload search, or null when it may run. */
+  private Response payloadSearchRefused(boolean masked) {
+    // Whether a job matches tells what its payload holds: a masked PIN took 200 guesses.
+    if (masked) {
+      return AdminCall.error(
+          Response.Status.FORBIDDEN,
+          "forbidden",
+          "payload",
+          "a payload search is for the role "
+              + AdminResource.ADMIN
+              + " while pgbus.admin.mask-payloads is on: it tells what masked payloads hold");
+    }
+    long wait = SEARCHES.take(call.user());
+    if (wait <= 0) {
+      return null;
+    }
+    return Response.fromResponse(
+            AdminCall.error(
+                Response.Status.TOO_MANY_REQUESTS,
+                "rate-limited",
+                "payload",
+                "at most "
+                    + SearchBudget.BURST
+                    + " payload searches at once per user, then one a second: retry in "
+                    + wait
+                    + " s"))
+        .header(HttpHeaders.RETRY_AFTER, wait)
+        .build();
+  }
+
+  @GET
+  @Path("{id}")
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response job(@PathParam("id") String id) {
+    return call.read(
+        () -> {
+          long jobId = AdminParams.id(id);
+          return admin
+              .job(jobId)
+              .map(j -> AdminCall.ok(JobDetailJson.of(j, call.masked())))
+              .orElseGet(() -> AdminCall.notFound("id"));
+        });
+  }
+
+  @POST
+  @Path("{id}/{action}")
+  @Produces(MediaType.APPLICATION_JSON)
+  @RolesAllowed(AdminResource.ADMIN)
+  public Response actOnOne(@PathParam("id") String id, @PathParam("action") String action) {
+    return call.act(() -> changed(action, JobFilter.byId(AdminParams.id(id)), 1));
+  }
+
+  @POST
+  @Path("{action}")
+  @Produces(MediaType.APPLICATION_JSON)
+  @RolesAllowed(AdminResource.ADMIN)
+  public Response actOnMany(@Context UriInfo uri, @PathParam("action") String action) {
+    return call.act(
+        () -> {
+          MultivaluedMap<String, String> q = uri.getQueryParameters();
+          return changed(
+              action,
+              AdminParams.filter(q),
+              AdminParams.positive("limit", q.getFirst("limit"), DEFAULT_BULK));
+        });
+  }
+
+  private Response changed(String action, JobFilter filter, int limit) {
+    int n =
+        switch (action) {
+          case "replay" -> admin.replayDead(filter, limit);
+          case "retry" -> admin.retryNow(filter, limit);
+          case "cancel" -> admin.cancelWaiting(filter, limit);
+          case "delete" -> admin.deleteFinished(filter, limit);
+          default ->
+              throw new InvalidFilterException(
+                  "action", action, "use replay, retry, cancel or delete");
+        };
+    return AdminCall.ok(new ChangedJson(action, n));
+  }
+
+  static String text(Instant at) {
+    return at == null ? null : at.toString();
+  }
+
+  /** A page of a search: {@code next} is the {@code before} of the next page, null on the last. */
+  @JsonbNillable
+  @JsonbPropertyOrder({"jobs", "next"})
+  public record PageJson(List<JobJson> jobs, String next) {}
+
+  /** What an action changed: {@code {"action":"replay","changed":3}}. */
+  @JsonbPropertyOrder({"action", "changed"})
+  public record ChangedJson(String action, int changed) {}
+
+  /**
+   * A job in a search: no payload, and its last error masked with the payloads. Ids are strings:
+   * JavaScript loses precision above 2^53.
+   */
+  @JsonbNillable
+  @JsonbPropertyOrder({
+    "id",
+    "queue",
+    "state",
+    "priority",
+    "attempt",
+    "maxAttempts",
+    "runAt",
+    "createdAt",
+    "attemptedAt",
+    "finalizedAt",
+    "attemptedBy",
+    "leaseExpiresAt",
+    "uniqueKey",
+    "enqueuedBy",
+    "correlationId",
+    "lastError",
+    "progress"
+  })
+  public record JobJson(
+      String id,
+      String queue,
+      String state,
+      int priority,
+      int attempt,
+      int maxAttempts,
+      String runAt,
+      String createdAt,
+      String attemptedAt,
+      String finalizedAt,
+      String attemptedBy,
+      String leaseExpiresAt,
+      String uniqueKey,
+      String enqueuedBy,
+      String correlationId,
+      String lastError,
+      String progress) {
+
+    static JobJson of(JobView j, boolean masked) {
+      return new JobJson(
+          String.valueOf(j.id()),
+          j.queue(),
+          j.state().sqlName(),
+          j.priority(),
+          j.attempt(),
+          j.maxAttempts(),
+          text(j.runAt()),
+          text(j.createdAt()),
+          text(j.attemptedAt()),
+          text(j.finalizedAt()),
+          j.attemptedBy(),
+          text(j.leaseExpiresAt()),
+          j.uniqueKey(),
+          j.enqueuedBy(),
+          j.correlationId(),
+          // Handlers build error texts from the payload (a card number, an address): masked with
+          // it.
+          masked ? null : j.lastError(),
+          j.progress());
+    }
+  }
+
+  /**
+   * One job ({@code GET jobs/{id}}): the search's fields, then the payload, its errors and result
+   * (all null while masked for the caller), its batch and its dependencies.
+   */
+  @JsonbNillable
+  @JsonbPropertyOrder({
+    "id",
+    "queue",
+    "state",
+    "priority",
+    "attempt",
+    "maxAttempts",
+    "runAt",
+    "createdAt",
+    "attemptedAt",
+    "finalizedAt",
+    "attemptedBy",
+    "leaseExpiresAt",
+    "uniqueKey",
+    "enqueuedBy",
+    "correlationId",
+    "lastError",
+    "progress",
+    "payload",
+    "payloadMasked",
+    "errors",
+    "result",
+    "batchId",
+    "dependencies"
+  })
+  public record JobDetailJson(
+      String id,
+      String queue,
+      String state,
+      int priority,
+      int attempt,
+      int maxAttempts,
+      String runAt,
+      String createdAt,
+      String attemptedAt,
+      String finalizedAt,
+      String attemptedBy,
+      String leaseExpiresAt,
+      String uniqueKey,
+      String enqueuedBy,
+      String correlationId,
+      String lastError,
+      String progress,
+      String payload,
+      boolean payloadMasked,
+      String errors,
+      String result,
+      String batchId,
+      String dependencies) {
+
+    static JobDetailJson of(JobView j, boolean masked) {
+      JobJson s = JobJson.of(j, masked);
+      return new JobDetailJson(
+          s.id(),
+          s.queue(),
+          s.state(),
+          s.priority(),
+          s.attempt(),
+          s.maxAttempts(),
+          s.runAt(),
+          s.createdAt(),
+          s.attemptedAt(),
+          s.finalizedAt(),
+          s.attemptedBy(),
+          s.leaseExpiresAt(),
+          s.uniqueKey(),
+          s.enqueuedBy(),
+          s.correlationId(),
+          s.lastError(),
+          s.progress(),
+          masked ? null : j.payload(),
+          masked,
+          masked ? null : j.errors(),
+          masked ? null : j.result(),
+          j.batchId() == null ? null : String.valueOf(j.batchId()),
+          j.dependencies());
+    }
+  }
+}
