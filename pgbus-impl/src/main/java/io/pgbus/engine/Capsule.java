@@ -297,8 +297,7 @@ final class Capsule extends Loop {
         boolean first = refusedBackoffMs == 0;
         refusedBackoffMs =
             first ? REFUSED_FIRST_MS : Math.min(REFUSED_MAX_MS, refusedBackoffMs * 2);
-        // One WARNING per episode: the next claims may well be refused the same job again, and a
-        // job handed back is named once (the rest at DEBUG).
+        // One WARNING per spell of refusals (the next claims may meet the same job): then DEBUG.
         LOG.log(
             first ? Level.WARNING : Level.DEBUG,
             "pgbus capsule ''{0}'': executor refused job {1} ({2}); handing it back and claiming"
