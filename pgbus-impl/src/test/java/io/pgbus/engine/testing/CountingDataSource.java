@@ -44,6 +44,11 @@ public final class CountingDataSource {
     return statements.get();
   }
 
+  /** Statements prepared so far, by SQL text: a copy, to compare two moments. */
+  public java.util.Map<String, Long> statementsBySql() {
+    return java.util.Map.copyOf(bySql);
+  }
+
   /** Statements prepared so far whose SQL text contains {@code fragment}. */
   public long statementsContaining(String fragment) {
     return bySql.entrySet().stream()
