@@ -27,6 +27,7 @@ import java.util.stream.Stream;
  * @param maintainer the periods of the maintenance tasks
  * @param retention how long finished jobs and audit entries are kept
  * @param maxPayloadBytes the largest JSON payload accepted at enqueue
+ * @param wakeMode how an enqueuing transaction wakes the workers ({@link WakeMode})
  * @param crons periodic jobs the maintenance leader enqueues (see {@link CronJob})
  * @param queuePolicies what single queues override of {@code execution} ({@link QueuePolicy}), by
  *     queue; a queue without one keeps the globals
@@ -43,12 +44,15 @@ public record EngineConfig(
     MaintainerConfig maintainer,
     RetentionConfig retention,
     int maxPayloadBytes,
+    WakeMode wakeMode,
     List<CronJob> crons,
     Map<String, QueuePolicy> queuePolicies,
     Map<String, QueueLimit> queueLimits) {
 
   public static final Setting<Integer> MAX_PAYLOAD_BYTES =
       Setting.integer("pgbus.max-payload-bytes", 1024 * 1024, 2, 256 * 1024 * 1024);
+  public static final Setting<WakeMode> WAKE_MODE =
+      Setting.choice("pgbus.wake-mode", WakeMode.class, WakeMode.COALESCED);
 
   /** Every setting of every role. */
   public static final List<Setting<?>> SETTINGS =
@@ -60,7 +64,7 @@ public record EngineConfig(
               ElectorConfig.SETTINGS,
               MaintainerConfig.SETTINGS,
               RetentionConfig.SETTINGS,
-              List.<Setting<?>>of(MAX_PAYLOAD_BYTES))
+              List.<Setting<?>>of(MAX_PAYLOAD_BYTES, WAKE_MODE))
           .flatMap(List::stream)
           .toList();
 
@@ -82,6 +86,7 @@ public record EngineConfig(
     Objects.requireNonNull(maintainer, "maintainer");
     Objects.requireNonNull(retention, "retention");
     MAX_PAYLOAD_BYTES.atLeast(maxPayloadBytes, MAX_PAYLOAD_BYTES.min());
+    Objects.requireNonNull(wakeMode, "wakeMode");
     crons = List.copyOf(crons);
     var cronNames = new HashMap<String, CronJob>();
     for (CronJob c : crons) {
@@ -153,6 +158,7 @@ public record EngineConfig(
         maintainer,
         retention,
         maxPayloadBytes,
+        wakeMode,
         crons,
         merged,
         queueLimits);
@@ -357,6 +363,10 @@ public record EngineConfig(
       return set(MAX_PAYLOAD_BYTES, v);
     }
 
+    public Builder wakeMode(WakeMode v) {
+      return set(WAKE_MODE, v);
+    }
+
     public EngineConfig build() {
       return new EngineConfig(
           workerId,
@@ -368,6 +378,7 @@ public record EngineConfig(
           MaintainerConfig.from(source),
           RetentionConfig.from(source),
           source.valueOrDefault(MAX_PAYLOAD_BYTES),
+          source.valueOrDefault(WAKE_MODE),
           crons,
           policies,
           limits);

@@ -48,6 +48,17 @@ public record Setting<T extends Comparable<? super T>>(
     return new Setting<>(key, Double.class, fallback, Double.toString(fallback), min, max);
   }
 
+  /** One of an enum's constants, written in lower case with dashes ({@code in-transaction}). */
+  public static <E extends Enum<E>> Setting<E> choice(String key, Class<E> type, E fallback) {
+    E[] all = type.getEnumConstants();
+    return new Setting<>(key, type, fallback, text(fallback), all[0], all[all.length - 1]);
+  }
+
+  /** How an enum constant is written in configuration: lower case, dashes for underscores. */
+  public static String text(Enum<?> value) {
+    return value.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+  }
+
   /** Whether {@code value} lies in the range a deployment may set. */
   public boolean allows(T value) {
     return value.compareTo(min) >= 0 && value.compareTo(max) <= 0;

@@ -453,6 +453,17 @@ record PgbusSettings(
                 ? Boolean.TRUE
                 : t.equalsIgnoreCase("false") ? Boolean.FALSE : null;
         allowed = "true or false";
+      } else if (setting.type().isEnum()) {
+        parsed = null;
+        var names = new java.util.ArrayList<String>();
+        for (Object c : setting.type().getEnumConstants()) {
+          String name = Setting.text((Enum<?>) c);
+          names.add(name);
+          if (name.equalsIgnoreCase(v.get().strip())) {
+            parsed = c;
+          }
+        }
+        allowed = String.join(" or ", names);
       } else if (setting.type() == Integer.class) {
         parsed = parseOrNull(v.get(), Integer::valueOf);
         allowed = "a whole number from " + setting.min() + " to " + setting.max();

@@ -237,4 +237,15 @@ class PgbusSettingsValidationTest {
     assertThatThrownBy(() -> read("pgbus.deploy-check", "strict"))
         .hasMessageStartingWith("pgbus: pgbus.deploy-check=strict is invalid: use off");
   }
+
+  @Test
+  void theWakeModeIsCoalescedByDefaultAndABadValueIsRefused() {
+    assertThat(read().engine().wakeMode()).isEqualTo(io.pgbus.engine.WakeMode.COALESCED);
+    assertThat(read("pgbus.wake-mode", "In-Transaction").engine().wakeMode())
+        .isEqualTo(io.pgbus.engine.WakeMode.IN_TRANSACTION);
+    assertThatThrownBy(() -> read("pgbus.wake-mode", "in_transaction"))
+        .hasMessage(
+            "pgbus: pgbus.wake-mode=in_transaction is invalid: use coalesced or in-transaction"
+                + " (default coalesced)");
+  }
 }
