@@ -156,6 +156,41 @@ public final class Doctor {
                         + " (enqueued by the maintenance leader)"),
             null));
 
+    Server server = database(dataSource, config, checks);
+    checks.add(listener(engine));
+    checks.add(pool(poolMax, threads, poolSetting));
+    Budget budget = budget(engine, poolMax, threads, server.maxConnections(), server.reserved());
+    checks.add(new Check("connection budget", Status.OK, budget.formula(), null));
+    return report(checks, budget);
+  }
+
+  /**
+   * Examines the database alone, as the command line does ({@code pgbus doctor}): the database, the
+   * schema, paused and limited queues, schedules, a pooler and the transaction horizon, with {@code
+   * config}'s queues and horizon setting. No engine, so no listener, pool or budget: the report's
+   * budget is null.
+   */
+  public static Report examineDatabase(DataSource dataSource, EngineConfig config) {
+    var checks = new ArrayList<Check>();
+    database(dataSource, config, checks);
+    return report(checks, null);
+  }
+
+  private static Report report(List<Check> checks, Budget budget) {
+    Status worst = Status.OK;
+    for (Check c : checks) {
+      if (c.status().compareTo(worst) > 0) {
+        worst = c.status();
+      }
+    }
+    return new Report(worst, List.copyOf(checks), budget);
+  }
+
+  /** What the budget needs of the server; nulls when it could not be read. */
+  private record Server(Integer maxConnections, Integer reserved) {}
+
+  /** The checks that read the database, added to {@code checks}. */
+  private static Server database(DataSource dataSource, EngineConfig config, List<Check> checks) {
     Integer maxConnections = null;
     Integer reserved = null;
     try (Connection c = dataSource.getConnection()) {
@@ -176,7 +211,7 @@ public final class Doctor {
       Check schema = schema(c);
       checks.add(schema);
       if (schema.status() == Status.OK) {
-        checks.add(paused(engine, c));
+        checks.add(paused(config, c));
         checks.add(limited(c));
         checks.add(schedules(c));
       }
@@ -194,17 +229,7 @@ public final class Doctor {
               "check the datasource's host, port, database and credentials (PGBUS_DB_* in"
                   + " liberty-config) and that PostgreSQL is up"));
     }
-    checks.add(listener(engine));
-    checks.add(pool(poolMax, threads, poolSetting));
-    Budget budget = budget(engine, poolMax, threads, maxConnections, reserved);
-    checks.add(new Check("connection budget", Status.OK, budget.formula(), null));
-    Status worst = Status.OK;
-    for (Check c : checks) {
-      if (c.status().compareTo(worst) > 0) {
-        worst = c.status();
-      }
-    }
-    return new Report(worst, List.copyOf(checks), budget);
+    return new Server(maxConnections, reserved);
   }
 
   private static Check schema(Connection c) throws SQLException {
@@ -286,13 +311,13 @@ public final class Doctor {
             + " Schedules.delete or POST /admin/schedules/<name>/delete");
   }
 
-  private static Check paused(Engine engine, Connection c) {
-    List<String> paused = engine.jobs().pausedQueues(c);
+  private static Check paused(EngineConfig config, Connection c) throws SQLException {
+    List<String> paused = new QueueStore().queuesPaused(c);
     if (paused.isEmpty()) {
       return new Check("paused queues", Status.OK, "none", null);
     }
     var read = new ArrayList<>(paused);
-    read.retainAll(engine.config().queues());
+    read.retainAll(config.queues());
     return new Check(
         "paused queues",
         Status.WARN,

@@ -3,30 +3,38 @@ package io.pgbus.jakarta.admin;
 import io.pgbus.admin.InvalidFilterException;
 import io.pgbus.admin.JobFilter;
 import io.pgbus.admin.JobState;
-import jakarta.ws.rs.core.MultivaluedMap;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.EnumSet;
+import java.util.function.Function;
 
 /**
  * The admin API's query and path parameters, parsed: each bad one is an {@link
- * InvalidFilterException} that names it, which {@link AdminResource} answers with a 400.
+ * InvalidFilterException} that names it, which {@link AdminResource} answers with a 400. Public for
+ * the command line (pgbus-cli), whose filter flags carry the same names and bounds.
  */
-final class AdminParams {
+public final class AdminParams {
+
+  /** The default limit of a bulk action. */
+  public static final int DEFAULT_BULK = 1000;
 
   private AdminParams() {}
 
-  /** The filter of a search or bulk action, from its query parameters. */
-  static JobFilter filter(MultivaluedMap<String, String> q) {
+  /**
+   * The filter of a search or bulk action from its named parameters ({@code id}, {@code queue},
+   * {@code state}, {@code uniqueKey}, {@code payload}, {@code createdFrom}, {@code createdTo});
+   * {@code param} gives null for one that is not set.
+   */
+  public static JobFilter filter(Function<String, String> param) {
     JobFilter f = JobFilter.all();
     String v;
-    if ((v = q.getFirst("id")) != null) {
+    if ((v = param.apply("id")) != null) {
       f = f.withId(id(v));
     }
-    if ((v = q.getFirst("queue")) != null) {
+    if ((v = param.apply("queue")) != null) {
       f = f.withQueue(v);
     }
-    if ((v = q.getFirst("state")) != null) {
+    if ((v = param.apply("state")) != null) {
       var states = EnumSet.noneOf(JobState.class);
       if (v.length() > 200) {
         throw new InvalidFilterException("state", v, "use at most the 7 state names");
@@ -36,21 +44,22 @@ final class AdminParams {
       }
       f = f.withStates(states);
     }
-    if ((v = q.getFirst("uniqueKey")) != null) {
+    if ((v = param.apply("uniqueKey")) != null) {
       f = f.withUniqueKey(v);
     }
-    if ((v = q.getFirst("payload")) != null) {
+    if ((v = param.apply("payload")) != null) {
       f = f.withPayloadContaining(v);
     }
-    Instant from = instant("createdFrom", q.getFirst("createdFrom"));
-    Instant to = instant("createdTo", q.getFirst("createdTo"));
+    Instant from = instant("createdFrom", param.apply("createdFrom"));
+    Instant to = instant("createdTo", param.apply("createdTo"));
     if (from != null || to != null) {
       f = f.withCreated(from, to);
     }
     return f;
   }
 
-  static long id(String v) {
+  /** A job id: a positive whole number. */
+  public static long id(String v) {
     Long id = number("id", v);
     if (id == null || id < 1) {
       throw new InvalidFilterException("id", v, "use a job id, a positive number");
@@ -69,7 +78,8 @@ final class AdminParams {
     }
   }
 
-  static int positive(String field, String v, int fallback) {
+  /** A positive whole number, or {@code fallback} when {@code v} is null. */
+  public static int positive(String field, String v, int fallback) {
     Long n = number(field, v);
     if (n == null) {
       return fallback;

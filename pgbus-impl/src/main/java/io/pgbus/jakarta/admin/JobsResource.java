@@ -35,9 +35,6 @@ public final class JobsResource {
   /** The default page size of a search. */
   static final int DEFAULT_PAGE = 50;
 
-  /** The default limit of a bulk action. */
-  static final int DEFAULT_BULK = 1000;
-
   /** Payload searches per user, for every subclass of the admin API in this application. */
   private static final SearchBudget SEARCHES = new SearchBudget(System::nanoTime);
 
@@ -62,7 +59,7 @@ public final class JobsResource {
               return refused;
             }
           }
-          JobFilter filter = AdminParams.filter(q);
+          JobFilter filter = AdminParams.filter(q::getFirst);
           Long before = AdminParams.number("before", q.getFirst("before"));
           int limit = AdminParams.positive("limit", q.getFirst("limit"), DEFAULT_PAGE);
           JobPage page = admin.search(filter, before, limit);
@@ -135,8 +132,8 @@ public final class JobsResource {
           MultivaluedMap<String, String> q = uri.getQueryParameters();
           return changed(
               action,
-              AdminParams.filter(q),
-              AdminParams.positive("limit", q.getFirst("limit"), DEFAULT_BULK));
+              AdminParams.filter(q::getFirst),
+              AdminParams.positive("limit", q.getFirst("limit"), AdminParams.DEFAULT_BULK));
         });
   }
 
