@@ -61,11 +61,10 @@ final class Invocation {
     }
     if (!io.terminal()) {
       throw CliException.usage(
-          "pgbus "
-              + command.name()
-              + " would "
+          "refusing to "
               + what
-              + ", and stdin is not a terminal to ask: add --yes to run it unattended");
+              + " without consent: stdin is not a terminal to ask at; add --yes to run it"
+              + " unattended");
     }
     io.err().print("pgbus: " + what + "? Type yes to go on: ");
     io.err().flush();

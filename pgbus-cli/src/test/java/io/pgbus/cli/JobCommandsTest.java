@@ -67,7 +67,9 @@ class JobCommandsTest {
   void pauseRefusesWithoutYesWhenStdinIsNotATerminal() {
     CliRunner.Result r = cli.run("pause", "mail");
     assertThat(r.exit()).isEqualTo(2);
-    assertThat(r.err()).contains("stdin is not a terminal").contains("--yes");
+    assertThat(r.err())
+        .contains("refusing to pause queue 'mail' for every JVM without consent")
+        .contains("--yes");
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.queue_pause")).isZero();
   }
 
