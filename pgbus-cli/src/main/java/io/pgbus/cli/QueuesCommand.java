@@ -4,6 +4,7 @@ import io.pgbus.QueueNames;
 import io.pgbus.admin.JobAdmin;
 import io.pgbus.admin.JobState;
 import io.pgbus.admin.QueueStats;
+import io.pgbus.engine.Durations;
 import io.pgbus.engine.JobAdminStore;
 import jakarta.json.Json;
 import jakarta.json.JsonArrayBuilder;
@@ -11,6 +12,7 @@ import jakarta.json.JsonObjectBuilder;
 import jakarta.json.JsonValue;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -144,7 +146,13 @@ final class QueuesCommand implements Command {
         row.add(s.capped().contains(state) ? n + "+" : Long.toString(n));
       }
       row.add(
-          s.oldestWaiting().isZero() ? "-" : io.pgbus.engine.Durations.format(s.oldestWaiting()));
+          // Whole seconds once it is a second or more: 114s reads better than 113856ms.
+          s.oldestWaiting().isZero()
+              ? "-"
+              : Durations.format(
+                  s.oldestWaiting().toSeconds() > 0
+                      ? Duration.ofSeconds(s.oldestWaiting().toSeconds())
+                      : s.oldestWaiting()));
       Diagnosis.Blockers b = blockers == null ? null : blockers.get(s.queue());
       if (blockers == null) {
         row.addAll(List.of("?", "?"));
