@@ -93,7 +93,6 @@ final class CliConfig {
   ServerSettings settings() {
     var keys = new TreeSet<>(flags.keySet());
     system.stringPropertyNames().stream().filter(k -> k.startsWith("pgbus.")).forEach(keys::add);
-    keys.removeIf(k -> k.startsWith("pgbus.cli."));
     return ServerSettings.read(this::get, keys);
   }
 

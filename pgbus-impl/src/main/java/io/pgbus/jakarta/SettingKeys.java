@@ -48,7 +48,12 @@ final class SettingKeys {
           "pgbus.console.enabled",
           "pgbus.console.path",
           "pgbus.console.api",
-          "pgbus.console.refresh");
+          "pgbus.console.refresh",
+          // Read by pgbus-cli (io.pgbus.cli.CliConfig), which shares a deployment's keys.
+          "pgbus.cli.url",
+          "pgbus.cli.user",
+          "pgbus.cli.password",
+          "pgbus.cli.password-file");
 
   static final Set<String> FIXED =
       Stream.concat(ADAPTER.stream(), EngineConfig.SETTINGS.stream().map(Setting::key))
