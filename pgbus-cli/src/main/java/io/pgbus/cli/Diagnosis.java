@@ -51,16 +51,16 @@ final class Diagnosis {
       ps.setString(1, queue);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
+          // One row per (queue, cause); waiting and runnable_now repeat on each of a queue's rows.
           String q = rs.getString(1);
-          Blockers b = rows.computeIfAbsent(q, k -> new Blockers(0, 0, new LinkedHashMap<>()));
-          long waiting = rs.getLong(2);
-          long runnable = rs.getLong(3);
+          Blockers before = rows.get(q);
+          Map<String, Long> blocked = before == null ? new LinkedHashMap<>() : before.blocked();
           String cause = rs.getString(4);
           long jobs = rs.getLong(5);
           if (cause != null && jobs > 0) {
-            b.blocked().merge(cause, jobs, Long::sum);
+            blocked.merge(cause, jobs, Long::sum);
           }
-          rows.put(q, new Blockers(waiting, runnable, b.blocked()));
+          rows.put(q, new Blockers(rs.getLong(2), rs.getLong(3), blocked));
         }
       }
     }

@@ -1,7 +1,7 @@
 /**
- * The pgbus command line: one class per command ({@link io.pgbus.cli.Command}), run by {@link
- * io.pgbus.cli.Cli}, which reads the servers' configuration keys from flags, system properties and
- * environment variables ({@link io.pgbus.cli.CliConfig}) and maps every failure to an exit code for
- * CI. The SQL is pgbus-impl's: its stores, migrator, doctor and deploy gate.
+ * The pgbus command line: one class per command, run by {@code Cli}, which reads the servers'
+ * configuration keys from flags, system properties and environment variables ({@code CliConfig})
+ * and maps every outcome to an exit code for CI. The SQL is pgbus-impl's: its stores, migrator,
+ * doctor and deploy gate; only the two functions of issue #28 are called here ({@code Diagnosis}).
  */
 package io.pgbus.cli;
