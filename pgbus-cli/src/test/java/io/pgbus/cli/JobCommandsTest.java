@@ -3,8 +3,12 @@ package io.pgbus.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pgbus.engine.testing.TestDatabase;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /** enqueue, pause, resume, replay and retry against a real database, with their audit entries. */
 class JobCommandsTest {
@@ -61,6 +65,30 @@ class JobCommandsTest {
     assertThat(big.exit()).isEqualTo(2);
     assertThat(big.err()).contains("over the limit of 100 bytes");
     assertThat(db.jobCount()).isZero();
+  }
+
+  @Test
+  void serverKeysComeFromTheEnvironmentByMicroProfilesMapping() {
+    CliRunner.Result r =
+        new CliRunner(db)
+            .env("PGBUS_MAX_PAYLOAD_BYTES", "10")
+            .run("enqueue", "mail", "{\"to\":\"a@example.com\"}");
+    assertThat(r.exit()).isEqualTo(2);
+    assertThat(r.err()).contains("over the limit of 10 bytes").contains("pgbus.max-payload-bytes");
+  }
+
+  @Test
+  void thePasswordFileMustBeReadableAndSmall(@TempDir Path dir) throws IOException {
+    CliRunner.Result missing = cli.run("queues", "--password-file", dir.resolve("none").toString());
+    assertThat(missing.exit()).isEqualTo(2);
+    assertThat(missing.err())
+        .contains("--password-file " + dir.resolve("none") + " cannot be read");
+    Path big =
+        Files.writeString(dir.resolve("big"), "x".repeat(CliConfig.MAX_PASSWORD_FILE_BYTES + 1));
+    assertThat(cli.run("queues", "--password-file", big.toString()).err())
+        .contains("a password file holds the password alone");
+    Path good = Files.writeString(dir.resolve("pw"), "secret\n");
+    assertThat(cli.run("queues", "--password-file", good.toString()).exit()).isZero();
   }
 
   @Test

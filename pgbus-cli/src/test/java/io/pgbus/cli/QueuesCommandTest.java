@@ -75,4 +75,16 @@ class QueuesCommandTest {
         .containsPattern(
             "\"queue\":\"paused\".*?\"runnableNow\":0,\"blocked\":\\{\"[a-z_]+\":1\\}");
   }
+
+  @Test
+  void withoutQueueBlockersTheDepthIsShownAndTheRestLeftOutWithANote() throws SQLException {
+    assumeTrue(
+        !CliRunner.hasFunction(db, Diagnosis.BLOCKERS_FUNCTION),
+        "the schema has " + Diagnosis.BLOCKERS_FUNCTION);
+    cli.run("enqueue", "mail", "{}");
+    CliRunner.Result r = cli.run("queues", "--json");
+    assertThat(r.exit()).isZero();
+    assertThat(r.out()).contains("\"runnableNow\":null");
+    assertThat(r.err()).contains("pgbus.queue_blockers(text) is missing").contains("pgbus migrate");
+  }
 }
