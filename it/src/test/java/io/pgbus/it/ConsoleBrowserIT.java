@@ -40,6 +40,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class ConsoleBrowserIT {
   private static final String QUEUE = "it_console";
   private static final String PAUSE_QUEUE = "it_console_pause";
+  private static final String ECHARTS = "lib/echarts-5.3.1.min.js";
 
   @Deployment(testable = false)
   static WebArchive deployment() {
@@ -102,19 +103,45 @@ class ConsoleBrowserIT {
   @Test
   void anonymousUsersGetNeitherThePagesNorTheChartLibrary() throws Exception {
     String base = Http.root(url) + url.getPath();
-    for (String path : List.of("pgbus/", "pgbus/app.js", "pgbus/lib/echarts.min.js", "pgbus")) {
+    for (String path : List.of("pgbus/", "pgbus/app.js", "pgbus/" + ECHARTS, "pgbus")) {
       assertEquals(401, Http.get(base + path).status(), path);
     }
     // The WebJar is copied into the console jar, not bundled: nothing at the container's /webjars.
     assertEquals(404, Http.get(base + "webjars/echarts/5.3.1/dist/echarts.min.js").status());
-    assertEquals(
-        200, Http.get(base + "pgbus/lib/echarts.min.js", "viewer", "viewer-secret").status());
+    assertEquals(200, Http.get(base + "pgbus/" + ECHARTS, "viewer", "viewer-secret").status());
     Http.Response page = Http.get(base + "pgbus/", "viewer", "viewer-secret");
     assertTrue(page.headers().firstValue("Content-Security-Policy").orElse("").contains("'self'"));
     assertEquals(
         403,
         Http.get(base + "pgbus/", "someone", "someone-secret").status(),
         "a user without role");
+  }
+
+  @Test
+  void staticFilesGoOutGzippedAndAreCachedByVersion() throws Exception {
+    String base = Http.root(url) + url.getPath() + "pgbus/";
+    Http.Response lib =
+        Http.request("GET", base + ECHARTS, "viewer", "viewer-secret", "Accept-Encoding", "gzip");
+    assertEquals(200, lib.status());
+    assertEquals("gzip", lib.headers().firstValue("Content-Encoding").orElse(""));
+    assertTrue(
+        lib.headers().firstValue("Cache-Control").orElse("").contains("max-age=31536000"),
+        "the versioned chart library is kept a year");
+    long gzipped = Long.parseLong(lib.headers().firstValue("Content-Length").orElse("0"));
+    assertTrue(gzipped > 0 && gzipped < 400_000, "gzipped: " + gzipped + " bytes");
+    // The page and the modules revalidate: the second load answers 304 without a body.
+    for (String file : List.of("", "app.js", "core.js", "console.css")) {
+      Http.Response first = Http.get(base + file, "viewer", "viewer-secret");
+      String etag = first.headers().firstValue("ETag").orElseThrow();
+      assertTrue(first.headers().firstValue("Cache-Control").orElse("").contains("no-cache"));
+      Http.Response again =
+          Http.request("GET", base + file, "viewer", "viewer-secret", "If-None-Match", etag);
+      assertEquals(304, again.status(), file);
+      assertEquals("", again.body(), file);
+    }
+    assertTrue(
+        Http.get(base, "viewer", "viewer-secret").body().contains(ECHARTS),
+        "the page loads the chart library by its versioned name");
   }
 
   @Test
