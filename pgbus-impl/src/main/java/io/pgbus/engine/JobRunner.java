@@ -646,13 +646,19 @@ final class JobRunner {
     abandoned = true;
   }
 
+  /**
+   * The exception to record: the innermost cause, past the container's wrappers (EJBException, a
+   * rollback), but never past pgbus's own: its message is what pgbus knows (the payload of job N
+   * does not map to a type), and the stack trace keeps its cause below it (issue #29).
+   */
   static Throwable rootCause(Throwable t) {
     Throwable c = t;
     while (c.getCause() != null && c.getCause() != c) {
       if (c instanceof LeaseLostException
           || c instanceof JobReleasedException
           || c instanceof JobTimeoutException
-          || c instanceof JobCancelledException) {
+          || c instanceof JobCancelledException
+          || c instanceof PgbusException) {
         return c;
       }
       c = c.getCause();
