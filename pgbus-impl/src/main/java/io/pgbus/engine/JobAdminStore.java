@@ -53,7 +53,7 @@ public final class JobAdminStore {
       j.created_at, j.attempted_at, j.finalized_at, j.attempted_by, j.lease_expires_at,
       j.unique_key, j.enqueued_by, j.correlation_id,
       (j.errors OPERATOR(pg_catalog.->) 0) OPERATOR(pg_catalog.->>) 'error'::text,
-      j.progress::text
+      j.progress::text, j.attempt_base
       """;
 
   // The filter of JobFilter on alias j; bound by bindFilter, 14 parameters in this order.
@@ -187,15 +187,17 @@ public final class JobAdminStore {
         SELECT coalesce(nullif(?::text, ''), session_user::text), ?::text, queue::text, id FROM acted)
       """;
 
-  // As JobStore.REPLAY_DEAD, for many: one job per unique key at most (the newest), and none
+  // As JobStore.REPLAY_DEAD (a fresh start: the enqueued budget from attempt_base on, V30), for
+  // many: one job per unique key at most (the newest), and none
   // whose key another job holds, so the replay never meets job_unique_idx.
   private static final String REPLAY_SQL =
       PICKED
           + """
       , acted AS (
         UPDATE pgbus.job d
-           SET state = 'available', max_attempts = d.attempt + d.max_attempts::integer, run_at = now(),
-               finalized_at = NULL, batch_id = NULL
+           SET state = 'available', run_at = now(), finalized_at = NULL, batch_id = NULL,
+               max_attempts = d.attempt + (d.max_attempts::integer - d.attempt_base),
+               attempt_base = d.attempt
           FROM (SELECT p.id, p.unique_key, pg_catalog.row_number() OVER (
                          PARTITION BY p.queue, p.unique_key ORDER BY p.id DESC) AS nth
                   FROM picked p) p
@@ -658,12 +660,13 @@ public final class JobAdminStore {
         rs.getString(14),
         rs.getString(15),
         rs.getString(16),
-        full ? rs.getString(18) : null,
         full ? rs.getString(19) : null,
-        rs.getString(17),
         full ? rs.getString(20) : null,
-        full ? rs.getObject(21, Long.class) : null,
-        full ? rs.getString(22) : null);
+        rs.getString(17),
+        full ? rs.getString(21) : null,
+        full ? rs.getObject(22, Long.class) : null,
+        full ? rs.getString(23) : null,
+        rs.getInt(18));
   }
 
   private static Instant instant(ResultSet rs, int column) throws SQLException {

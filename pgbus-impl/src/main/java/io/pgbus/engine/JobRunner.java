@@ -338,7 +338,8 @@ final class JobRunner {
 
   /** The wait before the job's next attempt, by its queue's retry policy. */
   private Duration backoff(ClaimedJob job) {
-    return retries.apply(job.queue()).backoff(job.attempt());
+    // Since the last replay (V30): a replayed job backs off from the first step again.
+    return retries.apply(job.queue()).backoff(job.attempt() - job.attemptBase());
   }
 
   /**

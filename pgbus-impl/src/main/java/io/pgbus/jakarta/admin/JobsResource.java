@@ -189,7 +189,8 @@ public final class JobsResource {
     "enqueuedBy",
     "correlationId",
     "lastError",
-    "progress"
+    "progress",
+    "attemptsBeforeReplay"
   })
   public record JobJson(
       String id,
@@ -208,7 +209,8 @@ public final class JobsResource {
       String enqueuedBy,
       String correlationId,
       String lastError,
-      String progress) {
+      String progress,
+      int attemptsBeforeReplay) {
 
     static JobJson of(JobView j, boolean masked) {
       return new JobJson(
@@ -230,7 +232,8 @@ public final class JobsResource {
           // Handlers build error texts from the payload (a card number, an address): masked with
           // it.
           masked ? null : j.lastError(),
-          j.progress());
+          j.progress(),
+          j.attemptsBeforeReplay());
     }
   }
 
@@ -262,7 +265,8 @@ public final class JobsResource {
     "errors",
     "result",
     "batchId",
-    "dependencies"
+    "dependencies",
+    "attemptsBeforeReplay"
   })
   public record JobDetailJson(
       String id,
@@ -287,7 +291,8 @@ public final class JobsResource {
       String errors,
       String result,
       String batchId,
-      String dependencies) {
+      String dependencies,
+      int attemptsBeforeReplay) {
 
     static JobDetailJson of(JobView j, boolean masked) {
       JobJson s = JobJson.of(j, masked);
@@ -314,7 +319,8 @@ public final class JobsResource {
           masked ? null : j.errors(),
           masked ? null : j.result(),
           j.batchId() == null ? null : String.valueOf(j.batchId()),
-          j.dependencies());
+          j.dependencies(),
+          j.attemptsBeforeReplay());
     }
   }
 }
