@@ -56,10 +56,16 @@ public final class JobAdminStore {
       j.progress::text, j.attempt_base
       """;
 
-  // The filter of JobFilter on alias j; bound by bindFilter, 14 parameters in this order.
+  // The filter of JobFilter on alias j; bound by bindFilter, 18 parameters in this order. The error
+  // filter (issue #29) reads the latest error of each job the others leave, without an index:
+  // bounded like a payload filter by its creation window and the search's timeout.
   private static final String FILTER =
       """
           (?::bigint IS NULL OR j.id = ?::bigint)
+      AND (?::bigint[] IS NULL OR j.id = ANY (?::bigint[]))
+      AND (?::text IS NULL OR pg_catalog.strpos(pg_catalog.lower(
+             (j.errors OPERATOR(pg_catalog.->) 0) OPERATOR(pg_catalog.->>) 'error'::text),
+             pg_catalog.lower(?::text)) OPERATOR(pg_catalog.>) 0)
       AND (?::text IS NULL OR j.queue::text = ?::text)
       AND (?::pgbus.job_state[] IS NULL OR j.state OPERATOR(pg_catalog.=) ANY (?::pgbus.job_state[]))
       AND (?::text IS NULL OR j.unique_key::text = ?::text)
@@ -391,13 +397,13 @@ public final class JobAdminStore {
   }
 
   /**
-   * The filter a search runs with: a payload filter (a scan of the jobs the other filters leave, so
-   * of every job when they leave all) only over a bounded creation window, {@link
+   * The filter a search runs with: a payload or error filter (a scan of the jobs the other filters
+   * leave, so of every job when they leave all) only over a bounded creation window, {@link
    * JobAdmin#PAYLOAD_WINDOW_DAYS} before {@code createdTo} (or now) unless {@code createdFrom} is
    * given, and never wider than {@link JobAdmin#MAX_PAYLOAD_WINDOW_DAYS}.
    */
   static JobFilter payloadWindow(JobFilter f, Instant now) {
-    if (f.payloadContains() == null) {
+    if (f.payloadContains() == null && f.errorContains() == null) {
       return f;
     }
     Instant end = f.createdTo() == null ? now : f.createdTo();
@@ -410,7 +416,7 @@ public final class JobAdminStore {
       throw new InvalidFilterException(
           "createdFrom",
           from,
-          "a payload search looks at most "
+          "a payload or error search looks at most "
               + JobAdmin.MAX_PAYLOAD_WINDOW_DAYS
               + " days of jobs: give createdFrom and createdTo (default now) at most "
               + JobAdmin.MAX_PAYLOAD_WINDOW_DAYS
@@ -439,6 +445,8 @@ public final class JobAdminStore {
     // query walks the primary key.
     boolean matching =
         filter.id() != null
+            || filter.ids() != null
+            || filter.errorContains() != null
             || filter.uniqueKey() != null
             || filter.payloadContains() != null
             || filter.createdFrom() != null
@@ -600,6 +608,9 @@ public final class JobAdminStore {
       throws SQLException {
     int i = at;
     i = bindTwice(ps, i, f.id(), Types.BIGINT);
+    Object ids = f.ids() == null ? null : c.createArrayOf("int8", f.ids().toArray());
+    i = bindTwice(ps, i, ids, Types.ARRAY);
+    i = bindTwice(ps, i, f.errorContains(), Types.VARCHAR);
     i = bindTwice(ps, i, f.queue(), Types.VARCHAR);
     String states = f.states() == null ? null : states(f.states());
     ps.setObject(i++, states, Types.OTHER);

@@ -6,7 +6,9 @@ import io.pgbus.admin.JobState;
 import jakarta.ws.rs.core.MultivaluedMap;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
 
 /**
  * The admin API's query and path parameters, parsed: each bad one is an {@link
@@ -22,6 +24,12 @@ final class AdminParams {
     String v;
     if ((v = q.getFirst("id")) != null) {
       f = f.withId(id(v));
+    }
+    if ((v = q.getFirst("ids")) != null) {
+      f = f.withIds(ids(v));
+    }
+    if ((v = q.getFirst("error")) != null) {
+      f = f.withErrorContaining(v);
     }
     if ((v = q.getFirst("queue")) != null) {
       f = f.withQueue(v);
@@ -48,6 +56,20 @@ final class AdminParams {
       f = f.withCreated(from, to);
     }
     return f;
+  }
+
+  /** A comma list of job ids: a page's selection, at most {@link JobFilter#MAX_IDS}. */
+  static List<Long> ids(String v) {
+    // Checked before it is split: a list of 200 ids of up to 19 digits and their commas.
+    if (v.length() > JobFilter.MAX_IDS * 20) {
+      throw new InvalidFilterException(
+          "ids", v.substring(0, 40) + "...", "give 1 to " + JobFilter.MAX_IDS + " job ids");
+    }
+    var ids = new ArrayList<Long>();
+    for (String s : v.split(",", -1)) {
+      ids.add(id(s.strip()));
+    }
+    return ids;
   }
 
   static long id(String v) {
