@@ -508,9 +508,12 @@ public final class JobAdminStore {
   public int jobAct(Connection c, Action action, JobFilter filter, int limit, String actor)
       throws SQLException {
     requireRange("limit", limit, 1, JobAdmin.MAX_BULK);
+    // The window of a search by payload or error text bounds the action too: it changes what the
+    // same search lists (the console counts it for its confirmation), and scans no more.
+    JobFilter bounded = payloadWindow(filter, Instant.now());
     try (PreparedStatement ps = c.prepareStatement(action.sql)) {
       ps.setObject(1, states(action.states), Types.OTHER);
-      int i = bindFilter(c, ps, 2, filter);
+      int i = bindFilter(c, ps, 2, bounded);
       ps.setInt(i, limit);
       ps.setString(i + 1, actor);
       ps.setString(i + 2, action.auditName);
