@@ -144,6 +144,38 @@ class ConsoleBrowserIT {
     assertTrue(
         Http.get(base, "viewer", "viewer-secret").body().contains(ECHARTS),
         "the page loads the chart library by its versioned name");
+
+    // The overview loaded twice in one browser: what went over the wire, console files only.
+    try (Browser b = new Browser()) {
+      b.open(console("viewer", "viewer-secret"));
+      b.find("body[data-page=overview] #depth-chart canvas");
+      List<?> first = transfer(b);
+      b.script("location.reload();");
+      b.await(20, d -> b.count("body[data-page=overview] #depth-chart canvas") == 1);
+      List<?> second = transfer(b);
+      System.out.println(
+          "console transfer on "
+              + TestServer.current()
+              + ": first load "
+              + first
+              + ", second load "
+              + second
+              + " [requests sent, bytes transferred, files]");
+      long firstBytes = ((Number) first.get(1)).longValue();
+      long secondBytes = ((Number) second.get(1)).longValue();
+      assertTrue(secondBytes * 10 < firstBytes, "a second load: " + second + " after " + first);
+    }
+  }
+
+  /** [requests sent, bytes transferred, files] of the page and its files (not the API's). */
+  private static List<?> transfer(Browser b) {
+    return (List<?>)
+        b.script(
+            "const all = [performance.getEntriesByType('navigation')[0],"
+                + " ...performance.getEntriesByType('resource')]"
+                + ".filter(e => e && !e.name.includes('/api/') && !e.name.endsWith('/session'));"
+                + "return [all.filter(e => e.transferSize > 0).length,"
+                + " all.reduce((n, e) => n + e.transferSize, 0), all.length];");
   }
 
   @Test
