@@ -13,7 +13,7 @@ import java.util.zip.GZIPOutputStream;
 /**
  * One file the console serves, read once from its jar: the bytes, their gzip form (kept only when
  * it saves at least a tenth) and an ETag from their SHA-256, so a browser that has the file gets a
- * 304 and no body, and one that asked for gzip gets a tenth of echarts' megabyte.
+ * 304 and no body, and one that asked for gzip gets echarts' megabyte as a third of it.
  */
 final class StaticFile {
 

@@ -24,19 +24,4 @@ public record ClaimedJob(
     Instant createdAt,
     Instant runAt,
     TraceContext trace,
-    int attemptBase) {
-
-  /** A job never replayed. */
-  public ClaimedJob(
-      long id,
-      String queue,
-      int priority,
-      String payload,
-      int attempt,
-      int maxAttempts,
-      Instant createdAt,
-      Instant runAt,
-      TraceContext trace) {
-    this(id, queue, priority, payload, attempt, maxAttempts, createdAt, runAt, trace, 0);
-  }
-}
+    int attemptBase) {}
