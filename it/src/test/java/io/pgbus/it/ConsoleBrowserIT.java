@@ -150,8 +150,12 @@ class ConsoleBrowserIT {
       b.open(console("viewer", "viewer-secret"));
       b.find("body[data-page=overview] #depth-chart canvas");
       List<?> first = transfer(b);
-      b.script("location.reload();");
-      b.await(20, d -> b.count("body[data-page=overview] #depth-chart canvas") == 1);
+      b.script("window.pgbusFirstLoad = true; location.reload();");
+      b.await(
+          20,
+          d ->
+              b.script("return window.pgbusFirstLoad === undefined;").equals(Boolean.TRUE)
+                  && b.count("body[data-page=overview] #depth-chart canvas") == 1);
       List<?> second = transfer(b);
       System.out.println(
           "console transfer on "
@@ -291,8 +295,8 @@ class ConsoleBrowserIT {
                   + ")"));
 
       // Every job matching the search: the one left, counted before it changes.
+      b.await(20, d -> b.count("tr[data-job-id]") == 1);
       b.find("tr[data-job-id='" + c + "']");
-      assertEquals(1, b.count("tr[data-job-id]"));
       b.click("button[data-action=matching-delete]");
       assertTrue(
           b.find("#confirm-text").getText().startsWith("Delete 1 job:"),
