@@ -57,7 +57,10 @@ export function query(params) {
   return s ? '?' + s : '';
 }
 
-/** h('a', {href: '#/x', class: 'y'}, 'text', child): an element; strings become text nodes. */
+/**
+ * h('a', {href: '#/x', class: 'y'}, 'text', child): an element; strings become text nodes, and
+ * nested arrays of children are flattened.
+ */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -66,7 +69,7 @@ export function h(tag, attrs = {}, ...children) {
     else if (k === 'class') el.className = v;
     else el.setAttribute(k, v === true ? '' : v);
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }

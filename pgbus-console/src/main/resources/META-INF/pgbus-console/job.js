@@ -1,7 +1,7 @@
 // One job: its facts, its batch and the jobs it waits on, the payload pretty-printed, its attempts
 // and errors as a timeline (stack traces folded), and the actions its state allows (admins only,
 // each after a confirmation; Cancel reaches a running job too).
-import { get, post, h, when, stateBadge, actionButton, flash, attempts, JOB_ACTIONS } from './core.js';
+import { get, post, h, when, stateBadge, actionButton, flash, JOB_ACTIONS } from './core.js';
 
 /** The job page's actions: the list's, and Cancel of a running job (its JVM stops the handler). */
 const ACTIONS = JOB_ACTIONS.map((a) => (a.action === 'cancel' ? { ...a, states: [...a.states, 'running'] } : a));
@@ -83,7 +83,7 @@ function progress(json) {
 /** "attempt 2 of 3", and after a replay the attempts of the runs before it. */
 function attemptText(j) {
   const before = j.attemptsBeforeReplay || 0;
-  return `${j.attempt - before} of ${j.maxAttempts - before}` + (before ? ` (replayed; ${before} attempts before, ${attempts(j)})` : '');
+  return `${j.attempt - before} of ${j.maxAttempts - before}` + (before ? ` (replayed after ${before} attempts)` : '');
 }
 
 /** Its batch, and the jobs it waits on with their states (the dependency edges). */
