@@ -270,7 +270,8 @@ CREATE TABLE pgbus.job (
     concurrency_key pgbus.job_concurrency_key,
     batch_id bigint,
     linked boolean DEFAULT false NOT NULL,
-    lane bigint
+    lane bigint,
+    attempt_base integer DEFAULT 0 NOT NULL
 );
 
 --

@@ -1,7 +1,7 @@
 // Routes #/page/arg to a page module, and refreshes the current page every refreshSeconds,
 // but only while the tab is visible (Page Visibility API): a console left open in a background
 // tab issues no requests, and so costs the database nothing.
-import { session, flash, h } from './core.js';
+import { session, flash, h, ZONE } from './core.js';
 import * as overview from './overview.js';
 import * as queue from './queue.js';
 import * as jobs from './jobs.js';
@@ -17,6 +17,8 @@ let generation = 0;
 
 document.getElementById('who').textContent =
   `${session.user} · ${session.admin ? 'pgbus-admin' : 'pgbus-viewer (read only)'}`;
+// Every time on the pages is the browser's local time with its offset; the zone is named here.
+document.getElementById('who').after(h('span', { id: 'zone', title: 'Times are shown in this zone, with their UTC offset' }, `times in ${ZONE}`));
 document.body.dataset.role = session.admin ? 'admin' : 'viewer';
 
 function parse() {

@@ -57,7 +57,10 @@ export function query(params) {
   return s ? '?' + s : '';
 }
 
-/** h('a', {href: '#/x', class: 'y'}, 'text', child): an element; strings become text nodes. */
+/**
+ * h('a', {href: '#/x', class: 'y'}, 'text', child): an element; strings become text nodes, and
+ * nested arrays of children are flattened.
+ */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -66,7 +69,7 @@ export function h(tag, attrs = {}, ...children) {
     else if (k === 'class') el.className = v;
     else el.setAttribute(k, v === true ? '' : v);
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
     el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -83,10 +86,20 @@ export function stateBadge(state) {
   return h('span', { class: 'state ' + state }, state);
 }
 
+/** The browser's time zone, named once in the header: every time on the pages is in it. */
+export const ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time';
+
+const pad = (n) => String(n).padStart(2, '0');
+
+/** An instant as the browser's local time with its UTC offset: 2026-12-02 15:04:05 +01:00. */
 export function when(iso) {
   if (!iso) return '—';
   const d = new Date(iso);
-  return d.toLocaleString(undefined, { hour12: false });
+  if (isNaN(d)) return String(iso);
+  const off = -d.getTimezoneOffset();
+  const sign = off >= 0 ? '+' : '-';
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
+    + ` ${sign}${pad(Math.floor(Math.abs(off) / 60))}:${pad(Math.abs(off) % 60)}`;
 }
 
 export function ago(ms) {
@@ -104,13 +117,37 @@ export function flash(message, ok = false) {
   el.hidden = !message;
 }
 
-/** An action button, for admins only: a viewer gets nothing. */
-export function actionButton(label, action, run, danger = false) {
+/**
+ * Asks before an action: a dialog that says what will change (with its count) and answers true
+ * only on its confirm button. No one-click destructive action anywhere in the console.
+ */
+export function confirmAction(message, label = 'Confirm') {
+  return new Promise((resolve) => {
+    const dialog = h('dialog', { id: 'confirm' });
+    const done = (answer) => { dialog.close(); dialog.remove(); resolve(answer); };
+    dialog.append(
+      h('p', { id: 'confirm-text' }, message),
+      h('div', { class: 'toolbar' },
+        h('button', { type: 'button', id: 'confirm-ok', class: 'act danger', onclick: () => done(true) }, label),
+        h('button', { type: 'button', id: 'confirm-cancel', onclick: () => done(false) }, 'Cancel')));
+    dialog.addEventListener('cancel', () => done(false));
+    document.body.append(dialog);
+    dialog.showModal();
+  });
+}
+
+/**
+ * An action button, for admins only: a viewer gets nothing. With {@code confirm} (a text, or a
+ * function answering one, or null to go ahead) the action runs only after the dialog says yes.
+ */
+export function actionButton(label, action, run, danger = false, confirm = null) {
   if (!session.admin) return null;
   const button = h('button', { class: 'act' + (danger ? ' danger' : ''), 'data-action': action, type: 'button' }, label);
   button.addEventListener('click', async () => {
     button.disabled = true;
     try {
+      const text = typeof confirm === 'function' ? await confirm() : confirm;
+      if (text && !(await confirmAction(text, label))) return;
       await run();
     } catch (e) {
       flash(`${label} failed: ${e.message}`);
@@ -121,17 +158,77 @@ export function actionButton(label, action, run, danger = false) {
   return button;
 }
 
+/** What each job action changes, as the admin API applies it (docs/admin-api.md, Actions). */
+export const JOB_ACTIONS = [
+  { label: 'Replay', action: 'replay', states: ['dead'], danger: false },
+  { label: 'Retry now', action: 'retry', states: ['scheduled', 'retryable'], danger: false },
+  { label: 'Cancel', action: 'cancel', states: ['scheduled', 'available', 'retryable'], danger: true },
+  { label: 'Delete', action: 'delete', states: ['completed', 'dead', 'cancelled'], danger: true },
+];
+
+/** "3 jobs", "1 job". */
+export function jobs(n) {
+  return `${n} job${n === 1 ? '' : 's'}`;
+}
+
 export const STATES = ['scheduled', 'available', 'running', 'retryable', 'completed', 'dead', 'cancelled'];
 
-export function jobTable(jobs) {
-  return h('table', { class: 'jobs' },
-    h('thead', {}, h('tr', {}, ['id', 'queue', 'state', 'attempt', 'created', 'run at', 'last error'].map((t) => h('th', {}, t)))),
-    h('tbody', {}, jobs.map((j) => h('tr', { 'data-job-id': j.id },
+const FINAL = ['completed', 'dead', 'cancelled'];
+
+/**
+ * A table of jobs. {@code opts.selected} (a Set of ids) adds a checkbox per row and one for the
+ * page (admins only); {@code opts.onSelect} is told of every change. {@code opts.state} is the
+ * state the list shows, if one: a dead list shows when each job died. {@code opts.rowAction(job)}
+ * may add a button to a row (Cancel of a running job).
+ */
+export function jobTable(list, opts = {}) {
+  const selectable = session.admin && opts.selected;
+  const whenHead = opts.state === 'dead' ? 'died at' : FINAL.includes(opts.state) ? 'finished at' : 'run at / finished';
+  const boxes = [];
+  const all = selectable ? h('input', { type: 'checkbox', id: 'select-page', title: 'Select every job of this page' }) : null;
+  if (all) {
+    all.checked = list.length > 0 && list.every((j) => opts.selected.has(j.id));
+    all.addEventListener('change', () => {
+      for (const [id, box] of boxes) {
+        box.checked = all.checked;
+        if (all.checked) opts.selected.add(id); else opts.selected.delete(id);
+      }
+      opts.onSelect && opts.onSelect();
+    });
+  }
+  const row = (j) => {
+    let box = null;
+    if (selectable) {
+      box = h('input', { type: 'checkbox', class: 'select-job', 'data-job-id': j.id, 'data-state': j.state });
+      box.checked = opts.selected.has(j.id);
+      box.addEventListener('change', () => {
+        if (box.checked) opts.selected.add(j.id); else opts.selected.delete(j.id);
+        all.checked = list.every((x) => opts.selected.has(x.id));
+        opts.onSelect && opts.onSelect();
+      });
+      boxes.push([j.id, box]);
+    }
+    const ended = FINAL.includes(j.state);
+    return h('tr', { 'data-job-id': j.id, 'data-state': j.state },
+      selectable ? h('td', {}, box) : null,
       h('td', {}, h('a', { href: '#/job/' + j.id }, j.id)),
       h('td', {}, h('a', { href: '#/queue/' + encodeURIComponent(j.queue) }, j.queue)),
       h('td', {}, stateBadge(j.state)),
-      h('td', { class: 'num' }, `${j.attempt}/${j.maxAttempts}`),
+      h('td', { class: 'num' }, attempts(j)),
       h('td', {}, when(j.createdAt)),
-      h('td', {}, when(j.runAt)),
-      h('td', { class: 'muted' }, (j.lastError || '').slice(0, 120))))));
+      h('td', { class: 'when-col' }, ended ? when(j.finalizedAt) : when(j.runAt)),
+      h('td', { class: 'muted' }, (j.lastError || '').split('\n')[0].slice(0, 120)),
+      opts.rowAction ? h('td', {}, opts.rowAction(j)) : null);
+  };
+  return h('table', { class: 'jobs' },
+    h('thead', {}, h('tr', {}, selectable ? h('th', {}, all) : null,
+      ['id', 'queue', 'state', 'attempt', 'created', whenHead, 'last error'].map((t) => h('th', {}, t)),
+      opts.rowAction ? h('th', {}, '') : null)),
+    h('tbody', {}, list.map(row)));
+}
+
+/** "2/3", or after a replay "1/3 (+3)": this run's attempt of its budget, and those before it. */
+export function attempts(j) {
+  const before = j.attemptsBeforeReplay || 0;
+  return `${j.attempt - before}/${j.maxAttempts - before}` + (before ? ` (+${before})` : '');
 }

@@ -53,12 +53,12 @@ export async function render(view) {
       h('button', { type: 'button', 'data-action': 'history', onclick: () => showHistory(s.name).catch((e) => flash(`History failed: ${e.message}`)) }, 'History'),
       s.paused
         ? actionButton('Resume', 'resume', () => act('resume', () => `Schedule ${s.name}: resumed.`))
-        : actionButton('Pause', 'pause', () => act('pause', () => `Schedule ${s.name}: paused.`), true),
-      actionButton('Trigger now', 'trigger', () => act('trigger', (r) => `Schedule ${s.name}: job ${r.jobId} enqueued.`)),
-      actionButton('Delete', 'delete', async () => {
-        if (!confirm(`Delete schedule ${s.name}?`)) return;
-        await act('delete', () => `Schedule ${s.name}: deleted.`);
-      }, true),
+        : actionButton('Pause', 'pause', () => act('pause', () => `Schedule ${s.name}: paused.`), true,
+          `Pause schedule ${s.name}? Its runs are skipped until it is resumed (misfire policy ${s.misfire}).`),
+      actionButton('Trigger now', 'trigger', () => act('trigger', (r) => `Schedule ${s.name}: job ${r.jobId} enqueued.`), false,
+        `Trigger schedule ${s.name} now? One job is enqueued on ${s.queue}, besides its regular runs.`),
+      actionButton('Delete', 'delete', () => act('delete', () => `Schedule ${s.name}: deleted.`), true,
+        `Delete schedule ${s.name}?` + (s.source === 'config' ? ' A configured cron comes back at the next deployment.' : '')),
     ];
   }
   await refresh();

@@ -1,20 +1,31 @@
-// One job: its facts, the payload pretty-printed, its attempts and errors as a timeline, and the
-// actions its state allows (admins only).
-import { get, post, h, when, stateBadge, actionButton, flash } from './core.js';
+// One job: its facts, its batch and the jobs it waits on, the payload pretty-printed, its attempts
+// and errors as a timeline (stack traces folded), and the actions its state allows (admins only,
+// each after a confirmation; Cancel reaches a running job too).
+import { get, post, h, when, stateBadge, actionButton, flash, JOB_ACTIONS } from './core.js';
 
-const ACTIONS = [
-  ['Replay', 'replay', ['dead'], false],
-  ['Retry now', 'retry', ['scheduled', 'retryable'], false],
-  ['Cancel', 'cancel', ['scheduled', 'available', 'retryable'], true],
-  ['Delete', 'delete', ['completed', 'dead', 'cancelled'], true],
-];
+/** The job page's actions: the list's, and Cancel of a running job (its JVM stops the handler). */
+const ACTIONS = JOB_ACTIONS.map((a) => (a.action === 'cancel' ? { ...a, states: [...a.states, 'running'] } : a));
+
+/** What each action will do to this one job, said before it runs. */
+const CONFIRM = {
+  replay: (j) => `Replay job ${j.id}? It runs again with a fresh budget of ${j.maxAttempts - (j.attemptsBeforeReplay || 0)} attempts.`,
+  retry: (j) => `Run job ${j.id} now instead of at ${when(j.runAt)}?`,
+  cancel: (j) => (j.state === 'running'
+    ? `Cancel running job ${j.id}? Its JVM interrupts the handler, and the job ends as cancelled.`
+    : `Cancel job ${j.id}? It will not run.`),
+  delete: (j) => `Delete job ${j.id} for good?`,
+};
+
+/** Lines of a stack trace shown before "more lines". */
+const TRACE_LINES = 3;
 
 export async function render(view, id) {
   const facts = h('div', { class: 'card' });
   const actions = h('div', { class: 'toolbar', id: 'job-actions' });
+  const links = h('div', { id: 'job-links' });
   const payload = h('pre', { id: 'payload' });
   const timeline = h('ol', { class: 'timeline', id: 'timeline' });
-  view.replaceChildren(h('h1', {}, 'Job ', h('code', {}, id)), actions, facts,
+  view.replaceChildren(h('h1', {}, 'Job ', h('code', {}, id)), actions, facts, links,
     h('h2', {}, 'Payload'), payload, h('h2', {}, 'Attempts and errors'), timeline);
 
   async function refresh() {
@@ -31,9 +42,9 @@ export async function render(view, id) {
     facts.replaceChildren(h('dl', { class: 'facts' },
       fact('state', h('span', { id: 'job-state', 'data-state': j.state }, stateBadge(j.state))),
       fact('queue', h('a', { href: '#/queue/' + encodeURIComponent(j.queue) }, j.queue)),
-      fact('attempt', `${j.attempt} of ${j.maxAttempts}`),
+      fact('attempt', h('span', { id: 'job-attempt' }, attemptText(j))),
       fact('priority', j.priority),
-      fact('run at', when(j.runAt)),
+      fact(j.state === 'dead' ? 'died at' : 'run at', when(j.state === 'dead' ? j.finalizedAt : j.runAt)),
       fact('created', when(j.createdAt)),
       fact('last attempted', when(j.attemptedAt)),
       fact('finished', when(j.finalizedAt)),
@@ -42,17 +53,20 @@ export async function render(view, id) {
       fact('unique key', j.uniqueKey || '—'),
       fact('enqueued by', j.enqueuedBy || '—'),
       fact('correlation id', j.correlationId || '—')));
+    links.replaceChildren(...edges(j));
     payload.textContent = j.payloadMasked ? '(masked: only pgbus-admin may read payloads and error texts)' : pretty(j.payload);
     timeline.replaceChildren(...events(j).map((e) => h('li', { class: e.kind },
       h('div', { class: 'when' }, when(e.at)), h('div', {}, e.title),
-      e.detail ? h('div', { class: 'error-text' }, e.detail) : null)));
-    actions.replaceChildren(...ACTIONS.filter(([, , states]) => states.includes(j.state))
-      .map(([label, action, , danger]) => actionButton(label, action, async () => {
-        const r = await post(`jobs/${encodeURIComponent(id)}/${action}`);
-        flash(r.changed ? `${label}: done.` : `${label}: the job was not in a state for it any more.`, r.changed > 0);
-        if (action === 'delete' && r.changed) location.hash = '#/queue/' + encodeURIComponent(j.queue);
+      e.detail ? trace(e.detail, e.at) : null)));
+    actions.replaceChildren(...ACTIONS.filter((a) => a.states.includes(j.state))
+      .map((a) => actionButton(a.label, a.action, async () => {
+        const r = await post(`jobs/${encodeURIComponent(id)}/${a.action}`);
+        const running = a.action === 'cancel' && j.state === 'running';
+        flash(!r.changed ? `${a.label}: the job was not in a state for it any more.`
+          : running ? `${a.label}: its JVM was asked to stop it.` : `${a.label}: done.`, r.changed > 0);
+        if (a.action === 'delete' && r.changed) location.hash = '#/queue/' + encodeURIComponent(j.queue);
         else await refresh();
-      }, danger)).filter(Boolean));
+      }, a.danger, CONFIRM[a.action](j))).filter(Boolean));
   }
   await refresh();
   return { refresh };
@@ -64,6 +78,41 @@ function progress(json) {
   try { p = JSON.parse(json || 'null'); } catch (e) { p = null; }
   if (!p || typeof p.percent !== 'number') return '—';
   return `${p.percent}%` + (p.message ? ` ${p.message}` : '') + ` (attempt ${p.attempt}, ${when(p.at)})`;
+}
+
+/** "attempt 2 of 3", and after a replay the attempts of the runs before it. */
+function attemptText(j) {
+  const before = j.attemptsBeforeReplay || 0;
+  return `${j.attempt - before} of ${j.maxAttempts - before}` + (before ? ` (replayed after ${before} attempts)` : '');
+}
+
+/** Its batch, and the jobs it waits on with their states (the dependency edges). */
+function edges(j) {
+  let deps = [];
+  try { deps = JSON.parse(j.dependencies || '[]') || []; } catch (e) { deps = []; }
+  if (!j.batchId && deps.length === 0) return [];
+  return [h('div', { class: 'card', id: 'job-edges' },
+    h('dl', { class: 'facts' },
+      fact('batch', j.batchId ? h('code', { id: 'job-batch' }, j.batchId) : '—'),
+      fact('waits on', deps.length === 0 ? '—' : h('ul', { class: 'edges', id: 'job-parents' },
+        deps.map((d) => h('li', { 'data-job-id': String(d.job) },
+          h('a', { href: '#/job/' + d.job }, String(d.job)), ' ', stateBadge(d.state),
+          h('span', { class: 'muted' }, ` on failure: ${d.onFailure}`)))))))];
+}
+
+/** The traces unfolded on this page, by the error's time: a refresh keeps them open. */
+const unfolded = new Set();
+
+/** An error: its first lines, the rest of a stack trace folded behind a click. */
+function trace(text, key) {
+  const lines = String(text).split('\n');
+  const head = h('div', { class: 'error-text trace-head' }, lines.slice(0, TRACE_LINES).join('\n'));
+  if (lines.length <= TRACE_LINES) return head;
+  const rest = h('details', { class: 'trace', open: unfolded.has(key) },
+    h('summary', {}, `${lines.length - TRACE_LINES} more lines`),
+    h('div', { class: 'error-text' }, lines.slice(TRACE_LINES).join('\n')));
+  rest.addEventListener('toggle', () => (rest.open ? unfolded.add(key) : unfolded.delete(key)));
+  return h('div', {}, head, rest);
 }
 
 function fact(label, value) {

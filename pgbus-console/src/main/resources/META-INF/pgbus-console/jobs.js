@@ -1,9 +1,9 @@
-// Job search: queue, state, id, unique key, payload containment and creation time, with keyset
-// paging. The form's values live in the URL, so a search can be bookmarked and shared.
+// Job search: queue, state, id, unique key, payload containment, error text and creation time,
+// with keyset paging, selection and bulk actions (paging.js). The form's values live in the URL, so a search can be bookmarked and shared.
 import { h, flash, STATES } from './core.js';
 import { pagedJobs } from './paging.js';
 
-const FIELDS = ['queue', 'state', 'id', 'uniqueKey', 'payload', 'createdFrom', 'createdTo'];
+const FIELDS = ['queue', 'state', 'id', 'uniqueKey', 'payload', 'error', 'createdFrom', 'createdTo'];
 
 export async function render(view, _arg, params) {
   const input = (name, label, placeholder) =>
@@ -17,6 +17,7 @@ export async function render(view, _arg, params) {
     input('id', 'Job id', '1042'),
     input('uniqueKey', 'Unique key', 'order-42'),
     input('payload', 'Payload contains (JSON)', '{"order":42}'),
+    input('error', 'Latest error contains', 'SocketTimeoutException'),
     input('createdFrom', 'Created from (ISO-8601)', '2026-12-01T00:00:00Z'),
     input('createdTo', 'Created before (ISO-8601)', ''),
     h('div', {}, h('button', { id: 'f-search', type: 'submit' }, 'Search')));

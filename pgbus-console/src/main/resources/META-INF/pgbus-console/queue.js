@@ -1,38 +1,28 @@
-// One queue: its counts by state as tabs, the jobs of the chosen state, pause and resume, and
-// the bulk actions that fit the state (admins only).
+// One queue: its counts by state as tabs, the jobs of the chosen state (with the list's selection
+// and bulk actions, paging.js), and pause and resume after a confirmation (admins only).
 import { get, post, h, fill, ago, stateBadge, actionButton, flash, STATES } from './core.js';
 import { pagedJobs } from './paging.js';
-
-const BULK = {
-  scheduled: [['Retry all now', 'retry'], ['Cancel all', 'cancel']],
-  available: [['Cancel all', 'cancel']],
-  retryable: [['Retry all now', 'retry'], ['Cancel all', 'cancel']],
-  dead: [['Replay all', 'replay'], ['Delete all', 'delete']],
-  completed: [['Delete all', 'delete']],
-  cancelled: [['Delete all', 'delete']],
-  running: [],
-};
 
 export async function render(view, name, params) {
   const state = STATES.includes(params.get('state')) ? params.get('state') : null;
   const head = h('div', { class: 'toolbar' });
   const tabs = h('div', { class: 'toolbar', id: 'state-tabs' });
-  const list = pagedJobs({ queue: name, state });
-  const bulk = h('div', { class: 'toolbar' });
-  view.replaceChildren(h('h1', {}, 'Queue ', h('code', {}, name)), head, tabs, bulk, list.box);
+  const list = pagedJobs(state ? { queue: name, state } : { queue: name });
+  view.replaceChildren(h('h1', {}, 'Queue ', h('code', {}, name)), head, tabs, list.box);
 
   async function refresh() {
     const q = (await get('queues')).queues.find((x) => x.queue === name);
     const paused = q ? q.paused : false;
-    fill(head, 
+    fill(head,
       h('span', { id: 'queue-state' }, stateBadge(paused ? 'paused' : 'active')),
       q ? h('span', { class: 'muted' }, `oldest waiting ${ago(q.oldestWaitingMs)}`) : null,
       paused
         ? actionButton('Resume', 'resume', () => act('resume'))
-        : actionButton('Pause', 'pause', () => act('pause'), true));
+        : actionButton('Pause', 'pause', () => act('pause'), true,
+          `Pause queue ${name}? No JVM starts its jobs until it is resumed; running jobs finish.`));
     const count = (s) => (q ? `${q.counts[s]}${q.countsCapped.includes(s) ? '+' : ''}` : '0');
     const href = (s) => `#/queue/${encodeURIComponent(name)}${s ? '?state=' + s : ''}`;
-    fill(tabs, 
+    fill(tabs,
       h('a', { href: href(null), class: state ? '' : 'active' }, 'all'),
       STATES.map((s) => h('a', { href: href(s), 'data-state': s, class: s === state ? 'active' : '' }, `${s} (${count(s)})`)));
     if (!list.paged()) await list.first();
@@ -44,14 +34,6 @@ export async function render(view, name, params) {
     await refresh();
   }
 
-  if (state) {
-    fill(bulk, BULK[state].map(([label, action]) => actionButton(label, 'bulk-' + action, async () => {
-      if (!confirm(`${label}: ${state} jobs of ${name} (up to 1000)?`)) return;
-      const r = await post('jobs/' + action, { queue: name, state, limit: 1000 });
-      flash(`${label}: ${r.changed} job(s) changed.`, true);
-      await refresh();
-    }, action === 'delete' || action === 'cancel')));
-  }
   await refresh();
   return { refresh };
 }

@@ -40,6 +40,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class ConsoleBrowserIT {
   private static final String QUEUE = "it_console";
   private static final String PAUSE_QUEUE = "it_console_pause";
+  private static final String ECHARTS = "lib/echarts-5.3.1.min.js";
+  private static final String SLOW_QUEUE = "it_console_slow";
 
   @Deployment(testable = false)
   static WebArchive deployment() {
@@ -47,7 +49,7 @@ class ConsoleBrowserIT {
         PgbusWars.of(
                 "console",
                 "pgbus.capsules=console",
-                "pgbus.capsule.console.queues=" + QUEUE,
+                "pgbus.capsule.console.queues=" + QUEUE + "," + SLOW_QUEUE,
                 "pgbus.capsule.console.concurrency=2",
                 "pgbus.crons=nightly",
                 "pgbus.cron.nightly.schedule=0 3 * * *",
@@ -57,7 +59,8 @@ class ConsoleBrowserIT {
                 ItRestApplication.class,
                 ItAdmin.class,
                 ConsoleOrder.class,
-                ConsoleOrderHandler.class)
+                ConsoleOrderHandler.class,
+                ConsoleSlowHandler.class)
             .addAsLibrary(consoleJar());
     if (TestServer.current() == TestServer.WILDFLY) {
       war.setWebXML("wildfly/web-secured.xml").addAsWebInfResource("wildfly/jboss-web.xml");
@@ -102,19 +105,81 @@ class ConsoleBrowserIT {
   @Test
   void anonymousUsersGetNeitherThePagesNorTheChartLibrary() throws Exception {
     String base = Http.root(url) + url.getPath();
-    for (String path : List.of("pgbus/", "pgbus/app.js", "pgbus/lib/echarts.min.js", "pgbus")) {
+    for (String path : List.of("pgbus/", "pgbus/app.js", "pgbus/" + ECHARTS, "pgbus")) {
       assertEquals(401, Http.get(base + path).status(), path);
     }
     // The WebJar is copied into the console jar, not bundled: nothing at the container's /webjars.
     assertEquals(404, Http.get(base + "webjars/echarts/5.3.1/dist/echarts.min.js").status());
-    assertEquals(
-        200, Http.get(base + "pgbus/lib/echarts.min.js", "viewer", "viewer-secret").status());
+    assertEquals(200, Http.get(base + "pgbus/" + ECHARTS, "viewer", "viewer-secret").status());
     Http.Response page = Http.get(base + "pgbus/", "viewer", "viewer-secret");
     assertTrue(page.headers().firstValue("Content-Security-Policy").orElse("").contains("'self'"));
     assertEquals(
         403,
         Http.get(base + "pgbus/", "someone", "someone-secret").status(),
         "a user without role");
+  }
+
+  @Test
+  void staticFilesGoOutGzippedAndAreCachedByVersion() throws Exception {
+    String base = Http.root(url) + url.getPath() + "pgbus/";
+    Http.Response lib =
+        Http.request("GET", base + ECHARTS, "viewer", "viewer-secret", "Accept-Encoding", "gzip");
+    assertEquals(200, lib.status());
+    assertEquals("gzip", lib.headers().firstValue("Content-Encoding").orElse(""));
+    assertTrue(
+        lib.headers().firstValue("Cache-Control").orElse("").contains("max-age=31536000"),
+        "the versioned chart library is kept a year");
+    long gzipped = Long.parseLong(lib.headers().firstValue("Content-Length").orElse("0"));
+    assertTrue(gzipped > 0 && gzipped < 400_000, "gzipped: " + gzipped + " bytes");
+    // The page and the modules revalidate: the second load answers 304 without a body.
+    for (String file : List.of("", "app.js", "core.js", "console.css")) {
+      Http.Response first = Http.get(base + file, "viewer", "viewer-secret");
+      String etag = first.headers().firstValue("ETag").orElseThrow();
+      assertTrue(first.headers().firstValue("Cache-Control").orElse("").contains("no-cache"));
+      Http.Response again =
+          Http.request("GET", base + file, "viewer", "viewer-secret", "If-None-Match", etag);
+      assertEquals(304, again.status(), file);
+      assertEquals("", again.body(), file);
+    }
+    assertTrue(
+        Http.get(base, "viewer", "viewer-secret").body().contains(ECHARTS),
+        "the page loads the chart library by its versioned name");
+
+    // The overview loaded twice in one browser: what went over the wire, console files only.
+    try (Browser b = new Browser()) {
+      b.open(console("viewer", "viewer-secret"));
+      b.find("body[data-page=overview] #depth-chart canvas");
+      List<?> first = transfer(b);
+      b.script("window.pgbusFirstLoad = true; location.reload();");
+      b.await(
+          20,
+          d ->
+              b.script("return window.pgbusFirstLoad === undefined;").equals(Boolean.TRUE)
+                  && b.count("body[data-page=overview] #depth-chart canvas") == 1);
+      List<?> second = transfer(b);
+      System.out.println(
+          "console transfer on "
+              + TestServer.current()
+              + ": first load "
+              + first
+              + ", second load "
+              + second
+              + " [requests sent, bytes transferred, files]");
+      long firstBytes = ((Number) first.get(1)).longValue();
+      long secondBytes = ((Number) second.get(1)).longValue();
+      assertTrue(secondBytes * 10 < firstBytes, "a second load: " + second + " after " + first);
+    }
+  }
+
+  /** [requests sent, bytes transferred, files] of the page and its files (not the API's). */
+  private static List<?> transfer(Browser b) {
+    return (List<?>)
+        b.script(
+            "const all = [performance.getEntriesByType('navigation')[0],"
+                + " ...performance.getEntriesByType('resource')]"
+                + ".filter(e => e && !e.name.includes('/api/') && !e.name.endsWith('/session'));"
+                + "return [all.filter(e => e.transferSize > 0).length,"
+                + " all.reduce((n, e) => n + e.transferSize, 0), all.length];");
   }
 
   @Test
@@ -169,10 +234,102 @@ class ConsoleBrowserIT {
       assertTrue(b.count("#timeline li.error") >= 1, "the error is on the timeline");
       b.screenshot("job-dead");
 
+      // Died at: the dead job shows when it ended, in the browser's zone with its offset.
+      assertTrue(b.find("#view").getText().contains("died at"));
+      assertTrue(
+          b.find("#view")
+              .getText()
+              .matches("(?s).*\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d [+-]\\d\\d:\\d\\d.*"),
+          "times carry their offset");
+      assertTrue(b.find("#zone").getText().startsWith("times in "));
+
       b.click("button[data-action=replay]");
+      assertTrue(b.find("#confirm-text").getText().contains("fresh budget of 3 attempts"));
+      b.click("#confirm-ok");
       b.find("#job-state[data-state=completed]");
       assertEquals("completed", state(dead));
+      // Replay is a fresh start: the first attempt of a new budget of 3, the 3 before it named.
+      assertTrue(
+          b.find("#job-attempt").getText().startsWith("1 of 3"), b.find("#job-attempt").getText());
       b.screenshot("job-completed");
+    }
+  }
+
+  @Test
+  void anAdminSelectsJobsFoundByTheirErrorAndActsOnThemAfterAConfirmationThatCountsThem()
+      throws Exception {
+    String marker = "Err" + UUID.randomUUID().toString().substring(0, 8);
+    long a =
+        plantError(
+            QUEUE,
+            marker + " on a\n\tat x.Y.z(Y.java:1)\n\tat x.Y.w(Y.java:2)\n\tat x.Y.v(Y.java:3)");
+    long b2 = plantError(QUEUE, marker + " on b");
+    long c = plantError(QUEUE, marker + " on c");
+    try (Browser b = new Browser()) {
+      b.open(console("admin", "admin-secret") + "#/jobs?state=dead&error=" + marker.toLowerCase());
+      b.find("tr[data-job-id='" + c + "']");
+      assertEquals(3, b.count("tr[data-job-id]"), "the three jobs whose error matches");
+
+      // Two selected: the confirmation counts them, and its Cancel changes nothing.
+      b.click("input.select-job[data-job-id='" + a + "']");
+      b.click("input.select-job[data-job-id='" + b2 + "']");
+      b.find("#selection-count[data-count='2']");
+      b.click("button[data-action=selected-delete]");
+      assertTrue(b.find("#confirm-text").getText().startsWith("Delete 2 jobs"));
+      b.click("#confirm-cancel");
+      assertEquals("dead", state(a));
+      b.click("button[data-action=selected-replay]");
+      assertTrue(b.find("#confirm-text").getText().startsWith("Replay 2 jobs"));
+      b.screenshot("jobs-selection");
+      b.click("#confirm-ok");
+      b.await(20, d -> b.find("#flash").getText().contains("2 jobs changed"));
+      assertEquals("dead", state(c), "not selected");
+      assertTrue(!"dead".equals(state(a)) && !"dead".equals(state(b2)));
+      assertEquals(
+          2L,
+          count(
+              "SELECT count(*) FROM pgbus.audit WHERE action = 'replay' AND actor = 'admin' AND job_id IN ("
+                  + a
+                  + ","
+                  + b2
+                  + ")"));
+
+      // Every job matching the search: the one left, counted before it changes.
+      b.await(20, d -> b.count("tr[data-job-id]") == 1);
+      b.find("tr[data-job-id='" + c + "']");
+      b.click("button[data-action=matching-delete]");
+      assertTrue(
+          b.find("#confirm-text").getText().startsWith("Delete 1 job:"),
+          b.find("#confirm-text").getText());
+      b.click("#confirm-ok");
+      b.find("#no-jobs");
+      assertEquals(null, state(c));
+
+      // A stack trace shows its first lines; the rest unfolds on a click.
+      b.open(console("admin", "admin-secret") + "#/job/" + a);
+      b.find("#timeline details.trace:not([open])");
+      assertTrue(!b.find("#timeline").getText().contains("Y.java:3"), "folded");
+      b.click("#timeline details.trace summary");
+      b.await(10, d -> b.find("#timeline").getText().contains("Y.java:3"));
+    }
+  }
+
+  @Test
+  void anAdminCancelsARunningJobFromItsPageAfterAConfirmation() throws Exception {
+    long running = enqueue(SLOW_QUEUE, "{\"order\":\"slow\"}");
+    Await.until(
+        "the slow job runs", Duration.ofSeconds(30), () -> "running".equals(state(running)));
+    try (Browser b = new Browser()) {
+      b.open(console("admin", "admin-secret") + "#/queue/" + SLOW_QUEUE + "?state=running");
+      b.find("tr[data-job-id='" + running + "'] button[data-action=cancel-running]");
+      b.open(console("admin", "admin-secret") + "#/job/" + running);
+      b.find("#job-state[data-state=running]");
+      b.click("button[data-action=cancel]");
+      assertTrue(b.find("#confirm-text").getText().contains("Cancel running job " + running));
+      b.click("#confirm-ok");
+      b.find("#job-state[data-state=cancelled]");
+      assertEquals("cancelled", state(running));
+      b.screenshot("job-cancelled-while-running");
     }
   }
 
@@ -182,7 +339,12 @@ class ConsoleBrowserIT {
     try (Browser b = new Browser()) {
       b.open(console("admin", "admin-secret") + "#/queue/" + PAUSE_QUEUE);
       b.find("#queue-state .state.active");
+      // No one-click pause: the dialog's Cancel leaves the queue running.
       b.click("button[data-action=pause]");
+      b.click("#confirm-cancel");
+      assertTrue(!paused(PAUSE_QUEUE), "a cancelled confirmation changes nothing");
+      b.click("button[data-action=pause]");
+      b.click("#confirm-ok");
       b.find("#queue-state .state.paused");
       assertTrue(paused(PAUSE_QUEUE), "pgbus.queue_pause has the queue");
       b.screenshot("queue-paused");
@@ -193,8 +355,8 @@ class ConsoleBrowserIT {
       b.open(console("admin", "admin-secret") + "#/queue/" + PAUSE_QUEUE + "?state=scheduled");
       b.find("#state-tabs a.active[data-state=scheduled]");
       b.find("tr[data-job-id]");
-      b.find("button[data-action=bulk-retry]");
-      b.find("button[data-action=bulk-cancel]");
+      b.find("button[data-action=matching-retry]");
+      b.find("button[data-action=matching-cancel]");
       b.screenshot("queue");
     }
   }
@@ -291,10 +453,12 @@ class ConsoleBrowserIT {
       String row = "tr[data-schedule=nightly] ";
       b.find(row + ".state.active");
       b.click(row + "button[data-action=pause]");
+      b.click("#confirm-ok");
       b.find(row + ".state.paused");
       assertTrue(
           count("SELECT count(*) FROM pgbus.schedule WHERE name = 'nightly' AND paused") == 1);
       b.click(row + "button[data-action=trigger]");
+      b.click("#confirm-ok");
       b.await(10, d -> b.find("#flash").getText().contains("enqueued"));
       assertTrue(count("SELECT count(*) FROM pgbus.job WHERE queue = 'it_console_cron'") >= 1);
       b.click(row + "button[data-action=resume]");
@@ -308,10 +472,18 @@ class ConsoleBrowserIT {
       assertTrue(b.find("#schedule-history").getText().contains("admin"));
       b.screenshot("schedules");
       b.open(console + "#/fleet");
-      b.find("#doctor-report");
+      // The doctor as a page: a row per check with its badge, not raw JSON.
+      b.find("#doctor-report #doctor-checks tr[data-check] .state");
+      assertTrue(!b.find("#doctor-report").getText().contains("{\""), "no raw JSON");
       b.await(20, d -> !b.find("#leader").getText().isBlank());
       // pgbus.node: this JVM's row, with its capsule and queue.
       b.await(20, d -> b.find("#nodes").getText().contains("console (" + QUEUE));
+      // The liveness badge sits inside its cell: the row keeps the table's column count.
+      assertEquals(
+          8L,
+          ((Number) b.script("return document.querySelector('#nodes tbody tr').cells.length;"))
+              .longValue());
+      b.find("#nodes td.badge-cell > span.state");
       b.screenshot("fleet");
     }
   }
@@ -361,6 +533,34 @@ class ConsoleBrowserIT {
       for (int i = 4; i <= 7; i++) {
         ps.setString(i, state);
       }
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  /** A dead job of {@code queue} whose latest error is {@code error}. */
+  private static long plantError(String queue, String error) throws Exception {
+    long id = plant(queue, "dead", "{\"order\":\"err\"}");
+    try (Connection c = db();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "UPDATE pgbus.job SET errors = jsonb_build_array(jsonb_build_object("
+                    + "'attempt', 3, 'at', now(), 'error', ?::text)) WHERE id = ?")) {
+      ps.setString(1, error);
+      ps.setLong(2, id);
+      ps.executeUpdate();
+    }
+    return id;
+  }
+
+  /** A job enqueued as an application would, with pgbus.enqueue: its queue is woken. */
+  private static long enqueue(String queue, String payload) throws Exception {
+    try (Connection c = db();
+        PreparedStatement ps = c.prepareStatement("SELECT pgbus.enqueue(?, ?::jsonb)")) {
+      ps.setString(1, queue);
+      ps.setString(2, payload);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return rs.getLong(1);

@@ -7,6 +7,7 @@ import java.util.Collection;
 import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Which jobs a search or a bulk action looks at: every condition set must hold, and an unset one
@@ -21,7 +22,11 @@ import java.util.Set;
  * payload filter is a JSON object of at most {@value #MAX_PAYLOAD_FILTER} characters, matched with
  * jsonb containment ({@code payload @> filter}: {@code {"order":42}} finds every job whose payload
  * has {@code order} 42, whatever else it holds); the time range is on the creation time, from
- * inclusive to exclusive, and from must be before to.
+ * inclusive to exclusive, and from must be before to; a list of ids holds 1 to {@value #MAX_IDS}
+ * positive ids (a page's selection); an error filter has {@value #MIN_ERROR_FILTER} to {@value
+ * #MAX_ERROR_FILTER} characters and matches, without regard to case, the text of a job's latest
+ * error; like a payload filter it looks only at the jobs of a bounded creation window ({@link
+ * JobAdmin#search}).
  */
 public final class JobFilter {
 
@@ -31,7 +36,17 @@ public final class JobFilter {
   /** The longest payload filter accepted, in characters. */
   public static final int MAX_PAYLOAD_FILTER = 1000;
 
-  private static final JobFilter ALL = new JobFilter(null, null, null, null, null, null, null);
+  /** The most ids one filter lists: a page of a search. */
+  public static final int MAX_IDS = JobAdmin.MAX_PAGE;
+
+  /** The shortest error filter: shorter ones match nearly everything. */
+  public static final int MIN_ERROR_FILTER = 3;
+
+  /** The longest error filter accepted, in characters. */
+  public static final int MAX_ERROR_FILTER = 200;
+
+  private static final JobFilter ALL =
+      new JobFilter(null, null, null, null, null, null, null, null, null);
 
   private final Long id;
   private final String queue;
@@ -40,6 +55,8 @@ public final class JobFilter {
   private final String payloadContains;
   private final Instant createdFrom;
   private final Instant createdTo;
+  private final Set<Long> ids;
+  private final String errorContains;
 
   private JobFilter(
       Long id,
@@ -48,7 +65,9 @@ public final class JobFilter {
       String uniqueKey,
       String payloadContains,
       Instant createdFrom,
-      Instant createdTo) {
+      Instant createdTo,
+      Set<Long> ids,
+      String errorContains) {
     this.id = id;
     this.queue = queue;
     this.states = states;
@@ -56,6 +75,8 @@ public final class JobFilter {
     this.payloadContains = payloadContains;
     this.createdFrom = createdFrom;
     this.createdTo = createdTo;
+    this.ids = ids;
+    this.errorContains = errorContains;
   }
 
   /** Matches every job. */
@@ -72,7 +93,8 @@ public final class JobFilter {
     if (id < 1) {
       throw new InvalidFilterException("id", id, "job ids are positive numbers");
     }
-    return new JobFilter(id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo);
+    return new JobFilter(
+        id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo, ids, errorContains);
   }
 
   public JobFilter withQueue(String queue) {
@@ -87,7 +109,8 @@ public final class JobFilter {
               + QueueNames.MAX_LENGTH
               + " characters");
     }
-    return new JobFilter(id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo);
+    return new JobFilter(
+        id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo, ids, errorContains);
   }
 
   public JobFilter withStates(JobState first, JobState... more) {
@@ -101,7 +124,8 @@ public final class JobFilter {
       throw new InvalidFilterException("state", "", "give at least one state, or no state filter");
     }
     Set<JobState> s = Set.copyOf(EnumSet.copyOf(states));
-    return new JobFilter(id, queue, s, uniqueKey, payloadContains, createdFrom, createdTo);
+    return new JobFilter(
+        id, queue, s, uniqueKey, payloadContains, createdFrom, createdTo, ids, errorContains);
   }
 
   public JobFilter withUniqueKey(String uniqueKey) {
@@ -109,7 +133,8 @@ public final class JobFilter {
       throw new InvalidFilterException(
           "uniqueKey", uniqueKey, "use 1 to " + MAX_UNIQUE_KEY + " characters");
     }
-    return new JobFilter(id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo);
+    return new JobFilter(
+        id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo, ids, errorContains);
   }
 
   /**
@@ -127,7 +152,8 @@ public final class JobFilter {
       throw new InvalidFilterException(
           "payload", jsonObject, "use a JSON object such as {\"order\":42}");
     }
-    return new JobFilter(id, queue, states, uniqueKey, jsonObject, createdFrom, createdTo);
+    return new JobFilter(
+        id, queue, states, uniqueKey, jsonObject, createdFrom, createdTo, ids, errorContains);
   }
 
   /** Jobs created at or after {@code from} and before {@code to}; either may be null (open). */
@@ -136,7 +162,61 @@ public final class JobFilter {
       throw new InvalidFilterException(
           "createdFrom", from, "must be before createdTo (" + to + ")");
     }
-    return new JobFilter(id, queue, states, uniqueKey, payloadContains, from, to);
+    return new JobFilter(
+        id, queue, states, uniqueKey, payloadContains, from, to, ids, errorContains);
+  }
+
+  /** Jobs with one of these ids: a selection of 1 to {@value #MAX_IDS} jobs, each a positive id. */
+  public JobFilter withIds(Collection<Long> ids) {
+    if (ids == null || ids.isEmpty() || ids.size() > MAX_IDS) {
+      throw new InvalidFilterException(
+          "ids", ids == null ? "" : ids.size() + " ids", "give 1 to " + MAX_IDS + " job ids");
+    }
+    var s = new TreeSet<Long>();
+    for (Long i : ids) {
+      if (i == null || i < 1) {
+        throw new InvalidFilterException("ids", i, "job ids are positive numbers");
+      }
+      s.add(i);
+    }
+    return new JobFilter(
+        id,
+        queue,
+        states,
+        uniqueKey,
+        payloadContains,
+        createdFrom,
+        createdTo,
+        Set.copyOf(s),
+        errorContains);
+  }
+
+  /**
+   * Jobs whose latest error contains this text, ignoring case: {@value #MIN_ERROR_FILTER} to
+   * {@value #MAX_ERROR_FILTER} characters. Not indexed: it reads the errors of the jobs the other
+   * filters leave within a creation window, as a payload filter does ({@link JobAdmin#search}).
+   */
+  public JobFilter withErrorContaining(String text) {
+    if (text == null
+        || text.strip().length() < MIN_ERROR_FILTER
+        || text.length() > MAX_ERROR_FILTER) {
+      throw new InvalidFilterException(
+          "error",
+          text,
+          "use " + MIN_ERROR_FILTER + " to " + MAX_ERROR_FILTER + " characters of an error text");
+    }
+    return new JobFilter(
+        id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo, ids, text.strip());
+  }
+
+  /** The ids of a selection (never empty), or null. */
+  public Set<Long> ids() {
+    return ids;
+  }
+
+  /** The error text filter, or null. */
+  public String errorContains() {
+    return errorContains;
   }
 
   /** The job id, or null. */
@@ -180,12 +260,15 @@ public final class JobFilter {
         && Objects.equals(uniqueKey, f.uniqueKey)
         && Objects.equals(payloadContains, f.payloadContains)
         && Objects.equals(createdFrom, f.createdFrom)
-        && Objects.equals(createdTo, f.createdTo);
+        && Objects.equals(createdTo, f.createdTo)
+        && Objects.equals(ids, f.ids)
+        && Objects.equals(errorContains, f.errorContains);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo);
+    return Objects.hash(
+        id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo, ids, errorContains);
   }
 
   @Override
@@ -204,6 +287,10 @@ public final class JobFilter {
         + createdFrom
         + ".."
         + createdTo
+        + ", ids="
+        + ids
+        + ", error="
+        + errorContains
         + "]";
   }
 }

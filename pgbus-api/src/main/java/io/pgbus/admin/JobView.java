@@ -6,7 +6,8 @@ import java.time.Instant;
  * One job as an operator sees it: a row of {@code pgbus.job}.
  *
  * @param attempt attempts started so far (a running job's current attempt)
- * @param maxAttempts the attempt budget (a replay raises it)
+ * @param maxAttempts the attempt budget, counted like {@code attempt}: a replay gives the job the
+ *     budget it was enqueued with again, from {@code attemptsBeforeReplay} on
  * @param runAt when a waiting job runs (next), or when it ran (last)
  * @param attemptedBy the worker ({@code host:pid}) that holds a running job, or ran it last
  * @param leaseExpiresAt until when a running job's worker holds it; null when not running
@@ -25,6 +26,9 @@ import java.time.Instant;
  *     {@code [{"job":41,"state":"waiting","onFailure":"cancel"}]} (state waiting, completed, or
  *     failed: the dependency died or was cancelled and this job is held); null when none (also once
  *     the job completed or was cancelled), and in search results
+ * @param attemptsBeforeReplay the attempts spent before the job's last replay (0: never replayed):
+ *     the current run is at attempt {@code attempt - attemptsBeforeReplay} of {@code maxAttempts -
+ *     attemptsBeforeReplay}, and its backoff grows from the first step again
  */
 public record JobView(
     long id,
@@ -48,7 +52,58 @@ public record JobView(
     String progress,
     String result,
     Long batchId,
-    String dependencies) {
+    String dependencies,
+    int attemptsBeforeReplay) {
+
+  /** A view of a job never replayed: the components of 0.1.0, {@code attemptsBeforeReplay} 0. */
+  public JobView(
+      long id,
+      String queue,
+      JobState state,
+      int priority,
+      int attempt,
+      int maxAttempts,
+      Instant runAt,
+      Instant createdAt,
+      Instant attemptedAt,
+      Instant finalizedAt,
+      String attemptedBy,
+      Instant leaseExpiresAt,
+      String uniqueKey,
+      String enqueuedBy,
+      String correlationId,
+      String lastError,
+      String payload,
+      String errors,
+      String progress,
+      String result,
+      Long batchId,
+      String dependencies) {
+    this(
+        id,
+        queue,
+        state,
+        priority,
+        attempt,
+        maxAttempts,
+        runAt,
+        createdAt,
+        attemptedAt,
+        finalizedAt,
+        attemptedBy,
+        leaseExpiresAt,
+        uniqueKey,
+        enqueuedBy,
+        correlationId,
+        lastError,
+        payload,
+        errors,
+        progress,
+        result,
+        batchId,
+        dependencies,
+        0);
+  }
 
   /** This view without payload and result, as shown to callers for whom payloads are masked. */
   public JobView withoutPayload() {
@@ -74,6 +129,7 @@ public record JobView(
         progress,
         null,
         batchId,
-        dependencies);
+        dependencies,
+        attemptsBeforeReplay);
   }
 }

@@ -8,6 +8,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 
 /**
@@ -15,6 +16,11 @@ import java.util.regex.Pattern;
  * library, and {@code session}, which tells the page who is logged in, whether they may act, and
  * where the admin API is. GET only; the container's constraint ({@link ConsoleInitializer}) has
  * admitted the caller before this runs. Every answer forbids framing and inline scripts (CSP).
+ *
+ * <p>Transfer: each file goes out gzipped when the browser asked for it, with an ETag. The page and
+ * the console's modules revalidate ({@code no-cache}: a second load costs a 304 each, no body), so
+ * a new build is seen at once; the chart library has the version in its URL ({@code
+ * lib/echarts-<version>.min.js}) and is cached for a year without a request.
  */
 final class ConsoleServlet extends HttpServlet {
   private static final long serialVersionUID = 1L;
@@ -31,8 +37,18 @@ final class ConsoleServlet extends HttpServlet {
           "html", "text/html;charset=UTF-8",
           "svg", "image/svg+xml");
 
+  /** A year: the chart library's URL changes with its version. */
+  private static final String IMMUTABLE = "private, max-age=31536000, immutable";
+
+  /** Revalidate every time: the console's own files keep their names across builds. */
+  private static final String REVALIDATE = "private, no-cache";
+
   private final transient ConsoleConfig config;
   private final String echarts;
+  private final String echartsPath;
+
+  /** The files read so far, by resource name: a handful, each read and compressed once. */
+  private final transient Map<String, StaticFile> files = new ConcurrentHashMap<>();
 
   ConsoleServlet(ConsoleConfig config) {
     this.config = config;
@@ -43,6 +59,7 @@ final class ConsoleServlet extends HttpServlet {
       throw new IllegalStateException("pgbus console: its jar lacks " + ROOT + "lib.properties", e);
     }
     this.echarts = lib.getProperty("echarts");
+    this.echartsPath = "/lib/echarts-" + lib.getProperty("echarts.version") + ".min.js";
   }
 
   @Override
@@ -55,16 +72,21 @@ final class ConsoleServlet extends HttpServlet {
       return;
     }
     if (path.equals("/")) {
-      send(resp, ROOT + "index.html", TYPES.get("html"), false);
+      send(req, resp, ROOT + "index.html", TYPES.get("html"), REVALIDATE);
     } else if (path.equals("/session")) {
       session(req, resp);
-    } else if (path.equals("/lib/echarts.min.js")) {
-      send(resp, echarts, TYPES.get("js"), true);
+    } else if (path.equals(echartsPath)) {
+      send(req, resp, echarts, TYPES.get("js"), IMMUTABLE);
     } else {
       var m = FILE.matcher(path);
       if (m.matches()) {
         String name = m.group(1);
-        send(resp, ROOT + name, TYPES.get(name.substring(name.lastIndexOf('.') + 1)), false);
+        send(
+            req,
+            resp,
+            ROOT + name,
+            TYPES.get(name.substring(name.lastIndexOf('.') + 1)),
+            REVALIDATE);
       } else {
         resp.sendError(HttpServletResponse.SC_NOT_FOUND);
       }
@@ -110,17 +132,31 @@ final class ConsoleServlet extends HttpServlet {
     resp.setHeader("Referrer-Policy", "same-origin");
   }
 
-  private static void send(HttpServletResponse resp, String name, String type, boolean immutable)
+  private void send(
+      HttpServletRequest req, HttpServletResponse resp, String name, String type, String caching)
       throws IOException {
-    try (InputStream in = resource(name)) {
-      if (in == null) {
-        resp.sendError(HttpServletResponse.SC_NOT_FOUND);
-        return;
-      }
-      resp.setContentType(type);
-      // The library's file name carries no version, but the jar does: a day is safe enough.
-      resp.setHeader("Cache-Control", immutable ? "private, max-age=86400" : "no-cache");
-      in.transferTo(resp.getOutputStream());
+    StaticFile file = files.computeIfAbsent(name, n -> StaticFile.read(n, type));
+    if (file == null) {
+      resp.sendError(HttpServletResponse.SC_NOT_FOUND);
+      return;
+    }
+    resp.setHeader("Cache-Control", caching);
+    resp.setHeader("ETag", file.etag());
+    // Caches must keep the gzip and the plain answer apart.
+    resp.setHeader("Vary", "Accept-Encoding");
+    if (file.matches(req.getHeader("If-None-Match"))) {
+      resp.setStatus(HttpServletResponse.SC_NOT_MODIFIED);
+      return;
+    }
+    resp.setContentType(file.type());
+    byte[] gzipped = file.gzippedFor(req.getHeader("Accept-Encoding"));
+    byte[] body = gzipped == null ? file.plain() : gzipped;
+    if (gzipped != null) {
+      resp.setHeader("Content-Encoding", "gzip");
+    }
+    resp.setContentLength(body.length);
+    if (!"HEAD".equals(req.getMethod())) {
+      resp.getOutputStream().write(body);
     }
   }
 

@@ -11,7 +11,8 @@ import java.time.Instant;
  * state = running), so a worker whose lease was rescued and reclaimed elsewhere can no longer
  * change the job. {@code runAt} is when the job became due (its enqueue time, unless delayed or
  * retried), for wake-latency metrics. {@code trace} is the enqueuer's W3C trace context, or null
- * (schema V6).
+ * (schema V6). {@code attemptBase} is the attempts spent before the job's last replay (V30): this
+ * run's attempt is {@code attempt - attemptBase}, and its backoff follows that.
  */
 public record ClaimedJob(
     long id,
@@ -22,4 +23,5 @@ public record ClaimedJob(
     int maxAttempts,
     Instant createdAt,
     Instant runAt,
-    TraceContext trace) {}
+    TraceContext trace,
+    int attemptBase) {}

@@ -53,13 +53,19 @@ public final class JobAdminStore {
       j.created_at, j.attempted_at, j.finalized_at, j.attempted_by, j.lease_expires_at,
       j.unique_key, j.enqueued_by, j.correlation_id,
       (j.errors OPERATOR(pg_catalog.->) 0) OPERATOR(pg_catalog.->>) 'error'::text,
-      j.progress::text
+      j.progress::text, j.attempt_base
       """;
 
-  // The filter of JobFilter on alias j; bound by bindFilter, 14 parameters in this order.
+  // The filter of JobFilter on alias j; bound by bindFilter, 18 parameters in this order. The error
+  // filter (issue #29) reads the latest error of each job the others leave, without an index:
+  // bounded like a payload filter by its creation window and the search's timeout.
   private static final String FILTER =
       """
           (?::bigint IS NULL OR j.id = ?::bigint)
+      AND (?::bigint[] IS NULL OR j.id = ANY (?::bigint[]))
+      AND (?::text IS NULL OR pg_catalog.strpos(pg_catalog.lower(
+             (j.errors OPERATOR(pg_catalog.->) 0) OPERATOR(pg_catalog.->>) 'error'::text),
+             pg_catalog.lower(?::text)) OPERATOR(pg_catalog.>) 0)
       AND (?::text IS NULL OR j.queue::text = ?::text)
       AND (?::pgbus.job_state[] IS NULL OR j.state OPERATOR(pg_catalog.=) ANY (?::pgbus.job_state[]))
       AND (?::text IS NULL OR j.unique_key::text = ?::text)
@@ -187,15 +193,17 @@ public final class JobAdminStore {
         SELECT coalesce(nullif(?::text, ''), session_user::text), ?::text, queue::text, id FROM acted)
       """;
 
-  // As JobStore.REPLAY_DEAD, for many: one job per unique key at most (the newest), and none
+  // As JobStore.REPLAY_DEAD (a fresh start: the enqueued budget from attempt_base on, V30), for
+  // many: one job per unique key at most (the newest), and none
   // whose key another job holds, so the replay never meets job_unique_idx.
   private static final String REPLAY_SQL =
       PICKED
           + """
       , acted AS (
         UPDATE pgbus.job d
-           SET state = 'available', max_attempts = d.attempt + d.max_attempts::integer, run_at = now(),
-               finalized_at = NULL, batch_id = NULL
+           SET state = 'available', run_at = now(), finalized_at = NULL, batch_id = NULL,
+               max_attempts = d.attempt + (d.max_attempts::integer - d.attempt_base),
+               attempt_base = d.attempt
           FROM (SELECT p.id, p.unique_key, pg_catalog.row_number() OVER (
                          PARTITION BY p.queue, p.unique_key ORDER BY p.id DESC) AS nth
                   FROM picked p) p
@@ -389,13 +397,13 @@ public final class JobAdminStore {
   }
 
   /**
-   * The filter a search runs with: a payload filter (a scan of the jobs the other filters leave, so
-   * of every job when they leave all) only over a bounded creation window, {@link
+   * The filter a search runs with: a payload or error filter (a scan of the jobs the other filters
+   * leave, so of every job when they leave all) only over a bounded creation window, {@link
    * JobAdmin#PAYLOAD_WINDOW_DAYS} before {@code createdTo} (or now) unless {@code createdFrom} is
    * given, and never wider than {@link JobAdmin#MAX_PAYLOAD_WINDOW_DAYS}.
    */
   static JobFilter payloadWindow(JobFilter f, Instant now) {
-    if (f.payloadContains() == null) {
+    if (f.payloadContains() == null && f.errorContains() == null) {
       return f;
     }
     Instant end = f.createdTo() == null ? now : f.createdTo();
@@ -408,7 +416,7 @@ public final class JobAdminStore {
       throw new InvalidFilterException(
           "createdFrom",
           from,
-          "a payload search looks at most "
+          "a payload or error search looks at most "
               + JobAdmin.MAX_PAYLOAD_WINDOW_DAYS
               + " days of jobs: give createdFrom and createdTo (default now) at most "
               + JobAdmin.MAX_PAYLOAD_WINDOW_DAYS
@@ -434,9 +442,12 @@ public final class JobAdminStore {
     Set<JobState> states =
         filter.states() == null ? EnumSet.allOf(JobState.class) : filter.states();
     // Which walk: see SEARCH, SEARCH_ALL_QUEUES and SEARCH_MATCHING. Without any filter the plain
-    // query walks the primary key.
+    // query walks the primary key. An error filter has no index: it takes the walks of the wanted
+    // states, which read only their rows (the plain query walked every job's primary key entry
+    // for a rare text: 1M rows for 100,000 dead ones, docs/performance.md).
     boolean matching =
         filter.id() != null
+            || filter.ids() != null
             || filter.uniqueKey() != null
             || filter.payloadContains() != null
             || filter.createdFrom() != null
@@ -498,9 +509,12 @@ public final class JobAdminStore {
   public int jobAct(Connection c, Action action, JobFilter filter, int limit, String actor)
       throws SQLException {
     requireRange("limit", limit, 1, JobAdmin.MAX_BULK);
+    // The window of a search by payload or error text bounds the action too: it changes what the
+    // same search lists (the console counts it for its confirmation), and scans no more.
+    JobFilter bounded = payloadWindow(filter, Instant.now());
     try (PreparedStatement ps = c.prepareStatement(action.sql)) {
       ps.setObject(1, states(action.states), Types.OTHER);
-      int i = bindFilter(c, ps, 2, filter);
+      int i = bindFilter(c, ps, 2, bounded);
       ps.setInt(i, limit);
       ps.setString(i + 1, actor);
       ps.setString(i + 2, action.auditName);
@@ -598,6 +612,9 @@ public final class JobAdminStore {
       throws SQLException {
     int i = at;
     i = bindTwice(ps, i, f.id(), Types.BIGINT);
+    Object ids = f.ids() == null ? null : c.createArrayOf("int8", f.ids().toArray());
+    i = bindTwice(ps, i, ids, Types.ARRAY);
+    i = bindTwice(ps, i, f.errorContains(), Types.VARCHAR);
     i = bindTwice(ps, i, f.queue(), Types.VARCHAR);
     String states = f.states() == null ? null : states(f.states());
     ps.setObject(i++, states, Types.OTHER);
@@ -658,12 +675,13 @@ public final class JobAdminStore {
         rs.getString(14),
         rs.getString(15),
         rs.getString(16),
-        full ? rs.getString(18) : null,
         full ? rs.getString(19) : null,
-        rs.getString(17),
         full ? rs.getString(20) : null,
-        full ? rs.getObject(21, Long.class) : null,
-        full ? rs.getString(22) : null);
+        rs.getString(17),
+        full ? rs.getString(21) : null,
+        full ? rs.getObject(22, Long.class) : null,
+        full ? rs.getString(23) : null,
+        rs.getInt(18));
   }
 
   private static Instant instant(ResultSet rs, int column) throws SQLException {

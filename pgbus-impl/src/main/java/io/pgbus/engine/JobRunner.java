@@ -338,7 +338,8 @@ final class JobRunner {
 
   /** The wait before the job's next attempt, by its queue's retry policy. */
   private Duration backoff(ClaimedJob job) {
-    return retries.apply(job.queue()).backoff(job.attempt());
+    // Since the last replay (V30): a replayed job backs off from the first step again.
+    return retries.apply(job.queue()).backoff(job.attempt() - job.attemptBase());
   }
 
   /**
@@ -646,13 +647,19 @@ final class JobRunner {
     abandoned = true;
   }
 
+  /**
+   * The exception to record: the innermost cause, past the container's wrappers (EJBException, a
+   * rollback), but never past pgbus's own: its message is what pgbus knows (the payload of job N
+   * does not map to a type), and the stack trace keeps its cause below it (issue #29).
+   */
   static Throwable rootCause(Throwable t) {
     Throwable c = t;
     while (c.getCause() != null && c.getCause() != c) {
       if (c instanceof LeaseLostException
           || c instanceof JobReleasedException
           || c instanceof JobTimeoutException
-          || c instanceof JobCancelledException) {
+          || c instanceof JobCancelledException
+          || c instanceof PgbusException) {
         return c;
       }
       c = c.getCause();

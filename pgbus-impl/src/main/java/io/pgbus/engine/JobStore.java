@@ -165,7 +165,7 @@ public final class JobStore {
   private static final String CLAIM =
       """
       SELECT id, queue, priority, payload::text, attempt, max_attempts, created_at, run_at,
-             trace_parent, trace_state, lane
+             trace_parent, trace_state, lane, attempt_base
         FROM pgbus.claim(?::text[], ?, ?, ?::float8 * interval '1 millisecond', ?::integer,
                          ?::text[], ?::integer[], ?::text[]::timestamptz[])
       """;
@@ -395,8 +395,9 @@ public final class JobStore {
       """
       WITH acted AS (
         UPDATE pgbus.job d
-           SET state = 'available', max_attempts = d.attempt + d.max_attempts::integer, run_at = now(),
-               finalized_at = NULL, batch_id = NULL
+           SET state = 'available', run_at = now(), finalized_at = NULL, batch_id = NULL,
+               max_attempts = d.attempt + (d.max_attempts::integer - d.attempt_base),
+               attempt_base = d.attempt
          WHERE d.id = ? AND d.state OPERATOR(pg_catalog.=) 'dead'
            AND (d.unique_key IS NULL OR NOT EXISTS (
                  SELECT 1 FROM pgbus.job o
@@ -735,7 +736,8 @@ public final class JobStore {
                   rs.getTimestamp(8).toInstant(),
                   rs.getString(9) == null
                       ? null
-                      : TraceContext.of(rs.getString(9), rs.getString(10)));
+                      : TraceContext.of(rs.getString(9), rs.getString(10)),
+                  rs.getInt(12));
           long lane = rs.getLong(11);
           Object key = rs.wasNull() ? new Object() : lane;
           byLane.computeIfAbsent(key, k -> new ArrayList<>()).add(job);

@@ -267,7 +267,7 @@ class ClaimFloorsTest {
   }
 
   private static ClaimedJob job(String queue, int priority, Instant runAt) {
-    return new ClaimedJob(1, queue, priority, "{}", 1, 25, runAt, runAt, null);
+    return new ClaimedJob(1, queue, priority, "{}", 1, 25, runAt, runAt, null, 0);
   }
 
   private static EnqueueOptions opts(int priority, Instant runAt) {

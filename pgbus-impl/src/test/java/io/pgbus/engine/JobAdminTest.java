@@ -181,6 +181,62 @@ class JobAdminTest {
   }
 
   @Test
+  void aSelectionOfIdsIsSearchedAndActedOnAsOneBulkActionAndNothingElse() throws SQLException {
+    long a = job("mail", "dead", "{}");
+    long b = job("mail", "dead", "{}");
+    long notSelected = job("mail", "dead", "{}");
+    long finished = job("mail", "completed", "{}");
+    JobFilter selection = JobFilter.all().withIds(List.of(a, b, finished));
+    try (Connection c = db.connect()) {
+      assertThat(ids(c, selection)).containsExactly(finished, b, a);
+      // The states of the action still decide: a replay of the selection leaves the completed job.
+      assertThat(admin.jobAct(c, Action.REPLAY, selection, 100, "ops")).isEqualTo(2);
+    }
+    assertThat(state(a)).isEqualTo("available");
+    assertThat(state(b)).isEqualTo("available");
+    assertThat(state(notSelected)).isEqualTo("dead");
+    assertThat(state(finished)).isEqualTo("completed");
+    assertThatThrownBy(() -> JobFilter.all().withIds(List.of()))
+        .isInstanceOf(InvalidFilterException.class)
+        .hasMessageContaining("ids");
+    var tooMany =
+        java.util.stream.LongStream.rangeClosed(1, JobFilter.MAX_IDS + 1).boxed().toList();
+    assertThatThrownBy(() -> JobFilter.all().withIds(tooMany))
+        .isInstanceOf(InvalidFilterException.class)
+        .hasMessageContaining("give 1 to " + JobFilter.MAX_IDS);
+  }
+
+  @Test
+  void anErrorSearchFindsJobsByTheirLatestErrorIgnoringCaseWithinTheWindow() throws SQLException {
+    long timeout = job("mail", "dead", "{}");
+    db.update(
+        "UPDATE pgbus.job SET errors = '[{\"attempt\":1,\"error\":\"java.net.SocketTimeoutException: Read timed out\"}]' WHERE id = "
+            + timeout);
+    long boom = job("mail", "dead", "{}");
+    long old = job("mail", "dead", "{}");
+    db.update(
+        "UPDATE pgbus.job SET created_at = now() - interval '30 days',"
+            + " errors = '[{\"attempt\":1,\"error\":\"read TIMED out\"}]' WHERE id = "
+            + old);
+    try (Connection c = db.connect()) {
+      assertThat(ids(c, JobFilter.all().withErrorContaining("timed OUT"))).containsExactly(timeout);
+      assertThat(ids(c, JobFilter.all().withErrorContaining("boom"))).containsExactly(boom);
+      assertThat(
+              ids(
+                  c,
+                  JobFilter.all()
+                      .withErrorContaining("timed out")
+                      .withCreated(
+                          Instant.now().minus(java.time.Duration.ofDays(31)).plusSeconds(60),
+                          null)))
+          .containsExactly(old, timeout);
+    }
+    assertThatThrownBy(() -> JobFilter.all().withErrorContaining("ab"))
+        .isInstanceOf(InvalidFilterException.class)
+        .hasMessageContaining("error");
+  }
+
+  @Test
   void replayDeadRevivesOnlyDeadJobsAndAuditsEach() throws SQLException {
     long a = job("mail", "dead", "{}");
     long b = job("mail", "dead", "{}");

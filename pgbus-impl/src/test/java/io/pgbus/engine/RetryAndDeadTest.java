@@ -14,6 +14,7 @@ import io.pgbus.engine.testing.TestEngines;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.IntStream;
@@ -229,6 +230,41 @@ class RetryAndDeadTest {
   }
 
   @Test
+  void aReplayGivesTheEnqueuedBudgetAgainAndTheBackoffStartsFromItsFirstStep() throws Exception {
+    long id = jobs.enqueue("replay_fresh", EnqueueOptions.defaults().withMaxAttempts(2));
+    Engine engine = Engine.builder(EngineConfig.builder().build(), db.dataSource()).build();
+    try (Connection c = db.connect()) {
+      for (int i = 0; i < 2; i++) {
+        db.update("UPDATE pgbus.job SET run_at = now() WHERE id = " + id);
+        ClaimedJob job = store.jobClaim(c, List.of("replay_fresh"), 1, "w", LEASE).get(0);
+        store.jobFail(c, job, "failed " + job.attempt(), Duration.ofSeconds(1));
+      }
+      assertThat(db.job(id).state()).isEqualTo("dead");
+      assertThat(engine.jobs().replay(c, id)).isTrue();
+    }
+    // Two attempts spent before, two again now: "attempt 1 of 2" of this run.
+    assertThat(db.queryLong("SELECT attempt_base FROM pgbus.job WHERE id = ?", id)).isEqualTo(2);
+    assertThat(db.queryLong("SELECT max_attempts FROM pgbus.job WHERE id = ?", id)).isEqualTo(4);
+    try (Connection c = db.connect()) {
+      var view = new JobAdminStore().jobView(c, id).orElseThrow();
+      assertThat(view.attemptsBeforeReplay()).isEqualTo(2);
+      assertThat(view.maxAttempts() - view.attemptsBeforeReplay()).isEqualTo(2);
+    }
+
+    // Its first failure after the replay waits the first backoff (10 min), not the third (40).
+    start(
+        new RetryPolicy(Duration.ofMinutes(10), Duration.ofHours(10), 0),
+        (job, tx) -> {
+          throw new IllegalStateException("still failing");
+        });
+    events.awaitFinished(id, 3, WAIT);
+    JobRow row = db.job(id);
+    assertThat(row.state()).isEqualTo("retryable");
+    assertThat(Duration.between(Instant.now(), row.runAt()))
+        .isBetween(Duration.ofMinutes(9), Duration.ofMinutes(11));
+  }
+
+  @Test
   void aCancelStopsAWaitingJobAtOnceAndOnlyRecordsTheRequestForARunningOne() throws Exception {
     Engine engine = Engine.builder(EngineConfig.builder().build(), db.dataSource()).build();
     long waiting =
@@ -267,7 +303,14 @@ class RetryAndDeadTest {
 
   private static String[] queuesUsedHere() {
     return new String[] {
-      "failing", "backoff", "snoozing", "snooze_then_run", "cancelling", "retrying", "throwing"
+      "failing",
+      "backoff",
+      "snoozing",
+      "snooze_then_run",
+      "cancelling",
+      "retrying",
+      "throwing",
+      "replay_fresh"
     };
   }
 }

@@ -7,7 +7,12 @@ import io.pgbus.engine.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.util.Arrays;
+import java.util.Comparator;
 import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.MigrationInfo;
+import org.flywaydb.core.api.MigrationVersion;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -109,16 +114,24 @@ class SchemaWindowTest {
 
   @Test
   void aSchemaBehindThisBuildIsOutdatedAndMigratingBringsItIntoTheWindow() throws Exception {
-    int previous = Integer.parseInt(Schema.EXPECTED_VERSION) - 1;
-    Flyway.configure()
-        .dataSource(old.dataSource())
-        .schemas("pgbus")
-        .createSchemas(true)
-        .table("schema_history")
-        .locations("classpath:io/pgbus/db/migration")
-        .target(String.valueOf(previous))
-        .load()
-        .migrate();
+    // The versioned migration before this build's: not always EXPECTED_VERSION - 1, since
+    // branches reserve numbers ahead (V30 may follow V26 until V27..V29 are merged).
+    FluentConfiguration migrations =
+        Flyway.configure()
+            .dataSource(old.dataSource())
+            .schemas("pgbus")
+            .createSchemas(true)
+            .table("schema_history")
+            .locations("classpath:io/pgbus/db/migration");
+    MigrationVersion expected = MigrationVersion.fromVersion(Schema.EXPECTED_VERSION);
+    String previous =
+        Arrays.stream(migrations.load().info().all())
+            .map(MigrationInfo::getVersion)
+            .filter(v -> v != null && v.compareTo(expected) < 0)
+            .max(Comparator.naturalOrder())
+            .orElseThrow()
+            .getVersion();
+    migrations.target(previous).load().migrate();
     try (Connection c = old.connect()) {
       SchemaWindow w = SchemaWindow.read(c);
       assertThat(w.problem()).isEqualTo(DatabaseProblem.SCHEMA_OUTDATED);

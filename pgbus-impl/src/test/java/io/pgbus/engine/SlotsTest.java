@@ -72,6 +72,6 @@ class SlotsTest {
   }
 
   private static ClaimedJob job(long id) {
-    return new ClaimedJob(id, "q", 0, "{}", 1, 3, Instant.EPOCH, Instant.EPOCH, null);
+    return new ClaimedJob(id, "q", 0, "{}", 1, 3, Instant.EPOCH, Instant.EPOCH, null, 0);
   }
 }

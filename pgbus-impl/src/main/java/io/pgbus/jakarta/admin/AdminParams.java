@@ -5,7 +5,9 @@ import io.pgbus.admin.JobFilter;
 import io.pgbus.admin.JobState;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.function.Function;
 
 /**
@@ -21,15 +23,21 @@ public final class AdminParams {
   private AdminParams() {}
 
   /**
-   * The filter of a search or bulk action from its named parameters ({@code id}, {@code queue},
-   * {@code state}, {@code uniqueKey}, {@code payload}, {@code createdFrom}, {@code createdTo});
-   * {@code param} gives null for one that is not set.
+   * The filter of a search or bulk action from its named parameters ({@code id}, {@code ids},
+   * {@code error}, {@code queue}, {@code state}, {@code uniqueKey}, {@code payload}, {@code
+   * createdFrom}, {@code createdTo}); {@code param} gives null for one that is not set.
    */
   public static JobFilter filter(Function<String, String> param) {
     JobFilter f = JobFilter.all();
     String v;
     if ((v = param.apply("id")) != null) {
       f = f.withId(id(v));
+    }
+    if ((v = param.apply("ids")) != null) {
+      f = f.withIds(ids(v));
+    }
+    if ((v = param.apply("error")) != null) {
+      f = f.withErrorContaining(v);
     }
     if ((v = param.apply("queue")) != null) {
       f = f.withQueue(v);
@@ -56,6 +64,20 @@ public final class AdminParams {
       f = f.withCreated(from, to);
     }
     return f;
+  }
+
+  /** A comma list of job ids: a page's selection, at most {@link JobFilter#MAX_IDS}. */
+  static List<Long> ids(String v) {
+    // Checked before it is split: a list of 200 ids of up to 19 digits and their commas.
+    if (v.length() > JobFilter.MAX_IDS * 20) {
+      throw new InvalidFilterException(
+          "ids", v.substring(0, 40) + "...", "give 1 to " + JobFilter.MAX_IDS + " job ids");
+    }
+    var ids = new ArrayList<Long>();
+    for (String s : v.split(",", -1)) {
+      ids.add(id(s.strip()));
+    }
+    return ids;
   }
 
   /** A job id: a positive whole number. */

@@ -81,7 +81,7 @@ public class AdminResource {
   /** {@code jobs}, {@code jobs/{id}} and their actions. */
   @Path("jobs")
   public JobsResource jobs(@Context SecurityContext security, @Context HttpHeaders headers) {
-    return new JobsResource(call(security, headers), admin);
+    return new JobsResource(call(security, headers), admin, queue);
   }
 
   /** {@code queues} and {@code queues/{queue}/pause|resume}. */

@@ -1,5 +1,6 @@
 package io.pgbus.jakarta.admin;
 
+import io.pgbus.JobQueue;
 import io.pgbus.admin.InvalidFilterException;
 import io.pgbus.admin.JobAdmin;
 import io.pgbus.admin.JobFilter;
@@ -40,10 +41,12 @@ public final class JobsResource {
 
   private final AdminCall call;
   private final JobAdmin admin;
+  private final JobQueue queue;
 
-  JobsResource(AdminCall call, JobAdmin admin) {
+  JobsResource(AdminCall call, JobAdmin admin, JobQueue queue) {
     this.call = call;
     this.admin = admin;
+    this.queue = queue;
   }
 
   @GET
@@ -53,8 +56,12 @@ public final class JobsResource {
         () -> {
           MultivaluedMap<String, String> q = uri.getQueryParameters();
           boolean masked = call.masked();
-          if (q.getFirst("payload") != null) {
-            Response refused = payloadSearchRefused(masked);
+          String scan =
+              q.getFirst("payload") != null
+                  ? "payload"
+                  : q.getFirst("error") != null ? "error" : null;
+          if (scan != null) {
+            Response refused = payloadSearchRefused(masked, scan);
             if (refused != null) {
               return refused;
             }
@@ -70,17 +77,24 @@ public final class JobsResource {
         });
   }
 
-  /** A 403 or a 429 for this payload search, or null when it may run. */
-  private Response payloadSearchRefused(boolean masked) {
+  /**
+   * A 403 or a 429 for this payload or error search ({@code field}), or null when it may run. Both
+   * read what is masked for viewers, and neither has an index: one budget for both.
+   */
+  private Response payloadSearchRefused(boolean masked, String field) {
     // Whether a job matches tells what its payload holds: a masked PIN took 200 guesses.
     if (masked) {
       return AdminCall.error(
           Response.Status.FORBIDDEN,
           "forbidden",
-          "payload",
-          "a payload search is for the role "
+          field,
+          "a "
+              + field
+              + " search is for the role "
               + AdminResource.ADMIN
-              + " while pgbus.admin.mask-payloads is on: it tells what masked payloads hold");
+              + " while pgbus.admin.mask-payloads is on: it tells what masked "
+              + field
+              + "s hold");
     }
     long wait = SEARCHES.take(call.user());
     if (wait <= 0) {
@@ -90,10 +104,10 @@ public final class JobsResource {
             AdminCall.error(
                 Response.Status.TOO_MANY_REQUESTS,
                 "rate-limited",
-                "payload",
+                field,
                 "at most "
                     + SearchBudget.BURST
-                    + " payload searches at once per user, then one a second: retry in "
+                    + " payload or error searches at once per user, then one a second: retry in "
                     + wait
                     + " s"))
         .header(HttpHeaders.RETRY_AFTER, wait)
@@ -119,7 +133,17 @@ public final class JobsResource {
   @Produces(MediaType.APPLICATION_JSON)
   @RolesAllowed(AdminResource.ADMIN)
   public Response actOnOne(@PathParam("id") String id, @PathParam("action") String action) {
-    return call.act(() -> changed(action, JobFilter.byId(AdminParams.id(id)), 1));
+    return call.act(
+        () -> {
+          long jobId = AdminParams.id(id);
+          // One job's cancel reaches a running job too (JobQueue.cancel: the JVM that runs it is
+          // asked to stop it); the bulk cancel stays with the waiting jobs
+          // (JobAdmin.cancelWaiting).
+          if (action.equals("cancel")) {
+            return AdminCall.ok(new ChangedJson(action, queue.cancel(jobId) ? 1 : 0));
+          }
+          return changed(action, JobFilter.byId(jobId), 1);
+        });
   }
 
   @POST
@@ -186,7 +210,8 @@ public final class JobsResource {
     "enqueuedBy",
     "correlationId",
     "lastError",
-    "progress"
+    "progress",
+    "attemptsBeforeReplay"
   })
   public record JobJson(
       String id,
@@ -205,7 +230,8 @@ public final class JobsResource {
       String enqueuedBy,
       String correlationId,
       String lastError,
-      String progress) {
+      String progress,
+      int attemptsBeforeReplay) {
 
     static JobJson of(JobView j, boolean masked) {
       return new JobJson(
@@ -227,7 +253,8 @@ public final class JobsResource {
           // Handlers build error texts from the payload (a card number, an address): masked with
           // it.
           masked ? null : j.lastError(),
-          j.progress());
+          j.progress(),
+          j.attemptsBeforeReplay());
     }
   }
 
@@ -259,7 +286,8 @@ public final class JobsResource {
     "errors",
     "result",
     "batchId",
-    "dependencies"
+    "dependencies",
+    "attemptsBeforeReplay"
   })
   public record JobDetailJson(
       String id,
@@ -284,7 +312,8 @@ public final class JobsResource {
       String errors,
       String result,
       String batchId,
-      String dependencies) {
+      String dependencies,
+      int attemptsBeforeReplay) {
 
     static JobDetailJson of(JobView j, boolean masked) {
       JobJson s = JobJson.of(j, masked);
@@ -311,7 +340,8 @@ public final class JobsResource {
           masked ? null : j.errors(),
           masked ? null : j.result(),
           j.batchId() == null ? null : String.valueOf(j.batchId()),
-          j.dependencies());
+          j.dependencies(),
+          j.attemptsBeforeReplay());
     }
   }
 }

@@ -17,7 +17,7 @@ public final class ClaimedJobs {
    */
   public static ClaimedJob claimed(long id, String queue, int attempt) {
     Instant now = Instant.now();
-    return new ClaimedJob(id, queue, 0, "{}", attempt, 25, now, now, null);
+    return new ClaimedJob(id, queue, 0, "{}", attempt, 25, now, now, null, 0);
   }
 
   /**
@@ -41,6 +41,7 @@ public final class ClaimedJobs {
         job.maxAttempts(),
         job.createdAt(),
         job.runAt(),
-        job.trace());
+        job.trace(),
+        job.attemptBase());
   }
 }

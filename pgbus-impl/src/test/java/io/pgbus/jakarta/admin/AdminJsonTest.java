@@ -74,7 +74,7 @@ class AdminJsonTest {
                 + "\"finalizedAt\":\"2026-12-01T03:14:00Z\",\"attemptedBy\":\"host:1234\","
                 + "\"leaseExpiresAt\":null,\"uniqueKey\":null,\"enqueuedBy\":\"alice\","
                 + "\"correlationId\":null,\"lastError\":\"java.io.IOException: boom\","
-                + "\"progress\":null}");
+                + "\"progress\":null,\"attemptsBeforeReplay\":0}");
     assertThat(json(new JobsResource.PageJson(List.of(), null)))
         .isEqualTo("{\"jobs\":[],\"next\":null}");
   }
@@ -86,12 +86,13 @@ class AdminJsonTest {
         .contains("\"lastError\":null,\"progress\":null,")
         .endsWith(
             ",\"payload\":null,\"payloadMasked\":true,\"errors\":null,\"result\":null,"
-                + "\"batchId\":\"7\",\"dependencies\":null}")
+                + "\"batchId\":\"7\",\"dependencies\":null,\"attemptsBeforeReplay\":0}")
         .doesNotContain("order");
     assertThat(json(JobsResource.JobDetailJson.of(job(null), false)))
         .endsWith(
             ",\"payload\":\"{\\\"order\\\": 42}\",\"payloadMasked\":false,\"errors\":\"[]\","
-                + "\"result\":null,\"batchId\":null,\"dependencies\":null}");
+                + "\"result\":null,\"batchId\":null,\"dependencies\":null,"
+                + "\"attemptsBeforeReplay\":0}");
   }
 
   @Test
