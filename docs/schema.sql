@@ -1124,6 +1124,7 @@ CREATE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
     v_node record;              -- the running job's node
     v_ttl interval;
     v_leader text;
+    v_leader_ttl integer;
     v_eta timestamptz;
     v_audit record;             -- an audit row
     v_batch record;             -- the batch
@@ -1183,16 +1184,18 @@ CREATE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
       SELECT nd.worker_id, nd.host, nd.seen_at, nd.heartbeat_ttl_ms INTO v_node
         FROM pgbus.node nd WHERE nd.worker_id = j.attempted_by;
       v_ttl := make_interval(secs => coalesce(v_node.heartbeat_ttl_ms, 30000) / 1000.0);
-      SELECT l.holder INTO v_leader
-        FROM pgbus.leader l WHERE l.name = 'maintenance' AND l.expires_at > now();
+      SELECT l.holder, ln.heartbeat_ttl_ms INTO v_leader, v_leader_ttl
+        FROM pgbus.leader l LEFT JOIN pgbus.node ln ON ln.worker_id = l.holder
+       WHERE l.name = 'maintenance' AND l.expires_at > now();
       IF j.lease_expires_at < now() OR v_node.worker_id IS NULL OR v_node.heartbeat_ttl_ms IS NULL
          OR v_node.seen_at < now() - v_ttl * 2 / 3 THEN
         -- The leader's rescue (JobStore.RESCUE) takes it back: at its lease's end, or once the
-        -- node's row is two thirds of its TTL old; the rescue checks at least every third of the TTL.
+        -- node's row is two thirds of its TTL old; the leader checks at least every third of its
+        -- own TTL (pgbus.rescue-interval's ceiling).
         v_eta := CASE WHEN v_node.heartbeat_ttl_ms IS NULL THEN greatest(j.lease_expires_at, now())
                       ELSE least(greatest(j.lease_expires_at, now()),
                                  greatest(v_node.seen_at + v_ttl * 2 / 3, j.attempted_at + v_ttl * 2 / 3, now()))
-                 END + v_ttl / 3;
+                 END + make_interval(secs => coalesce(v_leader_ttl, v_node.heartbeat_ttl_ms, 30000) / 3000.0);
         rs := rs || pgbus.explain_reason('running_dead_node',
           format('Job %s was claimed at %s by %s, which %s; the rescue makes it %s by about %s.',
                  j.id, j.attempted_at, coalesce(j.attempted_by, '?'),
@@ -1391,7 +1394,8 @@ CREATE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
       -- Claim floors (R__claim.sql, pgbus.claim_next_level): while a snapshot held open elsewhere
       -- keeps claims slow, capsules claim above per-level floors and may pass over a job with an
       -- older run_at until their next full claim, at most ClaimFloors.FULL_CLAIM_EVERY (10 s) away.
-      IF v_due AND NOT blocked THEN
+      -- A transaction open for 10 s is the sign (floors engage only while claims are slow).
+      IF v_due THEN
         SELECT s.pid, s.xact_start, s.application_name, s.state INTO v_tx
           FROM pg_stat_activity s
          WHERE s.datname = current_database() AND s.pid <> pg_backend_pid()
@@ -1400,6 +1404,7 @@ CREATE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
          ORDER BY s.xact_start
          LIMIT 1;
         IF FOUND THEN
+          blocked := true;
           rs := rs || pgbus.explain_reason('claim_floors',
             format('A transaction open since %s (pid %s) holds back vacuum; slowed claims may start above floors and pass this job until their next full claim.',
                    v_tx.xact_start, v_tx.pid),
