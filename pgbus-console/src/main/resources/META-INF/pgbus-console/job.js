@@ -1,6 +1,7 @@
 // One job: its facts, the payload pretty-printed, its attempts and errors as a timeline, and the
 // actions its state allows (admins only).
 import { get, post, h, when, stateBadge, actionButton, flash } from './core.js';
+import { renderReasons } from './explain.js';
 
 const ACTIONS = [
   ['Replay', 'replay', ['dead'], false],
@@ -14,7 +15,8 @@ export async function render(view, id) {
   const actions = h('div', { class: 'toolbar', id: 'job-actions' });
   const payload = h('pre', { id: 'payload' });
   const timeline = h('ol', { class: 'timeline', id: 'timeline' });
-  view.replaceChildren(h('h1', {}, 'Job ', h('code', {}, id)), actions, facts,
+  const reasons = h('section', { id: 'job-reasons' });
+  view.replaceChildren(h('h1', {}, 'Job ', h('code', {}, id)), reasons, actions, facts,
     h('h2', {}, 'Payload'), payload, h('h2', {}, 'Attempts and errors'), timeline);
 
   async function refresh() {
@@ -28,6 +30,7 @@ export async function render(view, id) {
       }
       throw e;
     }
+    await renderReasons(reasons, id);
     facts.replaceChildren(h('dl', { class: 'facts' },
       fact('state', h('span', { id: 'job-state', 'data-state': j.state }, stateBadge(j.state))),
       fact('queue', h('a', { href: '#/queue/' + encodeURIComponent(j.queue) }, j.queue)),
