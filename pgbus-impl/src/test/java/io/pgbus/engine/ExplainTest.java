@@ -9,6 +9,7 @@ import io.pgbus.Outcome;
 import io.pgbus.admin.Explanation;
 import io.pgbus.admin.JobFilter;
 import io.pgbus.admin.JobState;
+import io.pgbus.admin.QueueBlockers;
 import io.pgbus.admin.Reason;
 import io.pgbus.engine.JobAdminStore.Action;
 import io.pgbus.engine.testing.Await;
@@ -141,9 +142,8 @@ class ExplainTest {
   void busyReadersShowTheirSlotsAndInFlightJobsAndTheJobRunsWhenASlotFrees() throws Exception {
     var release = new CountDownLatch(1);
     Engine engine = startBlocking(engines.config().capsule("main", 1, "busy"), "busy", release);
-    long first = fixtures.enqueue("busy");
-    awaitState(first, "running");
-    long id = fixtures.enqueue("busy");
+    long first = runningThenWaiting("busy", EnqueueOptions.defaults());
+    long id = first + 1;
 
     Reason r = only(explain(id), Reason.READERS_BUSY);
     assertThat(evidence(r, "readers,0,worker")).isEqualTo(engine.config().workerId());
@@ -151,9 +151,7 @@ class ExplainTest {
     assertThat(evidence(r, "readers,0,busy")).isEqualTo("1");
     assertThat(evidence(r, "readers,0,in_flight")).isEqualTo("[" + first + "]");
 
-    Instant acted = Instant.now();
-    release.countDown();
-    assertCompletesBy(id, acted.plus(SLACK));
+    releaseAndAssertRuns(release, id);
   }
 
   @Test
@@ -163,9 +161,8 @@ class ExplainTest {
         engines.config().capsule("main", 4, "capped").queueLimit(new QueueLimit("capped", 1, null)),
         "capped",
         release);
-    long first = fixtures.enqueue("capped");
-    awaitState(first, "running");
-    long id = fixtures.enqueue("capped");
+    long first = runningThenWaiting("capped", EnqueueOptions.defaults());
+    long id = first + 1;
 
     Reason r = only(explain(id), Reason.GLOBAL_LIMIT);
     assertThat(evidence(r, "global_concurrency")).isEqualTo("1");
@@ -173,9 +170,7 @@ class ExplainTest {
     assertThat(evidence(r, "running,0,job")).isEqualTo(String.valueOf(first));
     assertThat(r.action()).contains("pgbus.queue.capped.global-concurrency");
 
-    Instant acted = Instant.now();
-    release.countDown();
-    assertCompletesBy(id, acted.plus(SLACK));
+    releaseAndAssertRuns(release, id);
   }
 
   @Test
@@ -185,18 +180,15 @@ class ExplainTest {
         engines.config().capsule("main", 4, "keyed").queueLimit(new QueueLimit("keyed", null, 1)),
         "keyed",
         release);
-    EnqueueOptions key = EnqueueOptions.defaults().withConcurrencyKey("customer-7");
-    long first = fixtures.enqueue("keyed", key);
-    awaitState(first, "running");
-    long id = fixtures.enqueue("keyed", key);
+    long first =
+        runningThenWaiting("keyed", EnqueueOptions.defaults().withConcurrencyKey("customer-7"));
+    long id = first + 1;
 
     Reason r = only(explain(id), Reason.KEY_LIMIT);
     assertThat(evidence(r, "key")).isEqualTo("customer-7");
     assertThat(evidence(r, "running")).isEqualTo("[" + first + "]");
 
-    Instant acted = Instant.now();
-    release.countDown();
-    assertCompletesBy(id, acted.plus(SLACK));
+    releaseAndAssertRuns(release, id);
   }
 
   @Test
@@ -495,6 +487,52 @@ class ExplainTest {
     }
   }
 
+  @Test
+  void queueBlockersPartitionTheWaitingJobsByTheirFirstCause() throws SQLException {
+    db.update("INSERT INTO pgbus.queue_limit (queue, global_concurrency) VALUES ('mixed', 1)");
+    db.update(
+        "INSERT INTO pgbus.job (queue, payload, state, attempt, attempted_at, attempted_by,"
+            + " lease_expires_at) VALUES ('mixed', '{}', 'running', 1, now(), 'w', now() + interval '1 minute')");
+    fixtures.enqueue("mixed", 2);
+    fixtures.enqueue("mixed", EnqueueOptions.defaults().withDelay(Duration.ofHours(1)));
+    long retry = fixtures.enqueue("mixed");
+    db.update(
+        "UPDATE pgbus.job SET state = 'retryable', run_at = now() + interval '1 hour' WHERE id = ?",
+        retry);
+    long upstream = fixtures.enqueue("elsewhere");
+    db.update("INSERT INTO pgbus.queue_limit (queue, key_concurrency) VALUES ('keys', 1)");
+    db.update(
+        "INSERT INTO pgbus.job (queue, payload, state, attempt, attempted_at, attempted_by,"
+            + " lease_expires_at, concurrency_key) VALUES ('keys', '{}', 'running', 1, now(), 'w',"
+            + " now() + interval '1 minute', 'k')");
+    fixtures.enqueue("keys", 2, EnqueueOptions.defaults().withConcurrencyKey("k"));
+    fixtures.enqueue("keys", 2, EnqueueOptions.defaults().withConcurrencyKey("j"));
+    fixtures.enqueue("keys");
+    try (Connection c = db.connect()) {
+      jobs.enqueue(c, new NewJob("mixed", "{}", EnqueueOptions.defaults().afterJobs(upstream)));
+
+      var mixed = jobs.blockers(c, "mixed").get(0);
+      assertThat(mixed.waiting()).isEqualTo(5);
+      assertThat(mixed.runnableNow()).isZero();
+      assertThat(mixed.blockedBy())
+          .containsExactly(
+              java.util.Map.entry(Reason.WAITING_ON_DEPENDENCIES, 1L),
+              java.util.Map.entry(Reason.RETRY_BACKOFF, 1L),
+              java.util.Map.entry(Reason.DUE_LATER, 1L),
+              java.util.Map.entry(Reason.GLOBAL_LIMIT, 2L));
+
+      // Key k runs one job: its two wait; key j may start one of its two; the unkeyed one runs.
+      var keys = jobs.blockers(c, "keys").get(0);
+      assertThat(keys.waiting()).isEqualTo(5);
+      assertThat(keys.runnableNow()).isEqualTo(2);
+      assertThat(keys.blockedBy()).containsExactly(java.util.Map.entry(Reason.KEY_LIMIT, 3L));
+
+      assertThat(jobs.blockers(c, null))
+          .extracting(QueueBlockers::queue)
+          .containsExactly("elsewhere", "keys", "mixed");
+    }
+  }
+
   // --- helpers
 
   private Engine start(String... queues) {
@@ -519,6 +557,23 @@ class ExplainTest {
           }
           return Outcome.complete();
         });
+  }
+
+  /**
+   * Enqueues a job and waits until it runs, then enqueues a second with the same options; returns
+   * the first's id (the second's is the next: the test database has no other enqueuer).
+   */
+  private long runningThenWaiting(String queue, EnqueueOptions options) {
+    long first = fixtures.enqueue(queue, options);
+    awaitState(first, "running");
+    assertThat(fixtures.enqueue(queue, options)).isEqualTo(first + 1);
+    return first;
+  }
+
+  private static void releaseAndAssertRuns(CountDownLatch release, long id) {
+    Instant acted = Instant.now();
+    release.countDown();
+    assertCompletesBy(id, acted.plus(SLACK));
   }
 
   private Explanation explain(long id) {

@@ -34,15 +34,13 @@ public final class BlockersCache {
 
   private final DataSource dataSource;
   private final List<String> queues;
-  private final long maxAgeNanos;
+  private final MaxAge maxAge;
   private Map<String, Long> counts = Map.of();
-  private long readAt;
-  private boolean read;
 
   public BlockersCache(DataSource dataSource, List<String> queues, Duration maxAge) {
     this.dataSource = dataSource;
     this.queues = List.copyOf(queues);
-    this.maxAgeNanos = maxAge.toNanos();
+    this.maxAge = new MaxAge(maxAge);
   }
 
   /** Jobs of {@code queue} a free slot would claim now. */
@@ -56,15 +54,13 @@ public final class BlockersCache {
   }
 
   private long read(String key) {
-    if (!read || System.nanoTime() - readAt > maxAgeNanos) {
+    if (this.maxAge.due()) {
       refresh();
     }
     return counts.getOrDefault(key, 0L);
   }
 
   private void refresh() {
-    read = true;
-    readAt = System.nanoTime();
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(BLOCKERS)) {
       var fresh = new HashMap<String, Long>();
