@@ -1099,6 +1099,7 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
 CREATE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    SET jit TO 'off'
     AS $$
   DECLARE
     j pgbus.job;
@@ -1760,6 +1761,7 @@ CREATE FUNCTION pgbus.queue_blockers(queue text DEFAULT NULL::text) RETURNS TABL
 CREATE FUNCTION pgbus.queue_blockers_of(wanted text) RETURNS TABLE(queue text, waiting bigint, runnable_now bigint, cause text, jobs bigint)
     LANGUAGE plpgsql STABLE
     SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    SET jit TO 'off'
     AS $$
   DECLARE
     q text;
@@ -1824,27 +1826,32 @@ CREATE FUNCTION pgbus.queue_blockers_of(wanted text) RETURNS TABLE(queue text, w
                        j.state = 'scheduled' AND j.linked
                          AND EXISTS (SELECT 1 FROM pgbus.job_dependency d
                                       WHERE d.job_id = j.id AND d.state <> 'completed') AS deps,
-                       -- Keys count only in a queue with a limit row (pgbus.claim_keyed); a due job
-                       -- whose key is at its limit, or under FIFO not its key's head.
-                       coalesce(j.concurrency_key IS NOT NULL AND lim.queue IS NOT NULL AND j.run_at <= now()
+                       -- Keys count only in a queue with a limit row (pgbus.claim_keyed). A due
+                       -- keyed job is held when a claim would pass it now: without FIFO, when the
+                       -- key's running jobs and its due jobs before it in claim order reach the
+                       -- limit; with FIFO, when a job of its key runs, an older one waits (due or
+                       -- not), or an older one lies dead (unless skipped).
+                       coalesce(j.concurrency_key IS NOT NULL AND j.run_at <= now()
                          AND CASE WHEN lim.key_fifo
-                                  THEN EXISTS (SELECT 1 FROM pgbus.job o
-                                                WHERE o.queue = q AND o.concurrency_key = j.concurrency_key
-                                                  AND (o.state = 'running'
-                                                       OR (o.id < j.id
-                                                           AND o.state IN ('available', 'scheduled', 'retryable', 'dead')
-                                                           AND (o.state <> 'dead' OR NOT lim.key_fifo_skip_dead))))
-                                  -- A claim takes a key's due jobs in claim order while the
-                                  -- running ones and those before stay within the limit.
-                                  ELSE (SELECT count(*) FROM pgbus.job x
-                                         WHERE x.queue = q AND x.concurrency_key = j.concurrency_key
-                                           AND x.state = 'running') + j.key_rank > coalesce(lim.key_concurrency, 1) END,
+                                  THEN r.n IS NOT NULL OR j.fifo_rank > 1
+                                       OR EXISTS (SELECT 1 FROM pgbus.job o
+                                                   WHERE o.queue = q AND o.concurrency_key = j.concurrency_key
+                                                     AND o.id < j.id AND o.state = 'dead'
+                                                     AND NOT lim.key_fifo_skip_dead)
+                                  ELSE coalesce(r.n, 0) + j.key_rank > coalesce(lim.key_concurrency, 1) END,
                          false) AS key_blocked
-                  FROM (SELECT j.*, row_number() OVER (
+                  FROM (SELECT j.id, j.state, j.run_at, j.linked, j.concurrency_key,
+                               row_number() OVER (
                                  PARTITION BY j.concurrency_key, j.run_at <= now()
-                                 ORDER BY j.priority, j.run_at, j.id) AS key_rank
+                                 ORDER BY j.priority, j.run_at, j.id) AS key_rank,
+                               row_number() OVER (PARTITION BY j.concurrency_key ORDER BY j.id) AS fifo_rank
                           FROM pgbus.job j
-                         WHERE j.queue = q AND j.state IN ('available', 'scheduled', 'retryable')) j) w;
+                         WHERE j.queue = q AND j.state IN ('available', 'scheduled', 'retryable')) j
+                  -- The running jobs per key: one range of job_key_running_idx.
+                  LEFT JOIN (SELECT x.concurrency_key, count(*) AS n
+                               FROM pgbus.job x
+                              WHERE x.queue = q AND x.state = 'running' AND x.concurrency_key IS NOT NULL
+                              GROUP BY x.concurrency_key) r ON r.concurrency_key = j.concurrency_key) w;
       END IF;
 
       v_rate_cap := NULL;
