@@ -1,7 +1,9 @@
-// One job: its facts, its batch and the jobs it waits on, the payload pretty-printed, its attempts
-// and errors as a timeline (stack traces folded), and the actions its state allows (admins only,
-// each after a confirmation; Cancel reaches a running job too).
+// One job: why it is where it is (its reasons, at the top), its facts, its batch and the jobs it
+// waits on, the payload pretty-printed, its attempts and errors as a timeline (stack traces
+// folded), and the actions its state allows (admins only, each after a confirmation; Cancel
+// reaches a running job too).
 import { get, post, h, when, stateBadge, actionButton, flash, JOB_ACTIONS } from './core.js';
+import { renderReasons } from './explain.js';
 
 /** The job page's actions: the list's, and Cancel of a running job (its JVM stops the handler). */
 const ACTIONS = JOB_ACTIONS.map((a) => (a.action === 'cancel' ? { ...a, states: [...a.states, 'running'] } : a));
@@ -25,7 +27,8 @@ export async function render(view, id) {
   const links = h('div', { id: 'job-links' });
   const payload = h('pre', { id: 'payload' });
   const timeline = h('ol', { class: 'timeline', id: 'timeline' });
-  view.replaceChildren(h('h1', {}, 'Job ', h('code', {}, id)), actions, facts, links,
+  const reasons = h('section', { id: 'job-reasons' });
+  view.replaceChildren(h('h1', {}, 'Job ', h('code', {}, id)), reasons, actions, facts, links,
     h('h2', {}, 'Payload'), payload, h('h2', {}, 'Attempts and errors'), timeline);
 
   async function refresh() {
@@ -39,6 +42,7 @@ export async function render(view, id) {
       }
       throw e;
     }
+    await renderReasons(reasons, id);
     facts.replaceChildren(h('dl', { class: 'facts' },
       fact('state', h('span', { id: 'job-state', 'data-state': j.state }, stateBadge(j.state))),
       fact('queue', h('a', { href: '#/queue/' + encodeURIComponent(j.queue) }, j.queue)),

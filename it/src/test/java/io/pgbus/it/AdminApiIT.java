@@ -369,6 +369,70 @@ class AdminApiIT {
     assertTrue(fleet.body().contains("\"heartbeatTtl\":\""), fleet.body());
   }
 
+  // Issue #28: why a job does not run, and what holds each queue back.
+
+  @Test
+  void explainSaysWhyAJobWaitsToAViewerMasksItsErrorAnd404sAMissingJob() throws Exception {
+    String q = queue();
+    long waiting = plant(q, "available", "{}");
+    Sql.execute(ds, "SELECT pgbus.pause(?)", q);
+    Http.Response r = get("jobs/" + waiting + "/explain", "viewer", "viewer-secret");
+    assertEquals(200, r.status(), r.body());
+    JsonObject e = json(r.body()).asJsonObject();
+    assertEquals(String.valueOf(waiting), e.getString("job"));
+    assertEquals(q, e.getString("queue"));
+    assertEquals("available", e.getString("state"));
+    JsonObject first = e.getJsonArray("reasons").getJsonObject(0);
+    assertEquals("queue_paused", first.getString("code"), r.body());
+    assertTrue(first.getString("evidence").contains("paused_at"), r.body());
+    assertTrue(first.getString("action").contains("resume"), r.body());
+    assertTrue(first.containsKey("resolvesAt") && first.isNull("resolvesAt"), r.body());
+
+    long dead = plant(q, "dead", "{}");
+    Sql.execute(
+        ds,
+        "UPDATE pgbus.job SET errors = jsonb_build_array(jsonb_build_object('attempt', 1,"
+            + " 'at', now(), 'error', 'card 4111 declined')) WHERE id = ?",
+        dead);
+    Http.Response asViewer = get("jobs/" + dead + "/explain", "viewer", "viewer-secret");
+    assertEquals(200, asViewer.status(), asViewer.body());
+    assertTrue(asViewer.body().contains("\"code\":\"dead\""), asViewer.body());
+    assertFalse(asViewer.body().contains("4111"), asViewer.body());
+    assertTrue(
+        get("jobs/" + dead + "/explain", "admin", "admin-secret").body().contains("card 4111"));
+
+    Http.Response missing = get("jobs/9223372036854775806/explain", "viewer", "viewer-secret");
+    assertEquals(404, missing.status(), missing.body());
+    assertTrue(missing.body().contains("\"field\":\"id\""), missing.body());
+    assertEquals(401, get("jobs/" + waiting + "/explain", null, null).status());
+    assertEquals(403, get("jobs/" + waiting + "/explain", "someone", "someone-secret").status());
+    assertField(get("jobs/x/explain", "viewer", "viewer-secret"), "id");
+  }
+
+  @Test
+  void queueBlockersCountTheWaitingJobsByCauseForAViewer() throws Exception {
+    String q = queue();
+    plant(q, "available", "{}");
+    plant(q, "available", "{}");
+    plant(q, "scheduled", "{}");
+    Http.Response open = get("queues/blockers?queue=" + q, "viewer", "viewer-secret");
+    assertEquals(200, open.status(), open.body());
+    JsonObject b = json(open.body()).asJsonObject().getJsonArray("queues").getJsonObject(0);
+    assertEquals(q, b.getString("queue"));
+    assertEquals(3, b.getJsonNumber("waiting").longValue());
+    assertEquals(2, b.getJsonNumber("runnableNow").longValue());
+    assertEquals(1, b.getJsonObject("blockedBy").getJsonNumber("due_later").longValue());
+
+    Sql.execute(ds, "SELECT pgbus.pause(?)", q);
+    JsonObject paused =
+        element(get("queues/blockers", "viewer", "viewer-secret").body(), "queues", "queue", q);
+    assertEquals(0, paused.getJsonNumber("runnableNow").longValue());
+    assertEquals(2, paused.getJsonObject("blockedBy").getJsonNumber("queue_paused").longValue());
+
+    assertField(get("queues/blockers?queue=Not-A-Queue", "viewer", "viewer-secret"), "queue");
+    assertEquals(401, get("queues/blockers", null, null).status());
+  }
+
   // Issue #23, second round: what an outside attack on the demo found.
 
   @Test

@@ -599,4 +599,17 @@ class ConsoleBrowserIT {
       }
     }
   }
+
+  @Test
+  void theJobPageShowsWhyTheJobWaitsAtTheTop() throws Exception {
+    long later = plant(QUEUE, "scheduled", "{\"order\":\"explained\"}");
+    try (Browser b = new Browser()) {
+      b.open(console("viewer", "viewer-secret") + "#/job/" + later);
+      b.find("#job-state[data-state=scheduled]");
+      var reason = b.find("#job-reasons li.reason[data-code=due_later]");
+      assertTrue(reason.getText().contains("is not due until"), reason.getText());
+      assertTrue(reason.getText().contains("Resolves by itself by"), reason.getText());
+      b.screenshot("job-explained");
+    }
+  }
 }

@@ -100,4 +100,22 @@ public interface JobAdmin {
 
   /** Jobs finished per queue and minute over the last hour, oldest minute first. */
   List<Throughput> throughput();
+
+  /**
+   * Why the job is in its state, with evidence, the action that would unblock it and when it
+   * resolves by itself (SQL: {@code pgbus.explain(id)}; docs/explain.md). It only reads.
+   *
+   * @return empty when there is no such job (also one deleted on completion or pruned)
+   */
+  Optional<Explanation> explain(long id);
+
+  /**
+   * Per queue, its waiting jobs, how many could be claimed now if slots were free, and how many
+   * each cause holds back (SQL: {@code pgbus.queue_blockers(queue)}). One statement over each
+   * queue's waiting jobs: meant for operators and autoscalers, not for a loop.
+   *
+   * @param queue one queue, or null for every queue that has waiting jobs, is paused or has limits
+   * @throws io.pgbus.InvalidJobException when {@code queue} is not a valid queue name
+   */
+  List<QueueBlockers> blockers(String queue);
 }

@@ -8,6 +8,8 @@ import io.pgbus.InvalidJobException;
 import io.pgbus.JobBatch;
 import io.pgbus.JobQueue;
 import io.pgbus.QueueNames;
+import io.pgbus.admin.Explanation;
+import io.pgbus.admin.QueueBlockers;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -15,6 +17,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Function;
 
 /**
@@ -29,6 +32,7 @@ public final class Jobs {
   private final QueueStore queueStore = new QueueStore();
   private final AuditStore auditStore = new AuditStore();
   private final LinkStore linkStore = new LinkStore();
+  private final ExplainStore explainStore = new ExplainStore();
   private final String workerId;
   private final int maxPayloadBytes;
   private final JobTracing tracing;
@@ -282,6 +286,30 @@ public final class Jobs {
   }
 
   /** Runs a statement; a failure names the queue (null: none) and what was being done. */
+  /**
+   * Why the job is in its state (JobAdmin.explain; docs/explain.md), in the caller's transaction;
+   * empty when there is no such job.
+   */
+  public Optional<Explanation> explain(Connection c, long jobId) {
+    return sql(null, "explain job " + jobId, () -> explainStore.explain(c, jobId));
+  }
+
+  /**
+   * Waiting, runnable-now and blocked-by-cause counts of one queue, or of every queue that has
+   * waiting jobs, is paused or has limits when {@code queue} is null (JobAdmin.blockers).
+   */
+  public List<QueueBlockers> blockers(Connection c, String queue) {
+    if (queue != null) {
+      QueueNames.require(queue);
+    }
+    return sql(
+        queue,
+        queue == null
+            ? "read the blockers of the queues"
+            : "read the blockers of queue '" + queue + "'",
+        () -> explainStore.blockers(c, queue));
+  }
+
   private static <T> T sql(String queue, String action, Statement<T> statement) {
     try {
       return statement.run();

@@ -1,11 +1,13 @@
 package io.pgbus.jakarta;
 
 import io.pgbus.PgbusException;
+import io.pgbus.admin.Explanation;
 import io.pgbus.admin.InvalidFilterException;
 import io.pgbus.admin.JobAdmin;
 import io.pgbus.admin.JobFilter;
 import io.pgbus.admin.JobPage;
 import io.pgbus.admin.JobView;
+import io.pgbus.admin.QueueBlockers;
 import io.pgbus.admin.QueueStats;
 import io.pgbus.admin.Throughput;
 import io.pgbus.engine.JobAdminStore;
@@ -18,6 +20,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * {@link JobAdmin} on the JTA datasource, like {@link JtaJobQueue}: a call inside the caller's
@@ -72,6 +75,25 @@ public class JtaJobAdmin implements JobAdmin {
   @Override
   public List<Throughput> throughput() {
     return withConnection("read the throughput", null, (s, c) -> s.throughput(c));
+  }
+
+  @Override
+  public Optional<Explanation> explain(long id) {
+    return withConnection(c -> runtime.engine().jobs().explain(c, id), "explain job " + id);
+  }
+
+  @Override
+  public List<QueueBlockers> blockers(String queue) {
+    return withConnection(
+        c -> runtime.engine().jobs().blockers(c, queue), "read the blockers of the queues");
+  }
+
+  private <T> T withConnection(Function<Connection, T> work, String action) {
+    try (Connection c = resources.dataSource().getConnection()) {
+      return work.apply(c);
+    } catch (SQLException e) {
+      throw failed(action, null, e);
+    }
   }
 
   private int act(Action action, JobFilter filter, int limit) {

@@ -1,11 +1,13 @@
 package io.pgbus.jakarta.admin;
 
 import io.pgbus.JobQueue;
+import io.pgbus.admin.Explanation;
 import io.pgbus.admin.InvalidFilterException;
 import io.pgbus.admin.JobAdmin;
 import io.pgbus.admin.JobFilter;
 import io.pgbus.admin.JobPage;
 import io.pgbus.admin.JobView;
+import io.pgbus.admin.Reason;
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.json.bind.annotation.JsonbNillable;
 import jakarta.json.bind.annotation.JsonbPropertyOrder;
@@ -24,11 +26,12 @@ import java.time.Instant;
 import java.util.List;
 
 /**
- * {@code jobs}: search ({@code GET jobs}), one job ({@code GET jobs/{id}}), and the actions on one
- * or many ({@code POST jobs/{id}/{action}}, {@code POST jobs/{action}?<filter>}), all through
- * {@link JobAdmin}. A viewer's search by payload is refused while payloads are masked, and every
- * user's payload searches are rate-limited ({@link SearchBudget}). Public only because JAX-RS and
- * JSON-B reach it by reflection; {@link AdminResource#jobs} makes one per request.
+ * {@code jobs}: search ({@code GET jobs}), one job ({@code GET jobs/{id}}), why it is where it is
+ * ({@code GET jobs/{id}/explain}), and the actions on one or many ({@code POST jobs/{id}/{action}},
+ * {@code POST jobs/{action}?<filter>}), all through {@link JobAdmin}. A viewer's search by payload
+ * is refused while payloads are masked, and every user's payload searches are rate-limited ({@link
+ * SearchBudget}). Public only because JAX-RS and JSON-B reach it by reflection; {@link
+ * AdminResource#jobs} makes one per request.
  */
 @RolesAllowed({AdminResource.VIEWER, AdminResource.ADMIN})
 public final class JobsResource {
@@ -128,6 +131,25 @@ public final class JobsResource {
         });
   }
 
+  /**
+   * {@code GET jobs/{id}/explain}: why the job is in its state ({@link JobAdmin#explain};
+   * docs/explain.md); 404 when there is no such job. Error texts are masked with the payloads.
+   */
+  @GET
+  @Path("{id}/explain")
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response explain(@PathParam("id") String id) {
+    return call.read(
+        () -> {
+          long jobId = AdminParams.id(id);
+          boolean masked = call.masked();
+          return admin
+              .explain(jobId)
+              .map(e -> AdminCall.ok(ExplanationJson.of(masked ? e.withoutErrors() : e)))
+              .orElseGet(() -> AdminCall.notFound("id"));
+        });
+  }
+
   @POST
   @Path("{id}/{action}")
   @Produces(MediaType.APPLICATION_JSON)
@@ -183,6 +205,37 @@ public final class JobsResource {
   @JsonbNillable
   @JsonbPropertyOrder({"jobs", "next"})
   public record PageJson(List<JobJson> jobs, String next) {}
+
+  /** A job's explanation: its id (a string, as everywhere here), queue, state and reasons. */
+  @JsonbPropertyOrder({"job", "queue", "state", "reasons"})
+  public record ExplanationJson(String job, String queue, String state, List<ReasonJson> reasons) {
+    static ExplanationJson of(Explanation e) {
+      return new ExplanationJson(
+          String.valueOf(e.job()),
+          e.queue(),
+          e.state().sqlName(),
+          e.reasons().stream().map(ReasonJson::of).toList());
+    }
+  }
+
+  /**
+   * One reason: {@code evidence} is a JSON object as text (as a job's {@code payload} and {@code
+   * errors}); {@code action}, {@code resolvesAt} and {@code error} may be null.
+   */
+  @JsonbNillable
+  @JsonbPropertyOrder({"code", "sentence", "evidence", "action", "resolvesAt", "error"})
+  public record ReasonJson(
+      String code,
+      String sentence,
+      String evidence,
+      String action,
+      String resolvesAt,
+      String error) {
+    static ReasonJson of(Reason r) {
+      return new ReasonJson(
+          r.code(), r.sentence(), r.evidence(), r.action(), text(r.resolvesAt()), r.error());
+    }
+  }
 
   /** What an action changed: {@code {"action":"replay","changed":3}}. */
   @JsonbPropertyOrder({"action", "changed"})

@@ -5,6 +5,7 @@ import io.pgbus.admin.InvalidFilterException;
 import io.pgbus.admin.JobAdmin;
 import io.pgbus.admin.JobFilter;
 import io.pgbus.admin.JobState;
+import io.pgbus.admin.QueueBlockers;
 import io.pgbus.admin.QueueStats;
 import io.pgbus.admin.Throughput;
 import io.pgbus.engine.EngineStatus;
@@ -18,6 +19,7 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.util.ArrayList;
@@ -29,9 +31,10 @@ import java.util.function.Supplier;
 /**
  * {@code queues}: every queue with its counts, flow control and readers ({@code GET queues}), a
  * pause or resume for every JVM ({@code POST queues/{queue}/pause|resume}, {@link JobQueue#pause}),
- * and the jobs finished per minute ({@code GET throughput}). Counts and throughput come from {@link
- * JobAdmin}, the readers from this engine and the fleet's nodes. Public only because JAX-RS and
- * JSON-B reach it by reflection; {@link AdminResource#queues} makes one per request.
+ * what holds each queue's waiting jobs back ({@code GET queues/blockers}), and the jobs finished
+ * per minute ({@code GET throughput}). Counts and throughput come from {@link JobAdmin}, the
+ * readers from this engine and the fleet's nodes. Public only because JAX-RS and JSON-B reach it by
+ * reflection; {@link AdminResource#queues} makes one per request.
  */
 @RolesAllowed({AdminResource.VIEWER, AdminResource.ADMIN})
 public final class QueuesResource {
@@ -91,6 +94,39 @@ public final class QueuesResource {
    * {"queue":"mail","action":"pause","changed":true,"paused":true}}, where {@code changed} says
    * whether it changed anything.
    */
+  /**
+   * {@code GET queues/blockers[?queue=q]}: per queue, its waiting jobs, how many a free slot would
+   * claim now, and how many each cause holds back ({@link JobAdmin#blockers}; docs/explain.md).
+   */
+  @GET
+  @Path("blockers")
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response blockers(@QueryParam("queue") String name) {
+    return call.read(
+        () -> {
+          if (name != null) {
+            JobFilter.all().withQueue(name); // the same bound and message as a search's
+          }
+          return AdminCall.ok(
+              new BlockersJson(admin.blockers(name).stream().map(BlockerJson::of).toList()));
+        });
+  }
+
+  /** {@code GET queues/blockers}: one entry per queue, by name. */
+  public record BlockersJson(List<BlockerJson> queues) {}
+
+  /**
+   * One queue's blockers: {@code blockedBy} maps a cause (a reason code) to its jobs, causes in the
+   * order docs/explain.md gives; {@code waiting = runnableNow +} their sum.
+   */
+  @JsonbPropertyOrder({"queue", "waiting", "runnableNow", "blockedBy"})
+  public record BlockerJson(
+      String queue, long waiting, long runnableNow, Map<String, Long> blockedBy) {
+    static BlockerJson of(QueueBlockers b) {
+      return new BlockerJson(b.queue(), b.waiting(), b.runnableNow(), b.blockedBy());
+    }
+  }
+
   @POST
   @Path("{queue}/{action}")
   @Produces(MediaType.APPLICATION_JSON)

@@ -26,27 +26,23 @@ public final class DepthCache {
 
   private final DataSource dataSource;
   private final List<String> queues;
-  private final long maxAgeNanos;
+  private final MaxAge maxAge;
   private Map<String, Long> counts = Map.of();
-  private long readAt;
-  private boolean read;
 
   public DepthCache(DataSource dataSource, List<String> queues, Duration maxAge) {
     this.dataSource = dataSource;
     this.queues = List.copyOf(queues);
-    this.maxAgeNanos = maxAge.toNanos();
+    this.maxAge = new MaxAge(maxAge);
   }
 
   public synchronized long depth(String queue, String state) {
-    if (!read || System.nanoTime() - readAt > maxAgeNanos) {
+    if (this.maxAge.due()) {
       refresh();
     }
     return counts.getOrDefault(queue + "/" + state, 0L);
   }
 
   private void refresh() {
-    read = true;
-    readAt = System.nanoTime();
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(DEPTH)) {
       ps.setArray(1, c.createArrayOf("text", queues.toArray(String[]::new)));

@@ -23,11 +23,16 @@ import org.eclipse.microprofile.metrics.Tag;
  *   <li>timers {@code pgbus.job.duration} (handler and settle) and {@code pgbus.job.wake.latency}
  *       (from when the job became due to handler start), tag queue
  *   <li>gauges {@code pgbus.queue.depth} (tags queue, state; cached, see {@link DepthCache}),
- *       {@code pgbus.listener.delivering} (1 or 0), {@code pgbus.claims} and {@code
- *       pgbus.claims.empty} (totals since start, tag capsule: the second shows polling waste)
+ *       {@code pgbus.queue.runnable} (tag queue) and {@code pgbus.queue.blocked} (tags queue,
+ *       cause; both cached 5 s, see {@link BlockersCache}), {@code pgbus.listener.delivering} (1 or
+ *       0), {@code pgbus.claims} and {@code pgbus.claims.empty} (totals since start, tag capsule:
+ *       the second shows polling waste)
  * </ul>
  */
 public final class MpMetrics implements PgbusMetrics {
+
+  /** How long runnable-now and blocked-by-cause are reused between scrapes. */
+  static final Duration BLOCKERS_MAX_AGE = Duration.ofSeconds(5);
 
   private static final String[] DEPTH_STATES = {
     "available", "scheduled", "running", "retryable", "dead"
@@ -173,6 +178,35 @@ public final class MpMetrics implements PgbusMetrics {
           engine,
           e -> e.status().capsule(name).emptyClaims(),
           capsule);
+    }
+    BlockersCache blockers =
+        new BlockersCache(dataSource, engine.config().queues(), BLOCKERS_MAX_AGE);
+    for (String q : engine.config().queues()) {
+      registry.gauge(
+          Metadata.builder()
+              .withName("pgbus.queue.runnable")
+              .withDescription(
+                  "waiting jobs a free slot would claim now (pgbus.queue_blockers), refreshed at"
+                      + " most every 5 s: the autoscaling signal")
+              .withUnit(MetricUnits.NONE)
+              .build(),
+          blockers,
+          b -> b.runnableNow(q),
+          new Tag("queue", q));
+      for (String cause : BlockersCache.CAUSES) {
+        registry.gauge(
+            Metadata.builder()
+                .withName("pgbus.queue.blocked")
+                .withDescription(
+                    "waiting jobs held back, by cause (pgbus.queue_blockers), refreshed at most"
+                        + " every 5 s")
+                .withUnit(MetricUnits.NONE)
+                .build(),
+            blockers,
+            b -> b.blocked(q, cause),
+            new Tag("queue", q),
+            new Tag("cause", cause));
+      }
     }
     DepthCache depth = new DepthCache(dataSource, engine.config().queues(), Duration.ofSeconds(30));
     for (String q : engine.config().queues()) {

@@ -13,6 +13,7 @@ import io.pgbus.engine.Engine;
 import io.pgbus.engine.EngineStatus;
 import io.pgbus.engine.JobEvents;
 import io.pgbus.jakarta.PgbusMetrics;
+import io.pgbus.jakarta.metrics.BlockersCache;
 import io.pgbus.jakarta.metrics.DepthCache;
 import jakarta.enterprise.inject.spi.Unmanaged;
 import java.time.Duration;
@@ -34,6 +35,7 @@ public final class OtelMetrics implements PgbusMetrics {
   private static final AttributeKey<String> QUEUE = AttributeKey.stringKey("queue");
   private static final AttributeKey<String> STATE = AttributeKey.stringKey("state");
   private static final AttributeKey<String> CAPSULE = AttributeKey.stringKey("capsule");
+  private static final AttributeKey<String> CAUSE = AttributeKey.stringKey("cause");
   private static final String[] DEPTH_STATES = {
     "available", "scheduled", "running", "retryable", "dead"
   };
@@ -168,6 +170,36 @@ public final class OtelMetrics implements PgbusMetrics {
                 m -> {
                   for (EngineStatus.CapsuleStatus c : engine.status().capsules()) {
                     m.record(c.emptyClaims(), Attributes.of(CAPSULE, c.name()));
+                  }
+                }));
+    BlockersCache blockers =
+        new BlockersCache(dataSource, engine.config().queues(), Duration.ofSeconds(5));
+    gauges.add(
+        meter
+            .gaugeBuilder("pgbus.queue.runnable")
+            .setDescription(
+                "waiting jobs a free slot would claim now (pgbus.queue_blockers), refreshed at most"
+                    + " every 5 s: the autoscaling signal")
+            .ofLongs()
+            .buildWithCallback(
+                m -> {
+                  for (String q : engine.config().queues()) {
+                    m.record(blockers.runnableNow(q), Attributes.of(QUEUE, q));
+                  }
+                }));
+    gauges.add(
+        meter
+            .gaugeBuilder("pgbus.queue.blocked")
+            .setDescription(
+                "waiting jobs held back, by cause (pgbus.queue_blockers), refreshed at most every"
+                    + " 5 s")
+            .ofLongs()
+            .buildWithCallback(
+                m -> {
+                  for (String q : engine.config().queues()) {
+                    for (String cause : BlockersCache.CAUSES) {
+                      m.record(blockers.blocked(q, cause), Attributes.of(QUEUE, q, CAUSE, cause));
+                    }
                   }
                 }));
     DepthCache depth = new DepthCache(dataSource, engine.config().queues(), Duration.ofSeconds(30));

@@ -5,8 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.pgbus.AuditEntry;
 import io.pgbus.Schedule;
 import io.pgbus.ScheduleDefinition;
+import io.pgbus.admin.Explanation;
 import io.pgbus.admin.JobState;
 import io.pgbus.admin.JobView;
+import io.pgbus.admin.QueueBlockers;
+import io.pgbus.admin.Reason;
 import io.pgbus.engine.NodeStore;
 import io.pgbus.engine.QueueLimitStatus;
 import jakarta.json.bind.Jsonb;
@@ -237,5 +240,47 @@ class AdminJsonTest {
                 + "\"main\",\"queues\":[\"payments\"],\"concurrency\":8,\"inFlight\":2}]}}");
     assertThat(json(new AdminResource.CsrfJson("X-Pgbus-CSRF", "t")))
         .isEqualTo("{\"header\":\"X-Pgbus-CSRF\",\"token\":\"t\"}");
+  }
+
+  @Test
+  void anExplanationWritesItsReasonsInOrderWithTheirNullsAndMasksErrors() {
+    var e =
+        new Explanation(
+            1042,
+            "payments",
+            JobState.RETRYABLE,
+            List.of(
+                new Reason(
+                    Reason.RETRY_BACKOFF,
+                    "Job 1042 failed attempt 1 of 25.",
+                    "{\"attempt\": 1}",
+                    "Wait.",
+                    AT,
+                    "boom"),
+                new Reason(Reason.QUEUE_PAUSED, "Paused.", "{}", null, null, null)));
+    String reasons =
+        "\"reasons\":[{\"code\":\"retry_backoff\",\"sentence\":\"Job 1042 failed attempt 1 of 25.\","
+            + "\"evidence\":\"{\\\"attempt\\\": 1}\",\"action\":\"Wait.\","
+            + "\"resolvesAt\":\"2026-12-01T03:14:00Z\",\"error\":%s},"
+            + "{\"code\":\"queue_paused\",\"sentence\":\"Paused.\",\"evidence\":\"{}\","
+            + "\"action\":null,\"resolvesAt\":null,\"error\":null}]}";
+    assertThat(json(JobsResource.ExplanationJson.of(e)))
+        .isEqualTo(
+            "{\"job\":\"1042\",\"queue\":\"payments\",\"state\":\"retryable\","
+                + reasons.formatted("\"boom\""));
+    assertThat(json(JobsResource.ExplanationJson.of(e.withoutErrors())))
+        .endsWith(reasons.formatted("null"));
+  }
+
+  @Test
+  void queueBlockersWriteTheirCausesInTheirOrder() {
+    var causes = new java.util.LinkedHashMap<String, Long>();
+    causes.put(Reason.DUE_LATER, 3L);
+    causes.put(Reason.QUEUE_PAUSED, 2L);
+    var b = new QueueBlockers("payments", 5, 0, causes);
+    assertThat(json(new QueuesResource.BlockersJson(List.of(QueuesResource.BlockerJson.of(b)))))
+        .isEqualTo(
+            "{\"queues\":[{\"queue\":\"payments\",\"waiting\":5,\"runnableNow\":0,"
+                + "\"blockedBy\":{\"due_later\":3,\"queue_paused\":2}}]}");
   }
 }
