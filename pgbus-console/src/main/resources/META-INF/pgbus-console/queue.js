@@ -2,6 +2,7 @@
 // the bulk actions that fit the state (admins only).
 import { get, post, h, fill, ago, stateBadge, actionButton, flash, STATES } from './core.js';
 import { pagedJobs } from './paging.js';
+import { historyCharts } from './history.js';
 
 const BULK = {
   scheduled: [['Retry all now', 'retry'], ['Cancel all', 'cancel']],
@@ -19,7 +20,8 @@ export async function render(view, name, params) {
   const tabs = h('div', { class: 'toolbar', id: 'state-tabs' });
   const list = pagedJobs({ queue: name, state });
   const bulk = h('div', { class: 'toolbar' });
-  view.replaceChildren(h('h1', {}, 'Queue ', h('code', {}, name)), head, tabs, bulk, list.box);
+  const history = historyCharts(name);
+  view.replaceChildren(h('h1', {}, 'Queue ', h('code', {}, name)), head, history.box, tabs, bulk, list.box);
 
   async function refresh() {
     const q = (await get('queues')).queues.find((x) => x.queue === name);
@@ -30,12 +32,13 @@ export async function render(view, name, params) {
       paused
         ? actionButton('Resume', 'resume', () => act('resume'))
         : actionButton('Pause', 'pause', () => act('pause'), true));
-    const count = (s) => (q ? `${q.counts[s]}${q.countsCapped.includes(s) ? '+' : ''}` : '0');
+    const count = (s) => (q ? `${q.counts[s].toLocaleString('en')}${q.countsCapped.includes(s) ? '+' : ''}` : '0');
     const href = (s) => `#/queue/${encodeURIComponent(name)}${s ? '?state=' + s : ''}`;
     fill(tabs, 
       h('a', { href: href(null), class: state ? '' : 'active' }, 'all'),
       STATES.map((s) => h('a', { href: href(s), 'data-state': s, class: s === state ? 'active' : '' }, `${s} (${count(s)})`)));
     if (!list.paged()) await list.first();
+    await history.refresh();
   }
 
   async function act(action) {

@@ -80,7 +80,7 @@ final class AdminParams {
     return n.intValue();
   }
 
-  private static Instant instant(String field, String v) {
+  static Instant instant(String field, String v) {
     if (v == null) {
       return null;
     }
