@@ -1349,6 +1349,96 @@ CREATE FUNCTION pgbus.queue(name text) RETURNS pgbus.queue_name
   END $_$;
 
 --
+-- Name: queue_history_rollup(interval, interval); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.queue_history_rollup(grace interval, keep interval) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+DECLARE
+  v_from    timestamptz;
+  v_to      timestamptz;
+  v_written integer := 0;
+  v_pruned  integer := 0;
+BEGIN
+  -- The bounds of HistoryStore.GRACE and MaintainerConfig.HISTORY_RETENTION.
+  IF grace IS NULL OR grace < interval '0' OR grace > interval '10 minutes' THEN
+    RAISE EXCEPTION 'pgbus: invalid grace %: use 0 to 10 minutes', grace
+      USING ERRCODE = '22023';
+  END IF;
+  IF keep IS NULL OR keep < interval '1 hour' OR keep > interval '31 days' THEN
+    RAISE EXCEPTION 'pgbus: invalid history retention %: use 1 hour to 31 days (pgbus.history.retention)', keep
+      USING ERRCODE = '22023';
+  END IF;
+
+  SELECT m.rolled_to INTO v_from FROM pgbus.queue_minute_mark m FOR UPDATE;
+  IF NOT FOUND THEN
+    -- Someone deleted the mark: history starts again now.
+    INSERT INTO pgbus.queue_minute_mark (rolled_to)
+    VALUES (date_trunc('minute', now() - grace)) ON CONFLICT DO NOTHING;
+    RETURN 0;
+  END IF;
+  v_from := greatest(v_from, date_trunc('minute', now() - keep));
+  v_to := date_trunc('minute', now() - grace);
+
+  IF v_to > v_from THEN
+    -- Each arm of the failures is its own index range (job_finalized_queue_idx, job_lease_idx,
+    -- job_queue_state_idx), not one OR over the table.
+    WITH finished AS (
+      SELECT j.queue::text AS queue, date_trunc('minute', j.finalized_at) AS minute, j.state,
+             greatest(0, extract(epoch FROM j.attempted_at - j.run_at) * 1000)::bigint AS wait_ms,
+             greatest(0, extract(epoch FROM j.finalized_at - j.attempted_at) * 1000)::bigint AS run_ms
+        FROM pgbus.job j
+       WHERE j.state = ANY ('{completed,dead}'::pgbus.job_state[])
+         AND j.finalized_at >= v_from AND j.finalized_at < v_to
+    ), per_minute AS (
+      SELECT f.queue, f.minute,
+             count(*) FILTER (WHERE f.state = 'completed') AS completed,
+             count(*) FILTER (WHERE f.state = 'dead') AS dead,
+             percentile_disc(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY f.wait_ms) AS wait,
+             percentile_disc(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (ORDER BY f.run_ms) AS run
+        FROM finished f
+       GROUP BY 1, 2
+    ), erring AS (
+      SELECT j.queue, j.errors FROM pgbus.job j
+       WHERE j.state = ANY ('{completed,dead,cancelled}'::pgbus.job_state[])
+         AND j.finalized_at >= v_from AND j.errors <> '[]'::jsonb
+      UNION ALL
+      SELECT j.queue, j.errors FROM pgbus.job j
+       WHERE j.state = 'running' AND j.attempted_at >= v_from AND j.errors <> '[]'::jsonb
+      UNION ALL
+      SELECT j.queue, j.errors FROM pgbus.job j
+       WHERE j.state = 'retryable' AND j.run_at >= v_from
+    ), failures AS (
+      SELECT e.queue::text AS queue, date_trunc('minute', x.at) AS minute, count(*) AS failed
+        FROM erring e
+       CROSS JOIN LATERAL jsonb_array_elements(e.errors) AS a(entry)
+       CROSS JOIN LATERAL (SELECT (a.entry ->> 'at')::timestamptz AS at) x
+       WHERE x.at >= v_from AND x.at < v_to
+       GROUP BY 1, 2
+    )
+    INSERT INTO pgbus.queue_minute AS h
+      (queue, minute, completed, failed, dead,
+       wait_p50_ms, wait_p95_ms, wait_p99_ms, run_p50_ms, run_p95_ms, run_p99_ms)
+    SELECT coalesce(p.queue, f.queue), coalesce(p.minute, f.minute),
+           coalesce(p.completed, 0), coalesce(f.failed, 0), coalesce(p.dead, 0),
+           p.wait[1], p.wait[2], p.wait[3], p.run[1], p.run[2], p.run[3]
+      FROM per_minute p
+      FULL JOIN failures f ON f.queue = p.queue AND f.minute = p.minute
+    ON CONFLICT (queue, minute) DO NOTHING;
+    GET DIAGNOSTICS v_written = ROW_COUNT;
+
+    UPDATE pgbus.queue_minute_mark SET rolled_to = v_to;
+  END IF;
+
+  DELETE FROM pgbus.queue_minute h WHERE h.minute < now() - keep;
+  GET DIAGNOSTICS v_pruned = ROW_COUNT;
+  RETURN v_written + v_pruned;
+END;
+$$;
+
+--
 -- Name: queue_limit_clear(text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -1775,6 +1865,39 @@ CREATE TABLE pgbus.queue_limit (
 );
 
 --
+-- Name: queue_minute; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.queue_minute (
+    queue pgbus.queue_name NOT NULL,
+    minute timestamp with time zone NOT NULL,
+    completed integer NOT NULL,
+    failed integer NOT NULL,
+    dead integer NOT NULL,
+    wait_p50_ms bigint,
+    wait_p95_ms bigint,
+    wait_p99_ms bigint,
+    run_p50_ms bigint,
+    run_p95_ms bigint,
+    run_p99_ms bigint,
+    CONSTRAINT queue_minute_completed_check CHECK ((completed >= 0)),
+    CONSTRAINT queue_minute_dead_check CHECK ((dead >= 0)),
+    CONSTRAINT queue_minute_failed_check CHECK ((failed >= 0)),
+    CONSTRAINT queue_minute_minute_check CHECK ((minute = date_trunc('minute'::text, minute)))
+);
+
+--
+-- Name: queue_minute_mark; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.queue_minute_mark (
+    one boolean DEFAULT true NOT NULL,
+    rolled_to timestamp with time zone NOT NULL,
+    CONSTRAINT queue_minute_mark_one_check CHECK (one),
+    CONSTRAINT queue_minute_mark_rolled_to_check CHECK ((rolled_to = date_trunc('minute'::text, rolled_to)))
+);
+
+--
 -- Name: queue_pause; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -1995,6 +2118,20 @@ ALTER TABLE ONLY pgbus.queue_limit
     ADD CONSTRAINT queue_limit_pkey PRIMARY KEY (queue);
 
 --
+-- Name: queue_minute_mark queue_minute_mark_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.queue_minute_mark
+    ADD CONSTRAINT queue_minute_mark_pkey PRIMARY KEY (one);
+
+--
+-- Name: queue_minute queue_minute_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.queue_minute
+    ADD CONSTRAINT queue_minute_pkey PRIMARY KEY (queue, minute);
+
+--
 -- Name: queue_pause queue_pause_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
 --
 
@@ -2144,6 +2281,12 @@ CREATE UNIQUE INDEX job_unique_idx ON pgbus.job USING btree (queue, unique_key) 
 --
 
 CREATE INDEX job_unique_key_idx ON pgbus.job USING btree (unique_key) WHERE (unique_key IS NOT NULL);
+
+--
+-- Name: queue_minute_minute_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX queue_minute_minute_idx ON pgbus.queue_minute USING btree (minute);
 
 --
 -- Name: schedule_due_idx; Type: INDEX; Schema: pgbus; Owner: -

@@ -109,7 +109,24 @@ class SchemaWindowTest {
 
   @Test
   void aSchemaBehindThisBuildIsOutdatedAndMigratingBringsItIntoTheWindow() throws Exception {
-    int previous = Integer.parseInt(Schema.EXPECTED_VERSION) - 1;
+    // The newest migration before this build's: numbers reserved for work on other branches may
+    // leave a gap below EXPECTED_VERSION.
+    int expected = Integer.parseInt(Schema.EXPECTED_VERSION);
+    int previous =
+        java.util.Arrays.stream(
+                Flyway.configure()
+                    .dataSource(old.dataSource())
+                    .schemas("pgbus")
+                    .table("schema_history")
+                    .locations("classpath:io/pgbus/db/migration")
+                    .load()
+                    .info()
+                    .all())
+            .filter(m -> m.getVersion() != null)
+            .mapToInt(m -> m.getVersion().getMajor().intValue())
+            .filter(v -> v < expected)
+            .max()
+            .orElseThrow();
     Flyway.configure()
         .dataSource(old.dataSource())
         .schemas("pgbus")
