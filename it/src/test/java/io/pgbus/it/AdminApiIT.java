@@ -404,7 +404,9 @@ class AdminApiIT {
     assertField(get("history?step=0", "viewer", "viewer-secret"), "step");
     assertField(get("history?step=1441", "viewer", "viewer-secret"), "step");
     assertField(
-        get("history?from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z&step=60", "viewer",
+        get(
+            "history?from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z&step=60",
+            "viewer",
             "viewer-secret"),
         "from");
     assertField(get("history?from=yesterday", "viewer", "viewer-secret"), "from");

@@ -13,12 +13,15 @@ import java.util.function.BooleanSupplier;
 import javax.sql.DataSource;
 
 /**
- * Periodic upkeep, on the elected leader only, in four tasks: rescue of expired leases ({@code
- * RescueTask}), retention ({@code PruneTask}), schedules ({@code ScheduleTask}) and the queues'
- * history ({@code RollupTask}). Rescue and retention back off toward ten times their base interval
- * while they find nothing to do and snap back as soon as they do something, so an idle deployment
- * pays almost nothing for them. Schedules run at the next due run of any schedule (at least once
- * per poll ceiling), see {@link ScheduleEnqueuer}.
+ * Periodic upkeep, on the elected leader only, in three tasks: rescue of expired leases ({@code
+ * RescueTask}), retention ({@code PruneTask}) and schedules ({@code ScheduleTask}). Rescue and
+ * retention back off toward ten times their base interval while they find nothing to do and snap
+ * back as soon as they do something, so an idle deployment pays almost nothing for them. Schedules
+ * run at the next due run of any schedule (at least once per poll ceiling), see {@link
+ * ScheduleEnqueuer}.
+ *
+ * <p>A fourth task, {@code RollupTask}, writes the queues' per-minute history, backing off the same
+ * way.
  */
 final class Maintainer extends Loop {
 
