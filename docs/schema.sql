@@ -1384,7 +1384,10 @@ BEGIN
 
   IF v_to > v_from THEN
     -- Each arm of the failures is its own index range (job_finalized_queue_idx, job_lease_idx,
-    -- job_queue_state_idx), not one OR over the table.
+    -- job_due_idx), not one OR over the table. Planner trap: the finished jobs' arm names
+    -- completed and dead, and cancelled apart. All three are the partial index's whole predicate,
+    -- so the planner would drop the state condition as implied, leaving finalized_at, the
+    -- index's second column, to a scan of the whole index (or a seq scan of the table).
     WITH finished AS (
       SELECT j.queue::text AS queue, date_trunc('minute', j.finalized_at) AS minute, j.state,
              greatest(0, extract(epoch FROM j.attempted_at - j.run_at) * 1000)::bigint AS wait_ms,
@@ -1402,8 +1405,11 @@ BEGIN
        GROUP BY 1, 2
     ), erring AS (
       SELECT j.queue, j.errors FROM pgbus.job j
-       WHERE j.state = ANY ('{completed,dead,cancelled}'::pgbus.job_state[])
+       WHERE j.state = ANY ('{completed,dead}'::pgbus.job_state[])
          AND j.finalized_at >= v_from AND j.errors <> '[]'::jsonb
+      UNION ALL
+      SELECT j.queue, j.errors FROM pgbus.job j
+       WHERE j.state = 'cancelled' AND j.finalized_at >= v_from AND j.errors <> '[]'::jsonb
       UNION ALL
       SELECT j.queue, j.errors FROM pgbus.job j
        WHERE j.state = 'running' AND j.attempted_at >= v_from AND j.errors <> '[]'::jsonb

@@ -14,7 +14,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -39,9 +38,21 @@ class HistoryRollupTest {
 
   private final HistoryStore history = new HistoryStore();
 
+  /** The start of the current minute, read once per test: a slow test may cross into the next. */
+  private Instant thisMinute;
+
+  /** A minute {@code ago} minutes before {@link #thisMinute}, as SQL. */
+  private String minute(int ago) {
+    return "to_timestamp(" + thisMinute.minus(Duration.ofMinutes(ago)).getEpochSecond() + ")";
+  }
+
   @BeforeEach
   void historyStartsTenMinutesAgo() {
-    markAt("date_trunc('minute', now()) - interval '10 minutes'");
+    thisMinute =
+        Instant.ofEpochSecond(
+            db.queryLong("SELECT extract(epoch FROM date_trunc('minute', now()))::bigint"));
+    fiveAgo = minute(5);
+    markAt(minute(10));
   }
 
   private static void markAt(String sql) {
@@ -69,7 +80,7 @@ class HistoryRollupTest {
         runMs);
   }
 
-  private static final String FIVE_AGO = "date_trunc('minute', now()) - interval '5 minutes'";
+  private String fiveAgo;
 
   private long rollup() throws SQLException {
     try (Connection c = db.connect()) {
@@ -79,17 +90,17 @@ class HistoryRollupTest {
 
   private long minuteRow(String queue, String column) {
     return db.queryLong(
-        "SELECT " + column + " FROM pgbus.queue_minute WHERE queue = ? AND minute = " + FIVE_AGO,
+        "SELECT " + column + " FROM pgbus.queue_minute WHERE queue = ? AND minute = " + fiveAgo,
         queue);
   }
 
   @Test
   void aMinuteCountsItsJobsAndTakesThePercentilesOfKnownDurations() throws SQLException {
     for (int i = 1; i <= 100; i++) {
-      finished("mail", "completed", FIVE_AGO, i, i * 10L);
+      finished("mail", "completed", fiveAgo, i, i * 10L);
     }
-    finished("sms", "dead", FIVE_AGO, 0, 5);
-    finished("sms", "dead", FIVE_AGO, 0, 5);
+    finished("sms", "dead", fiveAgo, 0, 5);
+    finished("sms", "dead", fiveAgo, 0, 5);
     // A retryable job that failed twice in the minute (once before, outside the history).
     db.update(
         """
@@ -100,7 +111,7 @@ class HistoryRollupTest {
                   jsonb_build_object('attempt', 2, 'at', %1$s + interval '1 second', 'error', 'x'),
                   jsonb_build_object('attempt', 1, 'at', now() - interval '1 day', 'error', 'x')))
         """
-            .formatted(FIVE_AGO));
+            .formatted(fiveAgo));
 
     assertThat(rollup()).isEqualTo(2);
 
@@ -121,9 +132,9 @@ class HistoryRollupTest {
 
   @Test
   void theHistoryReadFillsEmptyStepsAndTakesTheWorstMinuteOfALongerStep() throws SQLException {
-    finished("mail", "completed", FIVE_AGO, 10, 100);
-    finished("mail", "completed", "date_trunc('minute', now()) - interval '4 minutes'", 30, 300);
-    finished("sms", "completed", FIVE_AGO, 20, 200);
+    finished("mail", "completed", fiveAgo, 10, 100);
+    finished("mail", "completed", minute(4), 30, 300);
+    finished("sms", "completed", fiveAgo, 20, 200);
     rollup();
     Instant now = Instant.now();
     Instant hourAgo = now.minus(Duration.ofHours(1));
@@ -147,7 +158,7 @@ class HistoryRollupTest {
                 .max())
         .hasValue(300);
     assertThat(allQueues.stream().mapToLong(HistoryPoint::completed).sum()).isEqualTo(3);
-    Instant five = now.truncatedTo(ChronoUnit.MINUTES).minus(Duration.ofMinutes(5));
+    Instant five = thisMinute.minus(Duration.ofMinutes(5));
     HistoryPoint fiveAgo =
         allQueues.stream().filter(p -> p.at().equals(five)).findFirst().orElseThrow();
     assertThat(fiveAgo.completed()).isEqualTo(2);
@@ -156,7 +167,7 @@ class HistoryRollupTest {
 
   @Test
   void aMinuteIsWrittenOnceWhenTwoLeadersRollUpAtOnce() throws Exception {
-    finished("mail", "completed", FIVE_AGO, 1, 1);
+    finished("mail", "completed", fiveAgo, 1, 1);
     long written;
     CompletableFuture<Long> second;
     try (Connection first = db.connect()) {
@@ -174,7 +185,7 @@ class HistoryRollupTest {
     assertThat(minuteRow("mail", "completed")).isEqualTo(1);
 
     // A job that lands in a written minute later (past the grace) does not change it.
-    finished("mail", "completed", FIVE_AGO, 1, 1);
+    finished("mail", "completed", fiveAgo, 1, 1);
     assertThat(rollup()).isZero();
     assertThat(minuteRow("mail", "completed")).isEqualTo(1);
   }
@@ -193,9 +204,9 @@ class HistoryRollupTest {
     finished("mail", "completed", "date_trunc('minute', now()) - interval '8 days'", 1, 1);
     finished("mail", "completed", "date_trunc('minute', now()) - interval '3 days'", 1, 1);
     finished("mail", "completed", "date_trunc('minute', now()) - interval '3 hours'", 1, 1);
-    finished("mail", "completed", FIVE_AGO, 1, 1);
-    // Not yet: the current minute, and the one that ended within the grace.
-    finished("mail", "completed", "date_trunc('minute', now())", 1, 1);
+    finished("mail", "completed", fiveAgo, 1, 1);
+    // Not yet: a minute that has not ended.
+    finished("mail", "completed", minute(-1), 1, 1);
 
     assertThat(rollup()).isEqualTo(3);
 
@@ -204,7 +215,9 @@ class HistoryRollupTest {
     assertThat(
             db.queryLong(
                 "SELECT count(*) FROM pgbus.queue_minute_mark"
-                    + " WHERE rolled_to = date_trunc('minute', now() - interval '15 seconds')"))
+                    + " WHERE rolled_to >= "
+                    + minute(1)
+                    + " AND rolled_to <= date_trunc('minute', now())"))
         .isEqualTo(1);
   }
 
@@ -233,7 +246,7 @@ class HistoryRollupTest {
 
   @Test
   void theRunTimeOfAJobAnEngineRanIsTheHandlersTime() throws SQLException {
-    markAt("date_trunc('minute', now())");
+    markAt(minute(0));
     engines.start(
         engines.config().capsule(new CapsuleConfig("h", List.of("timed"), 1)).build(),
         (job, tx) -> {
