@@ -1,6 +1,7 @@
 // Overview: depth per queue and state, and jobs finished (completed or dead) per minute and queue
 // over the last hour, as stacked bars drawn by ECharts; then every queue as a row.
 import { get, h, ago, stateBadge } from './core.js';
+import { historyCharts } from './history.js';
 
 const DEPTH_STATES = ['available', 'running', 'scheduled', 'retryable', 'dead'];
 
@@ -8,11 +9,13 @@ export async function render(view) {
   const depthEl = h('div', { id: 'depth-chart', class: 'chart' });
   const throughputEl = h('div', { id: 'throughput-chart', class: 'chart' });
   const table = h('div', { id: 'queues' });
+  const history = historyCharts(null);
   view.replaceChildren(
     h('h1', {}, 'Overview'),
     h('div', { class: 'charts' },
       h('div', { class: 'card' }, h('h2', {}, 'Depth per queue'), depthEl),
       h('div', { class: 'card' }, h('h2', {}, 'Finished per minute, last hour'), throughputEl)),
+    history.box,
     h('h2', {}, 'Queues'), table);
   const depth = echarts.init(depthEl);
   const throughput = echarts.init(throughputEl);
@@ -51,13 +54,14 @@ export async function render(view) {
     depthEl.dataset.points = String(q.queues.reduce((n, x) => n + DEPTH_STATES.reduce((m, s) => m + x.counts[s], 0), 0));
     throughputEl.dataset.points = String(t.points.length);
     table.replaceChildren(queueTable(q));
+    await history.refresh();
   }
   await refresh();
   return { refresh };
 }
 
 function queueTable(q) {
-  const capped = (x, s) => (x.countsCapped.includes(s) ? `${x.counts[s]}+` : String(x.counts[s]));
+  const capped = (x, s) => x.counts[s].toLocaleString('en') + (x.countsCapped.includes(s) ? '+' : '');
   return h('table', {},
     h('thead', {}, h('tr', {}, h('th', {}, 'queue'), h('th', {}, ''),
       ['scheduled', 'available', 'running', 'retryable', 'completed', 'dead', 'cancelled'].map((s) => h('th', { class: 'num' }, s)),

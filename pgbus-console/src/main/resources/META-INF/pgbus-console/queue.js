@@ -2,13 +2,15 @@
 // and bulk actions, paging.js), and pause and resume after a confirmation (admins only).
 import { get, post, h, fill, ago, stateBadge, actionButton, flash, STATES } from './core.js';
 import { pagedJobs } from './paging.js';
+import { historyCharts } from './history.js';
 
 export async function render(view, name, params) {
   const state = STATES.includes(params.get('state')) ? params.get('state') : null;
   const head = h('div', { class: 'toolbar' });
   const tabs = h('div', { class: 'toolbar', id: 'state-tabs' });
   const list = pagedJobs(state ? { queue: name, state } : { queue: name });
-  view.replaceChildren(h('h1', {}, 'Queue ', h('code', {}, name)), head, tabs, list.box);
+  const history = historyCharts(name);
+  view.replaceChildren(h('h1', {}, 'Queue ', h('code', {}, name)), head, history.box, tabs, list.box);
 
   async function refresh() {
     const q = (await get('queues')).queues.find((x) => x.queue === name);
@@ -20,12 +22,13 @@ export async function render(view, name, params) {
         ? actionButton('Resume', 'resume', () => act('resume'))
         : actionButton('Pause', 'pause', () => act('pause'), true,
           `Pause queue ${name}? No JVM starts its jobs until it is resumed; running jobs finish.`));
-    const count = (s) => (q ? `${q.counts[s]}${q.countsCapped.includes(s) ? '+' : ''}` : '0');
+    const count = (s) => (q ? `${q.counts[s].toLocaleString('en')}${q.countsCapped.includes(s) ? '+' : ''}` : '0');
     const href = (s) => `#/queue/${encodeURIComponent(name)}${s ? '?state=' + s : ''}`;
     fill(tabs,
       h('a', { href: href(null), class: state ? '' : 'active' }, 'all'),
       STATES.map((s) => h('a', { href: href(s), 'data-state': s, class: s === state ? 'active' : '' }, `${s} (${count(s)})`)));
     if (!list.paged()) await list.first();
+    await history.refresh();
   }
 
   async function act(action) {

@@ -7,6 +7,7 @@ import io.pgbus.admin.JobState;
 import io.pgbus.engine.Engine;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.FleetStore;
+import io.pgbus.engine.HistoryStore;
 import io.pgbus.engine.JobAdminStore;
 import io.pgbus.engine.JobAdminStore.Action;
 import io.pgbus.engine.Jobs;
@@ -33,6 +34,8 @@ final class AdminQueryWorkload {
 
   private final Harness h;
   private final JobAdminStore admin = new JobAdminStore();
+  private final HistoryStore history = new HistoryStore();
+  private long rollupNs; // what rollUpAMinute's own statement took, for the log
 
   AdminQueryWorkload(Harness h) {
     this.h = h;
@@ -130,6 +133,21 @@ final class AdminQueryWorkload {
                 "queues (capped counts, oldest, paused)",
                 (k, i) -> admin.queueStats(k, List.of(), JobAdmin.COUNT_CAP)));
         rows.add(measure(c, "throughput (last hour per minute)", (k, i) -> admin.throughput(k)));
+        rollUpADay(c);
+        java.time.Instant now = java.time.Instant.now();
+        rows.add(
+            measure(
+                c,
+                "history, all queues, 7 days hourly",
+                (k, i) ->
+                    history.history(k, null, now.minus(java.time.Duration.ofDays(7)), now, 60)));
+        rows.add(
+            measure(
+                c,
+                "history, one queue, last hour per minute",
+                (k, i) -> history.history(k, "q" + (i % QUEUES), now.minusSeconds(3600), now, 1)));
+        rows.add(measure(c, "rollup of one minute (with its reset)", this::rollUpAMinute, 20));
+        h.log("ADMIN the rollup statement alone: mean %.1f ms", rollupNs / 1e6 / (WARM_UP + 20));
         rows.add(measure(c, "fleet (listener backends)", (k, i) -> new FleetStore().listeners(k)));
         var engine = Engine.builder(EngineConfig.builder().build(), ds).maintenance(false).build();
         rows.add(measure(c, "leader", (k, i) -> engine.leaderHolder(k)));
@@ -173,6 +191,35 @@ final class AdminQueryWorkload {
         null);
   }
 
+  /** The leader's first rollup after a day without one: every minute of the table's day. */
+  private void rollUpADay(Connection c) throws SQLException {
+    long t0 = System.nanoTime();
+    try (Statement st = c.createStatement()) {
+      st.execute(
+          "UPDATE pgbus.queue_minute_mark"
+              + " SET rolled_to = date_trunc('minute', now() - interval '25 hours')");
+      st.execute("SELECT pgbus.queue_history_rollup(interval '15 seconds', interval '7 days')");
+    }
+    h.log("ADMIN rolled up a day of history in %.1f s", (System.nanoTime() - t0) / 1e9);
+  }
+
+  /** The steady state: the mark one minute back, that minute's rows gone, rolled up again. */
+  private void rollUpAMinute(Connection c, int i) throws SQLException {
+    try (Statement st = c.createStatement()) {
+      st.execute(
+          "UPDATE pgbus.queue_minute_mark"
+              + " SET rolled_to = date_trunc('minute', now() - interval '75 seconds')");
+      st.execute(
+          "DELETE FROM pgbus.queue_minute"
+              + " WHERE minute >= date_trunc('minute', now() - interval '75 seconds')");
+    }
+    long t = System.nanoTime();
+    try (Statement st = c.createStatement()) {
+      st.execute("SELECT pgbus.queue_history_rollup(interval '15 seconds', interval '7 days')");
+    }
+    rollupNs += System.nanoTime() - t;
+  }
+
   private long deadAt(Connection c, int i) throws SQLException {
     return first(
         c, "SELECT id FROM pgbus.job WHERE state = 'dead' ORDER BY id LIMIT 1 OFFSET " + i);
@@ -208,7 +255,7 @@ final class AdminQueryWorkload {
         Stats.percentile(ns, 50) / 1e6,
         Stats.percentile(ns, 95) / 1e6,
         ns[samples - 1] / 1e6,
-        name.startsWith("replay") || name.startsWith("retry"));
+        name.startsWith("replay") || name.startsWith("retry") || name.startsWith("rollup"));
   }
 
   /**

@@ -214,6 +214,54 @@ class ConsoleBrowserIT {
   }
 
   @Test
+  void aQueuesHistoryChartsTheMinutesTheLeaderWroteForEachRange() throws Exception {
+    String queue = "it_console_history_" + UUID.randomUUID().toString().substring(0, 8);
+    // A minute as the leader's rollup writes it (R__history.sql), ten minutes ago.
+    try (Connection c = db();
+        PreparedStatement ps =
+            c.prepareStatement(
+                """
+                INSERT INTO pgbus.queue_minute (queue, minute, completed, failed, dead,
+                                                wait_p50_ms, wait_p95_ms, wait_p99_ms,
+                                                run_p50_ms, run_p95_ms, run_p99_ms)
+                VALUES (?, date_trunc('minute', now()) - interval '10 minutes', 7, 2, 1,
+                        5, 50, 90, 100, 400, 800)
+                """)) {
+      ps.setString(1, queue);
+      ps.executeUpdate();
+    }
+    try (Browser b = new Browser()) {
+      b.open(console("viewer", "viewer-secret") + "#/queue/" + queue);
+      b.find("#history-run canvas");
+      b.await(20, d -> intAttr(b, "#history", "data-completed") == 7);
+      // What ECharts holds: the counts and the run time's p95 of the planted minute.
+      Number bars =
+          (Number)
+              b.script(
+                  "const o = echarts.getInstanceByDom(document.getElementById('history-counts'))"
+                      + ".getOption(); return o.series.flatMap(s => s.data).reduce((a, p) => a +"
+                      + " p[1], 0);");
+      assertEquals(10, bars.intValue(), "completed + failed + dead");
+      Number p95 =
+          (Number)
+              b.script(
+                  "const o = echarts.getInstanceByDom(document.getElementById('history-run'))"
+                      + ".getOption(); const s = o.series.find(x => x.name === 'p95');"
+                      + " return Math.max(...s.data.map(p => p[1] || 0));");
+      assertEquals(400, p95.intValue());
+      b.screenshot("history");
+      b.click("#history button[data-range='24h']");
+      b.await(20, d -> "24h".equals(b.find("#history").getAttribute("data-range")));
+      assertTrue(intAttr(b, "#history", "data-points") >= 288, "24 h in steps of 5 minutes");
+      assertEquals(7, intAttr(b, "#history", "data-completed"));
+      b.click("#history button[data-range='7d']");
+      b.await(20, d -> "7d".equals(b.find("#history").getAttribute("data-range")));
+      assertTrue(intAttr(b, "#history", "data-points") >= 168, "7 days in steps of an hour");
+      assertEquals(7, intAttr(b, "#history", "data-completed"));
+    }
+  }
+
+  @Test
   void anAdminFindsADeadJobByItsPayloadReplaysItAndWatchesItComplete() throws Exception {
     String order = "order-" + UUID.randomUUID();
     long dead = plant(QUEUE, "dead", "{\"order\":\"" + order + "\",\"amount\":42}");

@@ -1,5 +1,6 @@
 package io.pgbus.admin;
 
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
@@ -26,8 +27,21 @@ public interface JobAdmin {
   /** The most jobs one bulk action changes. */
   int MAX_BULK = 10_000;
 
-  /** Where the per-state counts of {@link #queues()} stop counting. */
-  long COUNT_CAP = 1_000;
+  /**
+   * Where the per-state counts of {@link #queues()} stop counting: each count is exact up to this
+   * many jobs, and a count that reached it means "at least this many" ({@link
+   * QueueStats#capped()}).
+   */
+  long COUNT_CAP = 100_000;
+
+  /** The longest time range one {@link #history} call reads, in days. */
+  int MAX_HISTORY_DAYS = 31;
+
+  /** The most points one {@link #history} call returns. */
+  int MAX_HISTORY_POINTS = 1_440;
+
+  /** The longest step of {@link #history}, in minutes (a day). */
+  int MAX_HISTORY_STEP_MINUTES = 1_440;
 
   /**
    * How long one search may run before the database cancels it ({@link SearchTimeoutException}), in
@@ -118,4 +132,20 @@ public interface JobAdmin {
    * @throws io.pgbus.InvalidJobException when {@code queue} is not a valid queue name
    */
   List<QueueBlockers> blockers(String queue);
+
+  /**
+   * The per-minute history the maintenance leader keeps (for {@code pgbus.history.retention}, 7
+   * days by default): one point per {@code step} from {@code from} to {@code to}, oldest first, a
+   * step without jobs with zero counts and no timings. The minutes still being written (the current
+   * one and the one before) are not in it yet.
+   *
+   * @param queue one queue, or null for all queues together
+   * @param from the start, inclusive (cut down to a whole step)
+   * @param to the end, exclusive; after {@code from} and at most {@value #MAX_HISTORY_DAYS} days
+   *     later
+   * @param stepMinutes minutes per point, 1 to {@value #MAX_HISTORY_STEP_MINUTES}, so that the
+   *     range holds at most {@value #MAX_HISTORY_POINTS} steps
+   * @throws InvalidFilterException naming the bad bound
+   */
+  List<HistoryPoint> history(String queue, Instant from, Instant to, int stepMinutes);
 }

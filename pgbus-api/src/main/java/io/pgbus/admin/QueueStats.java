@@ -8,8 +8,9 @@ import java.util.Set;
  * One queue at a glance.
  *
  * @param queue the queue's name
- * @param counts jobs per state; a count stops at {@link JobAdmin#COUNT_CAP} (see {@code capped})
- * @param capped the states whose count reached the cap: there are at least that many
+ * @param counts jobs per state, exact up to {@link JobAdmin#COUNT_CAP} (100,000), where a count
+ *     stops (see {@code capped})
+ * @param capped the states with more jobs than the cap: their count is the cap, and there are more
  * @param oldestWaiting how long the queue's oldest due job has waited since its run_at; zero when
  *     no job is due
  * @param paused whether the queue is paused

@@ -271,9 +271,10 @@ public final class JobAdminStore {
   // instead of reading a million rows for a DISTINCT.
   private static final String QUEUES = QUEUE_LIST + "SELECT queue FROM q WHERE queue IS NOT NULL";
 
-  // Counts per queue and state, each stopping at the cap: one index-only range of
-  // job_queue_state_idx per pair, at most cap entries long, so a queue of a million completed jobs
-  // costs what one of ten thousand does. The oldest due job: the first entry of job_due_idx.
+  // Counts per queue and state, each stopping one past the cap (so a count of exactly the cap is
+  // still exact): one index-only range of job_queue_state_idx per pair, at most cap + 1 entries
+  // long, so a queue of a million completed jobs costs what one of a hundred thousand does. The
+  // oldest due job: the first entry of job_due_idx.
   private static final String COUNTS =
       """
       SELECT q.queue, s.state::text,
@@ -534,8 +535,9 @@ public final class JobAdminStore {
   }
 
   /**
-   * Every queue with jobs, paused, or in {@code known}, by name, with its counts (each stopping at
-   * {@code cap}), the wait of its oldest due job and its pause.
+   * Every queue with jobs, paused, or in {@code known}, by name, with its counts (each exact up to
+   * {@code cap}; a larger one is {@code cap}, marked capped), the wait of its oldest due job and
+   * its pause.
    */
   public List<QueueStats> queueStats(Connection c, Collection<String> known, long cap)
       throws SQLException {
@@ -556,16 +558,16 @@ public final class JobAdminStore {
     var counts = new TreeMap<String, Map<JobState, Long>>();
     var capped = new TreeMap<String, Set<JobState>>();
     try (PreparedStatement ps = c.prepareStatement(COUNTS)) {
-      ps.setLong(1, cap);
+      ps.setLong(1, cap + 1);
       ps.setArray(2, c.createArrayOf("text", names));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String q = rs.getString(1);
           JobState s = JobState.parse(rs.getString(2));
           long n = rs.getLong(3);
-          counts.computeIfAbsent(q, k -> new EnumMap<>(JobState.class)).put(s, n);
+          counts.computeIfAbsent(q, k -> new EnumMap<>(JobState.class)).put(s, Math.min(n, cap));
           Set<JobState> full = capped.computeIfAbsent(q, k -> EnumSet.noneOf(JobState.class));
-          if (n >= cap) {
+          if (n > cap) {
             full.add(s);
           }
         }

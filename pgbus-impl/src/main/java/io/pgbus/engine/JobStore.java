@@ -174,10 +174,13 @@ public final class JobStore {
   // in a batch, with dependents or with dependencies has it, and only for such a job does the
   // same transaction go on to report the end to pgbus.job_finished (FINISHED). A plain job's
   // completion stays one statement, with no trigger.
+  // finalized_at is statement_timestamp(), not now(): the completion runs at the end of the
+  // handler's transaction, whose now() is its start, before the handler ran. The history's run
+  // time (R__history.sql: finalized_at - attempted_at) needs the end.
   static final String COMPLETE =
       """
       UPDATE pgbus.job
-         SET state = 'completed', finalized_at = now(), lease_expires_at = NULL
+         SET state = 'completed', finalized_at = statement_timestamp(), lease_expires_at = NULL
        WHERE id = ? AND attempt = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       RETURNING linked
       """;
@@ -188,7 +191,7 @@ public final class JobStore {
   private static final String COMPLETE_WITH_RESULT =
       """
       UPDATE pgbus.job
-         SET state = 'completed', finalized_at = now(), lease_expires_at = NULL, result = ?::jsonb
+         SET state = 'completed', finalized_at = statement_timestamp(), lease_expires_at = NULL, result = ?::jsonb
        WHERE id = ? AND attempt = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       RETURNING linked
       """;
@@ -198,7 +201,7 @@ public final class JobStore {
   static final String COMPLETE_MANY =
       """
       UPDATE pgbus.job j
-         SET state = 'completed', finalized_at = now(), lease_expires_at = NULL
+         SET state = 'completed', finalized_at = statement_timestamp(), lease_expires_at = NULL
         FROM unnest(?::bigint[], ?::int[]) AS held(id, attempt)
        WHERE j.id = held.id AND j.attempt = held.attempt AND j.state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       RETURNING j.id, j.batch_id, j.linked

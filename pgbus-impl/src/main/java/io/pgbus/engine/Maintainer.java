@@ -19,6 +19,9 @@ import javax.sql.DataSource;
  * back as soon as they do something, so an idle deployment pays almost nothing for them. Schedules
  * run at the next due run of any schedule (at least once per poll ceiling), see {@link
  * ScheduleEnqueuer}.
+ *
+ * <p>A fourth task, {@code RollupTask}, writes the queues' per-minute history, backing off the same
+ * way.
  */
 final class Maintainer extends Loop {
 
@@ -166,6 +169,29 @@ final class Maintainer extends Loop {
     }
   }
 
+  /**
+   * Writes each queue's per-minute history and deletes it past its retention ({@link
+   * HistoryStore}). Once a minute while jobs finish; while none do, it backs off to ten minutes and
+   * then catches up every minute it skipped in one round.
+   */
+  private static final class RollupTask extends Task {
+    private final HistoryStore history = new HistoryStore();
+    private final Duration keep;
+
+    RollupTask(Duration keep) {
+      super("history", ROLLUP_INTERVAL);
+      this.keep = keep;
+    }
+
+    @Override
+    long runOnce(Connection c) throws Exception {
+      return history.rollup(c, keep);
+    }
+  }
+
+  /** The base interval of the history rollup: its rows are minutes. */
+  static final Duration ROLLUP_INTERVAL = Duration.ofMinutes(1);
+
   private final DataSource dataSource;
   private final BooleanSupplier leader;
   private final List<Task> tasks;
@@ -212,6 +238,7 @@ final class Maintainer extends Loop {
     }
     all.add(rescue);
     all.add(new PruneTask(store, config.pruneInterval(), retention));
+    all.add(new RollupTask(config.historyRetention()));
     this.tasks = List.copyOf(all);
   }
 

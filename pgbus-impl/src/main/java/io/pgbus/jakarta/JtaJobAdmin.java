@@ -2,6 +2,7 @@ package io.pgbus.jakarta;
 
 import io.pgbus.PgbusException;
 import io.pgbus.admin.Explanation;
+import io.pgbus.admin.HistoryPoint;
 import io.pgbus.admin.InvalidFilterException;
 import io.pgbus.admin.JobAdmin;
 import io.pgbus.admin.JobFilter;
@@ -10,6 +11,7 @@ import io.pgbus.admin.JobView;
 import io.pgbus.admin.QueueBlockers;
 import io.pgbus.admin.QueueStats;
 import io.pgbus.admin.Throughput;
+import io.pgbus.engine.HistoryStore;
 import io.pgbus.engine.JobAdminStore;
 import io.pgbus.engine.JobAdminStore.Action;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -18,6 +20,7 @@ import jakarta.inject.Inject;
 import java.security.Principal;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
@@ -29,6 +32,8 @@ import java.util.function.Function;
  */
 @ApplicationScoped
 public class JtaJobAdmin implements JobAdmin {
+
+  private static final HistoryStore HISTORY = new HistoryStore();
 
   @Inject PgbusRuntime runtime;
   @Inject PgbusResources resources;
@@ -75,6 +80,12 @@ public class JtaJobAdmin implements JobAdmin {
   @Override
   public List<Throughput> throughput() {
     return withConnection("read the throughput", null, (s, c) -> s.throughput(c));
+  }
+
+  @Override
+  public List<HistoryPoint> history(String queue, Instant from, Instant to, int stepMinutes) {
+    return withConnection(
+        "read the history", null, (s, c) -> HISTORY.history(c, queue, from, to, stepMinutes));
   }
 
   @Override

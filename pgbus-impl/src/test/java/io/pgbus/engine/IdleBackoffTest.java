@@ -68,7 +68,11 @@ class IdleBackoffTest {
         new Maintainer(
             db.dataSource(),
             new JobStore(),
-            new MaintainerConfig(Duration.ofMillis(50), Duration.ofHours(1), Duration.ofMinutes(5)),
+            new MaintainerConfig(
+                Duration.ofMillis(50),
+                Duration.ofHours(1),
+                Duration.ofMinutes(5),
+                Duration.ofDays(7)),
             RetentionConfig.from(SettingSource.DEFAULTS),
             () -> true,
             null,

@@ -357,6 +357,26 @@ class JobAdminTest {
   }
 
   @Test
+  void queueCountsAreExactToOneHundredThousandAndSayWhenThereAreMore() throws SQLException {
+    db.update(
+        """
+        INSERT INTO pgbus.job (queue, state, payload, finalized_at)
+        SELECT 'big', CASE WHEN g <= 100000 THEN 'completed' ELSE 'dead' END::pgbus.job_state,
+               '{}', now()
+          FROM generate_series(1, 200001) g
+        """);
+    db.update("VACUUM ANALYZE pgbus.job");
+    QueueStats big;
+    try (Connection c = db.connect()) {
+      big = admin.queueStats(c, List.of(), JobAdmin.COUNT_CAP).get(0);
+    }
+    assertThat(JobAdmin.COUNT_CAP).isEqualTo(100_000);
+    assertThat(big.counts().get(JobState.COMPLETED)).isEqualTo(100_000);
+    assertThat(big.counts().get(JobState.DEAD)).isEqualTo(100_000);
+    assertThat(big.capped()).containsExactly(JobState.DEAD);
+  }
+
+  @Test
   void throughputCountsFinishedJobsPerQueueAndMinuteOfTheLastHour() throws SQLException {
     job("mail", "completed", "{}");
     job("mail", "completed", "{}");

@@ -112,7 +112,7 @@ public final class AdminParams {
     return n.intValue();
   }
 
-  private static Instant instant(String field, String v) {
+  static Instant instant(String field, String v) {
     if (v == null) {
       return null;
     }

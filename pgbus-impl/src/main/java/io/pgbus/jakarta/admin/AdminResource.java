@@ -110,6 +110,12 @@ public class AdminResource {
         call(security, headers), () -> fleetModel().snapshot(), () -> runtime.engine().status());
   }
 
+  /** {@code history}: the per-minute history of the queues, for the timing charts. */
+  @Path("history")
+  public HistoryResource history(@Context SecurityContext security, @Context HttpHeaders headers) {
+    return new HistoryResource(call(security, headers), admin);
+  }
+
   @GET
   @Path("throughput")
   @Produces(MediaType.APPLICATION_JSON)
