@@ -111,19 +111,14 @@ class IdleStatementsTest {
     // (a TTL of 4 s), and each renewal shows no job running, which covers the next 1.8 s.
     db.update("DELETE FROM pgbus.leader"); // no other JVM leads
     var pool = new CountingDataSource(db.dataSource());
-    EngineConfig config =
-        engines
-            .config()
-            .capsule("a", 2, "leader_a")
-            .pollCeiling(CEILING)
-            .probeInterval(CEILING)
-            .probeTimeout(Duration.ofSeconds(1))
-            .leaderTtl(Duration.ofSeconds(4))
-            .set(ExecutionConfig.HEARTBEAT_TTL, Duration.ofSeconds(3))
-            .build();
+    EngineConfig.Builder config = engines.config().capsule("a", 2, "leader_a");
+    config.pollCeiling(CEILING).probeInterval(CEILING).probeTimeout(Duration.ofSeconds(1));
+    config
+        .leaderTtl(Duration.ofSeconds(4))
+        .set(ExecutionConfig.HEARTBEAT_TTL, Duration.ofSeconds(3));
     Engine engine =
         engines.start(
-            Engine.builder(config, pool.dataSource())
+            Engine.builder(config.build(), pool.dataSource())
                 .listenerConnections(engines.listenerConnections())
                 .jobs((job, tx) -> Outcome.complete()));
     Await.until("the lead", Duration.ofSeconds(30), engine::leader);
