@@ -15,6 +15,13 @@ import java.util.List;
  * the alarm or a resync caused reads the next due time from the database again ({@link
  * Take#CLAIM_AND_READ_DUE}) instead of dropping it.
  *
+ * <p>The alarm holds one time, the earliest: a later due time learnt meanwhile (a second retry
+ * decided here, a wake for a later job) is folded into it and known again only from the database.
+ * So once the alarm rang, or a resync asked, the due times stay unread until a claim actually read
+ * them, which only a claim that left slots free does ({@link Claimer}): a claim that the alarm
+ * filled hands the read on to the backlog claims after it. Spent with the ringing claim instead, a
+ * retry due a moment after the one that rang waited for the poll ceiling (issue #29, item 6).
+ *
  * <p>Not thread-safe: the capsule guards it with the lock of its signal.
  */
 final class ClaimReasons {
@@ -33,7 +40,7 @@ final class ClaimReasons {
 
   // The first claim after start reads the due times: nothing is known yet.
   private boolean woken = true;
-  private boolean resync = true;
+  private boolean readDue = true; // the due times are unread since the alarm rang or a resync
   private boolean backlog;
   private Instant alarm;
 
@@ -56,7 +63,7 @@ final class ClaimReasons {
   /** Claim again and re-read the due times: after a failed round, or jobs handed back. */
   void resyncNow() {
     woken = true;
-    resync = true;
+    readDue = true;
   }
 
   /** Claim again: a job of a limited queue finished, so the limit may let another through. */
@@ -78,22 +85,26 @@ final class ClaimReasons {
     if (free <= 0 || !(woken || backlog || alarmRang)) {
       return Take.WAIT;
     }
-    Take take = resync || alarmRang ? Take.CLAIM_AND_READ_DUE : Take.CLAIM;
-    woken = false;
-    resync = false;
-    backlog = false;
     if (alarmRang) {
       alarm = null;
+      readDue = true;
     }
-    return take;
+    woken = false;
+    backlog = false;
+    return readDue ? Take.CLAIM_AND_READ_DUE : Take.CLAIM;
   }
 
   /**
    * A claim returned: {@code full} when it took all it asked for (a backlog), and the next due time
-   * it read, or null.
+   * it read, or null. A claim that left slots free read the due times if it was asked to.
    */
   void claimed(boolean full, Instant nextDue) {
     backlog = full;
+    if (!full) {
+      readDue =
+          false; // a claim that asked to read them did (Claimer.claim); one that did not, had no
+      // need
+    }
     if (nextDue != null) {
       alarm = earliest(alarm, nextDue);
     }

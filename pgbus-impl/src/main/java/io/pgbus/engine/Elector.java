@@ -58,6 +58,7 @@ final class Elector extends Loop {
   private final String holder;
   private final Duration ttl;
   private final Runnable onChange;
+  private final RenewalSeen onRenewed;
   private final AtomicLong statements = new AtomicLong();
   private final ErrorBackoff errors;
 
@@ -75,6 +76,7 @@ final class Elector extends Loop {
       String holder,
       ElectorConfig config,
       Runnable onChange,
+      RenewalSeen onRenewed,
       Runnable onConnectionError) {
     Duration ttl = config.ttl();
     this.errors =
@@ -87,6 +89,12 @@ final class Elector extends Loop {
     this.holder = Objects.requireNonNull(holder);
     this.ttl = Objects.requireNonNull(ttl);
     this.onChange = Objects.requireNonNull(onChange);
+    this.onRenewed = Objects.requireNonNull(onRenewed);
+  }
+
+  /** Told of each renewal: whether any job was running, as read at {@code atNanos} or later. */
+  interface RenewalSeen {
+    void renewed(boolean jobsRunning, long atNanos);
   }
 
   /** The lease a leader writes: three quarters of the TTL (see the class comment). */
@@ -217,8 +225,10 @@ final class Elector extends Loop {
       if (leader) {
         statements.incrementAndGet();
         long renewedAt = System.nanoTime();
-        if (store.leaderRenew(c, MAINTENANCE, holder, lease(ttl))) {
+        LeaderStore.Renewal renewal = store.leaderRenew(c, MAINTENANCE, holder, lease(ttl));
+        if (renewal.renewed()) {
           leaseEndsNanos = renewedAt + lease(ttl).toNanos();
+          onRenewed.renewed(renewal.jobsRunning(), renewedAt);
         } else {
           change(false, "its lease was taken over");
         }

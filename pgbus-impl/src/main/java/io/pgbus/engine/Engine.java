@@ -104,13 +104,15 @@ public final class Engine {
             config.retention(),
             this::leader,
             cron,
-            config.execution().deadNodeCheckInterval());
+            config.execution().deadNodeCheckInterval(),
+            config.execution().nothingToRescueFor());
     this.elector =
         new Elector(
             dataSource,
             config.workerId(),
             config.elector(),
             maintainer::leadershipChanged,
+            maintainer::jobsRunningSeen,
             this::connectionLost);
     listenToChanges();
     rideOnTicks();

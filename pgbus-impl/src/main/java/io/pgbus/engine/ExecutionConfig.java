@@ -81,6 +81,20 @@ public record ExecutionConfig(
     return heartbeatTtl.dividedBy(3);
   }
 
+  /**
+   * How long after a look that found no running job the leader's rescue may skip its rounds: a job
+   * claimed since then needs a rescue only once its lease ran out or two thirds of the heartbeat
+   * TTL after its claim, whichever comes first; less a tenth of that (at most a second) for a claim
+   * that began before the look and committed after it. Assumes the JVMs of a deployment share
+   * pgbus.lease and pgbus.heartbeat.ttl, as they share the rest of the schedule of the rescue.
+   */
+  public Duration nothingToRescueFor() {
+    Duration first = heartbeatTtl.multipliedBy(2).dividedBy(3);
+    first = lease.compareTo(first) < 0 ? lease : first;
+    Duration slack = first.dividedBy(10);
+    return first.minus(slack.compareTo(Duration.ofSeconds(1)) < 0 ? slack : Duration.ofSeconds(1));
+  }
+
   /** Without an explicit job timeout, handlers get this share of the lease (4m30s of 5m). */
   public static Duration defaultJobTimeout(Duration lease) {
     return lease.multipliedBy(9).dividedBy(10);

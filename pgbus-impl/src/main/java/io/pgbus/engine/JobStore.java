@@ -247,8 +247,6 @@ public final class JobStore {
                         '$[0 to $last]', pg_catalog.jsonb_build_object('last', ?::int))
       """;
 
-  // A failed attempt: retryable with backoff, or dead once the attempts are spent.
-  // The backoff is clamped to run_at's bound (V5): 36,500 days = 3,153,600,000,000 ms.
   // A progress report (V11), fenced like COMPLETE: a report that races the job's end, or comes
   // from a worker whose lease was rescued, changes nothing. Written outside the handler's
   // transaction, so operators see it while the job runs; the CHECK job_progress_shape bounds it.
@@ -260,8 +258,21 @@ public final class JobStore {
        WHERE id = ? AND attempt = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       """;
 
+  // A failed attempt: retryable with backoff, or dead once the attempts are spent.
+  // The backoff is clamped to run_at's bound (V5): 36,500 days = 3,153,600,000,000 ms.
+  // A job that goes back to wait for a later run_at (a retry, a snooze) announces that time to
+  // every
+  // engine that reads its queue, as the enqueue of a delayed job does (pgbus.notify: the due time
+  // as
+  // the payload, delivered at this transaction's commit, none for a paused queue). Before, only the
+  // capsule that ran it set its alarm: another engine, or this one's other capsules, learnt of the
+  // job only at their next poll, up to pgbus.poll-ceiling late while that capsule was busy (issue
+  // #29, item 6). It costs the failing transaction the NOTIFY lock at its commit (issue #26), which
+  // a
+  // failure pays where an enqueue should not.
   private static final String FAIL =
       """
+      WITH failed AS (
       UPDATE pgbus.job
          SET state = CASE WHEN attempt >= max_attempts::integer THEN 'dead' ELSE 'retryable' END::pgbus.job_state,
              run_at = CASE WHEN attempt >= max_attempts::integer THEN run_at
@@ -273,18 +284,25 @@ public final class JobStore {
           + """
         FROM (SELECT ?::text AS error) e
        WHERE id = ? AND attempt = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
-      RETURNING state::text, run_at, linked
+      RETURNING state, run_at, linked, queue)
+      SELECT f.state::pg_catalog.text, f.run_at, f.linked,
+             CASE WHEN f.state::pg_catalog.text OPERATOR(pg_catalog.=) 'retryable'
+                  THEN pgbus.notify(f.queue, f.run_at) END IS NULL
+        FROM failed f
       """;
 
   // A snooze gives the attempt back: the claim counted it, the snooze uncounts it.
+  // Its wake as a retry's (FAIL).
   private static final String SNOOZE =
       """
+      WITH snoozed AS (
       UPDATE pgbus.job
          SET state = 'scheduled',
              run_at = now() + LEAST(?::float8, 3153600000000) * interval '1 millisecond',
              attempt = attempt - 1, lease_expires_at = NULL
        WHERE id = ? AND attempt = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
-      RETURNING run_at
+      RETURNING run_at, queue)
+      SELECT s.run_at, pgbus.notify(s.queue, s.run_at) IS NULL FROM snoozed s
       """;
 
   private static final String CANCEL_RUNNING =

@@ -46,10 +46,14 @@ final class LeaderStore {
       """
           .formatted(FORGED.replace("expires_at", "l.expires_at"));
 
+  // The renewal also reads whether any job runs anywhere (job_lease_idx holds running jobs only):
+  // while none does, the leader's rescue has nothing to look at and skips its rounds
+  // (Maintainer.jobsRunningSeen), so an idle deployment's leader pays no statement for it (#26).
   private static final String RENEW =
       """
       UPDATE pgbus.leader SET expires_at = now() + ?::float8 * interval '1 millisecond'
        WHERE name = ?::text AND holder = ?::text
+      RETURNING EXISTS (SELECT 1 FROM pgbus.job j WHERE j.state OPERATOR(pg_catalog.=) 'running')
       """;
 
   // One statement: the lease row goes and, when it was ours, a NOTIFY on Channels.LEADER tells
@@ -87,13 +91,21 @@ final class LeaderStore {
     }
   }
 
-  /** Extends our lease; false when it is no longer ours. */
-  boolean leaderRenew(Connection c, String name, String holder, Duration ttl) throws SQLException {
+  /**
+   * What a renewal found: whether the lease was still ours, and, when it was, whether any job was
+   * running in the deployment.
+   */
+  record Renewal(boolean renewed, boolean jobsRunning) {}
+
+  /** Extends our lease, and reads whether any job runs. */
+  Renewal leaderRenew(Connection c, String name, String holder, Duration ttl) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(RENEW)) {
       ps.setLong(1, ttl.toMillis());
       ps.setString(2, name);
       ps.setString(3, holder);
-      return ps.executeUpdate() == 1;
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? new Renewal(true, rs.getBoolean(1)) : new Renewal(false, true);
+      }
     }
   }
 

@@ -75,6 +75,25 @@ class ClaimReasonsTest {
   }
 
   @Test
+  void anAlarmThatRingsIntoAFullClaimLeavesTheDueTimesForTheNextClaimToRead() {
+    var r = started();
+    r.dueAt(NOW.plusSeconds(3));
+    r.dueAt(NOW.plusSeconds(4)); // a second retry: folded into the alarm at 3 s
+    assertThat(r.take(NOW.plusSeconds(3), 1)).isEqualTo(Take.CLAIM_AND_READ_DUE);
+    r.claimed(true, null); // one slot, one job: a full claim, which read no due time
+    assertThat(r.take(NOW.plusSeconds(3), 1))
+        .as("the backlog claim after it reads the due times")
+        .isEqualTo(Take.CLAIM_AND_READ_DUE);
+    r.claimed(false, NOW.plusSeconds(4));
+    assertThat(r.sleepNanos(NOW.plusSeconds(3), 1, MAX)).isEqualTo(1_000_000_000L);
+    assertThat(r.take(NOW.plusSeconds(4), 1)).isEqualTo(Take.CLAIM_AND_READ_DUE);
+    r.claimed(false, null);
+    assertThat(r.take(NOW.plusSeconds(4), 1)).as("read: spent").isEqualTo(Take.WAIT);
+    r.wakeUp();
+    assertThat(r.take(NOW.plusSeconds(4), 1)).isEqualTo(Take.CLAIM);
+  }
+
+  @Test
   void aWakeForEveryoneAndAResyncReadTheDueTimes() {
     var r = started();
     r.wake(new Wake(Set.of(), Map.of(), true), QUEUES);

@@ -76,6 +76,7 @@ class IdleBackoffTest {
             RetentionConfig.from(SettingSource.DEFAULTS),
             () -> true,
             null,
+            Duration.ofHours(1),
             Duration.ofHours(1));
     Thread loop = new Thread(maintainer, "maintainer");
     loop.start();

@@ -15,8 +15,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The idle budget: an idle follower JVM issues one statement per poll ceiling, pgbus.tick, which
- * carries its poll, its heartbeat, its listener's self-probe and its look at the leader's lease.
- * Counted at the JDBC boundary of both its pooled datasource and its listener connection.
+ * carries its poll, its heartbeat, its listener's self-probe and its look at the leader's lease; a
+ * lone idle leader adds its lease renewals, which also tell it that no job runs, so its rescue
+ * issues nothing. Counted at the JDBC boundary of both its pooled datasource and its listener
+ * connection.
  */
 class IdleStatementsTest {
 
@@ -102,4 +104,53 @@ class IdleStatementsTest {
         "idle follower: statements in all over " + ticks + " poll ceilings of 2 s",
         pooled + onListener);
   }
+
+  @Test
+  void anIdleLoneLeaderRescuesNothingWhileItsRenewalsFindNoRunningJob() throws Exception {
+    // A heartbeat TTL of 3 s makes the rescue look every second; the leader renews every second
+    // (a TTL of 4 s), and each renewal shows no job running, which covers the next 1.8 s.
+    db.update("DELETE FROM pgbus.leader"); // no other JVM leads
+    var pool = new CountingDataSource(db.dataSource());
+    EngineConfig.Builder config = engines.config().capsule("a", 2, "leader_a");
+    config.pollCeiling(CEILING).probeInterval(CEILING).probeTimeout(Duration.ofSeconds(1));
+    config
+        .leaderTtl(Duration.ofSeconds(4))
+        .set(ExecutionConfig.HEARTBEAT_TTL, Duration.ofSeconds(3));
+    Engine engine =
+        engines.start(
+            Engine.builder(config.build(), pool.dataSource())
+                .listenerConnections(engines.listenerConnections())
+                .jobs((job, tx) -> Outcome.complete()));
+    Await.until("the lead", Duration.ofSeconds(30), engine::leader);
+    // Past the new leader's first round of every task, which runs at once.
+    Await.until(
+        "two renewals",
+        Duration.ofSeconds(30),
+        () -> engine.status().electionStatements(),
+        n -> n >= 3);
+
+    long rescues0 = pool.statementsContaining(RESCUE_SQL);
+    long renewals0 = engine.status().electionStatements();
+    long pooled0 = pool.statements();
+    long started = System.nanoTime();
+    Await.until(
+        "eight more renewals",
+        Duration.ofSeconds(30),
+        () -> engine.status().electionStatements(),
+        n -> n >= renewals0 + 8);
+    Duration window = Measurements.since(started);
+    long rescues = pool.statementsContaining(RESCUE_SQL) - rescues0;
+    long pooled = pool.statements() - pooled0;
+
+    assertThat(engine.leader()).isTrue();
+    assertThat(rescues)
+        .as("rescue statements over %s of renewals that saw no job", window)
+        .isZero();
+    Measurements.record(
+        "idle lone leader: statements over " + window.toMillis() + " ms (renewal every 1 s)",
+        pooled);
+  }
+
+  /** A fragment of JobStore.RESCUE's text. */
+  private static final String RESCUE_SQL = "WITH expired AS";
 }

@@ -158,7 +158,8 @@ class LoopStopTest {
               config.retention(),
               () -> true,
               null,
-              config.execution().heartbeatTtl().dividedBy(3));
+              config.execution().heartbeatTtl().dividedBy(3),
+              config.execution().nothingToRescueFor());
     } else {
       ListenerConnections listener =
           outage
