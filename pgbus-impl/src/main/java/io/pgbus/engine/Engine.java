@@ -474,6 +474,9 @@ public final class Engine {
     if (ticker != null) {
       all.add(ticker);
     }
+    if (sender != null) {
+      all.add(sender);
+    }
     all.add(elector);
     all.add(maintainer);
     return all;

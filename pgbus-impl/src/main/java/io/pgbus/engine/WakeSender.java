@@ -151,6 +151,11 @@ final class WakeSender extends Loop {
     statements.incrementAndGet();
   }
 
+  /** NOTIFY statements sent so far. */
+  long statements() {
+    return statements.get();
+  }
+
   /** What the sender did so far, for {@link EngineStatus}. */
   EngineStatus.Wakes status(WakeMode mode, long local) {
     return new EngineStatus.Wakes(
