@@ -66,6 +66,7 @@ public final class Engine {
   private final FlowControl flow;
   private final StopRelease release;
   private final WakeSender sender;
+  private final Transactions transactions;
   private final LocalAfterCommit localAfterCommit;
   private final AtomicLong localWakes = new AtomicLong();
   private volatile boolean started;
@@ -86,6 +87,7 @@ public final class Engine {
         b.transactions != null
             ? b.transactions
             : new JdbcTransactions(dataSource, localAfterCommit);
+    this.transactions = tx;
     AfterCommit afterCommit = b.afterCommit != null ? b.afterCommit : localAfterCommit;
     // Only a running engine has a sender: before its start and after its stop (and always in
     // IN_TRANSACTION), the database wakes.
@@ -439,6 +441,16 @@ public final class Engine {
     localWakes.incrementAndGet();
     route(wake);
     sender.send(wake);
+  }
+
+  /**
+   * The engine's transactions: in Java SE, unless the builder was given others, {@link
+   * JdbcTransactions} on its datasource, whose enqueues wake after the commit in {@link
+   * WakeMode#COALESCED} ({@code Engine.transactions().inNewTransaction(c -> { ...your writes...;
+   * engine.jobs().enqueue(c, job); })}).
+   */
+  public Transactions transactions() {
+    return transactions;
   }
 
   /** The engine's own after-commit wakes (Java SE), or null in IN_TRANSACTION. */
