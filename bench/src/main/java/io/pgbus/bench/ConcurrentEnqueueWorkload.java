@@ -353,7 +353,9 @@ final class ConcurrentEnqueueWorkload {
             String path = PATHS[(i + r) % PATHS.length];
             double[] p = latencyOnce(db, pool, pgbus, path);
             byPath.get(path).add(p);
-            h.log("CONC latency run %d, %s: p50 %.2f ms, p99 %.2f ms", r + 1, path, p[0], p[1]);
+            h.log(
+                "CONC latency run %d, %s: p50 %.2f ms, p99 %.2f ms, %.2f empty claims per job",
+                r + 1, path, p[0], p[1], p[2]);
           }
         }
       }
@@ -364,18 +366,22 @@ final class ConcurrentEnqueueWorkload {
                 "One writer commits a job every %d ms, %d jobs per run, in the producer engine's"
                     + " own transaction (engine.transactions()); the consumer engine idles in"
                     + " between. From the commit returning to the handler starting, ms, median"
-                    + " [min–max] over %d run(s).",
+                    + " [min–max] over %d run(s); the consumer's empty claims per job (the"
+                    + " own engine's path hears its sender's NOTIFY too).",
                 LATENCY_INTERVAL_NANOS / 1_000_000, LATENCY_JOBS, h.options.runs()))
-        .append("\n\n| wake path | p50 | p99 |\n|---|---|---|\n");
+        .append("\n\n| wake path | p50 | p99 | empty claims per job |\n|---|---|---|---|\n");
     for (var e : byPath.entrySet()) {
       double[] p50 = e.getValue().stream().mapToDouble(a -> a[0]).toArray();
       double[] p99 = e.getValue().stream().mapToDouble(a -> a[1]).toArray();
+      double[] empty = e.getValue().stream().mapToDouble(a -> a[2]).toArray();
       md.append("| ")
           .append(e.getKey())
           .append(" | ")
           .append(Stats.spread(p50, "%.2f"))
           .append(" | ")
           .append(Stats.spread(p99, "%.2f"))
+          .append(" | ")
+          .append(Stats.spread(empty, "%.2f"))
           .append(" |\n");
     }
     results.section("CONC: commit → handler start at low load, per wake path", md.toString());
@@ -384,6 +390,7 @@ final class ConcurrentEnqueueWorkload {
   private double[] latencyOnce(BenchDatabase db, DataSource pool, PgbusSystem pgbus, String path)
       throws Exception {
     var tracker = new JobTracker();
+    double emptyPerJob;
     try (PgbusSystem.Running consumer =
         pgbus.startCapsules(db, pool, List.of(List.of(QUEUE)), 4, tracker)) {
       consumer.awaitReady(Duration.ofSeconds(30));
@@ -401,6 +408,7 @@ final class ConcurrentEnqueueWorkload {
         producer.start();
       }
       Sleep.millis(1_000); // the start-up poll and election settle: we measure idle
+      long empty0 = emptyClaims(consumer.engine);
       try {
         long next = System.nanoTime();
         for (int i = 0; i < LATENCY_JOBS; i++) {
@@ -416,6 +424,8 @@ final class ConcurrentEnqueueWorkload {
           throw new IllegalStateException(
               path + ": only " + tracker.started() + " of " + LATENCY_JOBS + " jobs started");
         }
+        Sleep.millis(200); // the claims the last wakes bring
+        emptyPerJob = (emptyClaims(consumer.engine) - empty0) / (double) LATENCY_JOBS;
       } finally {
         if (producer != consumer.engine) {
           producer.stop();
@@ -423,7 +433,15 @@ final class ConcurrentEnqueueWorkload {
       }
     }
     long[] us = tracker.latenciesMicros();
-    return new double[] {Stats.percentile(us, 50) / 1e3, Stats.percentile(us, 99) / 1e3};
+    return new double[] {
+      Stats.percentile(us, 50) / 1e3, Stats.percentile(us, 99) / 1e3, emptyPerJob
+    };
+  }
+
+  private static long emptyClaims(Engine engine) {
+    return engine.status().capsules().stream()
+        .mapToLong(EngineStatus.CapsuleStatus::emptyClaims)
+        .sum();
   }
 
   private static double[] rates(List<Cell> l) {

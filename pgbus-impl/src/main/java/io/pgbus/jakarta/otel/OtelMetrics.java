@@ -34,6 +34,7 @@ public final class OtelMetrics implements PgbusMetrics {
   private static final AttributeKey<String> QUEUE = AttributeKey.stringKey("queue");
   private static final AttributeKey<String> STATE = AttributeKey.stringKey("state");
   private static final AttributeKey<String> CAPSULE = AttributeKey.stringKey("capsule");
+  private static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("outcome");
   private static final String[] DEPTH_STATES = {
     "available", "scheduled", "running", "retryable", "dead"
   };
@@ -169,6 +170,19 @@ public final class OtelMetrics implements PgbusMetrics {
                   for (EngineStatus.CapsuleStatus c : engine.status().capsules()) {
                     m.record(c.emptyClaims(), Attributes.of(CAPSULE, c.name()));
                   }
+                }));
+    gauges.add(
+        meter
+            .gaugeBuilder("pgbus.wakes")
+            .setDescription(WAKES_DESCRIPTION)
+            .ofLongs()
+            .buildWithCallback(
+                m -> {
+                  EngineStatus.Wakes w = engine.status().wakes();
+                  m.record(w.local(), Attributes.of(OUTCOME, "local"));
+                  m.record(w.sent(), Attributes.of(OUTCOME, "sent"));
+                  m.record(w.coalesced(), Attributes.of(OUTCOME, "coalesced"));
+                  m.record(w.failed(), Attributes.of(OUTCOME, "failed"));
                 }));
     DepthCache depth = new DepthCache(dataSource, engine.config().queues(), Duration.ofSeconds(30));
     gauges.add(
