@@ -22,8 +22,9 @@ import javax.sql.DataSource;
  *
  * <p>The payload is the one pgbus 0.1.0 reads: empty for "now", the due time in epoch milliseconds
  * for later; {@code pgbus.notify} sends nothing for a paused queue. This JVM's own listener hears
- * the NOTIFY too and its capsules claim once more (they were woken in-process already): measured
- * cheaper than tracking which pooled backend sent it (docs/architecture.md, "The Java path").
+ * the NOTIFY too and its capsules claim once more (they were woken in-process already): filtering
+ * by the sending backend would need a connection of its own, or drop the wakes of whatever else
+ * notifies through the same pooled backend (docs/architecture.md, "The Java path").
  *
  * <p>A failed send is counted and logged at most once a minute, and the queues of its batch are
  * dropped: their jobs are committed, and the other JVMs find them at their next poll, within {@code
