@@ -15,13 +15,18 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A JVM killed with SIGKILL between an enqueue's commit and its wake ({@code coalesced} mode, issue
  * #26) loses the wake, never the job: 100 times, another engine runs each job once, within its poll
  * ceiling of the commit.
+ *
+ * <p>100 JVM starts take minutes on a loaded 2-core machine (138 s at load 20), so the test runs
+ * only when asked: {@code -Dpgbus.kill-test=true}.
  */
+@EnabledIfSystemProperty(named = "pgbus.kill-test", matches = "true")
 class CommitThenKillTest {
 
   @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
@@ -78,7 +83,7 @@ class CommitThenKillTest {
 
   private static long commitThenKill() throws Exception {
     try (ChildJvm child = ChildJvm.start(CommitThenHangWorker.class, db.jdbcUrl(), "killed_wake")) {
-      String line = child.await("COMMITTED ", Duration.ofSeconds(60));
+      String line = child.await("COMMITTED ", Duration.ofMinutes(5)); // a JVM start under load
       assertThat(child.kill9()).isEqualTo(137);
       return Long.parseLong(line.substring("COMMITTED ".length()));
     }
