@@ -40,7 +40,7 @@ class AfterCommitWakeIT {
             "pgbus.listener.url=jdbc:postgresql://127.0.0.1:1/none",
             "pgbus.poll-interval=1h",
             "pgbus.poll-ceiling=1h")
-        .addClass(AfterCommitEnqueuer.class);
+        .addClasses(AfterCommitEnqueuer.class, CompletingHandler.class);
   }
 
   @Inject PgbusRuntime runtime;
