@@ -26,14 +26,15 @@ import javax.sql.DataSource;
  *
  * <p>Each writer, on its own pooled connection, repeats {@code BEGIN; INSERT INTO bench_order ...;
  * <second write>; COMMIT} for a fixed time. The second write is, per variant: a plain row (the
- * baseline), {@code SELECT pgbus.enqueue(...)} (SQL), {@code Jobs.enqueue} (the Java API on the
- * caller's connection), {@code pgbus.enqueue} into a paused queue (pgbus sends no NOTIFY for a
- * paused queue: the no-NOTIFY baseline of the same insert), raw's INSERT + {@code pg_notify}, and a
- * prototype of a wake sent after the commit (issue #26's first design): the paused queue's insert,
- * then, after the commit, a request to one coalescing thread that sends at most one {@code
- * pg_notify} per millisecond on a connection of its own (its wakes per second are reported). No
- * consumer runs. Variants run back to back per writer count, the order rotating by run, all in one
- * database; the ratio is taken per run, then its median.
+ * baseline), {@code SELECT pgbus.enqueue(...)} (SQL: with the default coalesced wake, and with
+ * {@code pgbus.setting.wake_mode = 'in_transaction'}, a NOTIFY at every commit as in 0.1.0), {@code
+ * Jobs.enqueue} (the Java API on the caller's connection), {@code pgbus.enqueue} into a paused
+ * queue (pgbus sends no NOTIFY for a paused queue: the no-NOTIFY baseline of the same insert),
+ * raw's INSERT + {@code pg_notify}, and a prototype of a wake sent after the commit (issue #26's
+ * first design): the paused queue's insert, then, after the commit, a request to one coalescing
+ * thread that sends at most one {@code pg_notify} per millisecond on a connection of its own (its
+ * wakes per second are reported). No consumer runs. Variants run back to back per writer count, the
+ * order rotating by run, all in one database; the ratio is taken per run, then its median.
  */
 final class ConcurrentEnqueueWorkload {
 
@@ -42,10 +43,16 @@ final class ConcurrentEnqueueWorkload {
 
   static final String AFTER_COMMIT = "after-commit wake (prototype)";
 
+  /**
+   * pgbus SQL with pgbus.setting.wake_mode = 'in_transaction': a NOTIFY at every commit (0.1.0).
+   */
+  static final String IN_TRANSACTION = "pgbus SQL, in-transaction wake";
+
   static final List<String> VARIANTS =
       List.of(
           "plain row",
           "pgbus SQL",
+          IN_TRANSACTION,
           "pgbus Java",
           "pgbus SQL, queue paused",
           AFTER_COMMIT,
@@ -113,6 +120,7 @@ final class ConcurrentEnqueueWorkload {
       DataSource pool, PgbusSystem pgbus, RawSystem raw, String variant, int writers, int seconds)
       throws Exception {
     AfterCommitWaker waker = AFTER_COMMIT.equals(variant) ? new AfterCommitWaker(pool) : null;
+    wakeMode(pool, IN_TRANSACTION.equals(variant) ? "in_transaction" : "coalesced");
     ExecutorService threads = Executors.newFixedThreadPool(writers);
     var stop = new AtomicBoolean();
     var ready = new CountDownLatch(writers);
@@ -190,11 +198,21 @@ final class ConcurrentEnqueueWorkload {
           ps.executeUpdate();
         }
       }
-      case "pgbus SQL" -> sqlEnqueue(c, QUEUE, orderId);
+      case "pgbus SQL", IN_TRANSACTION -> sqlEnqueue(c, QUEUE, orderId);
       case "pgbus SQL, queue paused", AFTER_COMMIT -> sqlEnqueue(c, PAUSED_QUEUE, orderId);
       case "pgbus Java" -> pgbus.enqueueOne(c, QUEUE);
       case "raw + pg_notify" -> raw.enqueueOne(c, QUEUE);
       default -> throw new IllegalArgumentException(variant);
+    }
+  }
+
+  /** How the SQL enqueue path wakes (V27): the engine writes it at start; the bench per cell. */
+  private static void wakeMode(DataSource pool, String mode) throws SQLException {
+    try (Connection c = pool.getConnection();
+        PreparedStatement ps = c.prepareStatement("UPDATE pgbus.setting SET wake_mode = ?")) {
+      c.setAutoCommit(true);
+      ps.setString(1, mode);
+      ps.executeUpdate();
     }
   }
 
@@ -221,10 +239,10 @@ final class ConcurrentEnqueueWorkload {
         .append("\n\n| writers |");
     VARIANTS.forEach(v -> md.append(' ').append(v).append(", commits/s |"));
     md.append(
-        " pgbus SQL / plain | pgbus SQL / paused | pgbus Java / paused | after-commit / paused"
-            + " |\n|---|");
+        " pgbus SQL / plain | pgbus SQL / paused | in-transaction / paused | pgbus Java / paused"
+            + " | after-commit / paused |\n|---|");
     VARIANTS.forEach(v -> md.append("---|"));
-    md.append("---|---|---|---|\n");
+    md.append("---|---|---|---|---|\n");
     for (var e : cells.entrySet()) {
       Map<String, List<Cell>> m = e.getValue();
       md.append("| ").append(e.getKey()).append(" |");
@@ -233,6 +251,7 @@ final class ConcurrentEnqueueWorkload {
       }
       md.append(' ').append(ratio(m, "pgbus SQL", "plain row")).append(" |");
       md.append(' ').append(ratio(m, "pgbus SQL", "pgbus SQL, queue paused")).append(" |");
+      md.append(' ').append(ratio(m, IN_TRANSACTION, "pgbus SQL, queue paused")).append(" |");
       md.append(' ').append(ratio(m, "pgbus Java", "pgbus SQL, queue paused")).append(" |");
       md.append(' ').append(ratio(m, AFTER_COMMIT, "pgbus SQL, queue paused")).append(" |\n");
     }
