@@ -33,14 +33,16 @@ import javax.sql.DataSource;
  *
  * <p>Each writer, on its own pooled connection, repeats {@code BEGIN; INSERT INTO bench_order ...;
  * <second write>; COMMIT} for a fixed time. The second write is, per variant: a plain row (the
- * baseline), {@code SELECT pgbus.enqueue(...)} (SQL), {@code pgbus.enqueue} into a paused queue
- * (pgbus sends no NOTIFY for a paused queue: the no-NOTIFY baseline of the same insert), raw's
- * INSERT + {@code pg_notify}, and the Java API ({@code engine.jobs().enqueue} inside {@code
- * engine.transactions()}, a started Java SE engine without capsules) in {@code
- * pgbus.wake-mode=coalesced} (the wake after the commit, through the engine's coalescing sender),
- * in {@code in-transaction} (NOTIFY inside the transaction), and into a paused queue (the Java
- * no-NOTIFY baseline). No consumer runs. Variants run back to back per writer count, the order
- * rotating by run, all in one database; the ratio is taken per run, then its median.
+ * baseline), {@code SELECT pgbus.enqueue(...)} (SQL: with the default coalesced wake, and with
+ * {@code pgbus.setting.wake_mode = 'in_transaction'}, a NOTIFY at every commit as in 0.1.0), {@code
+ * pgbus.enqueue} into a paused queue (pgbus sends no NOTIFY for a paused queue: the no-NOTIFY
+ * baseline of the same insert), raw's INSERT + {@code pg_notify}, and the Java API ({@code
+ * engine.jobs().enqueue} inside {@code engine.transactions()}, a started Java SE engine without
+ * capsules) in {@code pgbus.wake-mode=coalesced} (the wake after the commit, through the engine's
+ * coalescing sender), in {@code in-transaction} (NOTIFY inside the transaction), and into a paused
+ * queue (the Java no-NOTIFY baseline). No consumer runs. Variants run back to back per writer
+ * count, the order rotating by run, all in one database; the ratio is taken per run, then its
+ * median.
  *
  * <p>Then commit → handler start at low load: one writer commits a job every 5 ms for a consumer
  * engine that idles; from another engine in each wake mode, and from the consumer's own engine (the
@@ -55,10 +57,16 @@ final class ConcurrentEnqueueWorkload {
   static final String JAVA_IN_TX = "pgbus Java, in-transaction";
   static final String JAVA_PAUSED = "pgbus Java, queue paused";
 
+  /**
+   * pgbus SQL with pgbus.setting.wake_mode = 'in_transaction': a NOTIFY at every commit (0.1.0).
+   */
+  static final String IN_TRANSACTION = "pgbus SQL, in-transaction wake";
+
   static final List<String> VARIANTS =
       List.of(
           "plain row",
           "pgbus SQL",
+          IN_TRANSACTION,
           "pgbus SQL, queue paused",
           JAVA_COALESCED,
           JAVA_IN_TX,
@@ -146,6 +154,11 @@ final class ConcurrentEnqueueWorkload {
       DataSource pool, PgbusSystem pgbus, RawSystem raw, String variant, int writers, int seconds)
       throws Exception {
     EngineStatus.Wakes wakes0 = producers.get(WakeMode.COALESCED).status().wakes();
+    wakeMode(
+        pool,
+        IN_TRANSACTION.equals(variant) || JAVA_IN_TX.equals(variant)
+            ? "in_transaction"
+            : "coalesced");
     ExecutorService threads = Executors.newFixedThreadPool(writers);
     var stop = new AtomicBoolean();
     var ready = new CountDownLatch(writers);
@@ -230,7 +243,7 @@ final class ConcurrentEnqueueWorkload {
           ps.executeUpdate();
         }
       }
-      case "pgbus SQL" -> sqlEnqueue(c, QUEUE, orderId);
+      case "pgbus SQL", IN_TRANSACTION -> sqlEnqueue(c, QUEUE, orderId);
       case "pgbus SQL, queue paused" -> sqlEnqueue(c, PAUSED_QUEUE, orderId);
       case "raw + pg_notify" -> raw.enqueueOne(c, QUEUE);
       default -> throw new IllegalArgumentException(variant);
@@ -267,6 +280,16 @@ final class ConcurrentEnqueueWorkload {
     }
   }
 
+  /** How the SQL enqueue path wakes (V27): the engine writes it at start; the bench per cell. */
+  private static void wakeMode(DataSource pool, String mode) throws SQLException {
+    try (Connection c = pool.getConnection();
+        PreparedStatement ps = c.prepareStatement("UPDATE pgbus.setting SET wake_mode = ?")) {
+      c.setAutoCommit(true);
+      ps.setString(1, mode);
+      ps.executeUpdate();
+    }
+  }
+
   private static void sqlEnqueue(Connection c, String queue, long orderId) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("SELECT pgbus.enqueue(?, ?::jsonb)")) {
       ps.setString(1, queue);
@@ -290,10 +313,10 @@ final class ConcurrentEnqueueWorkload {
         .append("\n\n| writers |");
     VARIANTS.forEach(v -> md.append(' ').append(v).append(", commits/s |"));
     md.append(
-        " pgbus SQL / plain | pgbus SQL / paused | Java coalesced / Java paused | Java"
+        " pgbus SQL / plain | pgbus SQL / paused | SQL in-transaction / paused | Java coalesced / Java paused | Java"
             + " in-transaction / Java paused | Java coalesced / plain |\n|---|");
     VARIANTS.forEach(v -> md.append("---|"));
-    md.append("---|---|---|---|---|\n");
+    md.append("---|---|---|---|---|---|\n");
     for (var e : cells.entrySet()) {
       Map<String, List<Cell>> m = e.getValue();
       md.append("| ").append(e.getKey()).append(" |");
@@ -302,6 +325,7 @@ final class ConcurrentEnqueueWorkload {
       }
       md.append(' ').append(ratio(m, "pgbus SQL", "plain row")).append(" |");
       md.append(' ').append(ratio(m, "pgbus SQL", "pgbus SQL, queue paused")).append(" |");
+      md.append(' ').append(ratio(m, IN_TRANSACTION, "pgbus SQL, queue paused")).append(" |");
       md.append(' ').append(ratio(m, JAVA_COALESCED, JAVA_PAUSED)).append(" |");
       md.append(' ').append(ratio(m, JAVA_IN_TX, JAVA_PAUSED)).append(" |");
       md.append(' ').append(ratio(m, JAVA_COALESCED, "plain row")).append(" |\n");
