@@ -756,6 +756,14 @@ CREATE FUNCTION pgbus.dependency_linked() RETURNS trigger
   END $$;
 
 --
+-- Name: due_hint(timestamp with time zone); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.due_hint(due timestamp with time zone) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$ SELECT (pg_catalog.ceil(extract(epoch FROM due)::numeric * 1000.0))::bigint::text $$;
+
+--
 -- Name: enqueue(text, jsonb, timestamp with time zone, integer, integer, text, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -876,8 +884,9 @@ CREATE FUNCTION pgbus.enqueue_batch(queues text[], payloads jsonb[], priorities 
       PERFORM pgbus.check_trace(pgbus.queue(queues[i]), trace_parents[i], trace_states[i])
          FROM generate_series(1, v_n) AS g(i);
     END IF;
-    -- The members as pgbus.enqueue_many inserts them, with their batch, in one INSERT and one
-    -- notification per queue. Identity values follow the ORDER BY, so ids are in input order.
+    -- The members as pgbus.enqueue_many inserts them, with their batch, in one INSERT; the wakes,
+    -- one per queue, go out at commit (job_wake, V27). Identity values follow the ORDER BY, so ids
+    -- are in input order.
     WITH inserted AS (
       INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, trace_parent,
                              trace_state, batch_id, linked)
@@ -888,8 +897,6 @@ CREATE FUNCTION pgbus.enqueue_batch(queues text[], payloads jsonb[], priorities 
        ORDER BY t.ord
       RETURNING id, queue)
     SELECT array_agg(i.id ORDER BY i.id) INTO job_ids FROM inserted i;
-    PERFORM pgbus.notify(q.queue, now())
-       FROM (SELECT DISTINCT pgbus.queue(t.q) AS queue FROM unnest(queues) AS t(q)) q;
   END $$;
 
 --
@@ -906,13 +913,13 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
   -- call, the INSERT, which returns the payload limit and the queue's pause with the id. Every check
   -- is a PL/pgSQL simple expression, evaluated without the executor; the functions that raise
   -- (pgbus.queue, check_payload, check_run_at) are called only when their cheap test trips, so
-  -- the messages stay theirs. The wake-up is pgbus.notify's, inlined: a simple expression too.
+  -- the messages stay theirs. The wake-up is no longer here: the deferred trigger job_wake (V27,
+  -- R__notify.sql) sends it at commit, and in the default mode only now and then.
   #variable_conflict use_column
   DECLARE
     v_queue  pgbus.queue_name;
     v_run_at timestamptz := coalesce(enqueue_job.run_at, now());
     v_limit  integer;
-    v_paused boolean;
   BEGIN
     -- pgbus.queue's rule; it raises the message.
     IF enqueue_job.queue IS NULL OR enqueue_job.queue !~ '^[a-z][a-z0-9_]*$'
@@ -950,11 +957,9 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
               enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
               enqueue_job.trace_parent, enqueue_job.trace_state, enqueue_job.concurrency_key)
       -- The limit as pgbus.check_payload reads it (the default stands in should the row be
-      -- gone) and the pause pgbus.notify looks up come back with the row: one statement in all.
-      RETURNING j.id,
-                coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
-                EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = v_queue::text)
-        INTO id, v_limit, v_paused;
+      -- gone) comes back with the row: one statement in all.
+      RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576)
+        INTO id, v_limit;
     ELSE
       LOOP
         -- The inference predicate is job_unique_idx's, word for word but for the operator, which
@@ -970,10 +975,8 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
           WHERE unique_key IS NOT NULL
             AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
           DO NOTHING
-        RETURNING j.id,
-                  coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
-                  EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = v_queue::text)
-          INTO id, v_limit, v_paused;
+        RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576)
+          INTO id, v_limit;
         EXIT WHEN FOUND;
         -- Only a keyed job can conflict, so here unique_key is set.
         SELECT j.id INTO id
@@ -990,23 +993,13 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
     END IF;
     -- pgbus.check_payload's test (over a sixth of the limit, or compressed: see there); it raises
     -- the message. After the INSERT, so that the limit comes with it; the error undoes the row (and
-    -- no wake-up has been sent yet), so a refused payload still writes nothing.
+    -- the wake it queued for the commit), so a refused payload still writes nothing.
     IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6
        OR pg_catalog.pg_column_compression(enqueue_job.payload) IS NOT NULL THEN
       PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
     END IF;
     duplicate := false;
-    -- pgbus.notify's wake-up (see there for the hint and the pause), as a simple expression: a
-    -- void result is never NULL, so the IF only evaluates it.
-    IF NOT v_paused THEN
-      IF pg_catalog.pg_notify(
-           pgbus.channel(v_queue),
-           CASE WHEN v_run_at <= now() THEN ''
-                ELSE (pg_catalog.ceil(extract(epoch FROM v_run_at)::numeric * 1000.0))::bigint::text END)
-         IS NULL THEN
-        NULL;
-      END IF;
-    END IF;
+    -- No NOTIFY here: the row's deferred trigger (job_wake, V27) sends the wake at commit.
   END $_$;
 
 --
@@ -1085,11 +1078,7 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
       )
       -- Identity values are assigned in insert order, which follows ORDER BY t.ord above.
       SELECT i.id FROM inserted i ORDER BY i.id;
-    -- One wake-up per queue and due/later (pgbus.notify: none for a paused queue); PostgreSQL
-    -- folds identical ones of the transaction into one.
-    PERFORM pgbus.notify(n.q::pgbus.queue_name, min(coalesce(n.r, now())))
-       FROM unnest(queues, run_ats) AS n(q, r)
-      GROUP BY n.q, coalesce(n.r, now()) <= now();
+    -- The wakes, one per queue and now/later, go out at commit (job_wake, V27).
   END $$;
 
 --
@@ -1258,6 +1247,39 @@ CREATE FUNCTION pgbus.job_result_valid(result jsonb) RETURNS boolean
     AS $$
   BEGIN
     RETURN octet_length(result::text) <= 65536;
+  END $$;
+
+--
+-- Name: job_wake(); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.job_wake() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    v_seen text;
+    v_key  text;
+    v_at   integer;
+  BEGIN
+    IF current_setting('pgbus.wake', true) = 'client' THEN
+      RETURN NULL;  -- the Java API wakes after its commit itself
+    END IF;
+    IF NEW.run_at > now() THEN
+      v_seen := coalesce(current_setting('pgbus.wake_queued', true), '');
+      v_key := '/' || NEW.queue::text || ':l';
+      v_at := strpos(v_seen, v_key);
+      IF v_at > 0 AND split_part(substr(v_seen, v_at + length(v_key)), '/', 1)
+                      <> pgbus.due_hint(NEW.run_at) THEN
+        RETURN NULL;  -- a row of this transaction is due earlier: its event sends
+      END IF;
+    END IF;
+    IF (SELECT s.wake_mode FROM pgbus.setting s) = 'in_transaction' THEN
+      PERFORM pgbus.notify(NEW.queue, NEW.run_at);
+    ELSE
+      PERFORM pgbus.wake_coalesced(NEW.queue, NEW.run_at);
+    END IF;
+    RETURN NULL;
   END $$;
 
 --
@@ -1711,6 +1733,120 @@ CREATE FUNCTION pgbus.tick(queues text[], worker text, beat boolean, job_ids big
   END $$;
 
 --
+-- Name: wake(text[], timestamp with time zone[]); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.wake(queues text[], dues timestamp with time zone[] DEFAULT NULL::timestamp with time zone[]) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    v_n    integer := coalesce(cardinality(queues), 0);
+    v_sent integer := 0;
+    w      record;
+  BEGIN
+    IF v_n > 10000 THEN
+      RAISE EXCEPTION 'pgbus: a wake for % queues is over the limit of 10000 per pgbus.wake: split it', v_n
+        USING ERRCODE = 'program_limit_exceeded';
+    END IF;
+    IF dues IS NOT NULL AND cardinality(dues) <> v_n THEN
+      RAISE EXCEPTION 'pgbus: pgbus.wake got % queues and % due times: pass one due time per queue, or NULL for all due now',
+        v_n, cardinality(dues)
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM pgbus.check_run_at(t.q, t.d)
+       FROM unnest(queues, dues) AS t(q, d)
+      WHERE NOT isfinite(t.d) OR t.d > now() + interval '36500 days';
+    FOR w IN
+      SELECT pgbus.queue(t.q) AS queue, min(coalesce(t.d, now())) AS due
+        FROM unnest(queues, dues) AS t(q, d)
+       GROUP BY t.q, coalesce(t.d, now()) > now()
+    LOOP
+      IF pgbus.wake_coalesced(w.queue, w.due) THEN
+        v_sent := v_sent + 1;
+      END IF;
+    END LOOP;
+    RETURN v_sent;
+  END $$;
+
+--
+-- Name: wake_coalesced(pgbus.queue_name, timestamp with time zone); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.wake_coalesced(queue pgbus.queue_name, due timestamp with time zone) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  #variable_conflict use_column
+  DECLARE
+    v_later boolean := wake_coalesced.due > now();
+    v_now   timestamptz := clock_timestamp();
+    v_sent  timestamptz;
+  BEGIN
+    SELECT c.sent_at INTO v_sent
+      FROM pgbus.wake_clock c
+     WHERE c.queue = wake_coalesced.queue AND c.later = v_later
+       FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+      IF EXISTS (SELECT 1 FROM pgbus.wake_clock c
+                  WHERE c.queue = wake_coalesced.queue AND c.later = v_later) THEN
+        RETURN false;  -- locked: being sent right now
+      END IF;
+      INSERT INTO pgbus.wake_clock AS c (queue, later, sent_at)
+      VALUES (wake_coalesced.queue, v_later, v_now)
+      ON CONFLICT (queue, later) DO NOTHING;
+      IF NOT FOUND THEN
+        RETURN false;  -- another transaction made the row just now, and sends
+      END IF;
+    ELSIF v_sent > v_now - interval '2 milliseconds' AND v_sent <= v_now THEN
+      RETURN false;
+    ELSE
+      UPDATE pgbus.wake_clock c SET sent_at = v_now
+       WHERE c.queue = wake_coalesced.queue AND c.later = v_later;
+    END IF;
+    PERFORM pgbus.notify(wake_coalesced.queue, wake_coalesced.due);
+    RETURN true;
+  END $$;
+
+--
+-- Name: wake_first(text, timestamp with time zone); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.wake_first(queue text, run_at timestamp with time zone) RETURNS boolean
+    LANGUAGE plpgsql
+    AS $$
+  DECLARE
+    v_seen text := coalesce(pg_catalog.current_setting('pgbus.wake_queued', true), '');
+    v_key  text;
+    v_at   integer;
+    v_due  text;
+    v_old  text;
+  BEGIN
+    IF wake_first.run_at <= now() THEN
+      v_key := '/' || wake_first.queue || ':n/';
+      IF pg_catalog.strpos(v_seen, v_key) > 0 THEN
+        RETURN false;
+      END IF;
+      v_seen := pg_catalog.set_config('pgbus.wake_queued', v_seen || v_key, true);
+      RETURN true;
+    END IF;
+    v_due := pgbus.due_hint(wake_first.run_at);
+    v_key := '/' || wake_first.queue || ':l';
+    v_at := pg_catalog.strpos(v_seen, v_key);
+    IF v_at = 0 THEN
+      v_seen := pg_catalog.set_config('pgbus.wake_queued', v_seen || v_key || v_due || '/', true);
+      RETURN true;
+    END IF;
+    v_old := pg_catalog.split_part(pg_catalog.substr(v_seen, v_at + pg_catalog.length(v_key)), '/', 1);
+    IF v_due::bigint >= v_old::bigint THEN
+      RETURN false;
+    END IF;
+    v_seen := pg_catalog.set_config('pgbus.wake_queued',
+                pg_catalog.replace(v_seen, v_key || v_old || '/', v_key || v_due || '/'), true);
+    RETURN true;
+  END $$;
+
+--
 -- Name: audit; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -1971,10 +2107,23 @@ CREATE TABLE pgbus.setting (
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_by text,
     build text,
+    wake_mode text DEFAULT 'coalesced'::text NOT NULL,
     CONSTRAINT setting_build_check CHECK ((build ~ '^[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}$'::text)),
     CONSTRAINT setting_id_check CHECK (id),
-    CONSTRAINT setting_max_payload_bytes_check CHECK ((max_payload_bytes > 0))
+    CONSTRAINT setting_max_payload_bytes_check CHECK ((max_payload_bytes > 0)),
+    CONSTRAINT setting_wake_mode_check CHECK ((wake_mode = ANY (ARRAY['coalesced'::text, 'in_transaction'::text])))
 );
+
+--
+-- Name: wake_clock; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE UNLOGGED TABLE pgbus.wake_clock (
+    queue pgbus.queue_name NOT NULL,
+    later boolean NOT NULL,
+    sent_at timestamp with time zone NOT NULL
+)
+WITH (fillfactor='50');
 
 --
 -- Name: audit audit_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
@@ -2187,6 +2336,13 @@ ALTER TABLE ONLY pgbus.setting
     ADD CONSTRAINT setting_pkey PRIMARY KEY (id);
 
 --
+-- Name: wake_clock wake_clock_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.wake_clock
+    ADD CONSTRAINT wake_clock_pkey PRIMARY KEY (queue, later);
+
+--
 -- Name: audit_job_idx; Type: INDEX; Schema: pgbus; Owner: -
 --
 
@@ -2307,6 +2463,12 @@ CREATE INDEX schedule_due_idx ON pgbus.schedule USING btree (next_run_at) WHERE 
 CREATE CONSTRAINT TRIGGER job_dependency_linked AFTER INSERT ON pgbus.job_dependency DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION pgbus.dependency_linked();
 
 --
+-- Name: job job_wake; Type: TRIGGER; Schema: pgbus; Owner: -
+--
+
+CREATE CONSTRAINT TRIGGER job_wake AFTER INSERT ON pgbus.job DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((((new.run_at > now()) OR (strpos(COALESCE(current_setting('pgbus.wake_queued'::text, true), ''::text), (('/'::text || (new.queue)::text) || ':n/'::text)) = 0)) AND pgbus.wake_first((new.queue)::text, new.run_at))) EXECUTE FUNCTION pgbus.job_wake();
+
+--
 -- Name: queue_limit queue_limit_changed; Type: TRIGGER; Schema: pgbus; Owner: -
 --
 
@@ -2341,6 +2503,18 @@ CREATE TRIGGER schedule_added AFTER INSERT ON pgbus.schedule FOR EACH ROW EXECUT
 --
 
 CREATE TRIGGER schedule_sooner AFTER UPDATE OF next_run_at, paused ON pgbus.schedule FOR EACH ROW WHEN (((new.next_run_at < old.next_run_at) OR (old.paused AND (NOT new.paused)))) EXECUTE FUNCTION pgbus.tell_engines('pgbus-schedule');
+
+--
+-- Name: FUNCTION wake(queues text[], dues timestamp with time zone[]); Type: ACL; Schema: pgbus; Owner: -
+--
+
+REVOKE ALL ON FUNCTION pgbus.wake(queues text[], dues timestamp with time zone[]) FROM PUBLIC;
+
+--
+-- Name: FUNCTION wake_coalesced(queue pgbus.queue_name, due timestamp with time zone); Type: ACL; Schema: pgbus; Owner: -
+--
+
+REVOKE ALL ON FUNCTION pgbus.wake_coalesced(queue pgbus.queue_name, due timestamp with time zone) FROM PUBLIC;
 
 --
 -- Name: TABLE schema_compat; Type: ACL; Schema: pgbus; Owner: -

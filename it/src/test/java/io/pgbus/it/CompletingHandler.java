@@ -11,7 +11,7 @@ import jakarta.enterprise.context.ApplicationScoped;
  * completed}, on whichever database their engine runs.
  */
 @ApplicationScoped
-@Handles({"it_kill", "it_late"})
+@Handles({"it_kill", "it_late", "it_after_commit"})
 public class CompletingHandler implements JobHandler<Marker> {
 
   @Override

@@ -131,7 +131,7 @@ final class Capsule extends Loop {
   void wake(Wake wake) {
     lock.lock();
     try {
-      reasons.wake(wake, config.queues());
+      reasons.wake(wake, config.queues(), Instant.now());
       signal().signal();
     } finally {
       lock.unlock();

@@ -22,9 +22,22 @@ import java.util.List;
  * filled hands the read on to the backlog claims after it. Spent with the ringing claim instead, a
  * retry due a moment after the one that rang waited for the poll ceiling (issue #29, item 6).
  *
+ * <p>A wake also sets the tail: one more claim {@link #TAIL} after the claim that the first wake of
+ * a burst caused. The SQL enqueue paths coalesce their wakes (pgbus.wake_coalesced, V27): a commit
+ * within the window after another's wake for the queue sends none, and the tail claim finds its
+ * job.
+ *
  * <p>Not thread-safe: the capsule guards it with the lock of its signal.
  */
 final class ClaimReasons {
+
+  /**
+   * How long after a wake's claim the tail claim comes: the SQL path's coalescing window (2 ms, in
+   * pgbus.wake_coalesced) and a margin for the commit of a transaction that skipped its wake within
+   * that window, whose WAL flush may take a few milliseconds on a slow disk (docs/architecture.md,
+   * "The SQL path").
+   */
+  static final Duration TAIL = Duration.ofMillis(20);
 
   /** What {@link #take} decides. */
   enum Take {
@@ -43,9 +56,13 @@ final class ClaimReasons {
   private boolean readDue = true; // the due times are unread since the alarm rang or a resync
   private boolean backlog;
   private Instant alarm;
+  private Instant tail;
+  // A wake asked for a tail: it is set TAIL after the claim the wake causes, not after the wake,
+  // since a busy capsule may claim later than it heard the wake.
+  private boolean tailAfterClaim;
 
-  /** A wake that concerns the capsule that reads {@code queues}. */
-  void wake(Wake wake, List<String> queues) {
+  /** A wake, heard at {@code now}, that concerns the capsule that reads {@code queues}. */
+  void wake(Wake wake, List<String> queues, Instant now) {
     if (wake.everyone()) {
       resyncNow();
     }
@@ -56,6 +73,11 @@ final class ClaimReasons {
       Instant due = wake.later().get(q);
       if (due != null) {
         alarm = earliest(alarm, due);
+      }
+      if (tail == null && wake.now().contains(q)) {
+        tailAfterClaim = true;
+      } else if (tail == null && due != null) {
+        tail = now.plus(TAIL); // no claim follows a wake for later: the tail reads the due times
       }
     }
   }
@@ -82,15 +104,24 @@ final class ClaimReasons {
    */
   Take take(Instant now, int free) {
     boolean alarmRang = alarm != null && !now.isBefore(alarm);
-    if (free <= 0 || !(woken || backlog || alarmRang)) {
+    boolean tailRang = tail != null && !now.isBefore(tail);
+    if (free <= 0 || !(woken || backlog || alarmRang || tailRang)) {
       return Take.WAIT;
     }
     if (alarmRang) {
       alarm = null;
       readDue = true;
     }
+    if (tailRang) {
+      tail = null;
+      readDue = true; // the tail reads the due times too: a later job whose wake was coalesced
+    }
     woken = false;
     backlog = false;
+    if (tailAfterClaim && tail == null) {
+      tail = now.plus(TAIL);
+    }
+    tailAfterClaim = false;
     return readDue ? Take.CLAIM_AND_READ_DUE : Take.CLAIM;
   }
 
@@ -111,10 +142,11 @@ final class ClaimReasons {
   }
 
   /**
-   * How long to sleep from {@code now}: until the alarm while slots are free, at most {@code max}.
+   * How long to sleep from {@code now}: until the alarm or the tail while slots are free, at most
+   * {@code max}.
    */
   long sleepNanos(Instant now, int free, long max) {
-    return free > 0 ? nanosUntil(now, alarm, max) : max;
+    return free > 0 ? nanosUntil(now, earliest(alarm, tail), max) : max;
   }
 
   /**

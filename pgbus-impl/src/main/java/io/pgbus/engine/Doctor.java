@@ -158,6 +158,7 @@ public final class Doctor {
 
     Server server = database(dataSource, config, checks);
     checks.add(listener(engine));
+    checks.add(wakes(engine.status().wakes()));
     checks.add(pool(poolMax, threads, poolSetting));
     Budget budget = budget(engine, poolMax, threads, server.maxConnections(), server.reserved());
     checks.add(new Check("connection budget", Status.OK, budget.formula(), null));
@@ -475,6 +476,42 @@ public final class Doctor {
       case STOPPED ->
           new Check("listener", Status.WARN, "stopped", "the engine is not running: see readiness");
     };
+  }
+
+  /**
+   * Which wake mode runs, and what any NOTIFY costs: PostgreSQL serialises the commits of all
+   * transactions that notified, instance-wide, each holding one lock through its WAL flush.
+   */
+  static Check wakes(EngineStatus.Wakes w) {
+    String others =
+        "; any other NOTIFY on this PostgreSQL (your own pg_notify, another library's) makes its"
+            + " commit wait its turn behind every notifying commit of the instance";
+    if (w.mode() == WakeMode.IN_TRANSACTION) {
+      return new Check(
+          "wakes",
+          Status.OK,
+          "in-transaction: every enqueuing commit takes PostgreSQL's instance-wide notification"
+              + " lock through its WAL flush, so enqueuing commits go one at a time"
+              + others,
+          null);
+    }
+    String counts =
+        String.format(
+            Locale.ROOT,
+            "coalesced: Java enqueues wake after their commit (%d in-process; %d queue(s) to the"
+                + " other JVMs in %d NOTIFY statement(s), %d coalesced, %d failed)",
+            w.local(),
+            w.sent(),
+            w.statements(),
+            w.coalesced(),
+            w.failed());
+    return w.failed() == 0
+        ? new Check("wakes", Status.OK, counts + others, null)
+        : new Check(
+            "wakes",
+            Status.WARN,
+            counts + ": the other JVMs found those jobs by their poll",
+            "see the WakeSender warnings in the log (the database's connections or load)");
   }
 
   private static Check pool(Integer poolMax, int threads, String poolSetting) {

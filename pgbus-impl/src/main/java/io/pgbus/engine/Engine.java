@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import javax.sql.DataSource;
 
@@ -64,6 +65,10 @@ public final class Engine {
   private final NodeReporter node;
   private final FlowControl flow;
   private final StopRelease release;
+  private final WakeSender sender;
+  private final Transactions transactions;
+  private final LocalAfterCommit localAfterCommit;
+  private final AtomicLong localWakes = new AtomicLong();
   private volatile boolean started;
 
   private Engine(Builder b) {
@@ -75,9 +80,24 @@ public final class Engine {
     this.executor = b.executor == null ? ownedExecutor : b.executor;
     this.loopsOnExecutor = b.loopThreads == null;
     this.loops = loopsOnExecutor ? executor : EngineThreads.eachOnItsOwn(b.loopThreads);
-    Transactions tx = b.transactions != null ? b.transactions : new JdbcTransactions(dataSource);
+    boolean coalesced = config.wakeMode() == WakeMode.COALESCED;
+    this.sender = coalesced ? new WakeSender(dataSource) : null;
+    this.localAfterCommit = coalesced ? new LocalAfterCommit(this::committed) : null;
+    Transactions tx =
+        b.transactions != null
+            ? b.transactions
+            : new JdbcTransactions(dataSource, localAfterCommit);
+    this.transactions = tx;
+    AfterCommit afterCommit = b.afterCommit != null ? b.afterCommit : localAfterCommit;
+    // Only a running engine has a sender: before its start and after its stop (and always in
+    // IN_TRANSACTION), the database wakes.
     this.jobs =
-        new Jobs(config.workerId(), config.maxPayloadBytes(), b.tracing, config::maxAttempts);
+        new Jobs(
+            config.workerId(),
+            config.maxPayloadBytes(),
+            b.tracing,
+            config::maxAttempts,
+            coalesced ? c -> started ? afterCommit.pending(c) : null : AfterCommit.NONE);
     this.schedules = new ScheduleBook(jobs, config.maxPayloadBytes());
     this.flow = new FlowControl(config, dataSource);
     this.release = new StopRelease(config, dataSource, store);
@@ -283,6 +303,9 @@ public final class Engine {
     if (notifier != null) {
       notifier.start(loops);
     }
+    if (sender != null) {
+      sender.start(loops);
+    }
     for (Capsule c : capsules) {
       c.start(loops);
     }
@@ -330,6 +353,9 @@ public final class Engine {
       // The row stays, and the ticker beats on, until the jobs are back: a drain longer than
       // two thirds of the heartbeat TTL must not let the leader rescue jobs that still run here.
       node.stopping();
+    }
+    if (sender != null) {
+      sender.stop(LOOP_STOP_WAIT); // sends what is waiting first
     }
     maintainer.stop(LOOP_STOP_WAIT); // at once when it never started (no maintenance)
     elector.stop(LOOP_STOP_WAIT);
@@ -404,6 +430,36 @@ public final class Engine {
     targets.forEach(c -> c.wake(wake));
   }
 
+  /**
+   * An enqueuing transaction committed ({@link WakeMode#COALESCED}): wakes this JVM's capsules that
+   * read its queues in-process, at once, and hands the queues to the sender, which NOTIFYs the
+   * other JVMs within about a millisecond, coalesced with the other commits of that millisecond.
+   * Called by {@link AfterCommit}'s wakes only after a commit; cheap, never blocks on the database.
+   */
+  public void committed(Wake wake) {
+    if (sender == null) {
+      return; // IN_TRANSACTION: the database notified inside the transaction
+    }
+    localWakes.incrementAndGet();
+    route(wake);
+    sender.send(wake);
+  }
+
+  /**
+   * The engine's transactions: in Java SE, unless the builder was given others, {@link
+   * JdbcTransactions} on its datasource, whose enqueues wake after the commit in {@link
+   * WakeMode#COALESCED} ({@code Engine.transactions().inNewTransaction(c -> { ...your writes...;
+   * engine.jobs().enqueue(c, job); })}).
+   */
+  public Transactions transactions() {
+    return transactions;
+  }
+
+  /** The engine's own after-commit wakes (Java SE), or null in IN_TRANSACTION. */
+  LocalAfterCommit localAfterCommit() {
+    return localAfterCommit;
+  }
+
   /** The job operations (enqueue, pause, cancel, ...), with this engine's settings and tracing. */
   public Jobs jobs() {
     return jobs;
@@ -431,6 +487,9 @@ public final class Engine {
     }
     if (ticker != null) {
       all.add(ticker);
+    }
+    if (sender != null) {
+      all.add(sender);
     }
     all.add(elector);
     all.add(maintainer);
@@ -499,7 +558,10 @@ public final class Engine {
         maintainer.scheduleWakes(),
         notifier == null ? 0 : notifier.scheduleChanges(),
         notifier == null ? 0 : notifier.queueChanges(),
-        flow.reads());
+        flow.reads(),
+        sender == null
+            ? new EngineStatus.Wakes(config.wakeMode(), 0, 0, 0, 0, 0, 0)
+            : sender.status(config.wakeMode(), localWakes.get()));
   }
 
   /** The schedule operations ({@code pgbus.schedule}); they need no running engine. */
@@ -554,6 +616,7 @@ public final class Engine {
     private JobFunction jobs;
     private Set<String> handlerTransactions = Set.of();
     private Consumer<Wake> wakes;
+    private AfterCommit afterCommit;
     private JobEvents events = JobEvents.NONE;
     private boolean maintenance = true;
     private ErrorDetail errorDetail = ErrorDetail.STACK;
@@ -613,6 +676,17 @@ public final class Engine {
     /** Where notifier wakes go; default: straight to {@link Engine#wake}. */
     public Builder wakes(Consumer<Wake> v) {
       wakes = v;
+      return this;
+    }
+
+    /**
+     * Tells when an enqueue's transaction commits, so that its wake goes out after the commit
+     * ({@link WakeMode#COALESCED}); a container's transaction manager. Default: the engine's own,
+     * for auto-commit connections and {@link JdbcTransactions}; any other connection's enqueue
+     * leaves its wake to the database.
+     */
+    public Builder afterCommit(AfterCommit v) {
+      afterCommit = Objects.requireNonNull(v);
       return this;
     }
 

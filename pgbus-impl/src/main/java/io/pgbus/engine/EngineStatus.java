@@ -24,6 +24,7 @@ import java.util.List;
  * @param scheduleChangesHeard schedule change notifications heard (0 without a listener)
  * @param queueChangesHeard queue change notifications heard (0 without a listener)
  * @param limitReads re-reads of the limited queues after start
+ * @param wakes the wakes this JVM sent after its enqueues committed ({@link WakeMode#COALESCED})
  */
 public record EngineStatus(
     String workerId,
@@ -39,7 +40,8 @@ public record EngineStatus(
     long scheduleWakes,
     long scheduleChangesHeard,
     long queueChangesHeard,
-    long limitReads) {
+    long limitReads,
+    Wakes wakes) {
 
   public EngineStatus {
     capsules = List.copyOf(capsules);
@@ -78,6 +80,27 @@ public record EngineStatus(
 
     static final Listener NONE = new Listener(ListenerState.DEGRADED, 0, 0, 0, 0, null, null);
   }
+
+  /**
+   * The wakes of committed enqueues that this JVM sends itself ({@link WakeMode#COALESCED}); all
+   * zero in {@link WakeMode#IN_TRANSACTION}, where the database sends them.
+   *
+   * @param mode {@code pgbus.wake-mode}
+   * @param local committed wakes delivered in-process to this JVM's capsules
+   * @param handed queues handed to the sender (one per queue per committed transaction)
+   * @param coalesced of those, the ones merged into a wake already waiting to go out
+   * @param statements NOTIFY statements the sender ran
+   * @param sent queues notified by them
+   * @param failed queues whose send failed: the other JVMs find their jobs by the poll
+   */
+  public record Wakes(
+      WakeMode mode,
+      long local,
+      long handed,
+      long coalesced,
+      long statements,
+      long sent,
+      long failed) {}
 
   /**
    * One capsule: its configuration, its claims and its liveness.

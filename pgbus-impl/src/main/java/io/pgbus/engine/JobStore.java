@@ -138,6 +138,27 @@ public final class JobStore {
   private static final String ENQUEUE_IN_HANDLER = inHandler(ENQUEUE);
   private static final String ENQUEUE_MANY_IN_HANDLER = inHandler(ENQUEUE_MANY);
 
+  // The four again for an enqueue whose wake the Java API sends after the commit (WakeMode
+  // COALESCED, AfterCommit): pgbus.wake = 'client' tells the database's commit-time wake to send
+  // nothing for this transaction. Set in the same sub-select as who enqueues, so it costs no round
+  // trip and holds in auto-commit too.
+  private static final String ENQUEUE_CLIENT_WAKE = clientWake(ENQUEUE);
+  private static final String ENQUEUE_MANY_CLIENT_WAKE = clientWake(ENQUEUE_MANY);
+  private static final String ENQUEUE_IN_HANDLER_CLIENT_WAKE = clientWake(ENQUEUE_IN_HANDLER);
+  private static final String ENQUEUE_MANY_IN_HANDLER_CLIENT_WAKE =
+      clientWake(ENQUEUE_MANY_IN_HANDLER);
+
+  private static final String WHO_END = "true) AS c\n";
+
+  /** {@code sql} (who enqueues, in a sub-select) that also sets {@code pgbus.wake = 'client'}. */
+  static String clientWake(String sql) {
+    if (!sql.contains(WHO_END)) {
+      throw new IllegalStateException("no sub-select of who enqueues in " + sql);
+    }
+    return sql.replace(
+        WHO_END, "true) AS c, pg_catalog.set_config('pgbus.wake', 'client', true) AS w\n");
+  }
+
   private static String inHandler(String sql) {
     if (!sql.contains(NO_PARENT)) {
       throw new IllegalStateException("no correlation parameter in " + sql);
@@ -557,8 +578,21 @@ public final class JobStore {
   /** {@link #jobInsertIfAbsent(Connection, NewJob)}, in the trace {@code trace} (may be null). */
   public Enqueued jobInsertIfAbsent(Connection c, NewJob job, TraceContext trace)
       throws SQLException {
+    return jobInsertIfAbsent(c, job, trace, false);
+  }
+
+  /**
+   * {@link #jobInsertIfAbsent(Connection, NewJob, TraceContext)}; with {@code clientWake} the
+   * caller wakes the workers after the commit and the database sends no wake for it.
+   */
+  Enqueued jobInsertIfAbsent(Connection c, NewJob job, TraceContext trace, boolean clientWake)
+      throws SQLException {
     EnqueueOptions o = job.options();
-    try (PreparedStatement ps = c.prepareStatement(forCaller(job, ENQUEUE, ENQUEUE_IN_HANDLER))) {
+    String sql =
+        clientWake
+            ? forCaller(job, ENQUEUE_CLIENT_WAKE, ENQUEUE_IN_HANDLER_CLIENT_WAKE)
+            : forCaller(job, ENQUEUE, ENQUEUE_IN_HANDLER);
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setString(1, job.queue());
       ps.setString(2, job.enqueuedBy());
       ps.setString(3, o.correlationId());
@@ -590,6 +624,12 @@ public final class JobStore {
 
   /** {@link #jobInsertMany(Connection, List)}, all in the trace {@code trace} (may be null). */
   public List<Long> jobInsertMany(Connection c, List<NewJob> jobs, TraceContext trace)
+      throws SQLException {
+    return jobInsertMany(c, jobs, trace, false);
+  }
+
+  /** {@link #jobInsertMany(Connection, List, TraceContext)}; {@code clientWake} as for one. */
+  List<Long> jobInsertMany(Connection c, List<NewJob> jobs, TraceContext trace, boolean clientWake)
       throws SQLException {
     int n = jobs.size();
     String[] queues = new String[n];
@@ -629,8 +669,11 @@ public final class JobStore {
                 + " differs from the first: enqueue it separately");
       }
     }
-    try (PreparedStatement ps =
-        c.prepareStatement(forCaller(first, ENQUEUE_MANY, ENQUEUE_MANY_IN_HANDLER))) {
+    String sql =
+        clientWake
+            ? forCaller(first, ENQUEUE_MANY_CLIENT_WAKE, ENQUEUE_MANY_IN_HANDLER_CLIENT_WAKE)
+            : forCaller(first, ENQUEUE_MANY, ENQUEUE_MANY_IN_HANDLER);
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setArray(1, c.createArrayOf("text", queues));
       ps.setString(2, first.enqueuedBy());
       ps.setString(3, first.options().correlationId());

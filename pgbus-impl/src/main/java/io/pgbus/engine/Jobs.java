@@ -37,6 +37,7 @@ public final class Jobs {
   private final int maxPayloadBytes;
   private final JobTracing tracing;
   private final Function<String, Integer> queueMaxAttempts;
+  private final AfterCommit afterCommit;
 
   /**
    * @param workerId recorded as who paused a queue
@@ -57,6 +58,20 @@ public final class Jobs {
       int maxPayloadBytes,
       JobTracing tracing,
       Function<String, Integer> queueMaxAttempts) {
+    this(workerId, maxPayloadBytes, tracing, queueMaxAttempts, AfterCommit.NONE);
+  }
+
+  /**
+   * @param afterCommit who wakes the workers after an enqueue commits; {@link AfterCommit#NONE}:
+   *     the database, inside the transaction
+   */
+  Jobs(
+      String workerId,
+      int maxPayloadBytes,
+      JobTracing tracing,
+      Function<String, Integer> queueMaxAttempts,
+      AfterCommit afterCommit) {
+    this.afterCommit = Objects.requireNonNull(afterCommit, "afterCommit");
     this.workerId = Objects.requireNonNull(workerId, "workerId");
     this.maxPayloadBytes = maxPayloadBytes;
     this.tracing = Objects.requireNonNull(tracing, "tracing");
@@ -97,8 +112,31 @@ public final class Jobs {
     if (!job.options().afterJobs().isEmpty()) {
       return enqueueAfter(c, job);
     }
-    return sql(
-        job.queue(), "enqueue a job", () -> store.jobInsertIfAbsent(c, job, tracing.capture()));
+    PendingWake wake = pendingWake(c, job.queue());
+    Enqueued e =
+        sql(
+            job.queue(),
+            "enqueue a job",
+            () -> store.jobInsertIfAbsent(c, job, tracing.capture(), wake != null));
+    if (wake != null && e.inserted()) {
+      wake.add(job.queue(), due(job, Instant.now()));
+      wake.statementDone();
+    }
+    return e;
+  }
+
+  /** Where an enqueue on {@code c} leaves its wake; null: the database wakes. */
+  private PendingWake pendingWake(Connection c, String queue) {
+    return sql(queue, "read the transaction of an enqueue", () -> afterCommit.pending(c));
+  }
+
+  /** When a job becomes due, from its options; null: now. */
+  private static Instant due(NewJob job, Instant now) {
+    EnqueueOptions o = job.options();
+    if (o.runAt() != null) {
+      return o.runAt();
+    }
+    return o.delay() == null || o.delay().isZero() ? null : now.plus(o.delay());
   }
 
   /**
@@ -118,10 +156,18 @@ public final class Jobs {
               + o
               + "), or let the job snooze itself");
     }
-    return sql(
-        job.queue(),
-        "enqueue a job after jobs " + o.afterJobs().keySet(),
-        () -> linkStore.enqueueAfter(c, job, tracing.capture()));
+    PendingWake wake = pendingWake(c, job.queue());
+    Enqueued e =
+        sql(
+            job.queue(),
+            "enqueue a job after jobs " + o.afterJobs().keySet(),
+            () -> linkStore.enqueueAfter(c, job, tracing.capture(), wake != null));
+    if (wake != null && e.inserted()) {
+      // Runnable now only when the jobs it waits on are done already: one claim finds out.
+      wake.add(job.queue(), null);
+      wake.statementDone();
+    }
+    return e;
   }
 
   /**
@@ -147,10 +193,17 @@ public final class Jobs {
     for (NewJob job : jobs) {
       checkPayload(job);
     }
-    return sql(
-        callback.queue(),
-        "enqueue a batch of " + jobs.size() + " jobs",
-        () -> linkStore.enqueueBatch(c, jobs, cb, tracing.capture()));
+    PendingWake wake = pendingWake(c, callback.queue());
+    EnqueuedBatch b =
+        sql(
+            callback.queue(),
+            "enqueue a batch of " + jobs.size() + " jobs",
+            () -> linkStore.enqueueBatch(c, jobs, cb, tracing.capture(), wake != null));
+    if (wake != null) {
+      jobs.forEach(j -> wake.add(j.queue(), null)); // the callback waits for the members
+      wake.statementDone();
+    }
+    return b;
   }
 
   /**
@@ -186,10 +239,19 @@ public final class Jobs {
       checkPayload(job);
       checkRunAt(job, now);
     }
-    return sql(
-        jobs.get(0).queue(),
-        "enqueue " + jobs.size() + " jobs",
-        () -> store.jobInsertMany(c, jobs, tracing.capture()));
+    PendingWake wake = pendingWake(c, jobs.get(0).queue());
+    List<Long> ids =
+        sql(
+            jobs.get(0).queue(),
+            "enqueue " + jobs.size() + " jobs",
+            () -> store.jobInsertMany(c, jobs, tracing.capture(), wake != null));
+    if (wake != null) {
+      for (NewJob job : jobs) {
+        wake.add(job.queue(), due(job, now));
+      }
+      wake.statementDone();
+    }
+    return ids;
   }
 
   /**

@@ -53,6 +53,9 @@ final class LinkStore {
                                          ?::jsonb, ?::int, ?::int, ?::text[], ?::text[]) e
           """;
 
+  private static final String ENQUEUE_AFTER_CLIENT_WAKE = JobStore.clientWake(ENQUEUE_AFTER);
+  private static final String ENQUEUE_BATCH_CLIENT_WAKE = JobStore.clientWake(ENQUEUE_BATCH);
+
   private static final String BATCH_OF_CALLBACK =
       """
       SELECT b.id, b.size, b.completed, b.dead, b.cancelled
@@ -140,12 +143,14 @@ final class LinkStore {
   }
 
   /** Inserts a job that waits on {@code job.options().afterJobs()} (see enqueue_after). */
-  Enqueued enqueueAfter(Connection c, NewJob job, TraceContext trace) throws SQLException {
+  Enqueued enqueueAfter(Connection c, NewJob job, TraceContext trace, boolean clientWake)
+      throws SQLException {
     Map<Long, DependencyFailure> after = job.options().afterJobs();
     Long[] ids = after.keySet().toArray(Long[]::new);
     String[] policies =
         after.values().stream().map(f -> f.name().toLowerCase(Locale.ROOT)).toArray(String[]::new);
-    try (PreparedStatement ps = c.prepareStatement(ENQUEUE_AFTER)) {
+    try (PreparedStatement ps =
+        c.prepareStatement(clientWake ? ENQUEUE_AFTER_CLIENT_WAKE : ENQUEUE_AFTER)) {
       int i = who(ps, job.queue(), job);
       ps.setString(i++, job.payloadJson());
       ps.setArray(i++, c.createArrayOf("bigint", ids));
@@ -164,7 +169,8 @@ final class LinkStore {
 
   /** Inserts a batch: its row and its members; the callback is {@code callback}. */
   EnqueuedBatch enqueueBatch(
-      Connection c, List<NewJob> members, NewJob callback, TraceContext trace) throws SQLException {
+      Connection c, List<NewJob> members, NewJob callback, TraceContext trace, boolean clientWake)
+      throws SQLException {
     int n = members.size();
     String[] queues = new String[n];
     String[] payloads = new String[n];
@@ -177,7 +183,8 @@ final class LinkStore {
       priorities[k] = m.options().priority();
       attempts[k] = m.options().maxAttempts();
     }
-    try (PreparedStatement ps = c.prepareStatement(ENQUEUE_BATCH)) {
+    try (PreparedStatement ps =
+        c.prepareStatement(clientWake ? ENQUEUE_BATCH_CLIENT_WAKE : ENQUEUE_BATCH)) {
       int i = who(ps, callback.queue(), callback);
       ps.setArray(i++, c.createArrayOf("text", queues));
       ps.setArray(i++, c.createArrayOf("text", payloads));

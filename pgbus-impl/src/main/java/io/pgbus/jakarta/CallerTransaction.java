@@ -5,8 +5,6 @@ import jakarta.inject.Inject;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import java.sql.Connection;
 import java.sql.SQLException;
-import javax.naming.InitialContext;
-import javax.naming.NamingException;
 
 /**
  * Runs an operation of several statements on the JTA datasource as one unit: in the caller's
@@ -24,14 +22,12 @@ import javax.naming.NamingException;
 @ApplicationScoped
 public class CallerTransaction {
 
-  private static final System.Logger LOG = System.getLogger(CallerTransaction.class.getName());
-  private static final String REGISTRY = "java:comp/TransactionSynchronizationRegistry";
-
   @Inject PgbusResources resources;
   @Inject JobTransactions transactions;
 
-  private volatile TransactionSynchronizationRegistry registry;
-  private volatile boolean registryMissing;
+  private final TransactionRegistry registry =
+      new TransactionRegistry(
+          "a cancel called outside a transaction commits its statements one by one");
 
   /** Work on a connection of the JTA datasource. */
   @FunctionalInterface
@@ -59,29 +55,8 @@ public class CallerTransaction {
   }
 
   private boolean callerHasTransaction() {
-    TransactionSynchronizationRegistry r = registry();
+    TransactionSynchronizationRegistry r = registry.get();
     // Without the registry (never seen on a Jakarta EE server): the caller's connection as before.
     return r == null || r.getTransactionKey() != null;
-  }
-
-  private TransactionSynchronizationRegistry registry() {
-    TransactionSynchronizationRegistry r = registry;
-    if (r != null || registryMissing) {
-      return r;
-    }
-    try {
-      r = InitialContext.doLookup(REGISTRY);
-      registry = r;
-      return r;
-    } catch (NamingException e) {
-      registryMissing = true;
-      LOG.log(
-          System.Logger.Level.WARNING,
-          "pgbus could not look up {0} ({1}): a cancel called outside a transaction commits its"
-              + " statements one by one",
-          REGISTRY,
-          e.getMessage());
-      return null;
-    }
   }
 }

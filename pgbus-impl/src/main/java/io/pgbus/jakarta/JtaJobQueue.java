@@ -26,8 +26,10 @@ import java.util.function.Function;
 
 /**
  * {@link JobQueue} on the JTA datasource. A connection taken inside the caller's transaction is
- * enlisted in it, so the INSERT and its {@code pg_notify} commit or roll back with the caller's own
- * writes. Without a transaction, each call commits on its own.
+ * enlisted in it, so the INSERT commits or rolls back with the caller's own writes. Without a
+ * transaction, each call commits on its own. The wake goes out after the commit ({@code
+ * pgbus.wake-mode=coalesced}, {@link JtaAfterCommit}) or inside the transaction ({@code
+ * in-transaction}); never for a rollback.
  *
  * <p>Who: every enqueue records the caller principal (CDI's built-in {@link Principal} bean, which
  * is the EJB/servlet caller) in {@code pgbus.job.enqueued_by}, and cancel, replay, pause and resume

@@ -12,6 +12,12 @@ public interface PgbusMetrics {
 
   PgbusMetrics NONE = new PgbusMetrics() {};
 
+  /** The description of the {@code pgbus.wakes} gauge, the same for every meter library. */
+  String WAKES_DESCRIPTION =
+      "queues of committed Java enqueues since start (pgbus.wake-mode=coalesced), by outcome:"
+          + " local (in-process wakes), sent (NOTIFYed to the other JVMs), coalesced (merged into"
+          + " a waiting send), failed (left to the poll)";
+
   /** Jobs enqueued through {@link io.pgbus.JobQueue} (not those enqueued in SQL). */
   default void enqueued(String queue, int count) {}
 

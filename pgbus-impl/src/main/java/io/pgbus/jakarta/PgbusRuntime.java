@@ -140,6 +140,7 @@ public class PgbusRuntime {
                   }
                 })
             .wakes(wakes::fire)
+            .afterCommit(new JtaAfterCommit(router::committed))
             .errorDetail(settings.errorDetail())
             .tracing(PgbusTracing.load())
             .handlerTransactions(handlers.handlerTransactions());

@@ -35,4 +35,16 @@ public class WakeRouter {
       e.wake(wake);
     }
   }
+
+  /**
+   * An enqueuing transaction committed ({@code pgbus.wake-mode=coalesced}, {@link JtaAfterCommit}):
+   * this JVM's capsules hear of it in-process, the other JVMs through the engine's sender. A direct
+   * call, not an event: it runs on the caller's thread inside its transaction's completion.
+   */
+  void committed(Wake wake) {
+    Engine e = engine;
+    if (e != null) {
+      e.committed(wake);
+    }
+  }
 }

@@ -34,9 +34,9 @@ class ClaimReasonsTest {
   @Test
   void aWakeForOneOfItsQueuesIsOneClaimAndOtherQueuesAreNone() {
     var r = started();
-    r.wake(new Wake(Set.of("other"), Map.of(), false), QUEUES);
+    r.wake(new Wake(Set.of("other"), Map.of(), false), QUEUES, NOW);
     assertThat(r.take(NOW, 1)).isEqualTo(Take.WAIT);
-    r.wake(new Wake(Set.of("b"), Map.of(), false), QUEUES);
+    r.wake(new Wake(Set.of("b"), Map.of(), false), QUEUES, NOW);
     assertThat(r.take(NOW, 1)).isEqualTo(Take.CLAIM);
     assertThat(r.take(NOW, 1)).as("the reason is spent").isEqualTo(Take.WAIT);
   }
@@ -64,7 +64,11 @@ class ClaimReasonsTest {
   @Test
   void theEarliestDueTimeRingsOnceAndMakesTheClaimReadTheDueTimesAgain() {
     var r = started();
-    r.wake(new Wake(Set.of(), Map.of("a", NOW.plusSeconds(10)), false), QUEUES);
+    // Heard a second ago: its tail claim, which reads the due times, is spent first.
+    r.wake(
+        new Wake(Set.of(), Map.of("a", NOW.plusSeconds(10)), false), QUEUES, NOW.minusSeconds(1));
+    assertThat(r.take(NOW.minusSeconds(1).plus(ClaimReasons.TAIL), 1))
+        .isEqualTo(Take.CLAIM_AND_READ_DUE);
     r.dueAt(NOW.plusSeconds(3));
     r.claimed(false, NOW.plusSeconds(20));
     assertThat(r.take(NOW, 1)).isEqualTo(Take.WAIT);
@@ -96,11 +100,51 @@ class ClaimReasonsTest {
   @Test
   void aWakeForEveryoneAndAResyncReadTheDueTimes() {
     var r = started();
-    r.wake(new Wake(Set.of(), Map.of(), true), QUEUES);
+    r.wake(new Wake(Set.of(), Map.of(), true), QUEUES, NOW);
     assertThat(r.take(NOW, 1)).isEqualTo(Take.CLAIM_AND_READ_DUE);
     r.resyncNow();
     assertThat(r.take(NOW, 1)).isEqualTo(Take.CLAIM_AND_READ_DUE);
     assertThat(r.take(NOW, 1)).isEqualTo(Take.WAIT);
+  }
+
+  @Test
+  void aWakesClaimIsFollowedByOneTailClaimThatReadsTheDueTimes() {
+    var r = started();
+    r.wake(new Wake(Set.of("a"), Map.of(), false), QUEUES, NOW);
+    assertThat(r.take(NOW, 1)).isEqualTo(Take.CLAIM);
+    r.claimed(false, null);
+    assertThat(r.take(NOW, 1)).isEqualTo(Take.WAIT);
+    assertThat(r.sleepNanos(NOW, 1, MAX)).isEqualTo(ClaimReasons.TAIL.toNanos());
+
+    Instant tail = NOW.plus(ClaimReasons.TAIL);
+    assertThat(r.take(tail, 1)).as("the tail claim").isEqualTo(Take.CLAIM_AND_READ_DUE);
+    r.claimed(false, null);
+    assertThat(r.take(tail, 1)).as("the tail is spent").isEqualTo(Take.WAIT);
+    assertThat(r.sleepNanos(tail, 1, MAX)).isEqualTo(MAX);
+  }
+
+  @Test
+  void aBurstOfWakesGetsOneTailClaimAfterItsFirstWake() {
+    var r = started();
+    r.wake(new Wake(Set.of(), Map.of("b", NOW.plusSeconds(60)), false), QUEUES, NOW);
+    r.take(NOW, 1);
+    r.wake(new Wake(Set.of("a"), Map.of(), false), QUEUES, NOW.plusMillis(5));
+    assertThat(r.take(NOW.plusMillis(5), 1)).isEqualTo(Take.CLAIM);
+
+    assertThat(r.sleepNanos(NOW.plusMillis(5), 1, MAX))
+        .as("not moved by the second wake")
+        .isEqualTo(ClaimReasons.TAIL.minusMillis(5).toNanos());
+    assertThat(r.take(NOW.plus(ClaimReasons.TAIL), 1)).isEqualTo(Take.CLAIM_AND_READ_DUE);
+    assertThat(r.take(NOW.plus(ClaimReasons.TAIL), 1)).isEqualTo(Take.WAIT);
+  }
+
+  @Test
+  void aWakeForOtherQueuesOrForEveryoneSetsNoTail() {
+    var r = started();
+    r.wake(new Wake(Set.of("other"), Map.of("other", NOW), false), QUEUES, NOW);
+    r.wake(new Wake(Set.of(), Map.of(), true), QUEUES, NOW);
+    assertThat(r.take(NOW, 1)).as("the resync").isEqualTo(Take.CLAIM_AND_READ_DUE);
+    assertThat(r.sleepNanos(NOW, 1, MAX)).isEqualTo(MAX);
   }
 
   @Test

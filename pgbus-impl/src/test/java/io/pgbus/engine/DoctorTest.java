@@ -52,8 +52,26 @@ class DoctorTest {
             "pooler",
             "transaction horizon",
             "listener",
+            "wakes",
             "pool",
             "connection budget");
+  }
+
+  @Test
+  void saysWhichWakeModeRunsAndWhatOtherNotifyTrafficCosts() {
+    Engine coalesced = engines.start(engines.config().build(), (job, tx) -> null);
+    Engine inTransaction =
+        engines.start(
+            engines.config().wakeMode(WakeMode.IN_TRANSACTION).build(), (job, tx) -> null);
+
+    Doctor.Check c = check(Doctor.examine(coalesced, db.dataSource(), 20, "k"), "wakes");
+    Doctor.Check t = check(Doctor.examine(inTransaction, db.dataSource(), 20, "k"), "wakes");
+
+    assertThat(c.status()).isEqualTo(Doctor.Status.OK);
+    assertThat(c.detail()).startsWith("coalesced: ").contains("any other NOTIFY");
+    assertThat(t.detail()).startsWith("in-transaction: ").contains("one at a time");
+    var failing = new EngineStatus.Wakes(WakeMode.COALESCED, 3, 3, 0, 1, 1, 2);
+    assertThat(Doctor.wakes(failing).status()).isEqualTo(Doctor.Status.WARN);
   }
 
   @Test

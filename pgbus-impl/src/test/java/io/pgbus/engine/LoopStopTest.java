@@ -9,6 +9,8 @@ import io.pgbus.engine.testing.TestEngines;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -50,6 +52,7 @@ class LoopStopTest {
     NOTIFIER(1, Notifier.class),
     CAPSULE(5, Capsule.class),
     TICKER(5, Ticker.class),
+    SENDER(1, WakeSender.class),
     ELECTOR(1, Elector.class),
     MAINTAINER(1, Maintainer.class);
 
@@ -170,6 +173,9 @@ class LoopStopTest {
               : engines.listenerConnections();
       Engine engine = Engine.builder(config, dataSource).listenerConnections(listener).build();
       loop = engine.allLoops().stream().filter(kind.type::isInstance).findFirst().orElseThrow();
+      if (loop instanceof WakeSender sender) {
+        sender.send(new Wake(Set.of("loopstop"), Map.of(), false)); // its round: one send
+      }
     }
     loops.add(loop);
     return loop;
@@ -186,6 +192,9 @@ class LoopStopTest {
     }
     if (loop instanceof Ticker p) {
       return p.ticks() > 0;
+    }
+    if (loop instanceof WakeSender s) {
+      return s.statements() > 0;
     }
     if (loop instanceof Elector e) {
       return e.isLeader();

@@ -13,8 +13,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Limits written by two builds never flip-flop (issue #25, V26): an engine writes its queue limits
- * and the payload limit at start unless a newer build wrote them, and records its build; before,
- * the last engine to start won, so a rolling upgrade flipped them with every restart.
+ * and the payload limit (and, V27, the wake mode) at start unless a newer build wrote them, and
+ * records its build; before, the last engine to start won, so a rolling upgrade flipped them with
+ * every restart.
  */
 class NewestBuildWinsTest {
 
@@ -35,6 +36,7 @@ class NewestBuildWinsTest {
     assertThat(text("SELECT build FROM pgbus.queue_limit WHERE queue = 'q'"))
         .isEqualTo(BuildVersion.current().toString());
     assertThat(db.queryLong("SELECT max_payload_bytes FROM pgbus.setting")).isEqualTo(2048);
+    assertThat(text("SELECT wake_mode FROM pgbus.setting")).isEqualTo("in_transaction");
     assertThat(text("SELECT build FROM pgbus.setting")).isEqualTo(BuildVersion.current() + "");
   }
 
@@ -49,6 +51,7 @@ class NewestBuildWinsTest {
         .isEqualTo(2);
     assertThat(text("SELECT build FROM pgbus.queue_limit WHERE queue = 'q'")).isEqualTo(NEWER);
     assertThat(db.queryLong("SELECT max_payload_bytes FROM pgbus.setting")).isEqualTo(4096);
+    assertThat(text("SELECT wake_mode FROM pgbus.setting")).isEqualTo("coalesced");
     assertThat(text("SELECT build FROM pgbus.setting")).isEqualTo(NEWER);
   }
 
@@ -63,13 +66,16 @@ class NewestBuildWinsTest {
     assertThat(text("SELECT build FROM pgbus.queue_limit WHERE queue = 'q'"))
         .isEqualTo(BuildVersion.current().toString());
     assertThat(db.queryLong("SELECT max_payload_bytes FROM pgbus.setting")).isEqualTo(2048);
+    assertThat(text("SELECT wake_mode FROM pgbus.setting")).isEqualTo("in_transaction");
   }
 
-  // A queue limit of 2 and a payload limit of 4096, as build wrote them.
+  // A queue limit of 2, a payload limit of 4096 and the coalesced wake mode, as build wrote them.
   private static void writtenBy(String build) {
     db.queryLong("SELECT 1 FROM pgbus.queue_limit_set('q', global_concurrency => 2)");
     db.update("UPDATE pgbus.queue_limit SET build = ? WHERE queue = 'q'", build);
-    db.update("UPDATE pgbus.setting SET max_payload_bytes = 4096, build = ?", build);
+    db.update(
+        "UPDATE pgbus.setting SET max_payload_bytes = 4096, wake_mode = 'coalesced', build = ?",
+        build);
   }
 
   private void start(int global, int payloadBytes) {
@@ -80,6 +86,7 @@ class NewestBuildWinsTest {
                 .capsule("main", 1, "q")
                 .queueLimit(new QueueLimit("q", global, null))
                 .maxPayloadBytes(payloadBytes)
+                .wakeMode(WakeMode.IN_TRANSACTION)
                 .build(),
             (job, tx) -> Outcome.complete());
     e.stop();

@@ -54,7 +54,9 @@ class SearchPathHijackTest {
           "check_payload",
           "check_run_at",
           "check_trace",
-          "check_concurrency_key");
+          "check_concurrency_key",
+          "wake_first",
+          "due_hint");
 
   private final JobStore store = new JobStore();
   private final Set<Long> snoozedOnce = ConcurrentHashMap.newKeySet();

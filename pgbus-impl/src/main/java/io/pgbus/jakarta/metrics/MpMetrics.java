@@ -9,6 +9,8 @@ import io.pgbus.jakarta.PgbusMetrics;
 import jakarta.enterprise.inject.spi.Unmanaged;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
+import java.util.function.ToLongFunction;
 import javax.sql.DataSource;
 import org.eclipse.microprofile.metrics.Metadata;
 import org.eclipse.microprofile.metrics.MetricRegistry;
@@ -208,6 +210,22 @@ public final class MpMetrics implements PgbusMetrics {
             new Tag("cause", cause));
       }
     }
+    Map<String, ToLongFunction<EngineStatus.Wakes>> wakes =
+        Map.of(
+            "local", EngineStatus.Wakes::local,
+            "sent", EngineStatus.Wakes::sent,
+            "coalesced", EngineStatus.Wakes::coalesced,
+            "failed", EngineStatus.Wakes::failed);
+    wakes.forEach(
+        (outcome, count) ->
+            registry.gauge(
+                Metadata.builder()
+                    .withName("pgbus.wakes")
+                    .withDescription(WAKES_DESCRIPTION)
+                    .build(),
+                engine,
+                e -> count.applyAsLong(e.status().wakes()),
+                new Tag("outcome", outcome)));
     DepthCache depth = new DepthCache(dataSource, engine.config().queues(), Duration.ofSeconds(30));
     for (String q : engine.config().queues()) {
       for (String state : DEPTH_STATES) {

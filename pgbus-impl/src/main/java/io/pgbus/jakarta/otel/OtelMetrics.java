@@ -36,6 +36,7 @@ public final class OtelMetrics implements PgbusMetrics {
   private static final AttributeKey<String> STATE = AttributeKey.stringKey("state");
   private static final AttributeKey<String> CAPSULE = AttributeKey.stringKey("capsule");
   private static final AttributeKey<String> CAUSE = AttributeKey.stringKey("cause");
+  private static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("outcome");
   private static final String[] DEPTH_STATES = {
     "available", "scheduled", "running", "retryable", "dead"
   };
@@ -201,6 +202,19 @@ public final class OtelMetrics implements PgbusMetrics {
                       m.record(blockers.blocked(q, cause), Attributes.of(QUEUE, q, CAUSE, cause));
                     }
                   }
+                }));
+    gauges.add(
+        meter
+            .gaugeBuilder("pgbus.wakes")
+            .setDescription(WAKES_DESCRIPTION)
+            .ofLongs()
+            .buildWithCallback(
+                m -> {
+                  EngineStatus.Wakes w = engine.status().wakes();
+                  m.record(w.local(), Attributes.of(OUTCOME, "local"));
+                  m.record(w.sent(), Attributes.of(OUTCOME, "sent"));
+                  m.record(w.coalesced(), Attributes.of(OUTCOME, "coalesced"));
+                  m.record(w.failed(), Attributes.of(OUTCOME, "failed"));
                 }));
     DepthCache depth = new DepthCache(dataSource, engine.config().queues(), Duration.ofSeconds(30));
     gauges.add(

@@ -11,7 +11,7 @@
 -- VARIADIC "any" (format, jsonb_build_object) or implicitly cast call is resolved among all
 -- candidates, and a look-alike in public with the exact argument types wins. Off the hot path a
 -- function pins its path (SET search_path = pg_catalog, pgbus, pg_temp). The enqueue path
--- (these functions, queue, channel, notify and the checks) is instead written so that nothing in
+-- (these functions, queue, channel, notify, wake_first and the checks) is instead written so that nothing in
 -- it depends on the path, because a pinned path costs every call a save and restore of the
 -- setting, and replanning where pinned and unpinned functions call each other (measured: see
 -- docs/schema.md, V5): every call that pg_catalog may not match exactly is qualified with
@@ -21,7 +21,7 @@
 -- SearchPathHijackTest plants look-alikes for every call and fails on any hit.
 
 -- Enqueues one job and says whether it was new. With a unique_key, a job with the same key that
--- is still waiting or running wins: nothing is inserted, no notification is sent, and its id
+-- is still waiting or running wins: nothing is inserted, no wake is sent, and its id
 -- comes back with duplicate = true. No error is raised, so the caller's transaction goes on.
 --
 -- Why INSERT ... ON CONFLICT DO NOTHING and not a check first: a SELECT-then-INSERT lets two
@@ -29,6 +29,9 @@
 -- first's uncommitted row: if the first commits, the second does nothing and then reads the
 -- committed id (READ COMMITTED: each statement here takes a fresh snapshot); if it rolls back,
 -- the second inserts. The loop covers the holder finishing between those two statements.
+--
+-- The wake: pgbus.job's deferred trigger job_wake (V27, R__notify.sql) sends it at the caller's
+-- commit, so nothing here takes PostgreSQL's NOTIFY lock (docs/architecture.md, "Wakes").
 CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
     queue        text,
     payload      jsonb,
@@ -50,13 +53,13 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
   -- call, the INSERT, which returns the payload limit and the queue's pause with the id. Every check
   -- is a PL/pgSQL simple expression, evaluated without the executor; the functions that raise
   -- (pgbus.queue, check_payload, check_run_at) are called only when their cheap test trips, so
-  -- the messages stay theirs. The wake-up is pgbus.notify's, inlined: a simple expression too.
+  -- the messages stay theirs. The wake-up is no longer here: the deferred trigger job_wake (V27,
+  -- R__notify.sql) sends it at commit, and in the default mode only now and then.
   #variable_conflict use_column
   DECLARE
     v_queue  pgbus.queue_name;
     v_run_at timestamptz := coalesce(enqueue_job.run_at, now());
     v_limit  integer;
-    v_paused boolean;
   BEGIN
     -- pgbus.queue's rule; it raises the message.
     IF enqueue_job.queue IS NULL OR enqueue_job.queue !~ '^[a-z][a-z0-9_]*$'
@@ -94,11 +97,9 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
               enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
               enqueue_job.trace_parent, enqueue_job.trace_state, enqueue_job.concurrency_key)
       -- The limit as pgbus.check_payload reads it (the default stands in should the row be
-      -- gone) and the pause pgbus.notify looks up come back with the row: one statement in all.
-      RETURNING j.id,
-                coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
-                EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = v_queue::text)
-        INTO id, v_limit, v_paused;
+      -- gone) comes back with the row: one statement in all.
+      RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576)
+        INTO id, v_limit;
     ELSE
       LOOP
         -- The inference predicate is job_unique_idx's, word for word but for the operator, which
@@ -114,10 +115,8 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
           WHERE unique_key IS NOT NULL
             AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
           DO NOTHING
-        RETURNING j.id,
-                  coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
-                  EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = v_queue::text)
-          INTO id, v_limit, v_paused;
+        RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576)
+          INTO id, v_limit;
         EXIT WHEN FOUND;
         -- Only a keyed job can conflict, so here unique_key is set.
         SELECT j.id INTO id
@@ -134,23 +133,13 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
     END IF;
     -- pgbus.check_payload's test (over a sixth of the limit, or compressed: see there); it raises
     -- the message. After the INSERT, so that the limit comes with it; the error undoes the row (and
-    -- no wake-up has been sent yet), so a refused payload still writes nothing.
+    -- the wake it queued for the commit), so a refused payload still writes nothing.
     IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6
        OR pg_catalog.pg_column_compression(enqueue_job.payload) IS NOT NULL THEN
       PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
     END IF;
     duplicate := false;
-    -- pgbus.notify's wake-up (see there for the hint and the pause), as a simple expression: a
-    -- void result is never NULL, so the IF only evaluates it.
-    IF NOT v_paused THEN
-      IF pg_catalog.pg_notify(
-           pgbus.channel(v_queue),
-           CASE WHEN v_run_at <= now() THEN ''
-                ELSE (pg_catalog.ceil(extract(epoch FROM v_run_at)::numeric * 1000.0))::bigint::text END)
-         IS NULL THEN
-        NULL;
-      END IF;
-    END IF;
+    -- No NOTIFY here: the row's deferred trigger (job_wake, V27) sends the wake at commit.
   END $$;
 
 -- Enqueues one job in the caller's transaction and returns its id, or the id of the waiting or
@@ -179,9 +168,9 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue(
   $$;
 
 -- Enqueues many jobs (arrays of equal length, NULL run_at = now) and returns their ids in input
--- order. Without unique keys: one INSERT and one notification per queue and due time, not one per
--- job. With unique keys: one pgbus.enqueue_job per element, in input order, so a key repeated
--- inside the batch or already waiting yields the existing id; ids may then repeat. One trace
+-- order. Without unique keys: one INSERT, and at commit at most one wake per queue and now/later
+-- (job_wake), not one per job. With unique keys: one pgbus.enqueue_job per element, in input
+-- order, so a key repeated inside the batch or already waiting yields the existing id; ids may then repeat. One trace
 -- context per job (NULL arrays: no trace). A multi-argument unnest in FROM is expanded by the
 -- parser into pg_catalog.unnest calls, one per array, so it needs no qualifying (and cannot take
 -- one).
@@ -267,11 +256,7 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
       )
       -- Identity values are assigned in insert order, which follows ORDER BY t.ord above.
       SELECT i.id FROM inserted i ORDER BY i.id;
-    -- One wake-up per queue and due/later (pgbus.notify: none for a paused queue); PostgreSQL
-    -- folds identical ones of the transaction into one.
-    PERFORM pgbus.notify(n.q::pgbus.queue_name, min(coalesce(n.r, now())))
-       FROM unnest(queues, run_ats) AS n(q, r)
-      GROUP BY n.q, coalesce(n.r, now()) <= now();
+    -- The wakes, one per queue and now/later, go out at commit (job_wake, V27).
   END $$;
 
 -- Checks a concurrency key (V14) and makes sure its queue has a pgbus.queue_limit row, so that

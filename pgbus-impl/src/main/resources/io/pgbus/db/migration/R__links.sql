@@ -419,8 +419,9 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_batch(
       PERFORM pgbus.check_trace(pgbus.queue(queues[i]), trace_parents[i], trace_states[i])
          FROM generate_series(1, v_n) AS g(i);
     END IF;
-    -- The members as pgbus.enqueue_many inserts them, with their batch, in one INSERT and one
-    -- notification per queue. Identity values follow the ORDER BY, so ids are in input order.
+    -- The members as pgbus.enqueue_many inserts them, with their batch, in one INSERT; the wakes,
+    -- one per queue, go out at commit (job_wake, V27). Identity values follow the ORDER BY, so ids
+    -- are in input order.
     WITH inserted AS (
       INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, trace_parent,
                              trace_state, batch_id, linked)
@@ -431,6 +432,4 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_batch(
        ORDER BY t.ord
       RETURNING id, queue)
     SELECT array_agg(i.id ORDER BY i.id) INTO job_ids FROM inserted i;
-    PERFORM pgbus.notify(q.queue, now())
-       FROM (SELECT DISTINCT pgbus.queue(t.q) AS queue FROM unnest(queues) AS t(q)) q;
   END $$;
