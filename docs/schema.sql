@@ -1830,6 +1830,9 @@ CREATE FUNCTION pgbus.wake_first(queue text, run_at timestamp with time zone) RE
       v_seen := pg_catalog.set_config('pgbus.wake_queued', v_seen || v_key, true);
       RETURN true;
     END IF;
+    IF NOT pg_catalog.isfinite(wake_first.run_at) THEN
+      RETURN false;  -- never due: no wake (and no hint: infinity has no epoch milliseconds)
+    END IF;
     v_due := pgbus.due_hint(wake_first.run_at);
     v_key := '/' || wake_first.queue || ':l';
     v_at := pg_catalog.strpos(v_seen, v_key);

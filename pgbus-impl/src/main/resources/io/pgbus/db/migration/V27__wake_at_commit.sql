@@ -27,6 +27,10 @@
 ALTER TABLE pgbus.setting
   ADD COLUMN wake_mode text NOT NULL DEFAULT 'coalesced'
   CONSTRAINT setting_wake_mode_check CHECK (wake_mode IN ('coalesced', 'in_transaction'));
+-- Until an engine of this build starts and writes its pgbus.wake-mode, the SQL path wakes as
+-- pgbus 0.1.0 did: the capsules of 0.1.0 have no tail claim, and with the schema migrated ahead
+-- of the rollout (pgbus.migrate=false) they alone would read the queues (docs/operations.md).
+UPDATE pgbus.setting SET wake_mode = 'in_transaction';
 
 CREATE UNLOGGED TABLE pgbus.wake_clock (
   queue   pgbus.queue_name NOT NULL,
@@ -37,13 +41,21 @@ CREATE UNLOGGED TABLE pgbus.wake_clock (
 
 REVOKE ALL ON pgbus.wake_clock FROM PUBLIC;
 
-CREATE FUNCTION pgbus.wake_first(queue text, run_at timestamptz) RETURNS boolean
-  LANGUAGE sql VOLATILE AS $$ SELECT true $$;
-
-CREATE FUNCTION pgbus.job_wake() RETURNS trigger
-  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-  SET search_path = pg_catalog, pgbus, pg_temp
-  AS $$ BEGIN RETURN NULL; END $$;
+-- Placeholders for the trigger, unless R__notify.sql's definitions are there already (a schema
+-- whose repeatable migrations ran ahead of this one).
+DO $do$
+BEGIN
+  IF pg_catalog.to_regprocedure('pgbus.wake_first(text, timestamptz)') IS NULL THEN
+    CREATE FUNCTION pgbus.wake_first(queue text, run_at timestamptz) RETURNS boolean
+      LANGUAGE sql VOLATILE AS $$ SELECT true $$;
+  END IF;
+  IF pg_catalog.to_regprocedure('pgbus.job_wake()') IS NULL THEN
+    CREATE FUNCTION pgbus.job_wake() RETURNS trigger
+      LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+      SET search_path = pg_catalog, pgbus, pg_temp
+      AS $$ BEGIN RETURN NULL; END $$;
+  END IF;
+END $do$;
 
 -- The WHEN's first test is wake_first's own for a job due now, in plain expressions: the rows of
 -- a batch after its first pay no PL/pgSQL call (a 10,000-row enqueue_many: measured in
