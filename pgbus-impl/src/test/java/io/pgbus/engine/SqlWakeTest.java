@@ -230,6 +230,11 @@ class SqlWakeTest {
     try (NotificationListener listener = db.listen("w_a", "w_b");
         Connection sender = db.connect();
         Connection other = db.connect()) {
+      // Wakes sent an hour ago: without the rows, the other's insert of them would wait for the
+      // sender's commit.
+      db.update(
+          "INSERT INTO pgbus.wake_clock SELECT q, l, now() - interval '1 hour'"
+              + " FROM unnest(ARRAY['w_a', 'w_b']::pgbus.queue_name[]) q, unnest(ARRAY[false, true]) l");
       sender.setAutoCommit(false);
       assertThat(
               wake(
