@@ -60,6 +60,33 @@ final class CliRunner {
   }
 
   /** Whether the database has the function, for the explain work's functions (issue #28). */
+  /**
+   * Runs {@code body} while {@code signature} (e.g. {@code pgbus.explain(bigint)}) is renamed away,
+   * as on a schema migrated before the function existed, and renames it back afterwards.
+   */
+  static void withoutFunction(TestDatabase db, String signature, ThrowingRunnable body)
+      throws Exception {
+    String name = signature.substring(signature.indexOf('.') + 1, signature.indexOf('('));
+    try (Connection c = db.helperConnection();
+        var st = c.createStatement()) {
+      st.execute("ALTER FUNCTION " + signature + " RENAME TO " + name + "_hidden");
+      try {
+        body.run();
+      } finally {
+        st.execute(
+            "ALTER FUNCTION "
+                + signature.replace("." + name + "(", "." + name + "_hidden(")
+                + " RENAME TO "
+                + name);
+      }
+    }
+  }
+
+  /** A test body that may throw. */
+  interface ThrowingRunnable {
+    void run() throws Exception;
+  }
+
   static boolean hasFunction(TestDatabase db, String signature) throws SQLException {
     try (Connection c = db.helperConnection();
         PreparedStatement ps =

@@ -58,12 +58,16 @@ class ExplainCommandTest {
   }
 
   @Test
-  void withoutTheFunctionTheErrorSaysToMigrate() throws SQLException {
-    assumeTrue(
-        !CliRunner.hasFunction(db, Diagnosis.EXPLAIN_FUNCTION),
-        "the schema has " + Diagnosis.EXPLAIN_FUNCTION);
-    CliRunner.Result r = cli.run("explain", "1");
-    assertThat(r.exit()).isEqualTo(1);
-    assertThat(r.err()).contains("pgbus.explain(bigint) is missing").contains("pgbus migrate");
+  void withoutTheFunctionTheErrorSaysToMigrate() throws Exception {
+    CliRunner.withoutFunction(
+        db,
+        Diagnosis.EXPLAIN_FUNCTION,
+        () -> {
+          CliRunner.Result r = cli.run("explain", "1");
+          assertThat(r.exit()).isEqualTo(1);
+          assertThat(r.err())
+              .contains("pgbus.explain(bigint) is missing")
+              .contains("pgbus migrate");
+        });
   }
 }
