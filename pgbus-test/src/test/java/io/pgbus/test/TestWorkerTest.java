@@ -263,7 +263,9 @@ class TestWorkerTest {
     JobRun run = worker.runNext("orders").orElseThrow();
 
     assertThat(run.state()).isEqualTo("retryable");
-    // The job records the root cause, as the runtime's worker does.
-    assertThat(run.error()).contains("For input string: \"not a number\"");
+    // The job records pgbus's own message with the parser's cause, as the runtime's worker does.
+    assertThat(run.error())
+        .contains("does not map to io.pgbus.test.Payloads$Order")
+        .contains("Unable to deserialize property 'id'");
   }
 }
