@@ -461,7 +461,14 @@ class AdminApiIT {
                       + "\"waitMs\":{\"p50\":5,\"p95\":50,\"p99\":90},"
                       + "\"runMs\":{\"p50\":100,\"p95\":400,\"p99\":800}"),
           r.body());
-      assertTrue(r.body().contains("\"waitMs\":null"), "the empty minutes: " + r.body());
+      // An empty minute has counts of 0 and no timings: written null, or left out where the
+      // server's JSON-B drops nulls of a nested record (Liberty).
+      assertTrue(
+          java.util.regex.Pattern.compile(
+                  "\"completed\":0,\"failed\":0,\"dead\":0(,\"waitMs\":null,\"runMs\":null)?\\}")
+              .matcher(r.body())
+              .find(),
+          "the empty minutes: " + r.body());
     }
     assertEquals(401, get("history", null, null).status());
     assertEquals(403, get("history", "someone", "someone-secret").status());
@@ -708,7 +715,7 @@ class AdminApiIT {
   }
 
   private static final String JOB =
-      "attempt:i,attemptedAt:s,attemptedBy:s,correlationId:s,createdAt:s,enqueuedBy:s,"
+      "attempt:i,attemptedAt:s,attemptedBy:s,attemptsBeforeReplay:i,correlationId:s,createdAt:s,enqueuedBy:s,"
           + "finalizedAt:s,id:s,lastError:%s,leaseExpiresAt:null,maxAttempts:i,priority:i,"
           + "progress:s,queue:s,runAt:s,state:s,uniqueKey:s";
 
@@ -730,7 +737,8 @@ class AdminApiIT {
           "enqueuedBy",
           "correlationId",
           "lastError",
-          "progress");
+          "progress",
+          "attemptsBeforeReplay");
 
   @Test
   void theJobAnswersKeepTheirFieldsNullsAndTypes() throws Exception {
@@ -772,8 +780,16 @@ class AdminApiIT {
     assertEquals(200, one.status(), one.body());
     assertEquals(sortedShape(full.formatted("s", "s", "s", "s")), shape(one.body()));
     var fullKeys = new ArrayList<>(JOB_KEYS);
+    fullKeys.remove("attemptsBeforeReplay"); // the detail names it last
     fullKeys.addAll(
-        List.of("payload", "payloadMasked", "errors", "result", "batchId", "dependencies"));
+        List.of(
+            "payload",
+            "payloadMasked",
+            "errors",
+            "result",
+            "batchId",
+            "dependencies",
+            "attemptsBeforeReplay"));
     assertEquals(fullKeys, keys(json(one.body())));
     assertFalse(json(one.body()).asJsonObject().getBoolean("payloadMasked"));
     Http.Response masked = get("jobs/" + dead, "viewer", "viewer-secret");

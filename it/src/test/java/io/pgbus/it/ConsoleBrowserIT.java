@@ -129,7 +129,13 @@ class ConsoleBrowserIT {
     assertTrue(
         lib.headers().firstValue("Cache-Control").orElse("").contains("max-age=31536000"),
         "the versioned chart library is kept a year");
-    long gzipped = Long.parseLong(lib.headers().firstValue("Content-Length").orElse("0"));
+    // Content-Length when the server sets it; a chunked answer (Liberty) is measured by its body,
+    // which the client does not inflate.
+    long gzipped =
+        lib.headers()
+            .firstValue("Content-Length")
+            .map(Long::parseLong)
+            .orElse((long) lib.body().length());
     assertTrue(gzipped > 0 && gzipped < 400_000, "gzipped: " + gzipped + " bytes");
     // The page and the modules revalidate: the second load answers 304 without a body.
     for (String file : List.of("", "app.js", "core.js", "console.css")) {

@@ -60,7 +60,12 @@ public final class HistoryResource {
   @JsonbNillable
   @JsonbPropertyOrder({"at", "completed", "failed", "dead", "waitMs", "runMs"})
   public record PointJson(
-      String at, long completed, long failed, long dead, TimingJson waitMs, TimingJson runMs) {
+      String at,
+      long completed,
+      long failed,
+      long dead,
+      @JsonbNillable TimingJson waitMs,
+      @JsonbNillable TimingJson runMs) {
 
     static PointJson of(HistoryPoint p) {
       return new PointJson(
