@@ -81,7 +81,8 @@ public final class Engine {
     this.loopsOnExecutor = b.loopThreads == null;
     this.loops = loopsOnExecutor ? executor : EngineThreads.eachOnItsOwn(b.loopThreads);
     boolean coalesced = config.wakeMode() == WakeMode.COALESCED;
-    this.sender = coalesced ? new WakeSender(dataSource) : null;
+    SentWakes sentWakes = new SentWakes();
+    this.sender = coalesced ? new WakeSender(dataSource, sentWakes) : null;
     this.localAfterCommit = coalesced ? new LocalAfterCommit(this::committed) : null;
     Transactions tx =
         b.transactions != null
@@ -107,6 +108,9 @@ public final class Engine {
         hasCapsules && b.listenerConnections != null
             ? newNotifier(b.listenerConnections, b.wakes != null ? b.wakes : this::wake)
             : null;
+    if (notifier != null && sender != null) {
+      notifier.onEchoesOf(sentWakes);
+    }
     this.ticker = hasCapsules ? newTicker() : null;
     this.node = hasCapsules ? newNodeReporter() : null;
     this.capsules =
@@ -560,7 +564,7 @@ public final class Engine {
         notifier == null ? 0 : notifier.queueChanges(),
         flow.reads(),
         sender == null
-            ? new EngineStatus.Wakes(config.wakeMode(), 0, 0, 0, 0, 0, 0)
+            ? new EngineStatus.Wakes(config.wakeMode(), 0, 0, 0, 0, 0, 0, 0)
             : sender.status(config.wakeMode(), localWakes.get()));
   }
 

@@ -92,6 +92,8 @@ public record EngineStatus(
    * @param statements NOTIFY statements the sender ran
    * @param sent queues notified by them
    * @param failed queues whose send failed: the other JVMs find their jobs by the poll
+   * @param echoes notifications of the sender's own NOTIFYs that this JVM's listener heard and
+   *     dropped: the capsules were woken in-process already ({@link SentWakes})
    */
   public record Wakes(
       WakeMode mode,
@@ -100,7 +102,8 @@ public record EngineStatus(
       long coalesced,
       long statements,
       long sent,
-      long failed) {}
+      long failed,
+      long echoes) {}
 
   /**
    * One capsule: its configuration, its claims and its liveness.

@@ -72,6 +72,7 @@ final class Notifier extends Loop {
   private final Consumer<ListenerState> states;
   private final HeardCancels cancels;
   private volatile Runnable resigned = () -> {};
+  private volatile SentWakes echoes; // null: every queue notification wakes
   private final ListenerConfig config;
   private final String probeChannel;
   private final AtomicLong attempts = new AtomicLong();
@@ -135,6 +136,10 @@ final class Notifier extends Loop {
    * Hears each {@value Channels#LEADER} notification (a leader resigned), on the notifier's thread;
    * it must be cheap, must not throw, and must rate-limit what it does. Call before {@link #start}.
    */
+  void onEchoesOf(SentWakes sent) {
+    echoes = Objects.requireNonNull(sent);
+  }
+
   void onLeaderResigned(Runnable r) {
     resigned = Objects.requireNonNull(r);
   }
@@ -537,6 +542,9 @@ final class Notifier extends Loop {
       }
       notifications.incrementAndGet();
       String queue = channel.substring(Channels.QUEUE_PREFIX.length());
+      if (echoes != null && echoes.echo(n.getPID(), queue)) {
+        continue; // this JVM's own wake coming back: its capsules were woken in-process
+      }
       String payload = n.getParameter();
       if (payload == null || payload.isEmpty()) {
         now.add(queue);

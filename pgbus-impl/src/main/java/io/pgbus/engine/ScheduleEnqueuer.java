@@ -166,8 +166,22 @@ final class ScheduleEnqueuer {
     if (!configSynced) {
       syncConfig(clock);
     }
-    Instant now = clock != null ? clock : store.now(c);
-    unreadable.values().removeIf(u -> !u.recheckAt().isAfter(now));
+    Instant now;
+    if (clock == null) {
+      // The idle tick is one statement: the clock and the earliest next run. Past an unreadable
+      // schedule's recheck time the earliest read it skipped is stale, so read again without it.
+      ScheduleStore.Clock read = store.scheduleClock(c, unreadable.keySet());
+      now = read.now();
+      if (unreadable.values().removeIf(u -> !u.recheckAt().isAfter(now))) {
+        read = new ScheduleStore.Clock(now, store.scheduleEarliest(c, unreadable.keySet()));
+      }
+      if (read.earliest() == null || read.earliest().isAfter(now)) {
+        return new Tick(0, until(now, read.earliest(), false));
+      }
+    } else {
+      now = clock;
+      unreadable.values().removeIf(u -> !u.recheckAt().isAfter(now));
+    }
     List<ScheduleStore.Row> due = store.scheduleDue(c, now, unreadable.keySet(), BATCH);
     int n = 0;
     boolean failed = false;
@@ -194,7 +208,11 @@ final class ScheduleEnqueuer {
     if (due.size() == BATCH) {
       return new Tick(n, Duration.ZERO);
     }
-    Instant earliest = store.scheduleEarliest(c, unreadable.keySet());
+    return new Tick(n, until(now, store.scheduleEarliest(c, unreadable.keySet()), failed));
+  }
+
+  /** How long the next tick waits: until {@code earliest}, at most {@link #maxWait}. */
+  private Duration until(Instant now, Instant earliest, boolean failed) {
     Duration until = earliest == null ? maxWait : Duration.between(now, earliest);
     if (until.isNegative()) {
       until = Duration.ZERO;
@@ -202,7 +220,7 @@ final class ScheduleEnqueuer {
     if (failed && until.compareTo(AFTER_FAILURE) < 0) {
       until = AFTER_FAILURE;
     }
-    return new Tick(n, until.compareTo(maxWait) > 0 ? maxWait : until);
+    return until.compareTo(maxWait) > 0 ? maxWait : until;
   }
 
   /**

@@ -179,6 +179,14 @@ final class ScheduleStore {
           + " AND name OPERATOR(pg_catalog.<>) ALL (?::text[])"
           + " ORDER BY next_run_at LIMIT ?";
 
+  /**
+   * The database's clock and the earliest next run in one statement: an idle leader's schedule tick
+   * is this alone (the due rows are read only when it shows one due).
+   */
+  private static final String NOW_AND_EARLIEST =
+      "SELECT now(), min(next_run_at) FROM pgbus.schedule WHERE NOT paused"
+          + " AND name OPERATOR(pg_catalog.<>) ALL (?::text[])";
+
   private static final String EARLIEST =
       "SELECT min(next_run_at) FROM pgbus.schedule WHERE NOT paused"
           + " AND name OPERATOR(pg_catalog.<>) ALL (?::text[])";
@@ -321,6 +329,22 @@ final class ScheduleStore {
       ps.setArray(2, c.createArrayOf("text", skipped.toArray()));
       ps.setInt(3, limit);
       return all(ps);
+    }
+  }
+
+  /** The database's clock, and the earliest next run as {@link #scheduleEarliest} reads it. */
+  record Clock(Instant now, Instant earliest) {}
+
+  /** The database's clock and {@link #scheduleEarliest}, in one statement. */
+  Clock scheduleClock(Connection c, Collection<String> skipped) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(NOW_AND_EARLIEST)) {
+      ps.setArray(1, c.createArrayOf("text", skipped.toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        OffsetDateTime t = rs.getObject(2, OffsetDateTime.class);
+        return new Clock(
+            rs.getObject(1, OffsetDateTime.class).toInstant(), t == null ? null : t.toInstant());
+      }
     }
   }
 

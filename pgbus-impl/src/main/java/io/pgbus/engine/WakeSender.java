@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
+import org.postgresql.PGConnection;
 
 /**
  * Sends the wakes of this JVM's committed enqueues to the other JVMs (WakeMode COALESCED): one
@@ -22,9 +23,8 @@ import javax.sql.DataSource;
  *
  * <p>The payload is the one pgbus 0.1.0 reads: empty for "now", the due time in epoch milliseconds
  * for later; {@code pgbus.notify} sends nothing for a paused queue. This JVM's own listener hears
- * the NOTIFY too and its capsules claim once more (they were woken in-process already): filtering
- * by the sending backend would need a connection of its own, or drop the wakes of whatever else
- * notifies through the same pooled backend (docs/architecture.md, "The Java path").
+ * the NOTIFY too; it drops that echo ({@link SentWakes}: the capsules were woken in-process
+ * already) by the backend the sender used, which the sender records before each send.
  *
  * <p>A failed send is counted and logged at most once a minute, and the queues of its batch are
  * dropped: their jobs are committed, and the other JVMs find them at their next poll, within {@code
@@ -58,8 +58,11 @@ final class WakeSender extends Loop {
   private final AtomicLong sent = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
 
-  WakeSender(DataSource dataSource) {
+  private final SentWakes echoes;
+
+  WakeSender(DataSource dataSource, SentWakes echoes) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+    this.echoes = Objects.requireNonNull(echoes, "echoes");
   }
 
   /** Hands in a committed wake; returns at once. A queue already waiting is merged into it. */
@@ -143,6 +146,10 @@ final class WakeSender extends Loop {
       due[i++] = e.getValue() == null ? null : e.getValue().toString();
     }
     try (Connection c = dataSource.getConnection()) {
+      if (c.isWrapperFor(PGConnection.class)) {
+        // The backend that will send: known to pgjdbc since the connection started.
+        echoes.sending(c.unwrap(PGConnection.class).getBackendPID(), batch.keySet());
+      }
       try (PreparedStatement ps = c.prepareStatement(SEND)) {
         ps.setArray(1, c.createArrayOf("text", queues));
         ps.setArray(2, c.createArrayOf("text", due));
@@ -160,6 +167,13 @@ final class WakeSender extends Loop {
   /** What the sender did so far, for {@link EngineStatus}. */
   EngineStatus.Wakes status(WakeMode mode, long local) {
     return new EngineStatus.Wakes(
-        mode, local, handed.get(), coalesced.get(), statements.get(), sent.get(), failed.get());
+        mode,
+        local,
+        handed.get(),
+        coalesced.get(),
+        statements.get(),
+        sent.get(),
+        failed.get(),
+        echoes.echoes());
   }
 }

@@ -228,6 +228,50 @@ class AfterCommitWakeTest {
     }
   }
 
+  @Test
+  void theListenerDropsTheEchoOfItsOwnSenderButNotAnotherBackendsWake() throws Exception {
+    var events = new RecordingEvents();
+    Engine engine =
+        engines.start(
+            engines
+                .builder(
+                    engines
+                        .config()
+                        .capsule("echo", 1, "echo_wake")
+                        .pollInterval(CEILING)
+                        .pollCeiling(CEILING)
+                        .build())
+                .events(events)
+                .jobs((job, tx) -> Outcome.complete()));
+    TestEngines.awaitDelivering(engine);
+    Connection c = autoCommit();
+    int jobs = 50;
+    for (int i = 0; i < jobs; i++) {
+      long id = engine.jobs().enqueue(c, NewJob.of("echo_wake", "{}"));
+      events.awaitFinished(id, 1, PROMPT); // one at a time: each send's echo comes back alone
+    }
+    Await.until("the last echo", PROMPT, () -> engine.status().wakes().echoes() >= jobs * 9L / 10);
+    EngineStatus.Wakes wakes = engine.status().wakes();
+    assertThat(wakes.local()).isEqualTo(jobs);
+    assertThat(wakes.echoes()).isLessThanOrEqualTo(wakes.sent());
+    // Before the echo was dropped, each job cost a second claim that found nothing.
+    long empty = engine.status().capsules().get(0).emptyClaims();
+    assertThat(empty).as("empty claims for %d jobs", jobs).isLessThan(jobs / 5);
+
+    // Right after a send, a wake of the same queue from another backend (an SQL enqueue) still
+    // wakes: the job starts long before the poll ceiling.
+    long id = engine.jobs().enqueue(c, NewJob.of("echo_wake", "{}"));
+    long sql;
+    try (Connection other = db.connect();
+        Statement s = other.createStatement();
+        ResultSet rs = s.executeQuery("SELECT pgbus.enqueue('echo_wake', '{}')")) {
+      rs.next();
+      sql = rs.getLong(1);
+    }
+    events.awaitFinished(id, 1, PROMPT);
+    events.awaitFinished(sql, 1, PROMPT);
+  }
+
   private static String setting(Connection c) throws Exception {
     try (Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT current_setting('pgbus.wake', true)")) {

@@ -70,7 +70,7 @@ class DoctorTest {
     assertThat(c.status()).isEqualTo(Doctor.Status.OK);
     assertThat(c.detail()).startsWith("coalesced: ").contains("any other NOTIFY");
     assertThat(t.detail()).startsWith("in-transaction: ").contains("one at a time");
-    var failing = new EngineStatus.Wakes(WakeMode.COALESCED, 3, 3, 0, 1, 1, 2);
+    var failing = new EngineStatus.Wakes(WakeMode.COALESCED, 3, 3, 0, 1, 1, 2, 0);
     assertThat(Doctor.wakes(failing).status()).isEqualTo(Doctor.Status.WARN);
   }
 
