@@ -171,7 +171,7 @@ final class ScheduleStore {
 
   // Served by schedule_due_idx, oldest first, so a backlog is worked off in order. The names bound
   // last are rows the leader found unreadable: left out, so that they neither fill the batch nor,
-  // through EARLIEST, make every tick follow at once (ScheduleEnqueuer).
+  // through NOW_AND_EARLIEST, make every tick follow at once (ScheduleEnqueuer).
   private static final String DUE =
       "SELECT "
           + COLUMNS
@@ -185,10 +185,6 @@ final class ScheduleStore {
    */
   private static final String NOW_AND_EARLIEST =
       "SELECT now(), min(next_run_at) FROM pgbus.schedule WHERE NOT paused"
-          + " AND name OPERATOR(pg_catalog.<>) ALL (?::text[])";
-
-  private static final String EARLIEST =
-      "SELECT min(next_run_at) FROM pgbus.schedule WHERE NOT paused"
           + " AND name OPERATOR(pg_catalog.<>) ALL (?::text[])";
 
   // The fence: only the transaction that moves the row on from the revision it read enqueues the
@@ -332,10 +328,13 @@ final class ScheduleStore {
     }
   }
 
-  /** The database's clock, and the earliest next run as {@link #scheduleEarliest} reads it. */
+  /**
+   * The database's clock, and the earliest next run of an unpaused schedule not skipped (null:
+   * none).
+   */
   record Clock(Instant now, Instant earliest) {}
 
-  /** The database's clock and {@link #scheduleEarliest}, in one statement. */
+  /** The database's clock and the earliest next run, in one statement. */
   Clock scheduleClock(Connection c, Collection<String> skipped) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(NOW_AND_EARLIEST)) {
       ps.setArray(1, c.createArrayOf("text", skipped.toArray()));
@@ -350,14 +349,7 @@ final class ScheduleStore {
 
   /** The earliest next run of an unpaused schedule not named in {@code skipped}, or null. */
   Instant scheduleEarliest(Connection c, Collection<String> skipped) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(EARLIEST)) {
-      ps.setArray(1, c.createArrayOf("text", skipped.toArray()));
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        OffsetDateTime t = rs.getObject(1, OffsetDateTime.class);
-        return t == null ? null : t.toInstant();
-      }
-    }
+    return scheduleClock(c, skipped).earliest();
   }
 
   /**
