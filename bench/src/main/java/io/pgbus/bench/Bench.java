@@ -54,7 +54,7 @@ public final class Bench {
       var results = new Results();
       CpuMeter.Sample cpu0 = h.cpu.sample();
       // W5's consumers are the demo server's: it warms them up itself.
-      if (!Set.of("w5", "admin", "enq").containsAll(options.workloads())
+      if (!Set.of("w5", "admin", "enq", "conc-liberty").containsAll(options.workloads())
           && options.workloads().stream().noneMatch(BenchOptions.OPT_IN::contains)) {
         h.log("warm-up (unmeasured) ...");
         new ThroughputWorkload(h).warmUp();
@@ -73,6 +73,7 @@ public final class Bench {
           case "admin" -> new AdminQueryWorkload(h).run(results);
           case "enq" -> new EnqueueWorkload(h).run(results);
           case "concurrent-enqueue" -> new ConcurrentEnqueueWorkload(h).run(results);
+          case "conc-liberty" -> new LibertyConcurrentEnqueueWorkload(h).run(results);
           case "size" -> new TableSizeWorkload(h).run(results);
           case "xmin" -> new LongTransactionWorkload(h).run(results);
           case "queues" -> new ManyQueuesWorkload(h).run(results);

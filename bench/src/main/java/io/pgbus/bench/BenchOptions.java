@@ -41,6 +41,9 @@ import java.util.Set;
  * @param soakMinutes soak: how long the load lasts
  * @param concWriters concurrent-enqueue: the numbers of concurrent writers compared
  * @param concSeconds concurrent-enqueue: how long each (writers, variant) cell runs
+ * @param commitDelayMicros 0, or PostgreSQL's {@code commit_delay} on every bench database: the
+ *     leader of a group commit waits this long before its WAL flush, while the transactions that
+ *     notified hold the notification lock: a slow flush, where a device-mapper delay is not at hand
  */
 record BenchOptions(
     boolean quick,
@@ -73,7 +76,8 @@ record BenchOptions(
     List<Integer> queueCounts,
     int soakMinutes,
     List<Integer> concWriters,
-    int concSeconds) {
+    int concSeconds,
+    int commitDelayMicros) {
 
   // W5 comes after W2, so its report can set the Java SE figures of the same run beside it.
   static final List<String> ALL =
@@ -83,20 +87,20 @@ record BenchOptions(
    * Workloads that run only when named in --only: each grows or holds a database for many minutes
    * (docs/performance.md "As the work grows").
    */
-  static final List<String> OPT_IN = List.of("size", "xmin", "queues", "soak");
+  static final List<String> OPT_IN = List.of("size", "xmin", "queues", "soak", "conc-liberty");
 
   static final String USAGE =
       """
       usage: ./run-bench [--with-demo] [--quick] [--url=JDBC_URL] [--runs=N]
                          [--only=w1,w2,w3,fleet,w4,w5,admin,enq,concurrent-enqueue,
-                                 size,xmin,queues,soak]
+                                 size,xmin,queues,soak,conc-liberty]
                          [--conc-writers=1,8,32,64] [--conc-seconds=N] [--admin-jobs=N] [--size-finished=0,1000000,10000000]
                          [--size-waiting=N] [--claim-samples=N] [--xmin-hold-seconds=N]
                          [--xmin-phase-seconds=N] [--queues=10,1000] [--soak-minutes=N]
                          [--w1-jobs=N] [--w1-batch=N] [--single-jobs=N] [--w2-jobs=N]
                          [--idle-seconds=N] [--fleet=1,10,100] [--w4-rate=N] [--w4-seconds=N]
                          [--workers=N] [--raw-batch=K] [--jobs-per-transaction=N]
-                         [--synchronous-commit=on|off]
+                         [--synchronous-commit=on|off] [--commit-delay=MICROSECONDS]
                          [--liberty-db=JDBC_URL] [--liberty-http=URL] [--results=PATH]
         --url   an admin JDBC URL (may create and drop databases), e.g.
                 jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres;
@@ -110,7 +114,8 @@ record BenchOptions(
         --liberty-http  W5: the demo server's HTTP root (e.g. http://127.0.0.1:9080); W5 waits
                         for its /health/ready to be UP
         --with-demo     (./run-bench itself) starts ./run-demo, runs W2 and W5 against it on
-                        the demo's PostgreSQL, and stops it
+                        the demo's PostgreSQL, and stops it; --with-demo --only=conc-liberty
+                        runs CONC through JTA on Liberty (--conc-writers, --conc-seconds)
       """;
 
   static BenchOptions parse(String[] raw) {
@@ -141,6 +146,7 @@ record BenchOptions(
     int rawBatch = 10;
     int jobsPerTransaction = 10;
     String syncCommit = null;
+    int commitDelay = 0;
     String libertyDb = null;
     String libertyHttp = null;
     Path results = Path.of("target", "results.md");
@@ -203,6 +209,13 @@ record BenchOptions(
           syncCommit = require(key, value).toLowerCase(Locale.ROOT);
           if (!List.of("on", "off", "local", "remote_write", "remote_apply").contains(syncCommit)) {
             throw new IllegalArgumentException("--synchronous-commit: not a setting: " + value);
+          }
+        }
+        case "--commit-delay" -> {
+          commitDelay = "0".equals(value) ? 0 : positive(key, value);
+          if (commitDelay > 100_000) {
+            throw new IllegalArgumentException(
+                "--commit-delay: " + value + " is out of PostgreSQL's range 0..100000 (µs)");
           }
         }
         case "--liberty-db" -> libertyDb = require(key, value);
@@ -289,7 +302,8 @@ record BenchOptions(
         queueCounts,
         soakMinutes,
         concWriters,
-        concSeconds);
+        concSeconds,
+        commitDelay);
   }
 
   boolean runs(String workload) {

@@ -50,6 +50,9 @@ final class BenchServer implements AutoCloseable {
               + (options.synchronousCommit() == null
                   ? ""
                   : " (bench databases: " + options.synchronousCommit() + ")")
+              + (options.commitDelayMicros() == 0
+                  ? ""
+                  : ", commit_delay=" + options.commitDelayMicros() + " µs (bench databases)")
               + ", shared_buffers="
               + text(st, "SHOW shared_buffers")
               + ", max_connections="
@@ -131,6 +134,13 @@ final class BenchServer implements AutoCloseable {
                 + name
                 + "\" SET synchronous_commit = "
                 + options.synchronousCommit());
+      }
+      if (options.commitDelayMicros() > 0) {
+        st.execute(
+            "ALTER DATABASE \""
+                + name
+                + "\" SET commit_delay = "
+                + options.commitDelayMicros());
       }
     }
     return new BenchDatabase(this, name, withDatabase(adminUrl, name));

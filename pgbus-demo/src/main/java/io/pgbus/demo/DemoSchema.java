@@ -11,7 +11,7 @@ import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 /**
- * Creates the demo's business table, the one greetings are written to. Idempotent: it runs at every
+ * Creates the demo's business tables: the one greetings are written to, and the sign-ups. Idempotent: it runs at every
  * start, and brings a table made by an older demo up to date.
  */
 @Singleton
@@ -34,6 +34,10 @@ public class DemoSchema {
       // Added after the first demo release: a database created by it lacks the column.
       s.execute(
           "ALTER TABLE demo_greeting ADD COLUMN IF NOT EXISTS handler_started_at timestamptz");
+      s.execute(
+          "CREATE TABLE IF NOT EXISTS demo_signup ("
+              + " id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name text NOT NULL,"
+              + " welcome_job_id bigint, signed_up_at timestamptz NOT NULL DEFAULT now())");
     } catch (Exception e) {
       LOG.log(Level.WARNING, "demo: cannot create demo_greeting yet: {0}", e.getMessage());
     }
