@@ -137,10 +137,7 @@ final class BenchServer implements AutoCloseable {
       }
       if (options.commitDelayMicros() > 0) {
         st.execute(
-            "ALTER DATABASE \""
-                + name
-                + "\" SET commit_delay = "
-                + options.commitDelayMicros());
+            "ALTER DATABASE \"" + name + "\" SET commit_delay = " + options.commitDelayMicros());
       }
     }
     return new BenchDatabase(this, name, withDatabase(adminUrl, name));

@@ -25,10 +25,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * CONC-L: CONC through the Java API inside JTA on Open Liberty (issue #26). Many HTTP clients call
  * the demo's {@code POST /api/signups} at once; each call is one container transaction that inserts
  * a {@code demo_signup} row and, unless {@code welcome=false}, enqueues a greeting through {@code
- * JobQueue} in the same transaction. Three variants, interleaved per number of writers, in one
- * run: the plain row; the row and the enqueue (the demo's {@code pgbus.wake-mode}, coalesced by
- * default: the wake goes out after the commit); the same with the queue paused (no wake at all:
- * the no-NOTIFY baseline). The greetings are due in a day so that no handler runs during the
+ * JobQueue} in the same transaction. Three variants, interleaved per number of writers, in one run:
+ * the plain row; the row and the enqueue (the demo's {@code pgbus.wake-mode}, coalesced by default:
+ * the wake goes out after the commit); the same with the queue paused (no wake at all: the
+ * no-NOTIFY baseline). The greetings are due in a day so that no handler runs during the
  * measurement; the bench deletes them and its sign-ups afterwards.
  */
 final class LibertyConcurrentEnqueueWorkload {
@@ -102,8 +102,7 @@ final class LibertyConcurrentEnqueueWorkload {
     pause(demo, PAUSED.equals(variant));
     String query =
         PLAIN.equals(variant) ? "welcome=false" : "welcome=true&delaySeconds=" + (24 * 3600);
-    URI uri =
-        URI.create(h.options.libertyHttp() + "/api/signups?name=" + BENCH_NAME + "&" + query);
+    URI uri = URI.create(h.options.libertyHttp() + "/api/signups?name=" + BENCH_NAME + "&" + query);
     ExecutorService threads = Executors.newFixedThreadPool(writers);
     var stop = new AtomicBoolean();
     var errors = new AtomicLong();
@@ -185,7 +184,8 @@ final class LibertyConcurrentEnqueueWorkload {
     }
   }
 
-  private void report(Results results, String database, Map<Integer, Map<String, List<Cell>>> cells) {
+  private void report(
+      Results results, String database, Map<Integer, Map<String, List<Cell>>> cells) {
     var header = new ArrayList<String>();
     header.add("writers");
     for (String v : VARIANTS) {

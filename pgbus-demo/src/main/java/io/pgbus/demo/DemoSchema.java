@@ -11,8 +11,8 @@ import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 /**
- * Creates the demo's business tables: the one greetings are written to, and the sign-ups. Idempotent: it runs at every
- * start, and brings a table made by an older demo up to date.
+ * Creates the demo's business tables: the one greetings are written to, and the sign-ups.
+ * Idempotent: it runs at every start, and brings a table made by an older demo up to date.
  */
 @Singleton
 @Startup
