@@ -161,7 +161,7 @@ final class LibertyConcurrentEnqueueWorkload {
     try (Connection c = demo.connect("bench-conc-liberty");
         PreparedStatement ps =
             c.prepareStatement(
-                paused ? "SELECT pgbus.pause(?, 'bench')" : "SELECT pgbus.resume(?, 'bench')")) {
+                paused ? "SELECT pgbus.pause(?, 'bench')" : "SELECT pgbus.resume(?)")) {
       ps.setString(1, QUEUE);
       ps.execute();
     }
@@ -171,7 +171,7 @@ final class LibertyConcurrentEnqueueWorkload {
   private void cleanUp(DemoServer demo) {
     try (Connection c = demo.connect("bench-conc-liberty");
         Statement s = c.createStatement()) {
-      s.execute("SELECT pgbus.resume('" + QUEUE + "', 'bench')");
+      s.execute("SELECT pgbus.resume('" + QUEUE + "')");
       int jobs =
           s.executeUpdate(
               "DELETE FROM pgbus.job j USING demo_signup s WHERE s.name = '"
