@@ -66,11 +66,9 @@ final class LibertyConcurrentEnqueueWorkload {
     }
     List<Integer> writers = o.concWriters();
     int max = writers.stream().mapToInt(Integer::intValue).max().orElse(1);
+    ExecutorService httpThreads = Executors.newFixedThreadPool(Math.max(4, max));
     HttpClient http =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .executor(Executors.newFixedThreadPool(Math.max(4, max)))
-            .build();
+        HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(httpThreads).build();
     try {
       h.log("CONC-L warm-up (unmeasured) ...");
       for (String v : VARIANTS) {
@@ -93,6 +91,7 @@ final class LibertyConcurrentEnqueueWorkload {
       }
       report(results, database, cells);
     } finally {
+      httpThreads.shutdownNow(); // its threads would keep the bench's JVM from exiting
       cleanUp(demo);
     }
   }
