@@ -438,26 +438,8 @@ class ConsoleBrowserIT {
       b.screenshot("viewer-queue");
 
       // The page's own session, with a valid CSRF token: the API still says no.
-      @SuppressWarnings("unchecked")
-      Map<String, Object> r =
-          (Map<String, Object>)
-              b.asyncScript(
-                  "const done = arguments[arguments.length - 1];"
-                      + "(async () => {"
-                      + " const api = location.origin + arguments[0];"
-                      + " const t = (await (await fetch(api + 'csrf')).json()).token;"
-                      + " const replay = await fetch(api + 'jobs/' + arguments[1] + '/replay',"
-                      + "   {method: 'POST', headers: {'X-Pgbus-CSRF': t}});"
-                      + " const pause = await fetch(api + 'queues/"
-                      + PAUSE_QUEUE
-                      + "/pause',"
-                      + "   {method: 'POST', headers: {'X-Pgbus-CSRF': t}});"
-                      + " done({replay: replay.status, pause: pause.status});"
-                      + "})().catch(e => done({error: String(e)}));",
-                  url.getPath() + "api/pgbus/admin/",
-                  String.valueOf(dead));
-      assertEquals(403L, ((Number) r.get("replay")).longValue(), String.valueOf(r));
-      assertEquals(403L, ((Number) r.get("pause")).longValue(), String.valueOf(r));
+      assertEquals(403L, postFromThePage(b, "jobs/" + dead + "/replay"));
+      assertEquals(403L, postFromThePage(b, "queues/" + PAUSE_QUEUE + "/pause"));
       assertEquals("dead", state(dead));
       assertTrue(!paused(PAUSE_QUEUE));
     }
@@ -627,21 +609,7 @@ class ConsoleBrowserIT {
       b.await(10, d -> b.count("#limits-history tbody tr") == 2);
       assertEquals(0, b.count("#limits-form"), "no form for a viewer");
       assertEquals(0, b.count("button.act"));
-      @SuppressWarnings("unchecked")
-      Map<String, Object> r =
-          (Map<String, Object>)
-              b.asyncScript(
-                  "const done = arguments[arguments.length - 1];"
-                      + "(async () => {"
-                      + " const api = location.origin + arguments[0];"
-                      + " const t = (await (await fetch(api + 'csrf')).json()).token;"
-                      + " const set = await fetch(api + 'queues/' + arguments[1]"
-                      + "   + '/limit?globalConcurrency=1', {method: 'POST', headers: {'X-Pgbus-CSRF': t}});"
-                      + " done({set: set.status});"
-                      + "})().catch(e => done({error: String(e)}));",
-                  url.getPath() + "api/pgbus/admin/",
-                  queue);
-      assertEquals(403L, ((Number) r.get("set")).longValue(), String.valueOf(r));
+      assertEquals(403L, postFromThePage(b, "queues/" + queue + "/limit?globalConcurrency=1"));
     }
     assertEquals(
         5L,
@@ -706,6 +674,29 @@ class ConsoleBrowserIT {
   }
 
   // ---------------------------------------------------------------------------------------------
+
+  /**
+   * The status of a POST to the admin API {@code path} sent by the page itself, in the browser's
+   * session, with a valid CSRF token from {@code GET csrf}.
+   */
+  private long postFromThePage(Browser b, String path) {
+    @SuppressWarnings("unchecked")
+    Map<String, Object> r =
+        (Map<String, Object>)
+            b.asyncScript(
+                "const done = arguments[arguments.length - 1];"
+                    + "(async () => {"
+                    + " const api = location.origin + arguments[0];"
+                    + " const t = (await (await fetch(api + 'csrf')).json()).token;"
+                    + " const res = await fetch(api + arguments[1],"
+                    + "   {method: 'POST', headers: {'X-Pgbus-CSRF': t}});"
+                    + " done({status: res.status});"
+                    + "})().catch(e => done({error: String(e)}));",
+                url.getPath() + "api/pgbus/admin/",
+                path);
+    assertTrue(r.get("status") instanceof Number, String.valueOf(r));
+    return ((Number) r.get("status")).longValue();
+  }
 
   private static int intAttr(Browser b, String css, String attr) {
     String v = b.find(css).getAttribute(attr);
