@@ -8,8 +8,9 @@ import * as jobs from './jobs.js';
 import * as job from './job.js';
 import * as crons from './crons.js';
 import * as fleet from './fleet.js';
+import * as batch from './batch.js';
 
-const pages = { overview, queue, jobs, job, crons, fleet };
+const pages = { overview, queue, jobs, job, crons, fleet, batch };
 const view = document.getElementById('view');
 let current = null;
 let timer = null;
@@ -52,7 +53,7 @@ async function route() {
   clearInterval(timer);
   flash('');
   for (const a of document.querySelectorAll('nav a')) {
-    a.classList.toggle('active', a.dataset.nav === name || (name === 'job' && a.dataset.nav === 'jobs'));
+    a.classList.toggle('active', a.dataset.nav === name || ((name === 'job' || name === 'batch') && a.dataset.nav === 'jobs'));
   }
   view.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
   try {

@@ -1,6 +1,6 @@
-// One job: why it is where it is (its reasons, at the top), its facts, its batch and the jobs it
-// waits on, the payload pretty-printed, its attempts and errors as a timeline (stack traces
-// folded), and the actions its state allows (admins only, each after a confirmation; Cancel
+// One job: why it is where it is (its reasons, at the top), its facts, its batch (a link to its
+// page), the jobs it waits on and those that wait on it, the payload pretty-printed, its attempts
+// and errors as a timeline (stack traces folded), and the actions its state allows (admins only, each after a confirmation; Cancel
 // reaches a running job too).
 import { get, post, h, when, stateBadge, actionButton, flash, JOB_ACTIONS } from './core.js';
 import { renderReasons } from './explain.js';
@@ -57,7 +57,7 @@ export async function render(view, id) {
       fact('unique key', j.uniqueKey || '—'),
       fact('enqueued by', j.enqueuedBy || '—'),
       fact('correlation id', j.correlationId || '—')));
-    links.replaceChildren(...edges(j));
+    links.replaceChildren(...(await edges(j)));
     payload.textContent = j.payloadMasked ? '(masked: only pgbus-admin may read payloads and error texts)' : pretty(j.payload);
     timeline.replaceChildren(...events(j).map((e) => h('li', { class: e.kind },
       h('div', { class: 'when' }, when(e.at)), h('div', {}, e.title),
@@ -90,18 +90,22 @@ function attemptText(j) {
   return `${j.attempt - before} of ${j.maxAttempts - before}` + (before ? ` (replayed after ${before} attempts)` : '');
 }
 
-/** Its batch, and the jobs it waits on with their states (the dependency edges). */
-function edges(j) {
-  let deps = [];
-  try { deps = JSON.parse(j.dependencies || '[]') || []; } catch (e) { deps = []; }
-  if (!j.batchId && deps.length === 0) return [];
+/**
+ * Its batch (a link to the batch page), the jobs it waits on (parents) and those that wait on it
+ * (children), each with its state and the edge's, from GET jobs/{id}/links.
+ */
+async function edges(j) {
+  const l = await get('jobs/' + encodeURIComponent(j.id) + '/links');
+  if (!l.batchId && l.parents.length === 0 && l.children.length === 0) return [];
+  const edge = (e) => h('li', { 'data-job-id': e.job },
+    h('a', { href: '#/job/' + e.job }, e.job), ' ', e.state ? stateBadge(e.state) : h('span', { class: 'muted' }, '(gone)'),
+    h('span', { class: 'muted' }, ` ${e.queue || ''} · edge ${e.edge}, on failure: ${e.onFailure}`));
   return [h('div', { class: 'card', id: 'job-edges' },
     h('dl', { class: 'facts' },
-      fact('batch', j.batchId ? h('code', { id: 'job-batch' }, j.batchId) : '—'),
-      fact('waits on', deps.length === 0 ? '—' : h('ul', { class: 'edges', id: 'job-parents' },
-        deps.map((d) => h('li', { 'data-job-id': String(d.job) },
-          h('a', { href: '#/job/' + d.job }, String(d.job)), ' ', stateBadge(d.state),
-          h('span', { class: 'muted' }, ` on failure: ${d.onFailure}`)))))))];
+      fact('batch', l.batchId ? h('a', { id: 'job-batch', href: '#/batch/' + l.batchId }, 'batch ' + l.batchId) : '—'),
+      fact('waits on', l.parents.length === 0 ? '—' : h('ul', { class: 'edges', id: 'job-parents' }, l.parents.map(edge))),
+      fact('waited on by', l.children.length === 0 ? '—' : h('ul', { class: 'edges', id: 'job-children' }, l.children.map(edge),
+        l.moreChildren ? h('li', { class: 'muted' }, 'and more') : null))))];
 }
 
 /** The traces unfolded on this page, by the error's time: a refresh keeps them open. */

@@ -1,9 +1,9 @@
-// Job search: queue, state, id, unique key, payload containment, error text and creation time,
+// Job search: queue, handler (the queues its @Handles bean is bound to), state, id, unique key, payload containment, error text and creation time,
 // with keyset paging, selection and bulk actions (paging.js). The form's values live in the URL, so a search can be bookmarked and shared.
-import { h, flash, STATES } from './core.js';
+import { get, h, flash, STATES } from './core.js';
 import { pagedJobs } from './paging.js';
 
-const FIELDS = ['queue', 'state', 'id', 'uniqueKey', 'payload', 'error', 'createdFrom', 'createdTo'];
+const FIELDS = ['queue', 'handler', 'state', 'id', 'uniqueKey', 'payload', 'error', 'createdFrom', 'createdTo'];
 
 export async function render(view, _arg, params) {
   const input = (name, label, placeholder) =>
@@ -13,6 +13,7 @@ export async function render(view, _arg, params) {
     STATES.map((s) => h('option', { value: s, selected: params.get('state') === s }, s)));
   const form = h('form', { class: 'search card', id: 'search' },
     input('queue', 'Queue', 'payments'),
+    handlerInput(params.get('handler')),
     h('label', {}, 'State', state),
     input('id', 'Job id', '1042'),
     input('uniqueKey', 'Unique key', 'order-42'),
@@ -41,4 +42,13 @@ export async function render(view, _arg, params) {
   }
   // No refresh: a search shows what matched when it ran, and keeps its pages.
   return null;
+}
+
+/** The handler field, offering this application's handlers (GET handlers) as suggestions. */
+function handlerInput(value) {
+  const list = h('datalist', { id: 'handlers' });
+  get('handlers').then((r) => list.replaceChildren(...r.handlers.map((x) =>
+    h('option', { value: x.handler.slice(x.handler.lastIndexOf('.') + 1) }, x.queues.join(', '))))).catch(() => {});
+  return h('label', {}, 'Handler',
+    h('input', { id: 'f-handler', name: 'handler', list: 'handlers', placeholder: 'OrderHandler', value: value || '' }), list);
 }

@@ -1,8 +1,10 @@
 // One queue: its counts by state as tabs, the jobs of the chosen state (with the list's selection
-// and bulk actions, paging.js), and pause and resume after a confirmation (admins only).
+// and bulk actions, paging.js), pause and resume after a confirmation, and its limits, changed live
+// with an audit (limits.js; the form for admins only).
 import { get, post, h, fill, ago, stateBadge, actionButton, flash, STATES } from './core.js';
 import { pagedJobs } from './paging.js';
 import { historyCharts } from './history.js';
+import { limitsCard } from './limits.js';
 
 export async function render(view, name, params) {
   const state = STATES.includes(params.get('state')) ? params.get('state') : null;
@@ -10,7 +12,8 @@ export async function render(view, name, params) {
   const tabs = h('div', { class: 'toolbar', id: 'state-tabs' });
   const list = pagedJobs(state ? { queue: name, state } : { queue: name });
   const history = historyCharts(name);
-  view.replaceChildren(h('h1', {}, 'Queue ', h('code', {}, name)), head, history.box, tabs, list.box);
+  const limits = limitsCard(name);
+  view.replaceChildren(h('h1', {}, 'Queue ', h('code', {}, name)), head, history.box, limits.box, tabs, list.box);
 
   async function refresh() {
     const q = (await get('queues')).queues.find((x) => x.queue === name);
@@ -29,6 +32,7 @@ export async function render(view, name, params) {
       STATES.map((s) => h('a', { href: href(s), 'data-state': s, class: s === state ? 'active' : '' }, `${s} (${count(s)})`)));
     if (!list.paged()) await list.first();
     await history.refresh();
+    await limits.refresh();
   }
 
   async function act(action) {

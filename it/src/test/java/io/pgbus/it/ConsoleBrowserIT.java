@@ -432,30 +432,14 @@ class ConsoleBrowserIT {
       b.find("#queue-state .state");
       b.find("tr[data-job-id]");
       assertEquals(0, b.count("button.act"), "no pause, no bulk action");
-      assertTrue(!b.find("#view").getText().contains("null"), "no trace of the missing buttons");
+      assertTrue(
+          !b.find("#view").getText().contains("null"),
+          "no trace of the missing buttons: " + b.find("#view").getText());
       b.screenshot("viewer-queue");
 
       // The page's own session, with a valid CSRF token: the API still says no.
-      @SuppressWarnings("unchecked")
-      Map<String, Object> r =
-          (Map<String, Object>)
-              b.asyncScript(
-                  "const done = arguments[arguments.length - 1];"
-                      + "(async () => {"
-                      + " const api = location.origin + arguments[0];"
-                      + " const t = (await (await fetch(api + 'csrf')).json()).token;"
-                      + " const replay = await fetch(api + 'jobs/' + arguments[1] + '/replay',"
-                      + "   {method: 'POST', headers: {'X-Pgbus-CSRF': t}});"
-                      + " const pause = await fetch(api + 'queues/"
-                      + PAUSE_QUEUE
-                      + "/pause',"
-                      + "   {method: 'POST', headers: {'X-Pgbus-CSRF': t}});"
-                      + " done({replay: replay.status, pause: pause.status});"
-                      + "})().catch(e => done({error: String(e)}));",
-                  url.getPath() + "api/pgbus/admin/",
-                  String.valueOf(dead));
-      assertEquals(403L, ((Number) r.get("replay")).longValue(), String.valueOf(r));
-      assertEquals(403L, ((Number) r.get("pause")).longValue(), String.valueOf(r));
+      assertEquals(403L, postFromThePage(b, "jobs/" + dead + "/replay"));
+      assertEquals(403L, postFromThePage(b, "queues/" + PAUSE_QUEUE + "/pause"));
       assertEquals("dead", state(dead));
       assertTrue(!paused(PAUSE_QUEUE));
     }
@@ -542,7 +526,177 @@ class ConsoleBrowserIT {
     }
   }
 
+  @Test
+  void anAdminFindsJobsByTheirHandlerAndABadHandlerIsNamed() throws Exception {
+    long ordered = plant(QUEUE, "dead", "{\"order\":\"by-handler\"}");
+    long slow = plant(SLOW_QUEUE, "dead", "{\"order\":\"slow-handler\"}");
+    try (Browser b = new Browser()) {
+      b.open(console("admin", "admin-secret") + "#/jobs");
+      // The field offers this application's handlers.
+      b.await(10, d -> b.count("#handlers option[value=ConsoleOrderHandler]") == 1);
+      b.find("#f-handler").sendKeys("ConsoleOrderHandler");
+      b.find("#f-state").sendKeys("dead");
+      b.click("#f-search");
+      b.find("tr[data-job-id='" + ordered + "']");
+      assertEquals(0, b.count("tr[data-job-id='" + slow + "']"), "another handler's job");
+      b.screenshot("jobs-by-handler");
+      b.open(console("admin", "admin-secret") + "#/jobs?handler=NoSuchHandler");
+      b.await(10, d -> b.find("#flash").getText().contains("NoSuchHandler"));
+      assertTrue(b.find("#flash").getText().contains("ConsoleOrderHandler"), "names the fix");
+    }
+    String api = Http.root(url) + url.getPath() + "api/pgbus/admin/";
+    Http.Response bad = Http.get(api + "jobs?handler=a%20b", "admin", "admin-secret");
+    assertEquals(400, bad.status());
+    assertTrue(bad.body().contains("\"field\":\"handler\""), bad.body());
+    Http.Response both =
+        Http.get(
+            api + "jobs?handler=io.pgbus.it.ConsoleSlowHandler&state=dead",
+            "viewer",
+            "viewer-secret");
+    assertTrue(both.body().contains("\"" + slow + "\""), both.body());
+    assertTrue(!both.body().contains("\"" + ordered + "\""), both.body());
+  }
+
+  @Test
+  void anAdminChangesAQueuesLimitsLiveAfterAConfirmationAndTheChangeIsAudited() throws Exception {
+    String queue = "it_console_limit_" + UUID.randomUUID().toString().substring(0, 8);
+    plant(queue, "scheduled", "{\"order\":\"limited\"}");
+    try (Browser b = new Browser()) {
+      b.open(console("admin", "admin-secret") + "#/queue/" + queue);
+      b.find("#limits-current");
+      b.await(10, d -> b.find("#limits-current").getText().equals("none"));
+      b.find("#l-globalConcurrency").sendKeys("3");
+      b.find("#l-rateLimit").sendKeys("10");
+      b.find("#l-rateWindowMs").sendKeys("60000");
+      b.click("button[data-action=limit]");
+      String text = b.find("#confirm-text").getText();
+      assertTrue(text.contains("none → global 3, per key 1, 10 per 60000 ms"), text);
+      b.click("#confirm-cancel");
+      assertEquals(
+          0L, count("SELECT count(*) FROM pgbus.queue_limit WHERE queue = '" + queue + "'"));
+      b.click("button[data-action=limit]");
+      b.click("#confirm-ok");
+      b.await(10, d -> b.find("#limits-current").getText().startsWith("global 3"));
+      assertEquals(
+          3L,
+          count("SELECT global_concurrency FROM pgbus.queue_limit WHERE queue = '" + queue + "'"));
+      // Raised, and the rate limit dropped: a second audited change.
+      b.find("#l-globalConcurrency").clear();
+      b.find("#l-globalConcurrency").sendKeys("5");
+      b.find("#l-rateLimit").clear();
+      b.find("#l-rateWindowMs").clear();
+      b.click("button[data-action=limit]");
+      assertTrue(
+          b.find("#confirm-text").getText().contains("→ global 5, per key 1"),
+          b.find("#confirm-text").getText());
+      b.click("#confirm-ok");
+      b.await(10, d -> b.find("#limits-current").getText().equals("global 5, per key 1"));
+      b.await(10, d -> b.count("#limits-history tbody tr") == 2);
+      assertTrue(b.find("#limits-history tbody tr").getText().contains("admin"));
+      assertEquals(
+          2L,
+          count(
+              "SELECT count(*) FROM pgbus.audit WHERE action = 'limit' AND actor = 'admin'"
+                  + " AND queue = '"
+                  + queue
+                  + "' AND detail -> 'before' IS NOT NULL AND detail -> 'after' IS NOT NULL"));
+      b.screenshot("queue-limits");
+    }
+    // A viewer sees the limits and their history, and nothing to change them with.
+    try (Browser b = new Browser()) {
+      b.open(console("viewer", "viewer-secret") + "#/queue/" + queue);
+      b.await(10, d -> b.find("#limits-current").getText().startsWith("global 5"));
+      b.await(10, d -> b.count("#limits-history tbody tr") == 2);
+      assertEquals(0, b.count("#limits-form"), "no form for a viewer");
+      assertEquals(0, b.count("button.act"));
+      assertEquals(403L, postFromThePage(b, "queues/" + queue + "/limit?globalConcurrency=1"));
+    }
+    assertEquals(
+        5L,
+        count("SELECT global_concurrency FROM pgbus.queue_limit WHERE queue = '" + queue + "'"));
+    try (Connection c = db();
+        PreparedStatement ps = c.prepareStatement("SELECT pgbus.queue_limit_clear(?)")) {
+      ps.setString(1, queue);
+      ps.executeQuery().close();
+    }
+  }
+
+  @Test
+  void aJobShowsItsParentsChildrenAndBatchAndTheBatchPageItsJobs() throws Exception {
+    long batch =
+        count(
+            "INSERT INTO pgbus.batch (size, pending, completed, callback_queue, callback_payload)"
+                + " VALUES (2, 1, 1, 'it_console_done', '{\"report\":\"q4\"}') RETURNING id");
+    // A queue no capsule reads: the jobs stay as planted.
+    String queue = "it_console_links";
+    long parent = plant(queue, "completed", "{\"order\":\"parent\"}");
+    long sibling = plant(queue, "scheduled", "{\"order\":\"sibling\"}");
+    long child = plant(queue, "scheduled", "{\"order\":\"child\"}");
+    count(
+        "WITH u AS (UPDATE pgbus.job SET batch_id = "
+            + batch
+            + " WHERE id IN ("
+            + parent
+            + ","
+            + sibling
+            + ") RETURNING 1) SELECT count(*) FROM u");
+    count(
+        "WITH e AS (INSERT INTO pgbus.job_dependency (depends_on, job_id, on_failure, state)"
+            + " VALUES ("
+            + parent
+            + ","
+            + child
+            + ", 'hold', 'completed') RETURNING 1) SELECT count(*) FROM e");
+    try (Browser b = new Browser()) {
+      String console = console("viewer", "viewer-secret");
+      b.open(console + "#/job/" + child);
+      b.find("#job-parents li[data-job-id='" + parent + "'] .state.completed");
+      b.open(console + "#/job/" + parent);
+      // Its state as it is now (an edge already completed lets the leader make it available).
+      b.find("#job-children li[data-job-id='" + child + "'] .state");
+      assertTrue(b.find("#job-children").getText().contains("edge completed, on failure: hold"));
+      b.screenshot("job-edges");
+      b.click("#job-batch");
+      b.find("body[data-page=batch] #batch-jobs tr[data-job-id='" + sibling + "']");
+      assertEquals(2, b.count("#batch-jobs tbody tr"));
+      assertTrue(
+          b.find("#batch-counts").getText().contains("1 completed"),
+          b.find("#batch-counts").getText());
+      assertTrue(b.find("#batch-facts").getText().contains("masked"), "a viewer's payload");
+      b.screenshot("batch");
+    }
+    Http.Response gone =
+        Http.get(
+            Http.root(url) + url.getPath() + "api/pgbus/admin/batches/" + (batch + 1000),
+            "admin",
+            "admin-secret");
+    assertEquals(404, gone.status());
+  }
+
   // ---------------------------------------------------------------------------------------------
+
+  /**
+   * The status of a POST to the admin API {@code path} sent by the page itself, in the browser's
+   * session, with a valid CSRF token from {@code GET csrf}.
+   */
+  private long postFromThePage(Browser b, String path) {
+    @SuppressWarnings("unchecked")
+    Map<String, Object> r =
+        (Map<String, Object>)
+            b.asyncScript(
+                "const done = arguments[arguments.length - 1];"
+                    + "(async () => {"
+                    + " const api = location.origin + arguments[0];"
+                    + " const t = (await (await fetch(api + 'csrf')).json()).token;"
+                    + " const res = await fetch(api + arguments[1],"
+                    + "   {method: 'POST', headers: {'X-Pgbus-CSRF': t}});"
+                    + " done({status: res.status});"
+                    + "})().catch(e => done({error: String(e)}));",
+                url.getPath() + "api/pgbus/admin/",
+                path);
+    assertTrue(r.get("status") instanceof Number, String.valueOf(r));
+    return ((Number) r.get("status")).longValue();
+  }
 
   private static int intAttr(Browser b, String css, String attr) {
     String v = b.find(css).getAttribute(attr);

@@ -36,6 +36,9 @@ public final class JobFilter {
   /** The longest payload filter accepted, in characters. */
   public static final int MAX_PAYLOAD_FILTER = 1000;
 
+  /** The most queues one filter lists ({@link #withQueues}). */
+  public static final int MAX_QUEUES = 100;
+
   /** The most ids one filter lists: a page of a search. */
   public static final int MAX_IDS = JobAdmin.MAX_PAGE;
 
@@ -46,7 +49,7 @@ public final class JobFilter {
   public static final int MAX_ERROR_FILTER = 200;
 
   private static final JobFilter ALL =
-      new JobFilter(null, null, null, null, null, null, null, null, null);
+      new JobFilter(null, null, null, null, null, null, null, null, null, null);
 
   private final Long id;
   private final String queue;
@@ -57,6 +60,7 @@ public final class JobFilter {
   private final Instant createdTo;
   private final Set<Long> ids;
   private final String errorContains;
+  private final Set<String> queues;
 
   private JobFilter(
       Long id,
@@ -67,7 +71,8 @@ public final class JobFilter {
       Instant createdFrom,
       Instant createdTo,
       Set<Long> ids,
-      String errorContains) {
+      String errorContains,
+      Set<String> queues) {
     this.id = id;
     this.queue = queue;
     this.states = states;
@@ -77,6 +82,7 @@ public final class JobFilter {
     this.createdTo = createdTo;
     this.ids = ids;
     this.errorContains = errorContains;
+    this.queues = queues;
   }
 
   /** Matches every job. */
@@ -94,7 +100,16 @@ public final class JobFilter {
       throw new InvalidFilterException("id", id, "job ids are positive numbers");
     }
     return new JobFilter(
-        id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo, ids, errorContains);
+        id,
+        queue,
+        states,
+        uniqueKey,
+        payloadContains,
+        createdFrom,
+        createdTo,
+        ids,
+        errorContains,
+        queues);
   }
 
   public JobFilter withQueue(String queue) {
@@ -110,7 +125,45 @@ public final class JobFilter {
               + " characters");
     }
     return new JobFilter(
-        id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo, ids, errorContains);
+        id,
+        queue,
+        states,
+        uniqueKey,
+        payloadContains,
+        createdFrom,
+        createdTo,
+        ids,
+        errorContains,
+        queues);
+  }
+
+  /**
+   * Jobs of any of these queues: 1 to {@value #MAX_QUEUES} queue names, each checked as {@link
+   * #withQueue} checks one. The admin API's search by handler gives the queues the handler is bound
+   * to. With {@link #withQueue} too, a job must match both.
+   */
+  public JobFilter withQueues(Collection<String> queues) {
+    if (queues == null || queues.isEmpty() || queues.size() > MAX_QUEUES) {
+      throw new InvalidFilterException(
+          "queues",
+          queues == null ? "" : queues.size() + " queues",
+          "give 1 to " + MAX_QUEUES + " queue names");
+    }
+    var s = new TreeSet<String>();
+    for (String q : queues) {
+      s.add(withQueue(q).queue);
+    }
+    return new JobFilter(
+        id,
+        queue,
+        states,
+        uniqueKey,
+        payloadContains,
+        createdFrom,
+        createdTo,
+        ids,
+        errorContains,
+        Set.copyOf(s));
   }
 
   public JobFilter withStates(JobState first, JobState... more) {
@@ -125,7 +178,16 @@ public final class JobFilter {
     }
     Set<JobState> s = Set.copyOf(EnumSet.copyOf(states));
     return new JobFilter(
-        id, queue, s, uniqueKey, payloadContains, createdFrom, createdTo, ids, errorContains);
+        id,
+        queue,
+        s,
+        uniqueKey,
+        payloadContains,
+        createdFrom,
+        createdTo,
+        ids,
+        errorContains,
+        queues);
   }
 
   public JobFilter withUniqueKey(String uniqueKey) {
@@ -134,7 +196,16 @@ public final class JobFilter {
           "uniqueKey", uniqueKey, "use 1 to " + MAX_UNIQUE_KEY + " characters");
     }
     return new JobFilter(
-        id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo, ids, errorContains);
+        id,
+        queue,
+        states,
+        uniqueKey,
+        payloadContains,
+        createdFrom,
+        createdTo,
+        ids,
+        errorContains,
+        queues);
   }
 
   /**
@@ -153,7 +224,16 @@ public final class JobFilter {
           "payload", jsonObject, "use a JSON object such as {\"order\":42}");
     }
     return new JobFilter(
-        id, queue, states, uniqueKey, jsonObject, createdFrom, createdTo, ids, errorContains);
+        id,
+        queue,
+        states,
+        uniqueKey,
+        jsonObject,
+        createdFrom,
+        createdTo,
+        ids,
+        errorContains,
+        queues);
   }
 
   /** Jobs created at or after {@code from} and before {@code to}; either may be null (open). */
@@ -163,7 +243,7 @@ public final class JobFilter {
           "createdFrom", from, "must be before createdTo (" + to + ")");
     }
     return new JobFilter(
-        id, queue, states, uniqueKey, payloadContains, from, to, ids, errorContains);
+        id, queue, states, uniqueKey, payloadContains, from, to, ids, errorContains, queues);
   }
 
   /** Jobs with one of these ids: a selection of 1 to {@value #MAX_IDS} jobs, each a positive id. */
@@ -188,7 +268,8 @@ public final class JobFilter {
         createdFrom,
         createdTo,
         Set.copyOf(s),
-        errorContains);
+        errorContains,
+        queues);
   }
 
   /**
@@ -206,7 +287,16 @@ public final class JobFilter {
           "use " + MIN_ERROR_FILTER + " to " + MAX_ERROR_FILTER + " characters of an error text");
     }
     return new JobFilter(
-        id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo, ids, text.strip());
+        id,
+        queue,
+        states,
+        uniqueKey,
+        payloadContains,
+        createdFrom,
+        createdTo,
+        ids,
+        text.strip(),
+        queues);
   }
 
   /** The ids of a selection (never empty), or null. */
@@ -222,6 +312,11 @@ public final class JobFilter {
   /** The job id, or null. */
   public Long id() {
     return id;
+  }
+
+  /** The queues of {@link #withQueues} (never empty), or null. */
+  public Set<String> queues() {
+    return queues;
   }
 
   /** The queue, or null. */
@@ -262,13 +357,23 @@ public final class JobFilter {
         && Objects.equals(createdFrom, f.createdFrom)
         && Objects.equals(createdTo, f.createdTo)
         && Objects.equals(ids, f.ids)
-        && Objects.equals(errorContains, f.errorContains);
+        && Objects.equals(errorContains, f.errorContains)
+        && Objects.equals(queues, f.queues);
   }
 
   @Override
   public int hashCode() {
     return Objects.hash(
-        id, queue, states, uniqueKey, payloadContains, createdFrom, createdTo, ids, errorContains);
+        id,
+        queue,
+        states,
+        uniqueKey,
+        payloadContains,
+        createdFrom,
+        createdTo,
+        ids,
+        errorContains,
+        queues);
   }
 
   @Override
@@ -291,6 +396,8 @@ public final class JobFilter {
         + ids
         + ", error="
         + errorContains
+        + ", queues="
+        + queues
         + "]";
   }
 }

@@ -56,7 +56,7 @@ public final class JobAdminStore {
       j.progress::text, j.attempt_base
       """;
 
-  // The filter of JobFilter on alias j; bound by bindFilter, 18 parameters in this order. The error
+  // The filter of JobFilter on alias j; bound by bindFilter, 20 parameters in this order. The error
   // filter (issue #29) reads the latest error of each job the others leave, without an index:
   // bounded like a payload filter by its creation window and the search's timeout.
   private static final String FILTER =
@@ -67,6 +67,7 @@ public final class JobAdminStore {
              (j.errors OPERATOR(pg_catalog.->) 0) OPERATOR(pg_catalog.->>) 'error'::text),
              pg_catalog.lower(?::text)) OPERATOR(pg_catalog.>) 0)
       AND (?::text IS NULL OR j.queue::text = ?::text)
+      AND (?::text[] IS NULL OR j.queue::text = ANY (?::text[]))
       AND (?::pgbus.job_state[] IS NULL OR j.state OPERATOR(pg_catalog.=) ANY (?::pgbus.job_state[]))
       AND (?::text IS NULL OR j.unique_key::text = ?::text)
       AND (?::jsonb IS NULL OR j.payload OPERATOR(pg_catalog.@>) ?::jsonb)
@@ -131,7 +132,9 @@ public final class JobAdminStore {
           + """
              ORDER BY j.id DESC
              LIMIT ?) w
-          WHERE q.queue IS NOT NULL
+          -- A handler's queues: only their walks run (a walk of another queue would read all of
+          -- its jobs of the state to find none).
+          WHERE q.queue IS NOT NULL AND (?::text[] IS NULL OR q.queue = ANY (?::text[]))
           ORDER BY w.id DESC
           LIMIT ?)
        ORDER BY j.id DESC
@@ -453,14 +456,19 @@ public final class JobAdminStore {
             || filter.payloadContains() != null
             || filter.createdFrom() != null
             || filter.createdTo() != null
-            || (filter.queue() == null && filter.states() == null);
+            || (filter.queue() == null && filter.queues() == null && filter.states() == null);
     String sql = matching ? SEARCH_MATCHING : filter.queue() == null ? SEARCH_ALL_QUEUES : SEARCH;
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setObject(1, states(states), Types.OTHER);
       ps.setLong(2, before == null ? Long.MAX_VALUE : before);
       int i = bindFilter(c, ps, 3, filter);
       ps.setInt(i, limit + 1);
-      if (!matching) {
+      if (sql.equals(SEARCH_ALL_QUEUES)) {
+        Object queues =
+            filter.queues() == null ? null : c.createArrayOf("text", filter.queues().toArray());
+        i = bindTwice(ps, i + 1, queues, Types.ARRAY);
+        ps.setInt(i, limit + 1);
+      } else if (!matching) {
         ps.setInt(i + 1, limit + 1);
       }
       var jobs = new ArrayList<JobView>(limit + 1);
@@ -618,6 +626,9 @@ public final class JobAdminStore {
     i = bindTwice(ps, i, ids, Types.ARRAY);
     i = bindTwice(ps, i, f.errorContains(), Types.VARCHAR);
     i = bindTwice(ps, i, f.queue(), Types.VARCHAR);
+    // A handler's queues (the admin API's search by handler).
+    Object queues = f.queues() == null ? null : c.createArrayOf("text", f.queues().toArray());
+    i = bindTwice(ps, i, queues, Types.ARRAY);
     String states = f.states() == null ? null : states(f.states());
     ps.setObject(i++, states, Types.OTHER);
     ps.setObject(i++, states, Types.OTHER);

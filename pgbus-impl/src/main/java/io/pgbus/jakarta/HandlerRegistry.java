@@ -155,6 +155,16 @@ public class HandlerRegistry {
     return Set.copyOf(handlerTransactions);
   }
 
+  /**
+   * Each queue's handler in this application, by the handler bean's class name (the admin API's
+   * search by handler, {@code GET jobs?handler=}).
+   */
+  public Map<String, String> handlerClasses() {
+    var out = new java.util.TreeMap<String, String>();
+    byQueue.forEach((q, b) -> out.put(q, b.handle().getBean().getBeanClass().getName()));
+    return out;
+  }
+
   /** The queues that have a handler. */
   public Set<String> queues() {
     return Collections.unmodifiableSet(byQueue.keySet());

@@ -4,6 +4,9 @@ import io.pgbus.JobQueue;
 import io.pgbus.Schedules;
 import io.pgbus.admin.JobAdmin;
 import io.pgbus.engine.Fleet;
+import io.pgbus.engine.JobLinks;
+import io.pgbus.jakarta.CallerTransaction;
+import io.pgbus.jakarta.HandlerRegistry;
 import io.pgbus.jakarta.PgbusResources;
 import io.pgbus.jakarta.PgbusRuntime;
 import jakarta.annotation.security.DeclareRoles;
@@ -13,6 +16,7 @@ import jakarta.inject.Inject;
 import jakarta.json.bind.annotation.JsonbPropertyOrder;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.HttpHeaders;
@@ -77,11 +81,13 @@ public class AdminResource {
   @Inject Schedules schedules;
   @Inject PgbusRuntime runtime;
   @Inject PgbusResources resources;
+  @Inject HandlerRegistry handlers;
+  @Inject CallerTransaction transaction;
 
   /** {@code jobs}, {@code jobs/{id}} and their actions. */
   @Path("jobs")
   public JobsResource jobs(@Context SecurityContext security, @Context HttpHeaders headers) {
-    return new JobsResource(call(security, headers), admin, queue);
+    return new JobsResource(call(security, headers), admin, queue, handlers::handlerClasses);
   }
 
   /** {@code queues} and {@code queues/{queue}/pause|resume}. */
@@ -95,6 +101,67 @@ public class AdminResource {
         () -> runtime.engine().queueLimits(),
         () -> fleetModel().nodes());
   }
+
+  /**
+   * {@code queues/{queue}/limit}: the queue's flow control and its audited changes; an admin's live
+   * change ({@link QueueLimitResource}).
+   */
+  @Path("queues/{queue}/limit")
+  public QueueLimitResource queueLimit(
+      @Context SecurityContext security,
+      @Context HttpHeaders headers,
+      @PathParam("queue") String name) {
+    return new QueueLimitResource(call(security, headers), transaction, name);
+  }
+
+  /** {@code batches/{id}}: a batch, its callback and its members ({@link LinksResource}). */
+  @Path("batches/{id}")
+  public LinksResource batch(
+      @Context SecurityContext security, @Context HttpHeaders headers, @PathParam("id") String id) {
+    return new LinksResource(call(security, headers), new JobLinks(resources.dataSource()), id);
+  }
+
+  /** {@code jobs/{id}/links}: the job's batch, the jobs it waits on and those that wait on it. */
+  @GET
+  @Path("jobs/{id}/links")
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response jobLinks(
+      @Context SecurityContext security, @Context HttpHeaders headers, @PathParam("id") String id) {
+    return new LinksResource(call(security, headers), new JobLinks(resources.dataSource()), id)
+        .jobLinks();
+  }
+
+  /**
+   * {@code handlers}: this application's job handlers and the queues each is bound to, for the
+   * search by handler.
+   */
+  @GET
+  @Path("handlers")
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response handlers(@Context SecurityContext security, @Context HttpHeaders headers) {
+    return call(security, headers)
+        .read(
+            () -> {
+              var byHandler = new java.util.TreeMap<String, java.util.List<String>>();
+              handlers
+                  .handlerClasses()
+                  .forEach(
+                      (q, type) ->
+                          byHandler.computeIfAbsent(type, t -> new java.util.ArrayList<>()).add(q));
+              return AdminCall.ok(
+                  new HandlersJson(
+                      byHandler.entrySet().stream()
+                          .map(e -> new HandlerJson(e.getKey(), e.getValue()))
+                          .toList()));
+            });
+  }
+
+  /** {@code GET handlers}: by class name. */
+  public record HandlersJson(java.util.List<HandlerJson> handlers) {}
+
+  /** A handler's class name and its queues. */
+  @JsonbPropertyOrder({"handler", "queues"})
+  public record HandlerJson(String handler, java.util.List<String> queues) {}
 
   /** {@code schedules}, {@code schedules/{name}} and their actions. */
   @Path("schedules")

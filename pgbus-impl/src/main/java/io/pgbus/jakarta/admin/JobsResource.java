@@ -24,6 +24,8 @@ import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.UriInfo;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * {@code jobs}: search ({@code GET jobs}), one job ({@code GET jobs/{id}}), why it is where it is
@@ -45,11 +47,27 @@ public final class JobsResource {
   private final AdminCall call;
   private final JobAdmin admin;
   private final JobQueue queue;
+  private final Supplier<Map<String, String>> handlers;
 
-  JobsResource(AdminCall call, JobAdmin admin, JobQueue queue) {
+  /**
+   * @param handlers each queue's handler class in this application, for the search by handler
+   */
+  JobsResource(
+      AdminCall call, JobAdmin admin, JobQueue queue, Supplier<Map<String, String>> handlers) {
     this.call = call;
     this.admin = admin;
     this.queue = queue;
+    this.handlers = handlers;
+  }
+
+  /**
+   * The filter of a search or bulk action: {@link AdminParams#filter}'s parameters, and {@code
+   * handler}: the queues its {@code @Handles} bean is bound to ({@link HandlerQueues}).
+   */
+  private JobFilter filter(MultivaluedMap<String, String> q) {
+    JobFilter filter = AdminParams.filter(q::getFirst);
+    String handler = q.getFirst("handler");
+    return handler == null ? filter : filter.withQueues(HandlerQueues.of(handler, handlers.get()));
   }
 
   @GET
@@ -69,7 +87,7 @@ public final class JobsResource {
               return refused;
             }
           }
-          JobFilter filter = AdminParams.filter(q::getFirst);
+          JobFilter filter = filter(q);
           Long before = AdminParams.number("before", q.getFirst("before"));
           int limit = AdminParams.positive("limit", q.getFirst("limit"), DEFAULT_PAGE);
           JobPage page = admin.search(filter, before, limit);
@@ -178,7 +196,7 @@ public final class JobsResource {
           MultivaluedMap<String, String> q = uri.getQueryParameters();
           return changed(
               action,
-              AdminParams.filter(q::getFirst),
+              filter(q),
               AdminParams.positive("limit", q.getFirst("limit"), AdminParams.DEFAULT_BULK));
         });
   }
