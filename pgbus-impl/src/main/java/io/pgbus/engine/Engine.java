@@ -97,7 +97,8 @@ public final class Engine {
             config.maxPayloadBytes(),
             b.tracing,
             config::maxAttempts,
-            coalesced ? c -> started ? afterCommit.pending(c) : null : AfterCommit.NONE);
+            coalesced ? c -> started ? afterCommit.pending(c) : null : AfterCommit.NONE,
+            b.cipher);
     this.schedules = new ScheduleBook(jobs, config.maxPayloadBytes());
     this.flow = new FlowControl(config, dataSource);
     this.release = new StopRelease(config, dataSource, store);
@@ -188,7 +189,8 @@ public final class Engine {
         b.events,
         loops,
         config.retention().deletesCompleted(),
-        b.errorDetail);
+        b.errorDetail,
+        b.cipher);
   }
 
   private List<Capsule> newCapsules(BatchRunner runner) {
@@ -621,6 +623,7 @@ public final class Engine {
     private boolean maintenance = true;
     private ErrorDetail errorDetail = ErrorDetail.STACK;
     private JobTracing tracing = JobTracing.NONE;
+    private JobCipher cipher = JobCipher.NONE;
 
     private Builder(EngineConfig config, DataSource dataSource) {
       this.config = Objects.requireNonNull(config, "config");
@@ -710,6 +713,15 @@ public final class Engine {
     /** Carries the enqueuer's trace to the handler's span (default {@link JobTracing#NONE}). */
     public Builder tracing(JobTracing v) {
       tracing = Objects.requireNonNull(v);
+      return this;
+    }
+
+    /**
+     * Seals the payloads, results and errors of the queues that encrypt (default {@link
+     * JobCipher#NONE}).
+     */
+    public Builder cipher(JobCipher v) {
+      cipher = Objects.requireNonNull(v);
       return this;
     }
 

@@ -142,6 +142,7 @@ public class PgbusRuntime {
             .wakes(wakes::fire)
             .afterCommit(new JtaAfterCommit(router::committed))
             .errorDetail(settings.errorDetail())
+            .cipher(resources.cipher())
             .tracing(PgbusTracing.load())
             .handlerTransactions(handlers.handlerTransactions());
     try {
