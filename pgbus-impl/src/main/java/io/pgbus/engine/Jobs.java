@@ -95,7 +95,18 @@ public final class Jobs {
 
   /** The operations for an engine configured so (its queue policies included), without tracing. */
   public Jobs(EngineConfig config) {
-    this(config.workerId(), config.maxPayloadBytes(), JobTracing.NONE, config::maxAttempts);
+    this(config, JobCipher.NONE);
+  }
+
+  /** As {@link #Jobs(EngineConfig)}, sealing the payloads of the queues {@code cipher} encrypts. */
+  public Jobs(EngineConfig config, JobCipher cipher) {
+    this(
+        config.workerId(),
+        config.maxPayloadBytes(),
+        JobTracing.NONE,
+        config::maxAttempts,
+        AfterCommit.NONE,
+        cipher);
   }
 
   /**
