@@ -120,7 +120,7 @@ public final class JobCipher {
                 + "' has a plain payload, but pgbus.queue."
                 + queue
                 + ".encrypt=true: only the Java API encrypts (an SQL pgbus.enqueue cannot);"
-                + " enqueue through JobQueue, or run `pgbus reencrypt --queue "
+                + " enqueue through JobQueue, or run `pgbus reencrypt "
                 + queue
                 + "` to encrypt the waiting jobs",
             null);

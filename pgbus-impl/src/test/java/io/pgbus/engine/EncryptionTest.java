@@ -152,7 +152,7 @@ class EncryptionTest {
     String error = cipher.openError(id, db.job(id).errors().get(0).error());
     assertThat(error)
         .contains("has a plain payload, but pgbus.queue.sealed_sql.encrypt=true")
-        .contains("pgbus reencrypt --queue sealed_sql");
+        .contains("pgbus reencrypt sealed_sql");
     try (Connection c = db.connect()) {
       assertThat(new Reencryption(cipher).run(c, "sealed_sql", 10, "tester")).isEqualTo(1);
     }
