@@ -11,6 +11,7 @@ import io.pgbus.engine.NewJob;
 import io.pgbus.engine.Reencryption;
 import io.pgbus.it.support.Await;
 import io.pgbus.it.support.Sql;
+import io.pgbus.it.support.TestServer;
 import io.pgbus.jakarta.EncryptionSettings;
 import jakarta.annotation.Resource;
 import jakarta.ejb.EJB;
@@ -24,6 +25,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -31,6 +33,7 @@ import javax.crypto.KeyGenerator;
 import javax.sql.DataSource;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
+import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -48,6 +51,9 @@ class EncryptionIT {
 
   private static final String PASSWORD = "it-store-pw";
 
+  /** Where the test in the server finds the path of the key store the deployment made. */
+  private static final String STORE_RESOURCE = "encryption-it-store.txt";
+
   @Deployment
   static WebArchive deployment() throws Exception {
     Path store = keyStore();
@@ -62,7 +68,8 @@ class EncryptionIT {
             "pgbus.encryption.keystore=" + store,
             "pgbus.encryption.keystore-type=PKCS12",
             "pgbus.encryption.keystore-password=" + PASSWORD)
-        .addClass(SecretHandler.class);
+        .addClass(SecretHandler.class)
+        .addAsResource(new StringAsset(store.toString()), STORE_RESOURCE);
   }
 
   /** The server's key store with AES keys k1 and k2, made as an operator of that server would. */
@@ -191,15 +198,20 @@ class EncryptionIT {
             .contains("has a plain payload, but pgbus.queue.it_secret.encrypt=true"));
   }
 
-  /** The cipher of this deployment's configuration, with only the key ids given. */
-  private static JobCipher cipher(String keyIds) {
-    var config = org.eclipse.microprofile.config.ConfigProvider.getConfig();
-    return EncryptionSettings.read(
-        key ->
-            key.equals("pgbus.encryption.key-ids")
-                ? Optional.of(keyIds)
-                : config.getOptionalValue(key, String.class),
-        List.of("pgbus.queue.it_secret.encrypt"));
+  /** The cipher of this deployment's key store, with only the key ids given. */
+  private static JobCipher cipher(String keyIds) throws Exception {
+    String store;
+    try (var in = EncryptionIT.class.getClassLoader().getResourceAsStream(STORE_RESOURCE)) {
+      store = new String(in.readAllBytes(), StandardCharsets.UTF_8).strip();
+    }
+    Map<String, String> config =
+        Map.of(
+            "pgbus.queue.it_secret.encrypt", "true",
+            "pgbus.encryption.key-ids", keyIds,
+            "pgbus.encryption.keystore", store,
+            "pgbus.encryption.keystore-type", "PKCS12",
+            "pgbus.encryption.keystore-password", PASSWORD);
+    return EncryptionSettings.read(k -> Optional.ofNullable(config.get(k)), config.keySet());
   }
 
   private void awaitState(long id, String state) throws Exception {
