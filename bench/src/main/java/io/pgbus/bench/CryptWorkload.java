@@ -90,6 +90,23 @@ final class CryptWorkload {
         }
       }
     }
+    // The Java cost alone, without the database: seal and open of the same payload.
+    int ops = 50_000;
+    String sealed = cipher.sealPayload(SEALED, PAYLOAD);
+    for (int i = 0; i < ops; i++) { // warm-up
+      cipher.openPayload(SEALED, i, cipher.sealPayload(SEALED, PAYLOAD));
+    }
+    long t0 = System.nanoTime();
+    for (int i = 0; i < ops; i++) {
+      sealed = cipher.sealPayload(SEALED, PAYLOAD);
+    }
+    double sealMicros = (System.nanoTime() - t0) / 1e3 / ops;
+    t0 = System.nanoTime();
+    for (int i = 0; i < ops; i++) {
+      cipher.openPayload(SEALED, i, sealed);
+    }
+    double openMicros = (System.nanoTime() - t0) / 1e3 / ops;
+    h.log("CRYPT: seal %.2f µs, open %.2f µs per payload", sealMicros, openMicros);
     String md =
         String.format(
             "%d rounds of %,d jobs per queue and path, one transaction per job on one connection;"
@@ -97,7 +114,9 @@ final class CryptWorkload {
                 + "| CRYPT | plain µs/job (last round) | encrypted µs/job (last round) | ratio |%n"
                 + "|---|---|---|---|%n"
                 + "| enqueue (Jobs.enqueue) | %.1f | %.1f | %s |%n"
-                + "| claim + open + complete | %.1f | %.1f | %s |%n",
+                + "| claim + open + complete | %.1f | %.1f | %s |%n%n"
+                + "Java alone, per %d-byte payload (%d bytes sealed): seal %.2f µs, open %.2f"
+                + " µs (mean of %,d).%n",
             rounds,
             jobs,
             last[0],
@@ -105,7 +124,12 @@ final class CryptWorkload {
             ratio(enqueueRatios),
             last[2],
             last[3],
-            ratio(claimRatios));
+            ratio(claimRatios),
+            PAYLOAD.length(),
+            sealed.length(),
+            sealMicros,
+            openMicros,
+            ops);
     results.section("CRYPT: the cost of payload encryption", md);
   }
 
