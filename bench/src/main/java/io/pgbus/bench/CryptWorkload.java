@@ -91,21 +91,21 @@ final class CryptWorkload {
       }
     }
     // The Java cost alone, without the database: seal and open of the same payload.
-    int ops = 50_000;
+    int reps = 50_000;
     String sealed = cipher.sealPayload(SEALED, PAYLOAD);
-    for (int i = 0; i < ops; i++) { // warm-up
+    for (int i = 0; i < reps; i++) { // warm-up
       cipher.openPayload(SEALED, i, cipher.sealPayload(SEALED, PAYLOAD));
     }
     long t0 = System.nanoTime();
-    for (int i = 0; i < ops; i++) {
+    for (int i = 0; i < reps; i++) {
       sealed = cipher.sealPayload(SEALED, PAYLOAD);
     }
-    double sealMicros = (System.nanoTime() - t0) / 1e3 / ops;
+    double sealMicros = (System.nanoTime() - t0) / 1e3 / reps;
     t0 = System.nanoTime();
-    for (int i = 0; i < ops; i++) {
+    for (int i = 0; i < reps; i++) {
       cipher.openPayload(SEALED, i, sealed);
     }
-    double openMicros = (System.nanoTime() - t0) / 1e3 / ops;
+    double openMicros = (System.nanoTime() - t0) / 1e3 / reps;
     h.log("CRYPT: seal %.2f µs, open %.2f µs per payload", sealMicros, openMicros);
     String md =
         String.format(
@@ -129,7 +129,7 @@ final class CryptWorkload {
             sealed.length(),
             sealMicros,
             openMicros,
-            ops);
+            reps);
     results.section("CRYPT: the cost of payload encryption", md);
   }
 
