@@ -76,6 +76,9 @@ class EncryptionIT {
   private static Path keyStore() throws Exception {
     Path dir = Files.createTempDirectory("pgbus-it-keys");
     Path store = dir.resolve("pgbus-keys.p12");
+    // The server reads the keys once, at deploy; the files go when this test JVM ends.
+    dir.toFile().deleteOnExit();
+    store.toFile().deleteOnExit();
     String wildflyLog = System.getProperty("pgbus.it.wildfly.log");
     if (TestServer.current() == TestServer.WILDFLY && wildflyLog != null) {
       Path home = Path.of(wildflyLog).getParent().getParent().getParent();
