@@ -361,7 +361,10 @@ final class JobRunner {
    * Releases an attempt that failed while the engine stopped, on a plain connection (not through
    * {@link Transactions}, which a stopping container may refuse); logged once, by id.
    */
-  private void releaseFailedInStop(ClaimedJob job, Throwable cause) {
+  private void releaseFailedInStop(ClaimedJob job, Throwable failure) {
+    // An encrypting queue's failure may quote its payload: only its class reaches the log.
+    String cause =
+        cipher.encrypts(job.queue()) ? failure.getClass().getName() : String.valueOf(failure);
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(true);
       if (store.jobReleaseDrained(c, List.of(job)).isEmpty()) {
@@ -373,7 +376,7 @@ final class JobRunner {
           "{0} failed while its engine stopped ({1}); released it back to available without"
               + " spending an attempt",
           named(job),
-          String.valueOf(cause));
+          cause);
     } catch (SQLException e) {
       StopLog.log(
           LOG,
@@ -381,7 +384,7 @@ final class JobRunner {
           "{0} failed while its engine stopped ({1}) and could not be released ({2}); the stop"
               + " or the next rescue returns it",
           named(job),
-          String.valueOf(cause),
+          cause,
           e.getMessage());
     }
   }
