@@ -537,19 +537,12 @@ final class JobRunner {
     }
     String sealed = cipher.sealResult(job.queue(), job.id(), json);
     if (sealed.length() > Outcome.MAX_RESULT_BYTES) {
-      throw new PgbusException(
-          job.queue(),
-          job.id(),
-          "pgbus: job "
-              + job.id()
-              + " result is "
-              + sealed.length()
-              + " bytes once encrypted (queue '"
+      throw resultTooLarge(
+          job,
+          sealed.length(),
+          " bytes once encrypted (queue '"
               + job.queue()
-              + "' encrypts; sealing adds about a third), over the limit of "
-              + Outcome.MAX_RESULT_BYTES
-              + " bytes; store large data elsewhere and return a reference",
-          null);
+              + "' encrypts; sealing adds about a third)");
     }
     return sealed;
   }
@@ -598,20 +591,25 @@ final class JobRunner {
     }
     int bytes = json.getBytes(StandardCharsets.UTF_8).length;
     if (bytes > Outcome.MAX_RESULT_BYTES) {
-      throw new PgbusException(
-          job.queue(),
-          job.id(),
-          "pgbus: job "
-              + job.id()
-              + " result is "
-              + bytes
-              + " bytes of JSON, over the limit of "
-              + Outcome.MAX_RESULT_BYTES
-              + " bytes (64 KiB, Outcome.MAX_RESULT_BYTES); store large data elsewhere and"
-              + " return a reference",
-          null);
+      throw resultTooLarge(job, bytes, " bytes of JSON");
     }
     return json;
+  }
+
+  private static PgbusException resultTooLarge(ClaimedJob job, int bytes, String what) {
+    return new PgbusException(
+        job.queue(),
+        job.id(),
+        "pgbus: job "
+            + job.id()
+            + " result is "
+            + bytes
+            + what
+            + ", over the limit of "
+            + Outcome.MAX_RESULT_BYTES
+            + " bytes (64 KiB, Outcome.MAX_RESULT_BYTES); store large data elsewhere and"
+            + " return a reference",
+        null);
   }
 
   /**
