@@ -2,8 +2,12 @@ package io.pgbus.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pgbus.admin.InvalidFilterException;
+import io.pgbus.admin.JobAdmin;
+import io.pgbus.admin.JobFilter;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.JobCipher;
 import io.pgbus.engine.Jobs;
@@ -15,6 +19,7 @@ import io.pgbus.it.support.TestServer;
 import io.pgbus.jakarta.EncryptionSettings;
 import jakarta.annotation.Resource;
 import jakarta.ejb.EJB;
+import jakarta.inject.Inject;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -123,6 +128,8 @@ class EncryptionIT {
 
   @EJB Enqueuer enqueuer;
 
+  @Inject JobAdmin admin;
+
   @Resource(lookup = "jdbc/pgbus")
   DataSource ds;
 
@@ -191,6 +198,20 @@ class EncryptionIT {
                 text("SELECT payload::text FROM pgbus.job WHERE id = ?", legacy))
             .contains(marker + "-old"));
     assertFalse(dump().contains(marker), "pg_dump holds the marker in plain");
+
+    // A search by content cannot match ciphertext: refused, saying why, the text not echoed.
+    InvalidFilterException refused =
+        assertThrows(
+            InvalidFilterException.class,
+            () ->
+                admin.search(
+                    JobFilter.all()
+                        .withQueue("it_secret")
+                        .withPayloadContaining("{\"text\": \"" + marker + "-ok\"}"),
+                    null,
+                    10));
+    assertTrue(refused.getMessage().contains("encrypts its payloads"), refused.getMessage());
+    assertFalse(refused.getMessage().contains(marker), refused.getMessage());
 
     // A plain SQL enqueue cannot encrypt: each attempt fails saying what to do.
     long plain = Sql.count(ds, "SELECT pgbus.enqueue('it_secret', '{\"text\": \"plain\"}'::jsonb)");
