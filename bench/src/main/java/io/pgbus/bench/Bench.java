@@ -54,7 +54,7 @@ public final class Bench {
       var results = new Results();
       CpuMeter.Sample cpu0 = h.cpu.sample();
       // W5's consumers are the demo server's: it warms them up itself.
-      if (!Set.of("w5", "admin", "enq", "conc-liberty").containsAll(options.workloads())
+      if (!Set.of("w5", "admin", "enq", "conc-liberty", "crypt").containsAll(options.workloads())
           && options.workloads().stream().noneMatch(BenchOptions.OPT_IN::contains)) {
         h.log("warm-up (unmeasured) ...");
         new ThroughputWorkload(h).warmUp();
@@ -78,6 +78,7 @@ public final class Bench {
           case "xmin" -> new LongTransactionWorkload(h).run(results);
           case "queues" -> new ManyQueuesWorkload(h).run(results);
           case "soak" -> new SoakWorkload(h).run(results);
+          case "crypt" -> new CryptWorkload(h).run(results);
           default -> throw new IllegalStateException(w);
         }
       }

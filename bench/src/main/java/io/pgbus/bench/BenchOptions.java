@@ -87,13 +87,14 @@ record BenchOptions(
    * Workloads that run only when named in --only: each grows or holds a database for many minutes
    * (docs/performance.md "As the work grows").
    */
-  static final List<String> OPT_IN = List.of("size", "xmin", "queues", "soak", "conc-liberty");
+  static final List<String> OPT_IN =
+      List.of("size", "xmin", "queues", "soak", "conc-liberty", "crypt");
 
   static final String USAGE =
       """
       usage: ./run-bench [--with-demo] [--quick] [--url=JDBC_URL] [--runs=N]
                          [--only=w1,w2,w3,fleet,w4,w5,admin,enq,concurrent-enqueue,
-                                 size,xmin,queues,soak,conc-liberty]
+                                 size,xmin,queues,soak,conc-liberty,crypt]
                          [--conc-writers=1,8,32,64] [--conc-seconds=N] [--admin-jobs=N] [--size-finished=0,1000000,10000000]
                          [--size-waiting=N] [--claim-samples=N] [--xmin-hold-seconds=N]
                          [--xmin-phase-seconds=N] [--queues=10,1000] [--soak-minutes=N]

@@ -25,6 +25,7 @@ final class Cli {
           new QueuesCommand(),
           new ExplainCommand(),
           new EnqueueCommand(),
+          new ReencryptCommand(),
           new PauseCommand(true),
           new PauseCommand(false),
           new JobActionCommand(JobActionCommand.Kind.REPLAY),

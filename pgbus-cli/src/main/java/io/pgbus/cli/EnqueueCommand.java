@@ -83,7 +83,7 @@ final class EnqueueCommand implements Command {
     String payload = p.get(1);
     requireJson(payload);
     EnqueueOptions options = options(in.args());
-    Jobs jobs = new Jobs(in.settings().engine());
+    Jobs jobs = new Jobs(in.settings().engine(), in.settings().cipher());
     Database db = in.database();
     NewJob job = new NewJob(queue, payload, options, db.actor());
     Enqueued e = db.inTransaction(c -> jobs.enqueueIfAbsent(c, job));

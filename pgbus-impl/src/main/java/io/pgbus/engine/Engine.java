@@ -98,7 +98,8 @@ public final class Engine {
             config.maxPayloadBytes(),
             b.tracing,
             config::maxAttempts,
-            coalesced ? c -> started ? afterCommit.pending(c) : null : AfterCommit.NONE);
+            coalesced ? c -> started ? afterCommit.pending(c) : null : AfterCommit.NONE,
+            b.cipher);
     this.schedules = new ScheduleBook(jobs, config.maxPayloadBytes());
     this.flow = new FlowControl(config, dataSource);
     this.release = new StopRelease(config, dataSource, store);
@@ -192,7 +193,8 @@ public final class Engine {
         b.events,
         loops,
         config.retention().deletesCompleted(),
-        b.errorDetail);
+        b.errorDetail,
+        b.cipher);
   }
 
   private List<Capsule> newCapsules(BatchRunner runner) {
@@ -625,6 +627,7 @@ public final class Engine {
     private boolean maintenance = true;
     private ErrorDetail errorDetail = ErrorDetail.STACK;
     private JobTracing tracing = JobTracing.NONE;
+    private JobCipher cipher = JobCipher.NONE;
 
     private Builder(EngineConfig config, DataSource dataSource) {
       this.config = Objects.requireNonNull(config, "config");
@@ -714,6 +717,15 @@ public final class Engine {
     /** Carries the enqueuer's trace to the handler's span (default {@link JobTracing#NONE}). */
     public Builder tracing(JobTracing v) {
       tracing = Objects.requireNonNull(v);
+      return this;
+    }
+
+    /**
+     * Seals the payloads, results and errors of the queues that encrypt (default {@link
+     * JobCipher#NONE}).
+     */
+    public Builder cipher(JobCipher v) {
+      cipher = Objects.requireNonNull(v);
       return this;
     }
 

@@ -49,6 +49,7 @@ final class JobRunner {
   private final Watchdog watchdog;
   private final boolean deleteCompleted; // pgbus.retention.completed=0
   private final ErrorDetail errorDetail; // pgbus.errors.detail
+  private final JobCipher cipher; // seals the results and errors of encrypting queues
   private volatile boolean abandoned;
   private volatile boolean stopping;
 
@@ -77,7 +78,9 @@ final class JobRunner {
       JobEvents events,
       Executor executor,
       boolean deleteCompleted,
-      ErrorDetail errorDetail) {
+      ErrorDetail errorDetail,
+      JobCipher cipher) {
+    this.cipher = Objects.requireNonNull(cipher);
     this.watchdog = new Watchdog(executor);
     this.deleteCompleted = deleteCompleted;
     this.errorDetail = Objects.requireNonNull(errorDetail);
@@ -358,7 +361,10 @@ final class JobRunner {
    * Releases an attempt that failed while the engine stopped, on a plain connection (not through
    * {@link Transactions}, which a stopping container may refuse); logged once, by id.
    */
-  private void releaseFailedInStop(ClaimedJob job, Throwable cause) {
+  private void releaseFailedInStop(ClaimedJob job, Throwable failure) {
+    // An encrypting queue's failure may quote its payload: only its class reaches the log.
+    String cause =
+        cipher.encrypts(job.queue()) ? failure.getClass().getName() : String.valueOf(failure);
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(true);
       if (store.jobReleaseDrained(c, List.of(job)).isEmpty()) {
@@ -370,7 +376,7 @@ final class JobRunner {
           "{0} failed while its engine stopped ({1}); released it back to available without"
               + " spending an attempt",
           named(job),
-          String.valueOf(cause));
+          cause);
     } catch (SQLException e) {
       StopLog.log(
           LOG,
@@ -378,7 +384,7 @@ final class JobRunner {
           "{0} failed while its engine stopped ({1}) and could not be released ({2}); the stop"
               + " or the next rescue returns it",
           named(job),
-          String.valueOf(cause),
+          cause,
           e.getMessage());
     }
   }
@@ -408,8 +414,16 @@ final class JobRunner {
    * Calls the handler under the watchdog; a timed-out attempt throws whatever it returned. {@code
    * c} is the job's transaction, or null for a handler that runs in its own.
    */
-  Outcome handle(Connection c, ClaimedJob job, Duration timeout) throws Exception {
-    RunningJob running = new RunningJob(job);
+  Outcome handle(Connection c, ClaimedJob sealed, Duration timeout) throws Exception {
+    ClaimedJob job;
+    try {
+      job = cipher.open(sealed);
+    } catch (PgbusException e) {
+      // pgbus's own words, never the payload's: the stored error is sealed, so say it here.
+      LOG.log(System.Logger.Level.WARNING, "{0}: {1}", named(sealed), e.getMessage());
+      throw e;
+    }
+    RunningJob running = new RunningJob(job, cipher);
     Watchdog.Attempt attempt = watchdog.watch(running, timeout, c);
     if (heardEarly.take(job.id(), job.attempt())) {
       // Cancelled between its claim and now: the handler starts interrupted and flagged.
@@ -478,7 +492,7 @@ final class JobRunner {
     switch (o.kind()) {
       case COMPLETE -> {
         if (o.hasResult() && !deleteCompleted) {
-          if (!store.jobCompleteWithResult(c, job, resultJson(job, o))) {
+          if (!store.jobCompleteWithResult(c, job, sealedResult(job, o))) {
             throw new LeaseLostException(job);
           }
           return new Settled(Outcome.Kind.COMPLETE, null);
@@ -499,13 +513,13 @@ final class JobRunner {
         return new Settled(Outcome.Kind.SNOOZE, due);
       }
       case CANCEL -> {
-        if (!store.jobCancelRunning(c, job, o.reason())) {
+        if (!store.jobCancelRunning(c, job, sealedError(job, o.reason()))) {
           throw new LeaseLostException(job);
         }
         return new Settled(Outcome.Kind.CANCEL, null);
       }
       case RETRY -> {
-        JobStore.FailResult r = store.jobFail(c, job, o.reason(), backoff(job));
+        JobStore.FailResult r = store.jobFail(c, job, sealedError(job, o.reason()), backoff(job));
         if (r == null) {
           throw new LeaseLostException(job);
         }
@@ -513,6 +527,49 @@ final class JobRunner {
       }
       default -> throw new IllegalStateException("unknown outcome " + o);
     }
+  }
+
+  /** The result as stored: sealed when the job's queue encrypts, and then checked again. */
+  private String sealedResult(ClaimedJob job, Outcome o) {
+    String json = resultJson(job, o);
+    if (!cipher.encrypts(job.queue())) {
+      return json;
+    }
+    String sealed = cipher.sealResult(job.queue(), job.id(), json);
+    if (sealed.length() > Outcome.MAX_RESULT_BYTES) {
+      throw resultTooLarge(
+          job,
+          sealed.length(),
+          " bytes once encrypted (queue '"
+              + job.queue()
+              + "' encrypts; sealing adds about a third)");
+    }
+    return sealed;
+  }
+
+  /**
+   * An error text as stored: for a queue that encrypts, cut to what fits {@link
+   * JobStore#ERROR_TEXT_LIMIT} once sealed, and sealed (so the store never cuts a token).
+   */
+  String sealedError(ClaimedJob job, String text) {
+    if (!cipher.encrypts(job.queue())) {
+      return text;
+    }
+    String t = text == null ? "" : text;
+    int budget = (JobStore.ERROR_TEXT_LIMIT - 100) * 3 / 4 - 16;
+    int bytes = 0;
+    int end = 0;
+    while (end < t.length()) {
+      int cp = t.codePointAt(end);
+      int n = new String(Character.toChars(cp)).getBytes(StandardCharsets.UTF_8).length;
+      if (bytes + n > budget - 3) {
+        t = t.substring(0, end) + "...";
+        break;
+      }
+      bytes += n;
+      end += Character.charCount(cp);
+    }
+    return cipher.sealError(job.queue(), job.id(), t);
   }
 
   /**
@@ -534,20 +591,25 @@ final class JobRunner {
     }
     int bytes = json.getBytes(StandardCharsets.UTF_8).length;
     if (bytes > Outcome.MAX_RESULT_BYTES) {
-      throw new PgbusException(
-          job.queue(),
-          job.id(),
-          "pgbus: job "
-              + job.id()
-              + " result is "
-              + bytes
-              + " bytes of JSON, over the limit of "
-              + Outcome.MAX_RESULT_BYTES
-              + " bytes (64 KiB, Outcome.MAX_RESULT_BYTES); store large data elsewhere and"
-              + " return a reference",
-          null);
+      throw resultTooLarge(job, bytes, " bytes of JSON");
     }
     return json;
+  }
+
+  private static PgbusException resultTooLarge(ClaimedJob job, int bytes, String what) {
+    return new PgbusException(
+        job.queue(),
+        job.id(),
+        "pgbus: job "
+            + job.id()
+            + " result is "
+            + bytes
+            + what
+            + ", over the limit of "
+            + Outcome.MAX_RESULT_BYTES
+            + " bytes (64 KiB, Outcome.MAX_RESULT_BYTES); store large data elsewhere and"
+            + " return a reference",
+        null);
   }
 
   /**
@@ -599,9 +661,14 @@ final class JobRunner {
     }
   }
 
-  private Settled recordFailure(Connection c, ClaimedJob job, String error, Duration backoff)
+  private Settled recordFailure(Connection c, ClaimedJob job, String plain, Duration backoff)
       throws SQLException {
-    JobStore.FailResult r = store.jobFail(c, job, error, backoff);
+    JobStore.FailResult r = store.jobFail(c, job, sealedError(job, plain), backoff);
+    // An encrypting queue's error may quote its payload: it stays in the job, sealed, not here.
+    String error =
+        cipher.encrypts(job.queue())
+            ? "(error text encrypted with the job: queue '" + job.queue() + "' encrypts)"
+            : plain;
     if (r == null) {
       LOG.log(
           System.Logger.Level.WARNING,

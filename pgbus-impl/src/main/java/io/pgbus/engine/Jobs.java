@@ -38,6 +38,7 @@ public final class Jobs {
   private final JobTracing tracing;
   private final Function<String, Integer> queueMaxAttempts;
   private final AfterCommit afterCommit;
+  private final JobCipher cipher;
 
   /**
    * @param workerId recorded as who paused a queue
@@ -71,6 +72,20 @@ public final class Jobs {
       JobTracing tracing,
       Function<String, Integer> queueMaxAttempts,
       AfterCommit afterCommit) {
+    this(workerId, maxPayloadBytes, tracing, queueMaxAttempts, afterCommit, JobCipher.NONE);
+  }
+
+  /**
+   * @param cipher seals the payloads of the queues that encrypt ({@link JobCipher})
+   */
+  Jobs(
+      String workerId,
+      int maxPayloadBytes,
+      JobTracing tracing,
+      Function<String, Integer> queueMaxAttempts,
+      AfterCommit afterCommit,
+      JobCipher cipher) {
+    this.cipher = Objects.requireNonNull(cipher, "cipher");
     this.afterCommit = Objects.requireNonNull(afterCommit, "afterCommit");
     this.workerId = Objects.requireNonNull(workerId, "workerId");
     this.maxPayloadBytes = maxPayloadBytes;
@@ -80,7 +95,40 @@ public final class Jobs {
 
   /** The operations for an engine configured so (its queue policies included), without tracing. */
   public Jobs(EngineConfig config) {
-    this(config.workerId(), config.maxPayloadBytes(), JobTracing.NONE, config::maxAttempts);
+    this(config, JobCipher.NONE);
+  }
+
+  /** As {@link #Jobs(EngineConfig)}, sealing the payloads of the queues {@code cipher} encrypts. */
+  public Jobs(EngineConfig config, JobCipher cipher) {
+    this(
+        config.workerId(),
+        config.maxPayloadBytes(),
+        JobTracing.NONE,
+        config::maxAttempts,
+        AfterCommit.NONE,
+        cipher);
+  }
+
+  /**
+   * The job as it is stored: its queue's attempts, and its payload sealed when the queue encrypts,
+   * before any check or statement sees it (the payload bound applies to the sealed form).
+   */
+  private NewJob prepared(NewJob given) {
+    NewJob job = withQueueAttempts(given);
+    if (!cipher.encrypts(job.queue())) {
+      return job;
+    }
+    return new NewJob(
+        job.queue(),
+        cipher.sealPayload(job.queue(), job.payloadJson()),
+        job.options(),
+        job.enqueuedBy(),
+        job.parentJobId());
+  }
+
+  /** The cipher of these operations' queues. */
+  public JobCipher cipher() {
+    return cipher;
   }
 
   /** The job with its queue's configured attempts, unless its options chose their own. */
@@ -106,7 +154,7 @@ public final class Jobs {
    * transaction usable.
    */
   public Enqueued enqueueIfAbsent(Connection c, NewJob given) {
-    NewJob job = withQueueAttempts(given);
+    NewJob job = prepared(given);
     checkPayload(job);
     checkRunAt(job, Instant.now());
     if (!job.options().afterJobs().isEmpty()) {
@@ -187,9 +235,9 @@ public final class Jobs {
               + JobBatch.MAX_SIZE
               + " members; split a larger one, or chain batches through their callbacks");
     }
-    NewJob cb = withQueueAttempts(callback);
+    NewJob cb = prepared(callback);
     checkPayload(cb);
-    List<NewJob> jobs = members.stream().map(this::withQueueAttempts).toList();
+    List<NewJob> jobs = members.stream().map(this::prepared).toList();
     for (NewJob job : jobs) {
       checkPayload(job);
     }
@@ -233,7 +281,7 @@ public final class Jobs {
           "enqueueAll does not take afterJobs: enqueue a job that waits on others with enqueue,"
               + " or wait on a batch's callback");
     }
-    List<NewJob> jobs = given.stream().map(this::withQueueAttempts).toList();
+    List<NewJob> jobs = given.stream().map(this::prepared).toList();
     Instant now = Instant.now();
     for (NewJob job : jobs) {
       checkPayload(job);
@@ -392,7 +440,11 @@ public final class Jobs {
               + p.getBytes(StandardCharsets.UTF_8).length
               + " bytes, over the limit of "
               + limit
-              + " bytes: store large data in your own table and enqueue its key, or raise"
+              + " bytes"
+              + (cipher.encrypts(job.queue())
+                  ? " encrypted (the queue encrypts: sealed, a payload grows by about a third)"
+                  : "")
+              + ": store large data in your own table and enqueue its key, or raise"
               + " pgbus.max-payload-bytes");
     }
   }

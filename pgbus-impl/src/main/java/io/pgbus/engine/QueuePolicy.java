@@ -28,10 +28,13 @@ public record QueuePolicy(
   /** The key family: {@code pgbus.queue.<name>.<suffix>}. */
   public static final String KEY_PREFIX = "pgbus.queue.";
 
-  /** The suffixes of a queue's keys, its {@link QueueLimit flow control} included. */
+  /**
+   * The suffixes of a queue's keys, its {@link QueueLimit flow control} and its encryption ({@code
+   * encrypt}, {@link JobCipher}) included.
+   */
   public static final List<String> SUFFIXES =
       Stream.concat(
-              Stream.of("job-timeout", "max-attempts", "retry.base", "retry.cap"),
+              Stream.of("job-timeout", "max-attempts", "retry.base", "retry.cap", "encrypt"),
               QueueLimit.SUFFIXES.stream())
           .toList();
 

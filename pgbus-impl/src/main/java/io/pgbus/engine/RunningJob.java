@@ -24,6 +24,7 @@ import java.util.SortedMap;
 public final class RunningJob implements JobContext {
 
   private static final LinkStore LINKS = new LinkStore();
+  private final JobCipher cipher;
 
   private final ClaimedJob job;
   private final JobProgress progress = new JobProgress();
@@ -36,7 +37,15 @@ public final class RunningJob implements JobContext {
   private boolean ownTransactions;
 
   RunningJob(ClaimedJob job) {
+    this(job, JobCipher.NONE);
+  }
+
+  /**
+   * @param cipher opens the results of encrypting queues' jobs this handler reads
+   */
+  RunningJob(ClaimedJob job, JobCipher cipher) {
     this.job = Objects.requireNonNull(job, "job");
+    this.cipher = Objects.requireNonNull(cipher, "cipher");
   }
 
   /** The job as it was claimed. */
@@ -119,12 +128,16 @@ public final class RunningJob implements JobContext {
   @Override
   public SortedMap<Long, String> batchResults(long afterJobId, int limit) {
     JobContext.super.batchResults(afterJobId, limit); // the bounds, with their error text
-    return read(c -> LINKS.batchResults(c, job.id(), afterJobId, limit));
+    SortedMap<Long, String> results = read(c -> LINKS.batchResults(c, job.id(), afterJobId, limit));
+    results.replaceAll(cipher::openResult);
+    return results;
   }
 
   @Override
   public Map<Long, String> dependencyResults() {
-    return read(c -> LINKS.dependencyResults(c, job.id()));
+    Map<Long, String> results = read(c -> LINKS.dependencyResults(c, job.id()));
+    results.replaceAll(cipher::openResult);
+    return results;
   }
 
   private interface Read<T> {

@@ -80,7 +80,8 @@ public final class SyncRunner {
             JobEvents.NONE,
             SyncRunner::watchdogThread,
             false,
-            ErrorDetail.STACK);
+            ErrorDetail.STACK,
+            JobCipher.NONE);
   }
 
   /**

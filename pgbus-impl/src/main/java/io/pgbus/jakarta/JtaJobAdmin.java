@@ -47,7 +47,33 @@ public class JtaJobAdmin implements JobAdmin {
 
   @Override
   public JobPage search(JobFilter filter, Long before, int limit) {
+    refuseSearchOfSealed(filter);
     return withConnection("search jobs", filter, (s, c) -> s.jobSearch(c, filter, before, limit));
+  }
+
+  /**
+   * A payload or error search of a queue that encrypts cannot match: PostgreSQL holds only its
+   * ciphertext. Refused as a bad filter (400) that says why, without echoing the searched text.
+   */
+  private void refuseSearchOfSealed(JobFilter filter) {
+    if (filter == null || filter.queue() == null || !resources.cipher().encrypts(filter.queue())) {
+      return;
+    }
+    String field =
+        filter.payloadContains() != null
+            ? "payloadContains"
+            : filter.errorContains() != null ? "errorContains" : null;
+    if (field != null) {
+      throw new InvalidFilterException(
+          field,
+          "(not shown)",
+          "queue '"
+              + filter.queue()
+              + "' encrypts its payloads, results and errors (pgbus.queue."
+              + filter.queue()
+              + ".encrypt=true), so the database cannot search their content; search by id,"
+              + " unique key, state or time instead");
+    }
   }
 
   @Override
@@ -108,6 +134,7 @@ public class JtaJobAdmin implements JobAdmin {
   }
 
   private int act(Action action, JobFilter filter, int limit) {
+    refuseSearchOfSealed(filter);
     String caller = CallerNames.name(principal);
     // A cancel of jobs in batches or with dependents is two statements: one transaction, the
     // caller's or its own (CallerTransaction).

@@ -1,6 +1,7 @@
 package io.pgbus.jakarta;
 
 import io.pgbus.PgbusException;
+import io.pgbus.engine.JobCipher;
 import io.pgbus.engine.ListenerConnections;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.concurrent.ManagedExecutorService;
@@ -28,6 +29,7 @@ public class PgbusResources {
   static final String POOL_SIZE_KEY = "pgbus.datasource.max-pool-size";
 
   private PgbusSettings settings;
+  private JobCipher cipher;
   private Integer poolMax;
   private DataSource dataSource;
   private ManagedExecutorService executor;
@@ -38,6 +40,9 @@ public class PgbusResources {
     Config config = ConfigProvider.getConfig();
     settings =
         PgbusSettings.read(
+            key -> config.getOptionalValue(key, String.class), config.getPropertyNames());
+    cipher =
+        EncryptionSettings.read(
             key -> config.getOptionalValue(key, String.class), config.getPropertyNames());
     poolMax =
         config
@@ -54,6 +59,11 @@ public class PgbusResources {
 
   PgbusSettings settings() {
     return settings;
+  }
+
+  /** Seals the jobs of the queues that encrypt ({@link EncryptionSettings}). */
+  JobCipher cipher() {
+    return cipher;
   }
 
   /**

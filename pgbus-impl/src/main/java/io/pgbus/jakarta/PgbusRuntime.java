@@ -12,6 +12,7 @@ import io.pgbus.engine.EngineStatus;
 import io.pgbus.engine.ErrorBackoff;
 import io.pgbus.engine.ExecutionConfig;
 import io.pgbus.engine.InvalidConfigException;
+import io.pgbus.engine.JobCipher;
 import io.pgbus.engine.Jobs;
 import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.Loop;
@@ -142,6 +143,7 @@ public class PgbusRuntime {
             .wakes(wakes::fire)
             .afterCommit(new JtaAfterCommit(router::committed))
             .errorDetail(settings.errorDetail())
+            .cipher(resources.cipher())
             .tracing(PgbusTracing.load())
             .handlerTransactions(handlers.handlerTransactions());
     try {
@@ -250,7 +252,7 @@ public class PgbusRuntime {
     }
     List<DeployCheck.Finding> findings;
     try (Connection c = resources.dataSource().getConnection()) {
-      findings = DeployCheck.run(c, engine.config(), handlers.queues(), handlers::payloadMismatch);
+      findings = DeployCheck.run(c, engine.config(), handlers.queues(), this::payloadMismatch);
     }
     List<DeployCheck.Finding> blocking = DeployCheck.blocking(findings);
     if (mode == DeployCheck.Mode.FAIL && !blocking.isEmpty()) {
@@ -271,11 +273,26 @@ public class PgbusRuntime {
   }
 
   /** The doctor's "deploy check": the gate run now, whatever the mode. */
+  /**
+   * Whether a waiting payload maps onto its handler's type, read as the handler will read it: a
+   * sealed one opened first (an encrypting queue), and one this build cannot open named as such.
+   */
+  private String payloadMismatch(String queue, String payload) {
+    if (!JobCipher.sealed(payload)) {
+      return handlers.payloadMismatch(queue, payload);
+    }
+    try {
+      return handlers.payloadMismatch(queue, resources.cipher().openPayload(queue, 0, payload));
+    } catch (PgbusException e) {
+      return "an encrypted payload this build cannot open: " + e.getMessage();
+    }
+  }
+
   private Doctor.Check deployCheck() {
     DeployCheck.Mode mode = resources.settings().deployCheck();
     try (Connection c = resources.dataSource().getConnection()) {
       return DeployCheck.check(
-          DeployCheck.run(c, engine.config(), handlers.queues(), handlers::payloadMismatch), mode);
+          DeployCheck.run(c, engine.config(), handlers.queues(), this::payloadMismatch), mode);
     } catch (Exception e) {
       LOG.log(
           System.Logger.Level.WARNING, "pgbus doctor: the deploy check failed: {0}", e.toString());

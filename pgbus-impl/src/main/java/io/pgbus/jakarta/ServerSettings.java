@@ -2,6 +2,7 @@ package io.pgbus.jakarta;
 
 import io.pgbus.engine.DeployCheck;
 import io.pgbus.engine.EngineConfig;
+import io.pgbus.engine.JobCipher;
 import java.util.Optional;
 import java.util.function.Function;
 
@@ -12,8 +13,9 @@ import java.util.function.Function;
  *
  * @param engine the engine's configuration (capsules, queue policies and limits, payload limit)
  * @param deployCheck {@code pgbus.deploy-check}
+ * @param cipher the queues that encrypt and their keys ({@link EncryptionSettings})
  */
-public record ServerSettings(EngineConfig engine, DeployCheck.Mode deployCheck) {
+public record ServerSettings(EngineConfig engine, DeployCheck.Mode deployCheck, JobCipher cipher) {
 
   /**
    * Reads and validates the settings.
@@ -25,6 +27,6 @@ public record ServerSettings(EngineConfig engine, DeployCheck.Mode deployCheck) 
   public static ServerSettings read(
       Function<String, Optional<String>> source, Iterable<String> keys) {
     PgbusSettings s = PgbusSettings.read(source, keys);
-    return new ServerSettings(s.engine(), s.deployCheck());
+    return new ServerSettings(s.engine(), s.deployCheck(), EncryptionSettings.read(source, keys));
   }
 }

@@ -1,6 +1,7 @@
 package io.pgbus.jakarta;
 
 import io.pgbus.engine.CronJob;
+import io.pgbus.engine.EncryptionKeys;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.QueuePolicy;
 import io.pgbus.engine.Setting;
@@ -56,7 +57,11 @@ final class SettingKeys {
           "pgbus.cli.password-file");
 
   static final Set<String> FIXED =
-      Stream.concat(ADAPTER.stream(), EngineConfig.SETTINGS.stream().map(Setting::key))
+      Stream.of(
+              ADAPTER.stream(),
+              EncryptionKeys.SETTINGS.stream(),
+              EngineConfig.SETTINGS.stream().map(Setting::key))
+          .flatMap(s -> s)
           .collect(Collectors.toUnmodifiableSet());
 
   static final String CAPSULE_PREFIX = "pgbus.capsule.";
@@ -73,7 +78,9 @@ final class SettingKeys {
    */
   static String unknown(Iterable<String> keys) {
     for (String key : keys) {
-      if (!key.startsWith("pgbus.") || FIXED.contains(key)) {
+      if (!key.startsWith("pgbus.")
+          || FIXED.contains(key)
+          || key.startsWith(EncryptionKeys.KEY_PREFIX)) { // pgbus.encryption.key.<id>
         continue;
       }
       String suggestion = suggestion(key);

@@ -40,6 +40,7 @@ class SettingKeysTest {
     SettingKeys.CRON_KEYS.forEach(k -> known.add(SettingKeys.CRON_PREFIX + "<name>." + k));
     io.pgbus.engine.QueuePolicy.SUFFIXES.forEach(
         k -> known.add(io.pgbus.engine.QueuePolicy.KEY_PREFIX + "<name>." + k));
+    known.add(io.pgbus.engine.EncryptionKeys.KEY_PREFIX + "<id>");
     assertThat(known).isEqualTo(documented);
   }
 

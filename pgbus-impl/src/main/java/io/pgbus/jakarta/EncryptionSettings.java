@@ -1,0 +1,55 @@
+package io.pgbus.jakarta;
+
+import io.pgbus.InvalidJobException;
+import io.pgbus.QueueNames;
+import io.pgbus.engine.EncryptionKeys;
+import io.pgbus.engine.InvalidConfigException;
+import io.pgbus.engine.JobCipher;
+import io.pgbus.engine.KeyRing;
+import io.pgbus.engine.QueuePolicy;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.TreeSet;
+import java.util.function.Function;
+
+/**
+ * Which queues encrypt ({@code pgbus.queue.<name>.encrypt=true}) and with which keys ({@link
+ * EncryptionKeys}), read once from MicroProfile Config; the deployment fails on a bad value with
+ * the key that holds it. Shared by the server runtime and the CLI.
+ */
+public final class EncryptionSettings {
+
+  static final String SUFFIX = ".encrypt";
+
+  private EncryptionSettings() {}
+
+  /** The cipher the configuration describes; {@link JobCipher#NONE} when no queue encrypts. */
+  public static JobCipher read(Function<String, Optional<String>> source, Iterable<String> keys) {
+    var queues = new TreeSet<String>();
+    for (String key : keys) {
+      if (!key.startsWith(QueuePolicy.KEY_PREFIX) || !key.endsWith(SUFFIX)) {
+        continue;
+      }
+      String queue = key.substring(QueuePolicy.KEY_PREFIX.length(), key.length() - SUFFIX.length());
+      String value = source.apply(key).orElse("").strip().toLowerCase(Locale.ROOT);
+      if (!value.equals("true") && !value.equals("false")) {
+        throw PgbusSettings.refused(
+            key, key + "=" + value + " is not a boolean: set it to true or false");
+      }
+      try {
+        QueueNames.require(queue);
+      } catch (InvalidJobException e) {
+        throw PgbusSettings.refused(key, key + ": " + e.getMessage());
+      }
+      if (value.equals("true")) {
+        queues.add(queue);
+      }
+    }
+    try {
+      KeyRing ring = EncryptionKeys.load(source, queues.stream().toList());
+      return queues.isEmpty() && ring.isEmpty() ? JobCipher.NONE : new JobCipher(ring, queues);
+    } catch (InvalidConfigException e) {
+      throw PgbusSettings.refused(e);
+    }
+  }
+}
