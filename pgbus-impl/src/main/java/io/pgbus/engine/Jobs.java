@@ -114,7 +114,14 @@ public final class Jobs {
    * before any check or statement sees it (the payload bound applies to the sealed form).
    */
   private NewJob prepared(NewJob given) {
-    NewJob job = withQueueAttempts(given);
+    return sealed(withQueueAttempts(given));
+  }
+
+  /**
+   * The job with its payload sealed when its queue encrypts; as it is otherwise. For jobs that
+   * reach the store another way than these operations (a schedule's runs).
+   */
+  NewJob sealed(NewJob job) {
     if (!cipher.encrypts(job.queue())) {
       return job;
     }

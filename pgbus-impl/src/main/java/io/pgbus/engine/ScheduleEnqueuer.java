@@ -64,6 +64,7 @@ final class ScheduleEnqueuer {
   private final JobStore jobs;
   private final Transactions transactions;
   private final Duration maxWait;
+  private final java.util.function.UnaryOperator<NewJob> seal;
   private final AtomicLong enqueued = new AtomicLong();
   // By name. Only the maintainer's thread ticks; the doctor reads the table, not this.
   private final Map<String, Unreadable> unreadable = new HashMap<>();
@@ -78,6 +79,20 @@ final class ScheduleEnqueuer {
    */
   ScheduleEnqueuer(
       List<CronJob> configured, JobStore jobs, Transactions transactions, Duration maxWait) {
+    this(configured, jobs, transactions, maxWait, job -> job);
+  }
+
+  /**
+   * @param seal seals a run's payload when its queue encrypts ({@link Jobs#sealed}), as every other
+   *     enqueue of this JVM does
+   */
+  ScheduleEnqueuer(
+      List<CronJob> configured,
+      JobStore jobs,
+      Transactions transactions,
+      Duration maxWait,
+      java.util.function.UnaryOperator<NewJob> seal) {
+    this.seal = Objects.requireNonNull(seal, "seal");
     this.configured = List.copyOf(configured);
     this.jobs = Objects.requireNonNull(jobs);
     this.transactions = Objects.requireNonNull(transactions);
@@ -299,7 +314,7 @@ final class ScheduleEnqueuer {
                 return false;
               }
               for (Instant run : runs) {
-                jobs.jobInsertIfAbsent(c, ScheduleBook.runJob(d, run, null));
+                jobs.jobInsertIfAbsent(c, seal.apply(ScheduleBook.runJob(d, run, null)));
               }
               return true;
             });

@@ -5,10 +5,10 @@
  * QueuesResource}, {@code QueueLimitResource}, {@code LinksResource}, {@code SchedulesResource},
  * {@code FleetResource}), each with the reads it needs ({@code JobAdmin}, {@code JobQueue}, {@code
  * Schedules}, the engine's {@code EngineStatus}, the engine's {@code Fleet}, {@code JobLinks} and
- * {@code QueueLimits}) and one {@code AdminCall} that checks the roles and the CSRF
- * token, masks payloads and turns failures into the documented error bodies. No resource opens a
- * store of its own. A search by handler ({@code HandlerQueues}) stands for the queues the handler
- * is bound to in this application.
+ * {@code QueueLimits}) and one {@code AdminCall} that checks the roles and the CSRF token, masks
+ * payloads and turns failures into the documented error bodies. No resource opens a store of its
+ * own. A search by handler ({@code HandlerQueues}) stands for the queues the handler is bound to in
+ * this application.
  *
  * <p>Answers are small records that JSON-B writes; their property order, and which nulls are
  * written and which left out, are declared on them ({@code @JsonbPropertyOrder},
