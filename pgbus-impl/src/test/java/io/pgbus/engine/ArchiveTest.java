@@ -8,6 +8,7 @@ import io.pgbus.admin.JobFilter;
 import io.pgbus.admin.JobState;
 import io.pgbus.admin.JobView;
 import io.pgbus.engine.JobAdminStore.Action;
+import io.pgbus.engine.testing.Await;
 import io.pgbus.engine.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -85,6 +86,39 @@ class ArchiveTest {
                 completed))
         .as("explain finds the moved job")
         .isEqualTo(1);
+  }
+
+  @Test
+  void theLeadersMaintenanceMovesFinishedJobsOnItsOwn() throws Exception {
+    long id = completed("arc_leader", "{\"done\":true}");
+    age(id, Duration.ofMinutes(5));
+    var maintainer =
+        new Maintainer(
+            db.dataSource(),
+            store,
+            new MaintainerConfig(
+                Duration.ofHours(1),
+                Duration.ofHours(1),
+                Duration.ofMinutes(5),
+                Duration.ofDays(7)),
+            RetentionConfig.from(SettingSource.DEFAULTS),
+            () -> true,
+            null,
+            Duration.ofHours(1),
+            Duration.ofHours(1));
+    Thread loop = new Thread(maintainer, "maintainer");
+    loop.start();
+    try {
+      Await.until(
+          "the leader to move the job",
+          Duration.ofSeconds(30),
+          () -> db.queryLongs("SELECT id FROM pgbus.job_history"),
+          ids -> ids.contains(id));
+      assertThat(maintainer.archived()).isEqualTo(1);
+      assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE id = ?", id)).isZero();
+    } finally {
+      maintainer.stop(Duration.ofSeconds(5));
+    }
   }
 
   @Test
