@@ -35,6 +35,11 @@ import java.util.TreeSet;
  * throughput), written like {@link JobStore}: bind parameters only, nothing resolved through the
  * application's search_path. Runs on the connection it is given, in the caller's transaction.
  *
+ * <p>The reads of jobs that may have finished (search, read one, counts, throughput, the queue
+ * list, delete) read {@code pgbus.job_all}, pgbus.job and pgbus.job_history together (V33): each
+ * walk becomes a merge of the same index's ranges, one per table or day partition. The actions on
+ * waiting and dead jobs (replay, retry, cancel) stay on pgbus.job, where those jobs are.
+ *
  * <p>Every statement here runs only when an operator asks: nothing is polled.
  *
  * <p>Why the searches are fast on a million jobs (V8__admin.sql, docs/performance.md): a search
