@@ -174,6 +174,73 @@ class ArchiveTest {
   }
 
   @Test
+  void aDayIsDroppedWhileJobsMoveAndReadersReadWithoutLosingAKeptJob() throws Exception {
+    List<Long> old = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      long id = completed("arc_load", null);
+      age(id, Duration.ofHours(50));
+      old.add(id);
+    }
+    round(RETENTION);
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job_history")).isEqualTo(20);
+    List<Long> recent = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      long id = completed("arc_load", null);
+      age(id, Duration.ofMinutes(10));
+      recent.add(id);
+    }
+    var stop = new AtomicBoolean();
+    var reads = new AtomicLong();
+    Long[] kept = recent.toArray(Long[]::new);
+    CompletableFuture<Void> reader =
+        CompletableFuture.runAsync(
+            () -> {
+              try (Connection c = db.connect();
+                  PreparedStatement ps =
+                      c.prepareStatement(
+                          "SELECT pg_catalog.count(*) FROM pgbus.job_all WHERE id = ANY (?)")) {
+                ps.setArray(1, c.createArrayOf("bigint", kept));
+                while (!stop.get()) {
+                  try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    assertThat(rs.getLong(1)).as("kept jobs seen").isEqualTo(200);
+                  }
+                  reads.incrementAndGet();
+                }
+              } catch (SQLException e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    CompletableFuture<Long> mover =
+        CompletableFuture.supplyAsync(
+            () -> {
+              long n = 0;
+              try (Connection c = db.connect()) {
+                var now = java.time.Instant.now();
+                int m;
+                do {
+                  m = archive.move(c, now.minus(RETENTION), now.minus(ArchiveStore.GRACE), 5);
+                  n += m;
+                } while (m > 0);
+              } catch (SQLException e) {
+                throw new IllegalStateException(e);
+              }
+              return n;
+            });
+
+    ArchiveStore.Round r = round(Duration.ofDays(1)); // drops the old day, moves with the mover
+
+    long moved = mover.get() + r.moved();
+    stop.set(true);
+    reader.get();
+    assertThat(r.dropped()).isGreaterThanOrEqualTo(1);
+    assertThat(moved).isEqualTo(200);
+    assertThat(reads.get()).isPositive();
+    assertThat(db.queryLongs("SELECT id FROM pgbus.job_history ORDER BY id"))
+        .containsExactlyElementsOf(recent);
+  }
+
+  @Test
   void aRetentionShorterThanADayKeepsJobsInTheLiveTable() throws Exception {
     long id = completed("arc_short", null);
     age(id, Duration.ofMinutes(10));
