@@ -54,25 +54,27 @@ final class ArchiveStore {
   private static final DateTimeFormatter DAY_NAME = DateTimeFormatter.ofPattern("yyyyMMdd");
   private static final String PREFIX = "job_history_p";
 
-  private static final String NOW = "SELECT now()";
-
-  private static final String PARTITIONS =
+  // What a round needs to know, in one statement, so that an idle round costs one: the
+  // database's clock, the day partitions, whether the safety net holds rows past the retention,
+  // and the oldest job the moves may take (one probe of job_finalized_queue_idx per state).
+  private static final String STATE =
       """
-      SELECT c.relname::text
-        FROM pg_catalog.pg_inherits i
-        JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.inhrelid
-       WHERE i.inhparent OPERATOR(pg_catalog.=) 'pgbus.job_history'::pg_catalog.regclass
-         AND c.relname::text OPERATOR(pg_catalog.~) '^job_history_p[0-9]{8}$'
-      """;
-
-  // The oldest job the next moves may take: one probe of job_finalized_queue_idx per state.
-  private static final String OLDEST =
-      """
-      SELECT LEAST(
-        (SELECT min(j.finalized_at) FROM pgbus.job j
-          WHERE j.state OPERATOR(pg_catalog.=) 'completed' AND j.finalized_at >= ?::timestamptz),
-        (SELECT min(j.finalized_at) FROM pgbus.job j
-          WHERE j.state OPERATOR(pg_catalog.=) 'cancelled' AND j.finalized_at >= ?::timestamptz))
+      SELECT now(),
+             ARRAY(
+               SELECT c.relname::text
+                 FROM pg_catalog.pg_inherits i
+                 JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.inhrelid
+                WHERE i.inhparent OPERATOR(pg_catalog.=) 'pgbus.job_history'::pg_catalog.regclass
+                  AND c.relname::text OPERATOR(pg_catalog.~) '^job_history_p[0-9]{8}$'),
+             EXISTS (SELECT 1 FROM pgbus.job_history_default d
+                      WHERE d.finalized_at < now() - ?::float8 * interval '1 millisecond'),
+             LEAST(
+               (SELECT min(j.finalized_at) FROM pgbus.job j
+                 WHERE j.state OPERATOR(pg_catalog.=) 'completed'
+                   AND j.finalized_at >= now() - ?::float8 * interval '1 millisecond'),
+               (SELECT min(j.finalized_at) FROM pgbus.job j
+                 WHERE j.state OPERATOR(pg_catalog.=) 'cancelled'
+                   AND j.finalized_at >= now() - ?::float8 * interval '1 millisecond'))
       """;
 
   // The move: one statement, so the job is in pgbus.job or in pgbus.job_history for every
@@ -131,15 +133,33 @@ final class ArchiveStore {
    * drops the partitions past {@code retention}. Auto-commit connection; each step commits.
    */
   Round archive(Connection c, Duration retention, int batch) throws SQLException {
-    Instant now = now(c);
+    Instant now;
+    TreeSet<LocalDate> days = new TreeSet<>();
+    boolean defaultExpired;
+    Instant oldest;
+    try (PreparedStatement ps = c.prepareStatement(STATE)) {
+      for (int i = 1; i <= 3; i++) {
+        ps.setDouble(i, retention.toMillis());
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        now = rs.getTimestamp(1).toInstant();
+        for (String name : (String[]) rs.getArray(2).getArray()) {
+          days.add(LocalDate.parse(name.substring(PREFIX.length()), DAY_NAME));
+        }
+        defaultExpired = rs.getBoolean(3);
+        Timestamp t = rs.getTimestamp(4);
+        oldest = t == null ? null : t.toInstant();
+      }
+    }
     Instant expired = now.minus(retention);
-    TreeSet<LocalDate> days = partitions(c);
     int dropped = drop(c, days, expired);
-    pruneDefault(c, expired, batch);
+    if (defaultExpired) {
+      pruneDefault(c, expired, batch);
+    }
     if (retention.compareTo(DAY) < 0) {
       return new Round(0, dropped, 0); // kept in pgbus.job: a day's partition would outlive it
     }
-    Instant oldest = oldest(c, expired);
     LocalDate from = day(oldest == null ? now : oldest);
     LocalDate to = day(now).plusDays(DAYS_AHEAD);
     int created = 0;
@@ -160,12 +180,14 @@ final class ArchiveStore {
       until = coveredUntil;
     }
     long moved = 0;
-    long deadline = System.nanoTime() + MOVE_BUDGET.toNanos();
-    int n;
-    do {
-      n = move(c, expired, until, batch);
-      moved += n;
-    } while (n == batch && System.nanoTime() - deadline < 0);
+    if (oldest != null && oldest.isBefore(until)) {
+      long deadline = System.nanoTime() + MOVE_BUDGET.toNanos();
+      int n;
+      do {
+        n = move(c, expired, until, batch);
+        moved += n;
+      } while (n == batch && System.nanoTime() - deadline < 0);
+    }
     return new Round(created, dropped, moved);
   }
 
@@ -179,18 +201,6 @@ final class ArchiveStore {
       ps.setTimestamp(5, Timestamp.from(until));
       return ps.executeUpdate();
     }
-  }
-
-  /** The days that have their partition. */
-  TreeSet<LocalDate> partitions(Connection c) throws SQLException {
-    var days = new TreeSet<LocalDate>();
-    try (PreparedStatement ps = c.prepareStatement(PARTITIONS);
-        ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        days.add(LocalDate.parse(rs.getString(1).substring(PREFIX.length()), DAY_NAME));
-      }
-    }
-    return days;
   }
 
   /** Creates the partition of {@code day}; false when a lock or the default's rows stop it. */
@@ -253,26 +263,6 @@ final class ArchiveStore {
       ps.setInt(2, batch);
       ps.setTimestamp(3, Timestamp.from(expired));
       ps.executeUpdate();
-    }
-  }
-
-  private static Instant oldest(Connection c, Instant from) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(OLDEST)) {
-      ps.setTimestamp(1, Timestamp.from(from));
-      ps.setTimestamp(2, Timestamp.from(from));
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        Timestamp t = rs.getTimestamp(1);
-        return t == null ? null : t.toInstant();
-      }
-    }
-  }
-
-  private static Instant now(Connection c) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(NOW);
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      return rs.getTimestamp(1).toInstant();
     }
   }
 
