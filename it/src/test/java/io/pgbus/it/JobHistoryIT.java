@@ -87,7 +87,7 @@ class JobHistoryIT {
         Http.request(
             "GET", api + "jobs?queue=" + q + "&state=completed", "viewer", "viewer-secret");
     assertEquals(200, search.status(), search.body());
-    assertTrue(search.body().contains("\"id\":" + id), search.body());
+    assertTrue(search.body().contains("\"id\":\"" + id + "\""), search.body());
     Http.Response explain =
         Http.request("GET", api + "jobs/" + id + "/explain", "viewer", "viewer-secret");
     assertEquals(200, explain.status(), explain.body());
