@@ -712,8 +712,14 @@ CREATE FUNCTION pgbus.dependency_linked() RETURNS trigger
      WHERE j.id = NEW.depends_on
        FOR NO KEY UPDATE;
     IF NOT FOUND THEN
-      v_state := 'completed';
-      v_result := NULL;
+      -- Moved to pgbus.job_history since the enqueue read it (V33): final, so no lock is needed.
+      SELECT h.state::text, h.result INTO v_state, v_result
+        FROM pgbus.job_history h
+       WHERE h.id = NEW.depends_on;
+      IF NOT FOUND THEN
+        v_state := 'completed';
+        v_result := NULL;
+      END IF;
     ELSIF NOT v_linked THEN
       UPDATE pgbus.job j SET linked = true WHERE j.id = NEW.depends_on;
     END IF;
@@ -799,18 +805,19 @@ CREATE FUNCTION pgbus.enqueue_after(queue text, payload jsonb, depends_on bigint
     PERFORM pgbus.check_dependencies(enqueue_after.queue, enqueue_after.depends_on, v_policy);
     v_deps := ARRAY(SELECT DISTINCT d FROM unnest(enqueue_after.depends_on) d ORDER BY d);
     v_missing := ARRAY(SELECT d FROM unnest(v_deps) d
-                        WHERE NOT EXISTS (SELECT 1 FROM pgbus.job j WHERE j.id = d));
+                        WHERE NOT EXISTS (SELECT 1 FROM pgbus.job_all j WHERE j.id = d));
     IF cardinality(v_missing) > 0 THEN
       RAISE EXCEPTION 'pgbus: unknown job id(s) % in the dependencies of a job for queue %: depend only on jobs that exist (a job deleted on completion or pruned is gone)',
         v_missing, enqueue_after.queue
         USING ERRCODE = 'foreign_key_violation';
     END IF;
     -- The dependencies' states, read once (no lock, see above): the delay and the edges below
-    -- both come from this one read, so they agree, whatever finishes meanwhile.
+    -- both come from this one read, so they agree, whatever finishes meanwhile. A finished
+    -- dependency may have moved to pgbus.job_history (V33): job_all reads both, each job once.
     SELECT array_agg(j.id ORDER BY j.id), array_agg(j.state::text ORDER BY j.id),
            array_agg(j.result ORDER BY j.id)
       INTO v_ids, v_states, v_results
-      FROM pgbus.job j
+      FROM pgbus.job_all j
      WHERE j.id = ANY (v_deps);
     SELECT count(*) FILTER (WHERE t.state NOT IN ('completed', 'dead', 'cancelled')),
            count(*) FILTER (WHERE t.state IN ('dead', 'cancelled'))
@@ -1122,7 +1129,8 @@ CREATE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
     v_tx record;                -- the oldest open transaction
     v_ahead bigint;
   BEGIN
-    SELECT * INTO j FROM pgbus.job WHERE id = explain.job_id;
+    -- V33: a completed or cancelled job may have moved to pgbus.job_history (same columns).
+    SELECT * INTO j FROM pgbus.job_all WHERE id = explain.job_id;
     IF NOT FOUND THEN
       RETURN NULL;
     END IF;
@@ -1228,7 +1236,7 @@ CREATE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
              count(*) FILTER (WHERE d.state = 'failed' AND d.on_failure = 'cancel')
         INTO v_deps, v_dep_waiting, v_dep_held, v_dep_cancel
         FROM pgbus.job_dependency d
-        LEFT JOIN pgbus.job o ON o.id = d.depends_on
+        LEFT JOIN pgbus.job_all o ON o.id = d.depends_on
        WHERE d.job_id = j.id AND d.state <> 'completed';
       IF v_deps IS NOT NULL AND j.state = 'scheduled' THEN
         blocked := true;
@@ -1961,6 +1969,14 @@ BEGIN
         FROM pgbus.job j
        WHERE j.state = ANY ('{completed,dead}'::pgbus.job_state[])
          AND j.finalized_at >= v_from AND j.finalized_at < v_to
+      UNION ALL
+      -- V33: completed jobs move to pgbus.job_history a minute after they end, before a rollup
+      -- after a quiet spell reads them (job_history_finalized_idx, per day's partition).
+      SELECT h.queue::text, date_trunc('minute', h.finalized_at), h.state,
+             greatest(0, extract(epoch FROM h.attempted_at - h.run_at) * 1000)::bigint,
+             greatest(0, extract(epoch FROM h.finalized_at - h.attempted_at) * 1000)::bigint
+        FROM pgbus.job_history h
+       WHERE h.state = 'completed' AND h.finalized_at >= v_from AND h.finalized_at < v_to
     ), per_minute AS (
       SELECT f.queue, f.minute,
              count(*) FILTER (WHERE f.state = 'completed') AS completed,
@@ -1976,6 +1992,9 @@ BEGIN
       UNION ALL
       SELECT j.queue, j.errors FROM pgbus.job j
        WHERE j.state = 'cancelled' AND j.finalized_at >= v_from AND j.errors <> '[]'::jsonb
+      UNION ALL
+      SELECT h.queue, h.errors FROM pgbus.job_history h
+       WHERE h.finalized_at >= v_from AND h.errors <> '[]'::jsonb
       UNION ALL
       SELECT j.queue, j.errors FROM pgbus.job j
        WHERE j.state = 'running' AND j.attempted_at >= v_from AND j.errors <> '[]'::jsonb
@@ -2471,6 +2490,105 @@ CREATE TABLE pgbus.cron (
 );
 
 --
+-- Name: job_history; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.job_history (
+    id bigint NOT NULL,
+    queue pgbus.queue_name NOT NULL,
+    state pgbus.job_state NOT NULL,
+    priority pgbus.job_priority NOT NULL,
+    payload jsonb NOT NULL,
+    attempt integer NOT NULL,
+    max_attempts pgbus.job_max_attempts NOT NULL,
+    run_at timestamp with time zone NOT NULL,
+    attempted_at timestamp with time zone,
+    attempted_by text,
+    lease_expires_at timestamp with time zone,
+    errors jsonb NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    finalized_at timestamp with time zone NOT NULL,
+    unique_key pgbus.job_unique_key,
+    trace_parent pgbus.trace_parent,
+    trace_state pgbus.trace_state,
+    enqueued_by pgbus.job_enqueued_by,
+    correlation_id pgbus.job_correlation_id,
+    cancel_attempt pgbus.job_cancel_attempt,
+    progress pgbus.job_progress,
+    result pgbus.job_result,
+    concurrency_key pgbus.job_concurrency_key,
+    batch_id bigint,
+    linked boolean NOT NULL,
+    lane bigint,
+    attempt_base integer NOT NULL,
+    CONSTRAINT job_history_state_chk CHECK ((state = ANY ('{completed,cancelled}'::pgbus.job_state[])))
+)
+PARTITION BY RANGE (finalized_at);
+
+--
+-- Name: job_all; Type: VIEW; Schema: pgbus; Owner: -
+--
+
+CREATE VIEW pgbus.job_all AS
+ SELECT job.id,
+    job.queue,
+    job.state,
+    job.priority,
+    job.payload,
+    job.attempt,
+    job.max_attempts,
+    job.run_at,
+    job.attempted_at,
+    job.attempted_by,
+    job.lease_expires_at,
+    job.errors,
+    job.created_at,
+    job.finalized_at,
+    job.unique_key,
+    job.trace_parent,
+    job.trace_state,
+    job.enqueued_by,
+    job.correlation_id,
+    job.cancel_attempt,
+    job.progress,
+    job.result,
+    job.concurrency_key,
+    job.batch_id,
+    job.linked,
+    job.lane,
+    job.attempt_base
+   FROM pgbus.job
+UNION ALL
+ SELECT job_history.id,
+    job_history.queue,
+    job_history.state,
+    job_history.priority,
+    job_history.payload,
+    job_history.attempt,
+    job_history.max_attempts,
+    job_history.run_at,
+    job_history.attempted_at,
+    job_history.attempted_by,
+    job_history.lease_expires_at,
+    job_history.errors,
+    job_history.created_at,
+    job_history.finalized_at,
+    job_history.unique_key,
+    job_history.trace_parent,
+    job_history.trace_state,
+    job_history.enqueued_by,
+    job_history.correlation_id,
+    job_history.cancel_attempt,
+    job_history.progress,
+    job_history.result,
+    job_history.concurrency_key,
+    job_history.batch_id,
+    job_history.linked,
+    job_history.lane,
+    job_history.attempt_base
+   FROM pgbus.job_history;
+
+--
 -- Name: job_dependency; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -2483,6 +2601,41 @@ CREATE TABLE pgbus.job_dependency (
     CONSTRAINT job_dependency_on_failure_check CHECK ((on_failure = ANY (ARRAY['hold'::text, 'cancel'::text]))),
     CONSTRAINT job_dependency_result_check CHECK (((result IS NULL) OR (octet_length((result)::text) <= 65536))),
     CONSTRAINT job_dependency_state_check CHECK ((state = ANY (ARRAY['waiting'::text, 'completed'::text, 'failed'::text])))
+);
+
+--
+-- Name: job_history_default; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.job_history_default (
+    id bigint NOT NULL,
+    queue pgbus.queue_name NOT NULL,
+    state pgbus.job_state NOT NULL,
+    priority pgbus.job_priority NOT NULL,
+    payload jsonb NOT NULL,
+    attempt integer NOT NULL,
+    max_attempts pgbus.job_max_attempts NOT NULL,
+    run_at timestamp with time zone NOT NULL,
+    attempted_at timestamp with time zone,
+    attempted_by text,
+    lease_expires_at timestamp with time zone,
+    errors jsonb NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    finalized_at timestamp with time zone NOT NULL,
+    unique_key pgbus.job_unique_key,
+    trace_parent pgbus.trace_parent,
+    trace_state pgbus.trace_state,
+    enqueued_by pgbus.job_enqueued_by,
+    correlation_id pgbus.job_correlation_id,
+    cancel_attempt pgbus.job_cancel_attempt,
+    progress pgbus.job_progress,
+    result pgbus.job_result,
+    concurrency_key pgbus.job_concurrency_key,
+    batch_id bigint,
+    linked boolean NOT NULL,
+    lane bigint,
+    attempt_base integer NOT NULL,
+    CONSTRAINT job_history_state_chk CHECK ((state = ANY ('{completed,cancelled}'::pgbus.job_state[])))
 );
 
 --
@@ -2673,6 +2826,12 @@ CREATE UNLOGGED TABLE pgbus.wake_clock (
 WITH (fillfactor='50');
 
 --
+-- Name: job_history_default; Type: TABLE ATTACH; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.job_history ATTACH PARTITION pgbus.job_history_default DEFAULT;
+
+--
 -- Name: audit audit_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
 --
 
@@ -2727,6 +2886,20 @@ ALTER TABLE ONLY pgbus.job_dependency
 
 ALTER DOMAIN pgbus.job_enqueued_by
     ADD CONSTRAINT job_enqueued_by_check CHECK (((length(VALUE) >= 1) AND (length(VALUE) <= 256))) NOT VALID;
+
+--
+-- Name: job_history job_history_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.job_history
+    ADD CONSTRAINT job_history_pkey PRIMARY KEY (id, finalized_at);
+
+--
+-- Name: job_history_default job_history_default_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.job_history_default
+    ADD CONSTRAINT job_history_default_pkey PRIMARY KEY (id, finalized_at);
 
 --
 -- Name: job_max_attempts job_max_attempts_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
@@ -2956,6 +3129,66 @@ CREATE INDEX job_due_idx ON pgbus.job USING btree (queue, run_at) WHERE (state =
 CREATE INDEX job_finalized_queue_idx ON pgbus.job USING btree (state, finalized_at) INCLUDE (queue) WHERE (state = ANY (ARRAY['completed'::pgbus.job_state, 'dead'::pgbus.job_state, 'cancelled'::pgbus.job_state]));
 
 --
+-- Name: job_history_batch_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_history_batch_idx ON ONLY pgbus.job_history USING btree (batch_id) WHERE (batch_id IS NOT NULL);
+
+--
+-- Name: job_history_created_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_history_created_idx ON ONLY pgbus.job_history USING btree (created_at);
+
+--
+-- Name: job_history_default_batch_id_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_history_default_batch_id_idx ON pgbus.job_history_default USING btree (batch_id) WHERE (batch_id IS NOT NULL);
+
+--
+-- Name: job_history_default_created_at_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_history_default_created_at_idx ON pgbus.job_history_default USING btree (created_at);
+
+--
+-- Name: job_history_queue_state_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_history_queue_state_idx ON ONLY pgbus.job_history USING btree (queue, state, id);
+
+--
+-- Name: job_history_default_queue_state_id_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_history_default_queue_state_id_idx ON pgbus.job_history_default USING btree (queue, state, id);
+
+--
+-- Name: job_history_finalized_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_history_finalized_idx ON ONLY pgbus.job_history USING btree (state, finalized_at) INCLUDE (queue);
+
+--
+-- Name: job_history_default_state_finalized_at_queue_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_history_default_state_finalized_at_queue_idx ON pgbus.job_history_default USING btree (state, finalized_at) INCLUDE (queue);
+
+--
+-- Name: job_history_unique_key_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_history_unique_key_idx ON ONLY pgbus.job_history USING btree (unique_key) WHERE (unique_key IS NOT NULL);
+
+--
+-- Name: job_history_default_unique_key_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_history_default_unique_key_idx ON pgbus.job_history_default USING btree (unique_key) WHERE (unique_key IS NOT NULL);
+
+--
 -- Name: job_key_running_idx; Type: INDEX; Schema: pgbus; Owner: -
 --
 
@@ -3002,6 +3235,42 @@ CREATE INDEX queue_minute_minute_idx ON pgbus.queue_minute USING btree (minute);
 --
 
 CREATE INDEX schedule_due_idx ON pgbus.schedule USING btree (next_run_at) WHERE (NOT paused);
+
+--
+-- Name: job_history_default_batch_id_idx; Type: INDEX ATTACH; Schema: pgbus; Owner: -
+--
+
+ALTER INDEX pgbus.job_history_batch_idx ATTACH PARTITION pgbus.job_history_default_batch_id_idx;
+
+--
+-- Name: job_history_default_created_at_idx; Type: INDEX ATTACH; Schema: pgbus; Owner: -
+--
+
+ALTER INDEX pgbus.job_history_created_idx ATTACH PARTITION pgbus.job_history_default_created_at_idx;
+
+--
+-- Name: job_history_default_pkey; Type: INDEX ATTACH; Schema: pgbus; Owner: -
+--
+
+ALTER INDEX pgbus.job_history_pkey ATTACH PARTITION pgbus.job_history_default_pkey;
+
+--
+-- Name: job_history_default_queue_state_id_idx; Type: INDEX ATTACH; Schema: pgbus; Owner: -
+--
+
+ALTER INDEX pgbus.job_history_queue_state_idx ATTACH PARTITION pgbus.job_history_default_queue_state_id_idx;
+
+--
+-- Name: job_history_default_state_finalized_at_queue_idx; Type: INDEX ATTACH; Schema: pgbus; Owner: -
+--
+
+ALTER INDEX pgbus.job_history_finalized_idx ATTACH PARTITION pgbus.job_history_default_state_finalized_at_queue_idx;
+
+--
+-- Name: job_history_default_unique_key_idx; Type: INDEX ATTACH; Schema: pgbus; Owner: -
+--
+
+ALTER INDEX pgbus.job_history_unique_key_idx ATTACH PARTITION pgbus.job_history_default_unique_key_idx;
 
 --
 -- Name: job_dependency job_dependency_linked; Type: TRIGGER; Schema: pgbus; Owner: -

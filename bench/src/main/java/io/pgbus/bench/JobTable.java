@@ -67,7 +67,47 @@ final class JobTable {
         FROM generate_series(1, ?) AS i
       """;
 
+  // The leader's moves (ArchiveStore, V33) done at once: the day partitions the finished jobs
+  // need, then every completed job of pgbus.job into pgbus.job_history in one statement.
+  private static final String HISTORY_PARTITIONS =
+      """
+      DO $$
+      DECLARE d date;
+      BEGIN
+        FOR d IN SELECT g::date FROM generate_series(
+                   (SELECT (min(finalized_at) AT TIME ZONE 'UTC')::date FROM pgbus.job
+                     WHERE state = 'completed'),
+                   (now() AT TIME ZONE 'UTC')::date + 2, interval '1 day') g LOOP
+          EXECUTE format('CREATE TABLE IF NOT EXISTS pgbus.job_history_p%s PARTITION OF'
+                         ' pgbus.job_history FOR VALUES FROM (%L) TO (%L)',
+                         to_char(d, 'YYYYMMDD'), d::timestamp AT TIME ZONE 'UTC',
+                         (d + 1)::timestamp AT TIME ZONE 'UTC');
+        END LOOP;
+      END $$
+      """;
+
+  private static final String MOVE_FINISHED =
+      """
+      WITH m AS (DELETE FROM pgbus.job WHERE state = 'completed' RETURNING *)
+      INSERT INTO pgbus.job_history SELECT * FROM m
+      """;
+
   private JobTable() {}
+
+  /**
+   * Moves every completed job into pgbus.job_history, as the leader does in batches (V33), and
+   * vacuums pgbus.job; returns the jobs moved.
+   */
+  static long moveFinishedToHistory(Connection c) throws SQLException {
+    long n;
+    try (var st = c.createStatement()) {
+      st.execute(HISTORY_PARTITIONS);
+      n = st.executeUpdate(MOVE_FINISHED);
+      st.execute("VACUUM ANALYZE pgbus.job");
+      st.execute("ANALYZE pgbus.job_history");
+    }
+    return n;
+  }
 
   static Sample sample(Connection c) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(SAMPLE);

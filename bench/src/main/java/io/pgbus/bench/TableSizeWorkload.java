@@ -69,6 +69,17 @@ final class TableSizeWorkload {
         String label = String.format(Locale.ROOT, "%,d finished", target);
         stage(label, ref, refPool, grown, grownPool, ThroughputWorkload.QUEUE, rows, claimRatios);
       }
+      if (have > 0) {
+        // The same finished jobs in pgbus.job_history (V33), where the leader moves them a minute
+        // after they end: the claim's table holds only what waits.
+        long moved;
+        try (Connection c = grownPool.getConnection()) {
+          h.log("size: moving the %,d finished jobs into pgbus.job_history ...", have);
+          moved = JobTable.moveFinishedToHistory(c);
+        }
+        String label = String.format(Locale.ROOT, "%,d finished, moved to job_history", moved);
+        stage(label, ref, refPool, grown, grownPool, ThroughputWorkload.QUEUE, rows, claimRatios);
+      }
       if (o.sizeWaiting() > 0) {
         try (Connection c = grownPool.getConnection()) {
           h.log("size: %,d jobs waiting in queue %s ...", o.sizeWaiting(), BACKLOG);

@@ -35,6 +35,11 @@ import java.util.TreeSet;
  * throughput), written like {@link JobStore}: bind parameters only, nothing resolved through the
  * application's search_path. Runs on the connection it is given, in the caller's transaction.
  *
+ * <p>The reads of jobs that may have finished (search, read one, counts, throughput, the queue
+ * list, delete) read {@code pgbus.job_all}, pgbus.job and pgbus.job_history together (V33): each
+ * walk becomes a merge of the same index's ranges, one per table or day partition. The actions on
+ * waiting and dead jobs (replay, retry, cancel) stay on pgbus.job, where those jobs are.
+ *
  * <p>Every statement here runs only when an operator asks: nothing is polled.
  *
  * <p>Why the searches are fast on a million jobs (V8__admin.sql, docs/performance.md): a search
@@ -80,9 +85,9 @@ public final class JobAdminStore {
   private static final String QUEUE_LIST =
       """
       WITH RECURSIVE q(queue) AS (
-        (SELECT j.queue::text FROM pgbus.job j ORDER BY j.queue LIMIT 1)
+        (SELECT j.queue::text FROM pgbus.job_all j ORDER BY j.queue LIMIT 1)
         UNION ALL
-        SELECT (SELECT j.queue::text FROM pgbus.job j
+        SELECT (SELECT j.queue::text FROM pgbus.job_all j
                  WHERE j.queue::text > q.queue ORDER BY j.queue LIMIT 1)
           FROM q WHERE q.queue IS NOT NULL)
       """;
@@ -96,11 +101,11 @@ public final class JobAdminStore {
       "SELECT "
           + COLUMNS
           + """
-        FROM pgbus.job j
+        FROM pgbus.job_all j
        WHERE j.id IN (
          SELECT w.id FROM pg_catalog.unnest(?::pgbus.job_state[]) AS s(state)
           CROSS JOIN LATERAL (
-            SELECT j.id FROM pgbus.job j
+            SELECT j.id FROM pgbus.job_all j
              WHERE j.state OPERATOR(pg_catalog.=) s.state AND j.id < ?::bigint AND
       """
           + FILTER
@@ -119,12 +124,12 @@ public final class JobAdminStore {
           + "SELECT "
           + COLUMNS
           + """
-        FROM pgbus.job j
+        FROM pgbus.job_all j
        WHERE j.id IN (
          SELECT w.id FROM q
           CROSS JOIN pg_catalog.unnest(?::pgbus.job_state[]) AS s(state)
           CROSS JOIN LATERAL (
-            SELECT j.id FROM pgbus.job j
+            SELECT j.id FROM pgbus.job_all j
              WHERE j.queue::text = q.queue AND j.state OPERATOR(pg_catalog.=) s.state
                AND j.id < ?::bigint AND
       """
@@ -150,7 +155,7 @@ public final class JobAdminStore {
       "SELECT "
           + COLUMNS
           + """
-           FROM pgbus.job j
+           FROM pgbus.job_all j
           WHERE j.state OPERATOR(pg_catalog.=) ANY (?::pgbus.job_state[]) AND j.id < ?::bigint AND
       """
           + FILTER
@@ -168,7 +173,7 @@ public final class JobAdminStore {
                       'job', d.depends_on, 'state', d.state, 'onFailure', d.on_failure)
                     ORDER BY d.depends_on)
                FROM pgbus.job_dependency d WHERE d.job_id = j.id)::text
-            FROM pgbus.job j WHERE j.id = ?::bigint
+            FROM pgbus.job_all j WHERE j.id = ?::bigint
           """;
 
   // The bulk actions. picked: the newest matching jobs in the action's states, locked; a job that
@@ -256,14 +261,32 @@ public final class JobAdminStore {
              (SELECT pg_catalog.array_agg(id) FROM acted WHERE linked)
       """;
 
+  // Finished jobs are in pgbus.job or, once moved, in pgbus.job_history (V33): picked from both
+  // without a lock (a view of a UNION cannot lock; no worker holds a finished job), deleted from
+  // each with the state rechecked. A job the leader moves meanwhile is skipped by both deletes
+  // (gone from the one, not yet visible in the other): the count says so, and a repeat takes it.
   private static final String DELETE_SQL =
-      PICKED
+      """
+      WITH picked AS (
+        SELECT j.id FROM pgbus.job_all j
+         WHERE j.state OPERATOR(pg_catalog.=) ANY (?::pgbus.job_state[]) AND
+      """
+          + FILTER
           + """
-      , acted AS (
+         ORDER BY j.id DESC
+         LIMIT ?)
+      , acted_live AS (
         DELETE FROM pgbus.job d
          USING picked p
          WHERE d.id = p.id AND d.state OPERATOR(pg_catalog.=) ANY ('{completed,dead,cancelled}')
         RETURNING d.id, d.queue)
+      , acted_history AS (
+        DELETE FROM pgbus.job_history d
+         USING picked p
+         WHERE d.id = p.id
+        RETURNING d.id, d.queue)
+      , acted AS (
+        SELECT id, queue FROM acted_live UNION ALL SELECT id, queue FROM acted_history)
       """
           + AUDITED
           + """
@@ -281,7 +304,7 @@ public final class JobAdminStore {
   private static final String COUNTS =
       """
       SELECT q.queue, s.state::text,
-             (SELECT count(*) FROM (SELECT 1 FROM pgbus.job j
+             (SELECT count(*) FROM (SELECT 1 FROM pgbus.job_all j
                                      WHERE j.queue::text = q.queue AND j.state OPERATOR(pg_catalog.=) s.state
                                      LIMIT ?) x)
         FROM pg_catalog.unnest(?::text[]) AS q(queue)
@@ -309,7 +332,7 @@ public final class JobAdminStore {
       SELECT j.queue::text, pg_catalog.date_trunc('minute', j.finalized_at) AS minute,
              count(*) FILTER (WHERE j.state OPERATOR(pg_catalog.=) 'completed'),
              count(*) FILTER (WHERE j.state OPERATOR(pg_catalog.=) 'dead')
-        FROM pgbus.job j
+        FROM pgbus.job_all j
        WHERE j.state OPERATOR(pg_catalog.=) ANY ('{completed,dead}')
          AND j.finalized_at >= now() - interval '1 hour'
        GROUP BY 1, 2

@@ -66,7 +66,7 @@ final class LinkStore {
   private static final String BATCH_RESULTS =
       """
       SELECT j.id, j.result::text
-        FROM pgbus.job j
+        FROM pgbus.job_all j
        WHERE j.batch_id = (SELECT b.id FROM pgbus.batch b WHERE b.callback_job_id = ?::bigint)
          AND j.id > ?::bigint AND j.result IS NOT NULL
        ORDER BY j.id
@@ -88,13 +88,14 @@ final class LinkStore {
   // or cancelled. A dead callback keeps its batch, since a replay runs it again; once the dead
   // callback is pruned, the batch goes. Walks batch_callback_idx in id order and probes
   // job_batch_idx and the primary key per batch; a batch changes no more once its callback is
-  // set, so the outer predicate only rechecks a row that another prune took meanwhile.
+  // set, so the outer predicate only rechecks a row that another prune took meanwhile. Members
+  // moved into pgbus.job_history (V33) keep their batch until their partition is dropped.
   private static final String BATCH_PRUNE =
       """
       DELETE FROM pgbus.batch b
        WHERE b.id IN (SELECT f.id FROM pgbus.batch f
                        WHERE f.callback_job_id IS NOT NULL
-                         AND NOT EXISTS (SELECT 1 FROM pgbus.job m WHERE m.batch_id = f.id)
+                         AND NOT EXISTS (SELECT 1 FROM pgbus.job_all m WHERE m.batch_id = f.id)
                          AND NOT EXISTS (SELECT 1 FROM pgbus.job cb
                                           WHERE cb.id = f.callback_job_id
                                             AND cb.state OPERATOR(pg_catalog.<>) ALL ('{completed,cancelled}'))

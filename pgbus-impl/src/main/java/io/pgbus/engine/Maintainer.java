@@ -22,7 +22,8 @@ import javax.sql.DataSource;
  * ceiling), see {@link ScheduleEnqueuer}.
  *
  * <p>A fourth task, {@code RollupTask}, writes the queues' per-minute history, backing off the same
- * way.
+ * way; a fifth, {@code ArchiveTask}, moves finished jobs into pgbus.job_history and keeps its
+ * partitions ({@link ArchiveStore}).
  */
 final class Maintainer extends Loop {
 
@@ -207,6 +208,31 @@ final class Maintainer extends Loop {
     }
   }
 
+  /**
+   * Moves finished jobs into pgbus.job_history and keeps its partitions: created ahead, dropped
+   * past the retention ({@link ArchiveStore}, V33). Every ten seconds while it moves jobs, backing
+   * off to 100 s while there is none to move.
+   */
+  private final class ArchiveTask extends Task {
+    private final ArchiveStore archive = new ArchiveStore();
+    private final RetentionConfig retention;
+
+    ArchiveTask(RetentionConfig retention) {
+      super("archive", ARCHIVE_INTERVAL);
+      this.retention = retention;
+    }
+
+    @Override
+    long runOnce(Connection c) throws Exception {
+      ArchiveStore.Round r = archive.archive(c, retention.completed(), retention.batch());
+      archived.addAndGet(r.moved());
+      return r.total();
+    }
+  }
+
+  /** The base interval of the archive task. */
+  static final Duration ARCHIVE_INTERVAL = Duration.ofSeconds(10);
+
   /** The base interval of the history rollup: its rows are minutes. */
   static final Duration ROLLUP_INTERVAL = Duration.ofMinutes(1);
 
@@ -215,6 +241,7 @@ final class Maintainer extends Loop {
   private final List<Task> tasks;
   private final AtomicLong rescued = new AtomicLong();
   private final AtomicLong pruned = new AtomicLong();
+  private final AtomicLong archived = new AtomicLong();
   private final AtomicLong rounds = new AtomicLong();
   private final ErrorBackoff errors =
       new ErrorBackoff(
@@ -263,6 +290,7 @@ final class Maintainer extends Loop {
     all.add(rescue);
     all.add(new PruneTask(store, config.pruneInterval(), retention));
     all.add(new RollupTask(config.historyRetention()));
+    all.add(new ArchiveTask(retention));
     this.tasks = List.copyOf(all);
   }
 
@@ -276,6 +304,11 @@ final class Maintainer extends Loop {
 
   long pruned() {
     return pruned.get();
+  }
+
+  /** Finished jobs moved into pgbus.job_history. */
+  long archived() {
+    return archived.get();
   }
 
   /** Maintenance rounds run (each task run counts one). */

@@ -61,7 +61,8 @@
  *   <dt>SQL, one store per table or concern
  *   <dd>{@code JobStore}, {@code JobAdminStore}, {@code LinkStore} (batches and dependencies),
  *       {@code QueueStore}, {@code QueueLimitStore}, {@code LeaderStore}, {@code NodeStore}, {@code
- *       FleetStore}, {@code ScheduleStore}, {@code AuditStore}, {@code SettingStore}.
+ *       FleetStore}, {@code ScheduleStore}, {@code AuditStore}, {@code SettingStore}, {@code
+ *       ArchiveStore} (finished jobs into pgbus.job_history, V33).
  *   <dt>Schema
  *   <dd>{@code Schema}, {@code SchemaMigrator}, {@code MigrationDataSource}.
  *   <dt>Configuration

@@ -100,7 +100,8 @@ CREATE OR REPLACE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
     v_tx record;                -- the oldest open transaction
     v_ahead bigint;
   BEGIN
-    SELECT * INTO j FROM pgbus.job WHERE id = explain.job_id;
+    -- V33: a completed or cancelled job may have moved to pgbus.job_history (same columns).
+    SELECT * INTO j FROM pgbus.job_all WHERE id = explain.job_id;
     IF NOT FOUND THEN
       RETURN NULL;
     END IF;
@@ -206,7 +207,7 @@ CREATE OR REPLACE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
              count(*) FILTER (WHERE d.state = 'failed' AND d.on_failure = 'cancel')
         INTO v_deps, v_dep_waiting, v_dep_held, v_dep_cancel
         FROM pgbus.job_dependency d
-        LEFT JOIN pgbus.job o ON o.id = d.depends_on
+        LEFT JOIN pgbus.job_all o ON o.id = d.depends_on
        WHERE d.job_id = j.id AND d.state <> 'completed';
       IF v_deps IS NOT NULL AND j.state = 'scheduled' THEN
         blocked := true;

@@ -67,6 +67,14 @@ BEGIN
         FROM pgbus.job j
        WHERE j.state = ANY ('{completed,dead}'::pgbus.job_state[])
          AND j.finalized_at >= v_from AND j.finalized_at < v_to
+      UNION ALL
+      -- V33: completed jobs move to pgbus.job_history a minute after they end, before a rollup
+      -- after a quiet spell reads them (job_history_finalized_idx, per day's partition).
+      SELECT h.queue::text, date_trunc('minute', h.finalized_at), h.state,
+             greatest(0, extract(epoch FROM h.attempted_at - h.run_at) * 1000)::bigint,
+             greatest(0, extract(epoch FROM h.finalized_at - h.attempted_at) * 1000)::bigint
+        FROM pgbus.job_history h
+       WHERE h.state = 'completed' AND h.finalized_at >= v_from AND h.finalized_at < v_to
     ), per_minute AS (
       SELECT f.queue, f.minute,
              count(*) FILTER (WHERE f.state = 'completed') AS completed,
@@ -82,6 +90,9 @@ BEGIN
       UNION ALL
       SELECT j.queue, j.errors FROM pgbus.job j
        WHERE j.state = 'cancelled' AND j.finalized_at >= v_from AND j.errors <> '[]'::jsonb
+      UNION ALL
+      SELECT h.queue, h.errors FROM pgbus.job_history h
+       WHERE h.finalized_at >= v_from AND h.errors <> '[]'::jsonb
       UNION ALL
       SELECT j.queue, j.errors FROM pgbus.job j
        WHERE j.state = 'running' AND j.attempted_at >= v_from AND j.errors <> '[]'::jsonb

@@ -214,18 +214,19 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_after(
     PERFORM pgbus.check_dependencies(enqueue_after.queue, enqueue_after.depends_on, v_policy);
     v_deps := ARRAY(SELECT DISTINCT d FROM unnest(enqueue_after.depends_on) d ORDER BY d);
     v_missing := ARRAY(SELECT d FROM unnest(v_deps) d
-                        WHERE NOT EXISTS (SELECT 1 FROM pgbus.job j WHERE j.id = d));
+                        WHERE NOT EXISTS (SELECT 1 FROM pgbus.job_all j WHERE j.id = d));
     IF cardinality(v_missing) > 0 THEN
       RAISE EXCEPTION 'pgbus: unknown job id(s) % in the dependencies of a job for queue %: depend only on jobs that exist (a job deleted on completion or pruned is gone)',
         v_missing, enqueue_after.queue
         USING ERRCODE = 'foreign_key_violation';
     END IF;
     -- The dependencies' states, read once (no lock, see above): the delay and the edges below
-    -- both come from this one read, so they agree, whatever finishes meanwhile.
+    -- both come from this one read, so they agree, whatever finishes meanwhile. A finished
+    -- dependency may have moved to pgbus.job_history (V33): job_all reads both, each job once.
     SELECT array_agg(j.id ORDER BY j.id), array_agg(j.state::text ORDER BY j.id),
            array_agg(j.result ORDER BY j.id)
       INTO v_ids, v_states, v_results
-      FROM pgbus.job j
+      FROM pgbus.job_all j
      WHERE j.id = ANY (v_deps);
     SELECT count(*) FILTER (WHERE t.state NOT IN ('completed', 'dead', 'cancelled')),
            count(*) FILTER (WHERE t.state IN ('dead', 'cancelled'))
@@ -297,8 +298,14 @@ CREATE OR REPLACE FUNCTION pgbus.dependency_linked() RETURNS trigger
      WHERE j.id = NEW.depends_on
        FOR NO KEY UPDATE;
     IF NOT FOUND THEN
-      v_state := 'completed';
-      v_result := NULL;
+      -- Moved to pgbus.job_history since the enqueue read it (V33): final, so no lock is needed.
+      SELECT h.state::text, h.result INTO v_state, v_result
+        FROM pgbus.job_history h
+       WHERE h.id = NEW.depends_on;
+      IF NOT FOUND THEN
+        v_state := 'completed';
+        v_result := NULL;
+      END IF;
     ELSIF NOT v_linked THEN
       UPDATE pgbus.job j SET linked = true WHERE j.id = NEW.depends_on;
     END IF;
