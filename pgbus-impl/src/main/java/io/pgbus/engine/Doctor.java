@@ -209,7 +209,7 @@ public final class Doctor {
         AND a.client_addr OPERATOR(pg_catalog.=) (
           SELECT s.client_addr FROM pg_catalog.pg_stat_activity s
           WHERE s.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid())
-        AND pg_catalog.coalesce(a.application_name, ''::text) OPERATOR(pg_catalog.<>) ?::text
+        AND COALESCE(a.application_name, ''::text) OPERATOR(pg_catalog.<>) ?::text
       """;
 
   /** The checks that read the database, added to {@code checks}. */
