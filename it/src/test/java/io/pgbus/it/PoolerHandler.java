@@ -1,0 +1,44 @@
+package io.pgbus.it;
+
+import io.pgbus.Handles;
+import io.pgbus.JobContext;
+import io.pgbus.JobHandler;
+import io.pgbus.Outcome;
+import io.pgbus.it.support.TestServer;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import javax.naming.InitialContext;
+import javax.sql.DataSource;
+
+/**
+ * PoolerIT's handler: records each run in it_pooled_runs through the datasource behind PgBouncer,
+ * in the job's transaction, so a row commits only with the job's completion; a marker that asks for
+ * it fails its first attempt after writing (the row rolls back, the retry writes its own).
+ */
+@ApplicationScoped
+@Handles({PoolerHandler.QUEUE, PoolerHandler.CRON_QUEUE})
+public class PoolerHandler implements JobHandler<Marker> {
+
+  static final String QUEUE = "it_pooled";
+  static final String CRON_QUEUE = "it_pooled_cron";
+
+  @Override
+  public Outcome handle(Marker marker, JobContext context) throws Exception {
+    DataSource ds = InitialContext.doLookup(TestServer.current().dataSource("jdbc/pgbusPooled"));
+    try (Connection c = ds.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO it_pooled_runs(job_id, queue, attempt, text) VALUES (?, ?, ?, ?)")) {
+      ps.setLong(1, context.id());
+      ps.setString(2, context.queue());
+      ps.setInt(3, context.attempt());
+      ps.setString(4, marker.text);
+      ps.execute();
+    }
+    if (marker.fail && context.attempt() == 1) {
+      throw new IllegalStateException("first attempt of " + marker.text + " fails on purpose");
+    }
+    return Outcome.complete();
+  }
+}
