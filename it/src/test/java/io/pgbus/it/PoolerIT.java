@@ -107,7 +107,8 @@ class PoolerIT {
   void aWholeLifecycleThroughPgBouncerLosesNoJobDoublesNoneAndRunsNoHandlerTwice()
       throws Exception {
     assumeTrue(PgBouncer.available(), PgBouncer.MISSING);
-    String root = Http.root(url);
+    // The application's root, without its trailing slash.
+    String root = Http.root(url) + url.getPath().replaceAll("/$", "");
     String ready = TestServer.current().health(url) + "/ready";
     Await.until(
         "readiness UP with the listener delivering",
