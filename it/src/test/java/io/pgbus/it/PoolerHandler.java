@@ -4,11 +4,11 @@ import io.pgbus.Handles;
 import io.pgbus.JobContext;
 import io.pgbus.JobHandler;
 import io.pgbus.Outcome;
-import io.pgbus.it.support.TestServer;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import javax.naming.InitialContext;
+import javax.naming.NamingException;
 import javax.sql.DataSource;
 
 /**
@@ -25,7 +25,7 @@ public class PoolerHandler implements JobHandler<Marker> {
 
   @Override
   public Outcome handle(Marker marker, JobContext context) throws Exception {
-    DataSource ds = InitialContext.doLookup(TestServer.current().dataSource("jdbc/pgbusPooled"));
+    DataSource ds = pooled();
     try (Connection c = ds.getConnection();
         PreparedStatement ps =
             c.prepareStatement(
@@ -40,5 +40,14 @@ public class PoolerHandler implements JobHandler<Marker> {
       throw new IllegalStateException("first attempt of " + marker.text + " fails on purpose");
     }
     return Outcome.complete();
+  }
+
+  /** jdbc/pgbusPooled: its Liberty name, else its WildFly one (TestServer is not in the server). */
+  private static DataSource pooled() throws NamingException {
+    try {
+      return InitialContext.doLookup("jdbc/pgbusPooled");
+    } catch (NamingException e) {
+      return InitialContext.doLookup("java:jboss/datasources/pgbusPooled");
+    }
   }
 }
