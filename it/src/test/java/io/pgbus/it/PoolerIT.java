@@ -39,6 +39,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * and through a listener kill and a PgBouncer restart no job is lost, none doubled, no handler's
  * run committed twice, and readiness ends UP with the listener delivering. Skipped where PgBouncer
  * is not installed.
+ *
+ * <p>Green on WildFly. Excluded on Liberty (it/pom.xml) until issue #33's Liberty findings are
+ * fixed: job transactions end with heuristic outcomes there and jobs stall, and the migration's
+ * session-level search_path (MigrationDataSource) sticks to a pooled server connection.
  */
 @ExtendWith(ArquillianExtension.class)
 @RunAsClient
