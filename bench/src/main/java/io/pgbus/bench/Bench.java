@@ -65,6 +65,7 @@ public final class Bench {
         h.log("%s ...", w.toUpperCase(Locale.ROOT));
         switch (w) {
           case "w1" -> new ThroughputWorkload(h).run(results);
+          case "pooler" -> new PoolerWorkload(h).run(results);
           case "w2" -> w2.run(results);
           case "w3" -> w3.run(results);
           case "fleet" -> new FleetWorkload(h, w3.pgbusRuns()).run(results);

@@ -31,6 +31,11 @@ final class BenchDatabase implements AutoCloseable {
     return name;
   }
 
+  /** Its JDBC URL (user postgres), as the pools use it. */
+  String url() {
+    return url;
+  }
+
   BenchServer server() {
     return server;
   }

@@ -88,13 +88,13 @@ record BenchOptions(
    * (docs/performance.md "As the work grows").
    */
   static final List<String> OPT_IN =
-      List.of("size", "xmin", "queues", "soak", "conc-liberty", "crypt");
+      List.of("size", "xmin", "queues", "soak", "conc-liberty", "crypt", "pooler");
 
   static final String USAGE =
       """
       usage: ./run-bench [--with-demo] [--quick] [--url=JDBC_URL] [--runs=N]
                          [--only=w1,w2,w3,fleet,w4,w5,admin,enq,concurrent-enqueue,
-                                 size,xmin,queues,soak,conc-liberty,crypt]
+                                 size,xmin,queues,soak,conc-liberty,crypt,pooler]
                          [--conc-writers=1,8,32,64] [--conc-seconds=N] [--admin-jobs=N] [--size-finished=0,1000000,10000000]
                          [--size-waiting=N] [--claim-samples=N] [--xmin-hold-seconds=N]
                          [--xmin-phase-seconds=N] [--queues=10,1000] [--soak-minutes=N]
@@ -107,7 +107,7 @@ record BenchOptions(
                 jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres;
                 without it the bench starts an embedded PostgreSQL with pg_stat_statements
         --quick a smoke run of a minute or two: one run of each workload, smaller sizes
-        --only  size, xmin, queues and soak run only when named here (they take many
+        --only  size, xmin, queues, soak and pooler run only when named here (they take many
                 minutes: a 10M-row table, a transaction held 10 minutes, a 30-minute load)
         --liberty-db    W5: the JDBC URL of a running demo server's database (./run-demo), e.g.
                         jdbc:postgresql://127.0.0.1:15432/pgbus?user=postgres; without it W5 is

@@ -79,10 +79,8 @@ public final class Doctor {
       """
       SELECT pg_catalog.current_setting('server_version'), pg_catalog.current_database(),
              pg_catalog.current_setting('max_connections')::int,
-             pg_catalog.current_setting('superuser_reserved_connections')::int,
-             pg_catalog.pg_backend_pid()
+             pg_catalog.current_setting('superuser_reserved_connections')::int
       """;
-  private static final String BACKEND = "SELECT pg_catalog.pg_backend_pid()";
 
   /*
    * The oldest snapshot in this database that another session holds (backend_xmin), or the oldest
@@ -160,7 +158,14 @@ public final class Doctor {
     checks.add(listener(engine));
     checks.add(wakes(engine.status().wakes()));
     checks.add(pool(poolMax, threads, poolSetting));
-    Budget budget = budget(engine, poolMax, threads, server.maxConnections(), server.reserved());
+    Budget budget =
+        budget(
+            engine,
+            poolMax,
+            threads,
+            server.maxConnections(),
+            server.reserved(),
+            server.poolerServers());
     checks.add(new Check("connection budget", Status.OK, budget.formula(), null));
     return report(checks, budget);
   }
@@ -188,20 +193,36 @@ public final class Doctor {
   }
 
   /** What the budget needs of the server; nulls when it could not be read. */
-  private record Server(Integer maxConnections, Integer reserved) {}
+  private record Server(Integer maxConnections, Integer reserved, Integer poolerServers) {}
+
+  /*
+   * Behind a pooler: the backends of this database connected from the pooler's address (the
+   * address this statement's backend sees), the listeners excluded; a role without
+   * pg_read_all_stats sees its own only, so this is at least the pooler's server pool now.
+   */
+  private static final String POOLER_SERVERS =
+      """
+      SELECT pg_catalog.count(*)::int
+      FROM pg_catalog.pg_stat_activity a
+      WHERE a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+        AND a.backend_type OPERATOR(pg_catalog.=) 'client backend'::text
+        AND a.client_addr OPERATOR(pg_catalog.=) (
+          SELECT s.client_addr FROM pg_catalog.pg_stat_activity s
+          WHERE s.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid())
+        AND COALESCE(a.application_name, ''::text) OPERATOR(pg_catalog.<>) ?::text
+      """;
 
   /** The checks that read the database, added to {@code checks}. */
   private static Server database(DataSource dataSource, EngineConfig config, List<Check> checks) {
     Integer maxConnections = null;
     Integer reserved = null;
+    Integer poolerServers = null;
     try (Connection c = dataSource.getConnection()) {
-      int pid;
       try (PreparedStatement ps = c.prepareStatement(SERVER);
           ResultSet rs = ps.executeQuery()) {
         rs.next();
         maxConnections = rs.getInt(3);
         reserved = rs.getInt(4);
-        pid = rs.getInt(5);
         checks.add(
             new Check(
                 "database",
@@ -216,7 +237,17 @@ public final class Doctor {
         checks.add(limited(c));
         checks.add(schedules(c));
       }
-      checks.add(pooler(c, pid));
+      Check pooler = pooler(c);
+      checks.add(pooler);
+      if (pooler.status() != Status.OK) {
+        try (PreparedStatement ps = c.prepareStatement(POOLER_SERVERS)) {
+          ps.setString(1, Channels.LISTENER_APPLICATION_NAME);
+          try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            poolerServers = rs.getInt(1);
+          }
+        }
+      }
       checks.add(horizon(c, config.maintainer().horizonWarn()));
     } catch (SQLException e) {
       String category = DatabaseProblem.of(e);
@@ -230,7 +261,7 @@ public final class Doctor {
               "check the datasource's host, port, database and credentials (PGBUS_DB_* in"
                   + " liberty-config) and that PostgreSQL is up"));
     }
-    return new Server(maxConnections, reserved);
+    return new Server(maxConnections, reserved, poolerServers);
   }
 
   private static Check schema(Connection c) throws SQLException {
@@ -330,33 +361,56 @@ public final class Doctor {
   }
 
   // A transaction-mode pooler hands each transaction to whichever server connection is free, so
-  // two auto-commit statements on one client connection can land on two backends.
-  private static Check pooler(Connection c, int firstPid) throws SQLException {
-    boolean autoCommit = c.getAutoCommit();
-    int secondPid;
-    try (PreparedStatement ps = c.prepareStatement(BACKEND);
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      secondPid = rs.getInt(1);
-    }
-    if (firstPid != secondPid) {
+  // two auto-commit statements on one client connection can land on two backends; but an idle
+  // pool hands back the same one (issue #33: 1 warning in 17 reports). The backend pid the
+  // connection announced at its start tells every time: PgBouncer announces a key of its own.
+  private static Check pooler(Connection c) throws SQLException {
+    PoolerGuard.Session s = PoolerGuard.inspect(c);
+    if (!s.direct()) {
       return new Check(
           "pooler",
           Status.WARN,
-          "the datasource goes through a transaction-mode pooler (backend "
-              + firstPid
-              + " then "
-              + secondPid
-              + " on one connection)",
-          "fine for enqueue and jobs, but give the listener a direct connection:"
-              + " pgbus.listener.url=jdbc:postgresql://<database host>:5432/<db>");
+          "the datasource goes through a transaction-mode pooler ("
+              + s.describe()
+              + "); pgbus's own statements are unprepared (prepareThreshold=0), and each JVM"
+              + " costs PostgreSQL its direct LISTEN connection (see the budget)",
+          "give the listener a direct connection (pgbus.listener.url=jdbc:postgresql://<database"
+              + " host>:5432/<db>) and add prepareThreshold=0 to the JTA datasource for the"
+              + " application's statements (docs/operations.md, \"Behind PgBouncer\")");
     }
     return new Check(
-        "pooler",
+        "pooler", Status.OK, "no transaction-mode pooler seen (" + s.describe() + ")", null);
+  }
+
+  /**
+   * FAIL while pgbus's statements met a prepared-statement error of a transaction-mode pooler
+   * within {@link PoolerGuard#FAULT_WINDOW} (readiness is DOWN meanwhile), WARN after.
+   */
+  public static Check preparedStatements(PoolerGuard guard) {
+    String fix =
+        "add prepareThreshold=0 to the JTA datasource (docs/operations.md, \"Behind PgBouncer\")";
+    if (guard.problem() != null) {
+      return new Check(
+          "prepared statements",
+          Status.FAIL,
+          PoolerGuard.CATEGORY + ": " + guard.faults() + " error(s), the last within a minute",
+          fix);
+    }
+    if (guard.faults() > 0) {
+      return new Check(
+          "prepared statements",
+          Status.WARN,
+          guard.faults()
+              + " error(s) of a pooler with prepared statements, none for a minute; pgbus's own"
+              + " statements are unprepared now",
+          fix);
+    }
+    return new Check(
+        "prepared statements",
         Status.OK,
-        "no transaction-mode pooler seen (one backend across statements"
-            + (autoCommit ? "" : " in a transaction")
-            + ")",
+        guard.unprepared()
+            ? "none failed; pgbus's statements are unprepared (a pooler is in front)"
+            : "none failed",
         null);
   }
 
@@ -545,12 +599,60 @@ public final class Doctor {
 
   static Budget budget(
       Engine engine, Integer poolMax, int threads, Integer maxConnections, Integer reserved) {
+    return budget(engine, poolMax, threads, maxConnections, reserved, null);
+  }
+
+  /**
+   * The budget per JVM. Without a pooler each JVM costs PostgreSQL its LISTEN connection and its
+   * whole JTA pool. Behind a transaction-mode pooler ({@code poolerServers} non-null: the server
+   * connections the pooler holds now, counted from PostgreSQL) the pool connects to the pooler:
+   * each JVM costs PostgreSQL its direct LISTEN connection only, and the pooler's server pool is
+   * paid once for all JVMs.
+   */
+  static Budget budget(
+      Engine engine,
+      Integer poolMax,
+      int threads,
+      Integer maxConnections,
+      Integer reserved,
+      Integer poolerServers) {
     int listener = engine.config().capsules().isEmpty() ? 0 : 1;
+    int free = maxConnections == null ? 0 : maxConnections - (reserved == null ? 0 : reserved);
+    if (poolerServers != null) {
+      Integer maxJvms =
+          maxConnections == null || listener == 0
+              ? null
+              : Math.max(0, (free - poolerServers) / listener);
+      var f = new StringBuilder();
+      f.append("behind a transaction-mode pooler: per JVM ")
+          .append(listener)
+          .append(" direct LISTEN connection to PostgreSQL; the JTA pool (")
+          .append(poolMax == null ? "P" : poolMax)
+          .append(") connects to the pooler, which holds ")
+          .append(poolerServers)
+          .append(" server connection(s) now for all JVMs; for N JVMs: N x ")
+          .append(listener)
+          .append(" + ")
+          .append(poolerServers)
+          .append(" (without the pooler: N x ")
+          .append(poolMax == null ? "(" + listener + " + P)" : listener + poolMax)
+          .append(")");
+      if (maxConnections != null) {
+        f.append("; the server allows ")
+            .append(maxConnections)
+            .append(" connections (")
+            .append(reserved)
+            .append(" reserved for superusers)");
+        if (maxJvms != null) {
+          f.append(", room for about ").append(maxJvms).append(" JVM(s) behind this pooler");
+        }
+      }
+      return new Budget(
+          listener, poolMax, threads, listener, maxConnections, reserved, maxJvms, f.toString());
+    }
     Integer perJvm = poolMax == null ? null : listener + poolMax;
     Integer maxJvms =
-        perJvm == null || maxConnections == null || perJvm == 0
-            ? null
-            : Math.max(0, (maxConnections - (reserved == null ? 0 : reserved)) / perJvm);
+        perJvm == null || maxConnections == null || perJvm == 0 ? null : Math.max(0, free / perJvm);
     var f = new StringBuilder();
     f.append("per JVM: ")
         .append(listener)

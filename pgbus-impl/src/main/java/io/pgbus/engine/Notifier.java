@@ -270,7 +270,9 @@ final class Notifier extends Loop {
           failingSince = System.nanoTime();
         }
         lastError = failure.getMessage();
-        setState(ListenerState.RECONNECTING);
+        // Not a direct session: connected, but LISTEN would not hear (or would hear by chance).
+        setState(
+            failure instanceof NotDirect ? ListenerState.DEGRADED : ListenerState.RECONNECTING);
         // Jitter spreads the reconnects of many JVMs after a restart; the cap keeps its promise.
         // A failure that is not the database's (a bug, a wake that could not be delivered) is
         // logged at ERROR; either way the listener reconnects: no failure ends its loop.
@@ -345,6 +347,17 @@ final class Notifier extends Loop {
                 + " (set it on the listener datasource)",
             e.getMessage());
       }
+    }
+    // A self-probe sent and heard on the same pooled server connection came back through a
+    // transaction-mode pooler (issue #33: "delivering" for 62 s). So prove a direct session first:
+    // the backend the connection announced runs both statements. Only then LISTEN, and only then
+    // the application name, which would otherwise stick to the pooler's server connections.
+    PoolerGuard.Session session = PoolerGuard.inspect(c);
+    if (!session.direct()) {
+      throw new NotDirect(
+          "the listener's connection is not a direct session ("
+              + session.describe()
+              + "): a transaction-mode pooler? Set pgbus.listener.url to the database itself");
     }
     try (PreparedStatement ps = c.prepareStatement(SET_NAME)) {
       ps.setString(1, Channels.LISTENER_APPLICATION_NAME);
@@ -613,6 +626,13 @@ final class Notifier extends Loop {
       return null;
     }
     return Instant.ofEpochMilli(millis);
+  }
+
+  /** The listener's connection goes through a pooler: it stays DEGRADED and tries again. */
+  static final class NotDirect extends SQLException {
+    NotDirect(String message) {
+      super(message);
+    }
   }
 
   /** The backend pid of the LISTEN connection, or null before it first connected. */

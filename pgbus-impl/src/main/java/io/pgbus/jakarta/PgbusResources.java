@@ -3,6 +3,7 @@ package io.pgbus.jakarta;
 import io.pgbus.PgbusException;
 import io.pgbus.engine.JobCipher;
 import io.pgbus.engine.ListenerConnections;
+import io.pgbus.engine.PoolerGuard;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.concurrent.ManagedExecutorService;
 import jakarta.enterprise.concurrent.ManagedThreadFactory;
@@ -31,7 +32,9 @@ public class PgbusResources {
   private PgbusSettings settings;
   private JobCipher cipher;
   private Integer poolMax;
+  private DataSource rawDataSource;
   private DataSource dataSource;
+  private final PoolerGuard pooler = new PoolerGuard();
   private ManagedExecutorService executor;
   private ManagedThreadFactory threadFactory;
 
@@ -51,7 +54,9 @@ public class PgbusResources {
             .filter(v -> v.matches("\\d{1,6}"))
             .map(Integer::valueOf)
             .orElse(null);
-    dataSource = lookup(settings.dataSource(), DataSource.class, "pgbus.datasource");
+    rawDataSource = lookup(settings.dataSource(), DataSource.class, "pgbus.datasource");
+    // Every pgbus statement on it is guarded against a transaction-mode pooler (PoolerGuard).
+    dataSource = pooler.wrap(rawDataSource);
     executor = lookup(settings.executor(), ManagedExecutorService.class, "pgbus.executor");
     threadFactory =
         lookup(settings.threadFactory(), ManagedThreadFactory.class, "pgbus.thread-factory");
@@ -82,6 +87,16 @@ public class PgbusResources {
   /** The JTA datasource: connections taken inside a transaction join it. */
   public DataSource dataSource() {
     return dataSource;
+  }
+
+  /** The guard of pgbus's statements on the JTA datasource (issue #33). */
+  PoolerGuard pooler() {
+    return pooler;
+  }
+
+  /** Looks for a transaction-mode pooler in front of the JTA datasource ({@link PoolerGuard}). */
+  PoolerGuard.Session inspectPooler() throws java.sql.SQLException {
+    return pooler.inspect(rawDataSource);
   }
 
   ManagedExecutorService executor() {

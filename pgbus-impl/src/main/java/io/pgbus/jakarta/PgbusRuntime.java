@@ -184,6 +184,9 @@ public class PgbusRuntime {
     boolean traced = false;
     while (!signal.stopped()) {
       try {
+        // Before any pgbus statement (Flyway's too): behind a transaction-mode pooler they are
+        // unprepared from the first (PoolerGuard).
+        resources.inspectPooler();
         if (resources.settings().migrate()) {
           try {
             Schema.migrate(resources.dataSource());
@@ -392,6 +395,7 @@ public class PgbusRuntime {
   private Doctor.Report examine() {
     return Doctor.examine(
             engine, resources.dataSource(), resources.poolMax(), PgbusResources.POOL_SIZE_KEY)
+        .plus(Doctor.preparedStatements(resources.pooler()))
         .plus(deployCheck());
   }
 
@@ -443,6 +447,12 @@ public class PgbusRuntime {
     data.put("mode", listener.delivering() ? "notify" : "polling");
     // A stalled capsule claims nothing for its queues in this JVM: not ready, and the data names
     // it with a short category (the log has the details).
+    // Never UP while pgbus's statements fail on a pooler's server connections (issue #33).
+    String pooler = resources.pooler().problem();
+    if (pooler != null && s.ready()) {
+      data.put("reason", pooler);
+      return new Status(false, pooler, data);
+    }
     List<String> stalled = stalledCapsulesWithCause(now);
     if (stalled.isEmpty()) {
       return new Status(s.ready(), s.reason(), data);

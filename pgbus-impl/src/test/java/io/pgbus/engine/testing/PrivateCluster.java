@@ -161,7 +161,7 @@ public final class PrivateCluster implements AutoCloseable {
     }
   }
 
-  private static int freePort() {
+  public static int freePort() {
     try (ServerSocket s = new ServerSocket(0)) {
       s.setReuseAddress(true);
       return s.getLocalPort();
