@@ -528,7 +528,7 @@ public final class JobStore {
          AND NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = j.queue::text)
       """;
 
-  // The predicate is on the deleted row itself, and the sub-select locks what it picks, skipping
+  // The predicate is on the deleted row itself, and the CTE locks what it picks, skipping
   // rows another transaction holds. Without both, a prune that picked a dead job while a replay was
   // reviving it waited for the replay's commit, and then deleted the job: after a concurrent
   // update, PostgreSQL rechecks only the target's own quals (EvalPlanQual), and `id IN (...)` was
@@ -536,15 +536,18 @@ public final class JobStore {
   // takes it if it is still prunable); the outer predicate is the recheck on the row it deletes.
   // The other writes that pick rows in a sub-select or CTE (pgbus.claim, RESCUE) lock them there
   // FOR UPDATE SKIP LOCKED, so no one can change them before the write; the rest put their
-  // whole predicate on the target row.
+  // whole predicate on the target row. MATERIALIZED: the pick runs once, so LIMIT bounds the batch
+  // (as `id IN (sub-select)` the planner may scan the sub-select again per outer row).
   private static final String PRUNE =
       """
+      WITH picked AS MATERIALIZED (
+             SELECT f.id FROM pgbus.job f
+              WHERE f.state OPERATOR(pg_catalog.=) ?::pgbus.job_state
+                AND f.finalized_at < now() - ?::float8 * interval '1 millisecond'
+              LIMIT ?
+              FOR UPDATE SKIP LOCKED)
       DELETE FROM pgbus.job j
-       WHERE j.id IN (SELECT f.id FROM pgbus.job f
-                       WHERE f.state OPERATOR(pg_catalog.=) ?::pgbus.job_state
-                         AND f.finalized_at < now() - ?::float8 * interval '1 millisecond'
-                       LIMIT ?
-                       FOR UPDATE SKIP LOCKED)
+       WHERE j.id IN (SELECT p.id FROM picked p)
          AND j.state OPERATOR(pg_catalog.=) ?::pgbus.job_state
          AND j.finalized_at < now() - ?::float8 * interval '1 millisecond'
       """;

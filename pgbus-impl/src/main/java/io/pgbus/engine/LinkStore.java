@@ -92,16 +92,18 @@ final class LinkStore {
   // moved into pgbus.job_history (V33) keep their batch until their partition is dropped.
   private static final String BATCH_PRUNE =
       """
+      WITH picked AS MATERIALIZED (
+             SELECT f.id FROM pgbus.batch f
+              WHERE f.callback_job_id IS NOT NULL
+                AND NOT EXISTS (SELECT 1 FROM pgbus.job_all m WHERE m.batch_id = f.id)
+                AND NOT EXISTS (SELECT 1 FROM pgbus.job cb
+                                 WHERE cb.id = f.callback_job_id
+                                   AND cb.state OPERATOR(pg_catalog.<>) ALL ('{completed,cancelled}'))
+              ORDER BY f.id
+              LIMIT ?
+              FOR UPDATE SKIP LOCKED)
       DELETE FROM pgbus.batch b
-       WHERE b.id IN (SELECT f.id FROM pgbus.batch f
-                       WHERE f.callback_job_id IS NOT NULL
-                         AND NOT EXISTS (SELECT 1 FROM pgbus.job_all m WHERE m.batch_id = f.id)
-                         AND NOT EXISTS (SELECT 1 FROM pgbus.job cb
-                                          WHERE cb.id = f.callback_job_id
-                                            AND cb.state OPERATOR(pg_catalog.<>) ALL ('{completed,cancelled}'))
-                       ORDER BY f.id
-                       LIMIT ?
-                       FOR UPDATE SKIP LOCKED)
+       WHERE b.id IN (SELECT p.id FROM picked p)
          AND b.callback_job_id IS NOT NULL
       """;
 
@@ -115,11 +117,13 @@ final class LinkStore {
   // in one transaction, so a dependent that is gone never comes back).
   private static final String DEPENDENCY_PRUNE =
       """
+      WITH g AS MATERIALIZED (
+             SELECT o.depends_on, o.job_id FROM pgbus.job_dependency o
+              WHERE NOT EXISTS (SELECT 1 FROM pgbus.job j WHERE j.id = o.job_id)
+              LIMIT ?
+              FOR UPDATE SKIP LOCKED)
       DELETE FROM pgbus.job_dependency d
-       USING (SELECT o.depends_on, o.job_id FROM pgbus.job_dependency o
-               WHERE NOT EXISTS (SELECT 1 FROM pgbus.job j WHERE j.id = o.job_id)
-               LIMIT ?
-               FOR UPDATE SKIP LOCKED) g
+       USING g
        WHERE d.depends_on = g.depends_on AND d.job_id = g.job_id
          AND NOT EXISTS (SELECT 1 FROM pgbus.job j WHERE j.id = d.job_id)
       """;
