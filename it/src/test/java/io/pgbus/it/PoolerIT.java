@@ -40,9 +40,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * run committed twice, and readiness ends UP with the listener delivering. Skipped where PgBouncer
  * is not installed.
  *
- * <p>Green on WildFly. Excluded on Liberty (it/pom.xml) until issue #33's Liberty finding is
- * fixed: after the PgBouncer restart, XAResource.start fails on broken connections and Liberty's
- * pool stays exhausted (J2CA0045E), so jobs stall; as a non-XA ConnectionPoolDataSource the first
+ * <p>Green on WildFly. Excluded on Liberty (it/pom.xml) until issue #33's Liberty finding is fixed:
+ * after the PgBouncer restart, XAResource.start fails on broken connections and Liberty's pool
+ * stays exhausted (J2CA0045E), so jobs stall; as a non-XA ConnectionPoolDataSource the first
  * enqueue's commit failed (J2CA0024E). The handler qualifies its table: the migration's
  * session-level search_path (MigrationDataSource) can stick to a pooled server connection.
  */
