@@ -37,7 +37,8 @@ import javax.sql.DataSource;
   "it_unique",
   "it_cron",
   "it_otel",
-  "it_kit"
+  "it_kit",
+  "it_kit_sealed"
 })
 public class RecordingHandler implements JobHandler<Marker> {
 

@@ -14,6 +14,7 @@ import io.pgbus.test.TestWorker;
 import jakarta.ejb.EJB;
 import jakarta.inject.Inject;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.UUID;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
@@ -33,7 +34,13 @@ class UsersTestKitIT {
   @Deployment
   static WebArchive deployment() {
     return PgbusWars.of(
-            "testkit", "pgbus.retry.base=10m", "pgbus.retry.cap=1h", "pgbus.retry.jitter=0")
+            "testkit",
+            "pgbus.retry.base=10m",
+            "pgbus.retry.cap=1h",
+            "pgbus.retry.jitter=0",
+            "pgbus.queue.it_kit_sealed.encrypt=true",
+            "pgbus.encryption.key-ids=kit1",
+            "pgbus.encryption.key.kit1=" + Base64.getEncoder().encodeToString(new byte[32]))
         .addAsLibraries(Deployments.testKitLibrary());
   }
 
@@ -81,5 +88,30 @@ class UsersTestKitIT {
     assertEquals(id, second.jobId());
     assertEquals(2, second.attempt());
     assertEquals("retryable", second.state());
+  }
+
+  @Test
+  void theKitOpensTheJobsOfAnEncryptingQueueWithTheDeploymentsKeys() throws Exception {
+    String text = "kit-sealed-" + UUID.randomUUID();
+    long id = enqueuer.enqueue("it_kit_sealed", text, false);
+    assertEquals(
+        0,
+        Sql.count(
+            kit.dataSource(),
+            "SELECT count(*) FROM pgbus.job WHERE id = ? AND payload::text LIKE '%' || ? || '%'",
+            id,
+            text),
+        "the payload is sealed in the table");
+    assertEquals(
+        id,
+        kit.assertions()
+            .requireEnqueued(kit.dataSource(), "it_kit_sealed", new Marker(text, false))
+            .id());
+
+    RunReport report = kit.worker().build().drain("it_kit_sealed");
+
+    assertEquals(1, report.completed(), report.toString());
+    assertEquals(
+        1, Sql.count(kit.dataSource(), "SELECT count(*) FROM it_handled WHERE job_id = ?", id));
   }
 }

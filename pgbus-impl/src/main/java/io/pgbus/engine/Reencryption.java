@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -14,8 +15,10 @@ import java.util.Objects;
  * Moves the jobs of an encrypting queue to its newest key, one bounded batch per call: the rows
  * whose payload, result or an error is plain or sealed under an older key are locked ({@code SKIP
  * LOCKED}: a job being claimed or settled is left for the next batch), opened and sealed again in
- * Java, and written back in the caller's transaction. Run it until it returns 0 after a rotation
- * (or after a queue started to encrypt with jobs waiting); then the old key may leave {@code
+ * Java, and written back in the caller's transaction. The finished jobs of {@code
+ * pgbus.job_history} follow once the live ones are done: they stay readable (console, admin API)
+ * only under a key in the ring. Run it until it returns 0 after a rotation (or after a queue
+ * started to encrypt with jobs waiting); then the old key may leave {@code
  * pgbus.encryption.key-ids}. Each batch is logged as an audit line with the actor.
  */
 public final class Reencryption {
@@ -29,39 +32,61 @@ public final class Reencryption {
   // The LIKE patterns are bound: '%' and '_' cannot occur in a key id's place (KeyRing.KEY_ID
   // allows '_', which LIKE reads as "any one character": harmless, it only widens the match and
   // the Java side re-seals such a row anyway).
-  private static final String CANDIDATES =
-      """
-      SELECT j.id, j.payload::text, j.result::text,
-             ARRAY(SELECT x.e OPERATOR(pg_catalog.->>) 'error'
-                     FROM pg_catalog.jsonb_array_elements(j.errors) WITH ORDINALITY AS x(e, o)
-                    ORDER BY x.o)
-        FROM pgbus.job j
-       WHERE j.queue::pg_catalog.text OPERATOR(pg_catalog.=) ?::text
-         AND (coalesce(j.payload OPERATOR(pg_catalog.->>) 'pgbus.enc', '') NOT LIKE ?::text
-              OR (j.result IS NOT NULL
-                  AND coalesce(j.result OPERATOR(pg_catalog.->>) 'pgbus.enc', '') NOT LIKE ?::text)
-              OR EXISTS (SELECT 1 FROM pg_catalog.jsonb_array_elements(j.errors) AS x(e)
-                          WHERE coalesce(x.e OPERATOR(pg_catalog.->>) 'error', '') NOT LIKE ?::text))
-       ORDER BY j.id
-       LIMIT ?
-         FOR UPDATE OF j SKIP LOCKED
-      """;
+  private static final String CANDIDATES = candidates("pgbus.job", "NULL::timestamptz");
 
-  private static final String RESEAL =
-      """
-      UPDATE pgbus.job j
-         SET payload = ?::jsonb,
-             result = ?::jsonb,
-             errors = coalesce(
-               (SELECT pg_catalog.jsonb_agg(
-                         CASE WHEN n.t IS NULL THEN x.e
-                              ELSE pg_catalog.jsonb_set(x.e, '{error}', pg_catalog.to_jsonb(n.t)) END
-                         ORDER BY x.o)
-                  FROM pg_catalog.jsonb_array_elements(j.errors) WITH ORDINALITY AS x(e, o)
-                  LEFT JOIN pg_catalog.unnest(?::text[]) WITH ORDINALITY AS n(t, o) ON n.o = x.o),
-               '[]'::jsonb)
-       WHERE j.id = ?
-      """;
+  // History keeps the payloads, results and errors of the jobs that ended: they stay readable only
+  // while their key is in the ring, so they are re-sealed as well. Its key is (id, finalized_at):
+  // the update names both, and finds its one partition.
+  private static final String HISTORY_CANDIDATES =
+      candidates("pgbus.job_history", "j.finalized_at");
+
+  private static String candidates(String table, String finalizedAt) {
+    return """
+        SELECT j.id, j.payload::text, j.result::text,
+               ARRAY(SELECT x.e OPERATOR(pg_catalog.->>) 'error'
+                       FROM pg_catalog.jsonb_array_elements(j.errors) WITH ORDINALITY AS x(e, o)
+                      ORDER BY x.o),
+               %s
+          FROM %s j
+         WHERE j.queue::pg_catalog.text OPERATOR(pg_catalog.=) ?::text
+           AND (coalesce(j.payload OPERATOR(pg_catalog.->>) 'pgbus.enc', '') NOT LIKE ?::text
+                OR (j.result IS NOT NULL
+                    AND coalesce(j.result OPERATOR(pg_catalog.->>) 'pgbus.enc', '')
+                        NOT LIKE ?::text)
+                OR EXISTS (SELECT 1 FROM pg_catalog.jsonb_array_elements(j.errors) AS x(e)
+                            WHERE coalesce(x.e OPERATOR(pg_catalog.->>) 'error', '')
+                                  NOT LIKE ?::text))
+         ORDER BY j.id
+         LIMIT ?
+           FOR UPDATE OF j SKIP LOCKED
+        """
+        .formatted(finalizedAt, table);
+  }
+
+  private static final String RESEAL = reseal("pgbus.job", "j.id = ?");
+
+  private static final String HISTORY_RESEAL =
+      reseal("pgbus.job_history", "j.id = ? AND j.finalized_at = ?");
+
+  private static String reseal(String table, String where) {
+    return """
+        UPDATE %s j
+           SET payload = ?::jsonb,
+               result = ?::jsonb,
+               errors = coalesce(
+                 (SELECT pg_catalog.jsonb_agg(
+                           CASE WHEN n.t IS NULL THEN x.e
+                                ELSE pg_catalog.jsonb_set(x.e, '{error}', pg_catalog.to_jsonb(n.t))
+                           END
+                           ORDER BY x.o)
+                    FROM pg_catalog.jsonb_array_elements(j.errors) WITH ORDINALITY AS x(e, o)
+                    LEFT JOIN pg_catalog.unnest(?::text[]) WITH ORDINALITY AS n(t, o)
+                           ON n.o = x.o),
+                 '[]'::jsonb)
+         WHERE %s
+        """
+        .formatted(table, where);
+  }
 
   private final JobCipher cipher;
 
@@ -91,13 +116,37 @@ public final class Reencryption {
           "a reencrypt batch of " + batch + " is out of range: use 1 to " + MAX_BATCH);
     }
     String newest = JobCipher.PREFIX + cipher.keys().newest() + ":%";
+    List<Row> rows = candidates(c, CANDIDATES, queue, newest, batch);
+    reseal(c, RESEAL, queue, rows);
+    // The live jobs first (they still run); history fills what the batch has left.
+    List<Row> history =
+        rows.size() < batch
+            ? candidates(c, HISTORY_CANDIDATES, queue, newest, batch - rows.size())
+            : List.of();
+    reseal(c, HISTORY_RESEAL, queue, history);
+    int n = rows.size() + history.size();
+    if (n > 0) {
+      LOG.log(
+          System.Logger.Level.INFO,
+          "pgbus audit: {0} re-encrypted {1} live and {2} finished jobs of queue {3} under key {4}",
+          actor == null ? "(unknown)" : actor,
+          rows.size(),
+          history.size(),
+          queue,
+          cipher.keys().newest());
+    }
+    return n;
+  }
+
+  private static List<Row> candidates(
+      Connection c, String sql, String queue, String newest, int limit) throws SQLException {
     var rows = new ArrayList<Row>();
-    try (PreparedStatement ps = c.prepareStatement(CANDIDATES)) {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setString(1, queue);
       ps.setString(2, newest);
       ps.setString(3, newest);
       ps.setString(4, "%" + newest);
-      ps.setInt(5, batch);
+      ps.setInt(5, limit);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           Array errors = rs.getArray(4);
@@ -106,14 +155,19 @@ public final class Reencryption {
                   rs.getLong(1),
                   rs.getString(2),
                   rs.getString(3),
-                  errors == null ? new String[0] : (String[]) errors.getArray()));
+                  errors == null ? new String[0] : (String[]) errors.getArray(),
+                  rs.getObject(5, OffsetDateTime.class)));
         }
       }
     }
+    return rows;
+  }
+
+  private void reseal(Connection c, String sql, String queue, List<Row> rows) throws SQLException {
     if (rows.isEmpty()) {
-      return 0;
+      return;
     }
-    try (PreparedStatement ps = c.prepareStatement(RESEAL)) {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
       for (Row r : rows) {
         String payload =
             JobCipher.sealed(r.payload) ? cipher.openPayload(queue, r.id, r.payload) : r.payload;
@@ -132,22 +186,15 @@ public final class Reencryption {
         }
         ps.setArray(3, c.createArrayOf("text", errors));
         ps.setLong(4, r.id);
+        if (r.finalizedAt != null) {
+          ps.setObject(5, r.finalizedAt);
+        }
         ps.addBatch();
       }
       ps.executeBatch();
     }
-    List<Long> ids = rows.stream().map(Row::id).toList();
-    LOG.log(
-        System.Logger.Level.INFO,
-        "pgbus audit: {0} re-encrypted {1} jobs of queue {2} under key {3} (ids {4} to {5})",
-        actor == null ? "(unknown)" : actor,
-        ids.size(),
-        queue,
-        cipher.keys().newest(),
-        ids.get(0),
-        ids.get(ids.size() - 1));
-    return ids.size();
   }
 
-  private record Row(long id, String payload, String result, String[] errors) {}
+  private record Row(
+      long id, String payload, String result, String[] errors, OffsetDateTime finalizedAt) {}
 }

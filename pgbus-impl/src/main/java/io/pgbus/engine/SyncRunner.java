@@ -57,6 +57,7 @@ public final class SyncRunner {
   private final Transactions transactions;
   private final JobStore store = new JobStore();
   private final JobRunner runner;
+  private final Jobs sealing; // seals the cron runs of encrypting queues, as the leader does
 
   /**
    * @param config supplies the worker id, the lease, the job timeout and the retry policy
@@ -66,9 +67,24 @@ public final class SyncRunner {
    */
   public SyncRunner(
       DataSource dataSource, EngineConfig config, Transactions transactions, JobFunction jobs) {
+    this(dataSource, config, transactions, jobs, JobCipher.NONE);
+  }
+
+  /**
+   * As {@link #SyncRunner(DataSource, EngineConfig, Transactions, JobFunction)}, opening the
+   * payloads (and sealing the results and errors) of the queues {@code cipher} encrypts, as the
+   * engine does.
+   */
+  public SyncRunner(
+      DataSource dataSource,
+      EngineConfig config,
+      Transactions transactions,
+      JobFunction jobs,
+      JobCipher cipher) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
     this.config = Objects.requireNonNull(config, "config");
     this.transactions = Objects.requireNonNull(transactions, "transactions");
+    this.sealing = new Jobs(config, Objects.requireNonNull(cipher, "cipher"));
     this.runner =
         new JobRunner(
             store,
@@ -81,7 +97,7 @@ public final class SyncRunner {
             SyncRunner::watchdogThread,
             false,
             ErrorDetail.STACK,
-            JobCipher.NONE);
+            Objects.requireNonNull(cipher, "cipher"));
   }
 
   /**
@@ -132,7 +148,9 @@ public final class SyncRunner {
     if (crons.isEmpty()) {
       return 0;
     }
-    var enqueuer = new ScheduleEnqueuer(crons, store, transactions, ScheduleEnqueuer.MAX_WAIT);
+    var enqueuer =
+        new ScheduleEnqueuer(
+            crons, store, transactions, ScheduleEnqueuer.MAX_WAIT, sealing::sealed);
     try (Connection c = dataSource.getConnection()) {
       int n = enqueuer.tick(c, clock).enqueued();
       if (!ahead.isZero()) {

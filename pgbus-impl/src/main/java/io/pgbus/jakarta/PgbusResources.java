@@ -67,7 +67,7 @@ public class PgbusResources {
   }
 
   /** Seals the jobs of the queues that encrypt ({@link EncryptionSettings}). */
-  JobCipher cipher() {
+  public JobCipher cipher() {
     return cipher;
   }
 

@@ -107,6 +107,15 @@ class EncryptionTest {
         .isInstanceOf(PgbusException.class)
         .hasMessageContaining("does not verify under key 'k1'");
 
+    // The completed job ends up in history (the leader's archive): it is re-sealed there too.
+    db.update("UPDATE pgbus.job SET finalized_at = now() - interval '2 minutes' WHERE id = ?", ok);
+    try (Connection c = db.connect()) {
+      new ArchiveStore().archive(c, Duration.ofDays(3), 10);
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job_history WHERE id = ?", ok))
+        .isEqualTo(1);
+    String archived = stored("payload", ok);
+
     // Rotation: k2 seals, k1 still opens; reencrypt moves every row to k2 in bounded batches.
     JobCipher rotated = new JobCipher(ring(linked("k1", k1, "k2", k2)), Set.of("secret"));
     var reencryption = new Reencryption(rotated);
@@ -119,14 +128,15 @@ class EncryptionTest {
     }
     assertThat(total).isEqualTo(2);
     JobCipher onlyK2 = new JobCipher(ring(Map.of("k2", k2)), Set.of("secret"));
-    assertThat(JobCipher.keyIdOf(db.job(ok).payload())).isEqualTo("k2");
-    assertThat(onlyK2.openPayload("secret", ok, db.job(ok).payload())).contains(MARKER);
-    assertThat(onlyK2.openResult(ok, result(ok))).contains(RESULT_MARKER);
+    assertThat(JobCipher.keyIdOf(archived)).isEqualTo("k1");
+    assertThat(JobCipher.keyIdOf(stored("payload", ok))).isEqualTo("k2");
+    assertThat(onlyK2.openPayload("secret", ok, stored("payload", ok))).contains(MARKER);
+    assertThat(onlyK2.openResult(ok, stored("result", ok))).contains(RESULT_MARKER);
     assertThat(onlyK2.openError(failing, db.job(failing).errors().get(0).error()))
         .contains(ERROR_MARKER);
     assertThat(dump()).doesNotContain("MARKER-4f1c");
     // A server that lost k2 says which key it lacks.
-    assertThatThrownBy(() -> first.openPayload("secret", ok, db.job(ok).payload()))
+    assertThatThrownBy(() -> first.openPayload("secret", ok, stored("payload", ok)))
         .hasMessageContaining("encrypted with key 'k2', which this server does not have");
   }
 
@@ -315,6 +325,19 @@ class EncryptionTest {
     assertThat(p.waitFor()).as(dump.length() > 2000 ? dump.substring(0, 2000) : dump).isZero();
     assertThat(dump).contains("COPY pgbus.job");
     return dump;
+  }
+
+  /** A column of the job wherever it is now: live, or moved to history. */
+  private static String stored(String column, long id) throws java.sql.SQLException {
+    try (Connection c = db.helperConnection();
+        var ps =
+            c.prepareStatement("SELECT " + column + "::text FROM pgbus.job_all WHERE id = ?")) {
+      ps.setLong(1, id);
+      try (var rs = ps.executeQuery()) {
+        assertThat(rs.next()).as("job %d exists", id).isTrue();
+        return rs.getString(1);
+      }
+    }
   }
 
   private static String result(long id) throws java.sql.SQLException {

@@ -1,10 +1,8 @@
 package io.pgbus.test;
 
-import io.pgbus.QueueNames;
 import java.sql.Connection;
-import java.sql.SQLException;
 import java.util.List;
-import java.util.stream.Collectors;
+import java.util.Map;
 import javax.sql.DataSource;
 
 /**
@@ -21,14 +19,26 @@ import javax.sql.DataSource;
  * requireNotEnqueued(dataSource, "emails");
  * }</pre>
  *
- * A failure is an {@link AssertionError} that lists the jobs the queue does have.
+ * A failure is an {@link AssertionError} that lists the jobs the queue does have. The payloads of
+ * encrypting queues are sealed in the database: assert on them with {@link
+ * PgbusTestKit#assertions()} or {@link #decrypting(Map)}, which hold the keys.
  */
 public final class PgbusAssertions {
 
-  /** The most jobs a failure message lists. */
-  private static final int LISTED = 10;
-
   private PgbusAssertions() {}
+
+  /**
+   * These assertions with the payloads and errors of encrypting queues opened, in a plain test: the
+   * {@code settings} are those of the deployment's {@code microprofile-config.properties} that name
+   * the queues that encrypt and their keys ({@code pgbus.queue.<name>.encrypt}, {@code
+   * pgbus.encryption.*}; docs/configuration.md). In a container, use {@link
+   * PgbusTestKit#assertions()}.
+   *
+   * @throws IllegalArgumentException naming a setting that is wrong, as deployment would
+   */
+  public static JobAssertions decrypting(Map<String, String> settings) {
+    return new JobAssertions(Ciphers.of(settings));
+  }
 
   /**
    * Exactly one job of {@code queue} has this payload; returns it.
@@ -36,65 +46,24 @@ public final class PgbusAssertions {
    * @throws AssertionError when none has, or more than one
    */
   public static EnqueuedJob requireEnqueued(Connection c, String queue, Object payload) {
-    return requireEnqueued(c, queue, payload, Expect.any());
+    return JobAssertions.PLAIN.requireEnqueued(c, queue, payload);
   }
 
   /** As {@link #requireEnqueued(Connection, String, Object)}, and the job meets {@code expect}. */
   public static EnqueuedJob requireEnqueued(
       Connection c, String queue, Object payload, Expect expect) {
-    QueueNames.require(queue);
-    List<JobRows.Match> jobs = read(c, queue, Json.of(queue, payload));
-    List<EnqueuedJob> matching =
-        jobs.stream()
-            .filter(m -> m.payloadEquals() && expect.differences(m.job()).isEmpty())
-            .map(JobRows.Match::job)
-            .toList();
-    if (matching.size() == 1) {
-      return matching.get(0);
-    }
-    String wanted =
-        "a job in queue '"
-            + queue
-            + "' with payload "
-            + Json.of(queue, payload)
-            + (expect == Expect.any() ? "" : " and " + expect);
-    if (matching.size() > 1) {
-      throw new AssertionError(
-          "expected one "
-              + wanted.substring(2)
-              + ", found "
-              + matching.size()
-              + ": "
-              + list(matching)
-              + "; check them all with enqueued(...)");
-    }
-    List<String> near =
-        jobs.stream()
-            .filter(JobRows.Match::payloadEquals)
-            .map(m -> m.job() + " differs: " + String.join(", ", expect.differences(m.job())))
-            .toList();
-    throw new AssertionError(
-        "expected "
-            + wanted
-            + ", found none"
-            + (near.isEmpty() ? "" : "; with that payload: " + String.join("; ", near))
-            + "; the queue has "
-            + describe(jobs.stream().map(JobRows.Match::job).toList()));
+    return JobAssertions.PLAIN.requireEnqueued(c, queue, payload, expect);
   }
 
   /** Committed jobs only: see the class comment. */
   public static EnqueuedJob requireEnqueued(DataSource ds, String queue, Object payload) {
-    return requireEnqueued(ds, queue, payload, Expect.any());
+    return JobAssertions.PLAIN.requireEnqueued(ds, queue, payload);
   }
 
   /** Committed jobs only: see the class comment. */
   public static EnqueuedJob requireEnqueued(
       DataSource ds, String queue, Object payload, Expect expect) {
-    try (Connection c = ds.getConnection()) {
-      return requireEnqueued(c, queue, payload, expect);
-    } catch (SQLException e) {
-      throw unreadable(queue, e);
-    }
+    return JobAssertions.PLAIN.requireEnqueued(ds, queue, payload, expect);
   }
 
   /**
@@ -103,30 +72,12 @@ public final class PgbusAssertions {
    * @throws AssertionError naming the jobs that do
    */
   public static void requireNotEnqueued(Connection c, String queue, Object payload) {
-    QueueNames.require(queue);
-    List<EnqueuedJob> matching =
-        read(c, queue, Json.of(queue, payload)).stream()
-            .filter(JobRows.Match::payloadEquals)
-            .map(JobRows.Match::job)
-            .toList();
-    if (!matching.isEmpty()) {
-      throw new AssertionError(
-          "expected no job in queue '"
-              + queue
-              + "' with payload "
-              + Json.of(queue, payload)
-              + ", found "
-              + list(matching));
-    }
+    JobAssertions.PLAIN.requireNotEnqueued(c, queue, payload);
   }
 
   /** Committed jobs only: see the class comment. */
   public static void requireNotEnqueued(DataSource ds, String queue, Object payload) {
-    try (Connection c = ds.getConnection()) {
-      requireNotEnqueued(c, queue, payload);
-    } catch (SQLException e) {
-      throw unreadable(queue, e);
-    }
+    JobAssertions.PLAIN.requireNotEnqueued(ds, queue, payload);
   }
 
   /**
@@ -135,76 +86,26 @@ public final class PgbusAssertions {
    * @throws AssertionError naming the jobs it has
    */
   public static void requireNotEnqueued(Connection c, String queue) {
-    QueueNames.require(queue);
-    List<EnqueuedJob> jobs = enqueued(c, queue);
-    if (!jobs.isEmpty()) {
-      throw new AssertionError("expected no job in queue '" + queue + "', found " + describe(jobs));
-    }
+    JobAssertions.PLAIN.requireNotEnqueued(c, queue);
   }
 
   /** Committed jobs only: see the class comment. */
   public static void requireNotEnqueued(DataSource ds, String queue) {
-    try (Connection c = ds.getConnection()) {
-      requireNotEnqueued(c, queue);
-    } catch (SQLException e) {
-      throw unreadable(queue, e);
-    }
+    JobAssertions.PLAIN.requireNotEnqueued(ds, queue);
   }
 
   /** Every job of {@code queue}, oldest first, in any state. */
   public static List<EnqueuedJob> enqueued(Connection c, String queue) {
-    QueueNames.require(queue);
-    return read(c, queue, null).stream().map(JobRows.Match::job).toList();
+    return JobAssertions.PLAIN.enqueued(c, queue);
   }
 
   /** Committed jobs only: see the class comment. */
   public static List<EnqueuedJob> enqueued(DataSource ds, String queue) {
-    try (Connection c = ds.getConnection()) {
-      return enqueued(c, queue);
-    } catch (SQLException e) {
-      throw unreadable(queue, e);
-    }
+    return JobAssertions.PLAIN.enqueued(ds, queue);
   }
 
   /** The job with this id as it is now; fails when there is none. */
   public static EnqueuedJob job(DataSource ds, long id) {
-    try (Connection c = ds.getConnection()) {
-      EnqueuedJob job = JobRows.byId(c, id);
-      if (job == null) {
-        throw new AssertionError(
-            "expected job " + id + " in pgbus.job, found none (never committed, or pruned)");
-      }
-      return job;
-    } catch (SQLException e) {
-      throw new IllegalStateException("pgbus-test could not read job " + id + ": " + e, e);
-    }
-  }
-
-  private static List<JobRows.Match> read(Connection c, String queue, String payloadJson) {
-    try {
-      return JobRows.inQueue(c, queue, payloadJson);
-    } catch (SQLException e) {
-      throw unreadable(queue, e);
-    }
-  }
-
-  private static IllegalStateException unreadable(String queue, SQLException e) {
-    return new IllegalStateException(
-        "pgbus-test could not read the jobs of queue '"
-            + queue
-            + "': "
-            + e.getMessage()
-            + " (is the pgbus schema there? PgbusTest.migrate(dataSource) installs it)",
-        e);
-  }
-
-  private static String describe(List<EnqueuedJob> jobs) {
-    return jobs.isEmpty() ? "no job" : jobs.size() + " job(s): " + list(jobs);
-  }
-
-  private static String list(List<EnqueuedJob> jobs) {
-    String shown =
-        jobs.stream().limit(LISTED).map(EnqueuedJob::toString).collect(Collectors.joining("; "));
-    return jobs.size() > LISTED ? shown + "; ... " + (jobs.size() - LISTED) + " more" : shown;
+    return JobAssertions.PLAIN.job(ds, id);
   }
 }

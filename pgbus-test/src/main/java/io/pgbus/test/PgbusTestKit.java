@@ -45,7 +45,16 @@ public class PgbusTestKit {
             runtime.engine().config(),
             transactions,
             (job, tx) -> handlers.invoke(job),
-            handlers.queues()));
+            handlers.queues(),
+            resources.cipher()));
+  }
+
+  /**
+   * {@link PgbusAssertions} with the deployment's keys: the payloads and errors of its encrypting
+   * queues ({@code pgbus.queue.<name>.encrypt=true}) are opened before they are compared.
+   */
+  public JobAssertions assertions() {
+    return new JobAssertions(resources.cipher());
   }
 
   /** A clock standing at the database's now(); see {@link TestClock}. */

@@ -6,6 +6,7 @@ import io.pgbus.engine.ClaimedJob;
 import io.pgbus.engine.CronJob;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.JdbcTransactions;
+import io.pgbus.engine.JobCipher;
 import io.pgbus.engine.JobFunction;
 import io.pgbus.engine.RetryPolicy;
 import io.pgbus.engine.SyncRunner;
@@ -17,6 +18,7 @@ import java.time.Duration;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -55,6 +57,7 @@ public final class TestWorker {
   private final Set<String> queues;
   private final TestClock clock;
   private final List<CronJob> crons;
+  private final JobCipher cipher;
 
   private TestWorker(Builder b, SyncRunner runner, DataSource handlerDataSource) {
     this.runner = runner;
@@ -63,6 +66,7 @@ public final class TestWorker {
     this.queues = Set.copyOf(b.container != null ? b.container.queues() : b.handlers.queues());
     this.clock = b.clock;
     this.crons = List.copyOf(b.crons);
+    this.cipher = b.container != null ? b.container.cipher() : b.cipher;
   }
 
   /** A worker on {@code ds}, the database the code under test enqueues into. */
@@ -102,7 +106,7 @@ public final class TestWorker {
     }
     EnqueuedJob row;
     try (Connection c = reads.getConnection()) {
-      row = JobRows.byId(c, ran.id());
+      row = JobRows.byId(c, ran.id(), cipher);
     } catch (SQLException e) {
       throw new IllegalStateException(
           "pgbus-test could not read job " + ran.id() + " after its run: " + e, e);
@@ -186,7 +190,11 @@ public final class TestWorker {
 
   /** What a container supplies instead of registered handlers (see {@link PgbusTestKit}). */
   record Container(
-      EngineConfig config, Transactions transactions, JobFunction jobs, Set<String> queues) {}
+      EngineConfig config,
+      Transactions transactions,
+      JobFunction jobs,
+      Set<String> queues,
+      JobCipher cipher) {}
 
   /** Builds a {@link TestWorker}. */
   public static final class Builder {
@@ -198,6 +206,7 @@ public final class TestWorker {
     private RetryPolicy retry = RetryPolicy.DEFAULT;
     private Duration jobTimeout;
     private TestClock clock;
+    private JobCipher cipher = JobCipher.NONE;
 
     private Builder(DataSource dataSource, Container container) {
       this.dataSource = dataSource;
@@ -273,6 +282,20 @@ public final class TestWorker {
       return this;
     }
 
+    /**
+     * The queues that encrypt and their keys, as the deployment's {@code
+     * microprofile-config.properties} sets them ({@code pgbus.queue.<name>.encrypt}, {@code
+     * pgbus.encryption.*}; docs/configuration.md): their payloads are opened before the handlers
+     * run, and their results and errors sealed, as the engine does (default: none encrypts).
+     *
+     * @throws IllegalArgumentException naming a setting that is wrong, as deployment would
+     */
+    public Builder encryption(Map<String, String> settings) {
+      plainOnly("encryption(...)");
+      cipher = Ciphers.of(settings);
+      return this;
+    }
+
     /** How long a handler may run before it is interrupted (default 4m30s, pgbus.job-timeout). */
     public Builder jobTimeout(Duration v) {
       plainOnly("jobTimeout(...)");
@@ -284,7 +307,11 @@ public final class TestWorker {
       if (container != null) {
         var runner =
             new SyncRunner(
-                dataSource, container.config(), container.transactions(), container.jobs());
+                dataSource,
+                container.config(),
+                container.transactions(),
+                container.jobs(),
+                container.cipher());
         return new TestWorker(this, runner, dataSource);
       }
       var config = EngineConfig.builder().workerId("pgbus-test").retry(retry);
@@ -293,7 +320,8 @@ public final class TestWorker {
       }
       JobFunction jobs = (job, tx) -> joining.joining(tx, () -> handlers.invoke(job));
       var runner =
-          new SyncRunner(dataSource, config.build(), new JdbcTransactions(dataSource), jobs);
+          new SyncRunner(
+              dataSource, config.build(), new JdbcTransactions(dataSource), jobs, cipher);
       return new TestWorker(this, runner, joining);
     }
 
