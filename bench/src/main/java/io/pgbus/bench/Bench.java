@@ -80,6 +80,7 @@ public final class Bench {
           case "queues" -> new ManyQueuesWorkload(h).run(results);
           case "soak" -> new SoakWorkload(h).run(results);
           case "crypt" -> new CryptWorkload(h).run(results);
+          case "partitions" -> new PartitionWorkload(h).run(results);
           default -> throw new IllegalStateException(w);
         }
       }

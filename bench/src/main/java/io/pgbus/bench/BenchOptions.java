@@ -44,6 +44,7 @@ import java.util.Set;
  * @param commitDelayMicros 0, or PostgreSQL's {@code commit_delay} on every bench database: the
  *     leader of a group commit waits this long before its WAL flush, while the transactions that
  *     notified hold the notification lock: a slow flush, where a device-mapper delay is not at hand
+ * @param partitionDayJobs partitions: the finished jobs of each of the 7 days (Oban's shape: 1M)
  */
 record BenchOptions(
     boolean quick,
@@ -77,7 +78,8 @@ record BenchOptions(
     int soakMinutes,
     List<Integer> concWriters,
     int concSeconds,
-    int commitDelayMicros) {
+    int commitDelayMicros,
+    int partitionDayJobs) {
 
   // W5 comes after W2, so its report can set the Java SE figures of the same run beside it.
   static final List<String> ALL =
@@ -88,13 +90,14 @@ record BenchOptions(
    * (docs/performance.md "As the work grows").
    */
   static final List<String> OPT_IN =
-      List.of("size", "xmin", "queues", "soak", "conc-liberty", "crypt", "pooler");
+      List.of("size", "xmin", "queues", "soak", "conc-liberty", "crypt", "pooler", "partitions");
 
   static final String USAGE =
       """
       usage: ./run-bench [--with-demo] [--quick] [--url=JDBC_URL] [--runs=N]
                          [--only=w1,w2,w3,fleet,w4,w5,admin,enq,concurrent-enqueue,
-                                 size,xmin,queues,soak,conc-liberty,crypt,pooler]
+                                 size,xmin,queues,soak,conc-liberty,crypt,pooler,partitions]
+                         [--partition-day-jobs=N]
                          [--conc-writers=1,8,32,64] [--conc-seconds=N] [--admin-jobs=N] [--size-finished=0,1000000,10000000]
                          [--size-waiting=N] [--claim-samples=N] [--xmin-hold-seconds=N]
                          [--xmin-phase-seconds=N] [--queues=10,1000] [--soak-minutes=N]
@@ -161,6 +164,7 @@ record BenchOptions(
     int soakMinutes = quick ? 2 : 30;
     List<Integer> concWriters = quick ? List.of(1, 8, 32) : List.of(1, 8, 32, 64);
     int concSeconds = quick ? 2 : 5;
+    int partitionDayJobs = quick ? 50_000 : 1_000_000;
     for (String a : args) {
       String key = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
       String value = a.contains("=") ? a.substring(a.indexOf('=') + 1) : null;
@@ -262,6 +266,7 @@ record BenchOptions(
           concWriters = List.copyOf(counts);
         }
         case "--conc-seconds" -> concSeconds = positive(key, value);
+        case "--partition-day-jobs" -> partitionDayJobs = positive(key, value);
         default -> throw new IllegalArgumentException("unknown option " + a + "\n" + USAGE);
       }
     }
@@ -304,7 +309,8 @@ record BenchOptions(
         soakMinutes,
         concWriters,
         concSeconds,
-        commitDelay);
+        commitDelay,
+        partitionDayJobs);
   }
 
   boolean runs(String workload) {
