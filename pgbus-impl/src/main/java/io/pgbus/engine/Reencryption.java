@@ -19,7 +19,8 @@ import java.util.Objects;
  * pgbus.job_history} follow once the live ones are done: they stay readable (console, admin API)
  * only under a key in the ring. Run it until it returns 0 after a rotation (or after a queue
  * started to encrypt with jobs waiting); then the old key may leave {@code
- * pgbus.encryption.key-ids}. Each batch is logged as an audit line with the actor.
+ * pgbus.encryption.key-ids}. Each batch writes an audit entry (action {@code reencrypt}) in its
+ * transaction, and a log line.
  */
 public final class Reencryption {
 
@@ -88,6 +89,14 @@ public final class Reencryption {
         .formatted(table, where);
   }
 
+  private static final String AUDIT =
+      """
+      INSERT INTO pgbus.audit (actor, action, queue, detail)
+      VALUES (coalesce(nullif(?::text, ''), session_user::text), 'reencrypt', ?::text,
+              pg_catalog.jsonb_build_object('key', ?::text, 'live', ?::int, 'finished', ?::int,
+                                            'first_id', ?::bigint, 'last_id', ?::bigint))
+      """;
+
   private final JobCipher cipher;
 
   public Reencryption(JobCipher cipher) {
@@ -126,6 +135,24 @@ public final class Reencryption {
     reseal(c, HISTORY_RESEAL, queue, history);
     int n = rows.size() + history.size();
     if (n > 0) {
+      long first = Long.MAX_VALUE;
+      long last = Long.MIN_VALUE;
+      for (List<Row> part : List.of(rows, history)) {
+        for (Row r : part) {
+          first = Math.min(first, r.id);
+          last = Math.max(last, r.id);
+        }
+      }
+      try (PreparedStatement ps = c.prepareStatement(AUDIT)) {
+        ps.setString(1, actor);
+        ps.setString(2, queue);
+        ps.setString(3, cipher.keys().newest());
+        ps.setInt(4, rows.size());
+        ps.setInt(5, history.size());
+        ps.setLong(6, first);
+        ps.setLong(7, last);
+        ps.executeUpdate();
+      }
       LOG.log(
           System.Logger.Level.INFO,
           "pgbus audit: {0} re-encrypted {1} live and {2} finished jobs of queue {3} under key {4}",

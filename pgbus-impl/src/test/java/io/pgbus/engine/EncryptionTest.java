@@ -127,6 +127,19 @@ class EncryptionTest {
       }
     }
     assertThat(total).isEqualTo(2);
+    // Each batch left an audit entry in its transaction: one live job, then one finished.
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.audit WHERE action = 'reencrypt' AND queue = 'secret'"
+                    + " AND actor = 'tester' AND detail->>'key' = 'k2'"
+                    + " AND (detail->>'live')::int + (detail->>'finished')::int = 1"))
+        .isEqualTo(2);
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.audit WHERE action = 'reencrypt'"
+                    + " AND (detail->>'finished')::int = 1 AND (detail->>'first_id')::bigint = ?",
+                ok))
+        .isEqualTo(1);
     JobCipher onlyK2 = new JobCipher(ring(Map.of("k2", k2)), Set.of("secret"));
     assertThat(JobCipher.keyIdOf(archived)).isEqualTo("k1");
     assertThat(JobCipher.keyIdOf(stored("payload", ok))).isEqualTo("k2");
