@@ -67,6 +67,18 @@ final class WildFlyRunAs implements RunAsIdentity {
     Object domain;
     try {
       domain = getCurrent.invoke(null);
+      if (domain == null) {
+        // The job's thread may carry another context class loader than the deployment module's
+        // that holds pgbus (WildFly registers the domain with the module's loader).
+        Thread t = Thread.currentThread();
+        ClassLoader before = t.getContextClassLoader();
+        t.setContextClassLoader(WildFlyRunAs.class.getClassLoader());
+        try {
+          domain = getCurrent.invoke(null);
+        } finally {
+          t.setContextClassLoader(before);
+        }
+      }
     } catch (ReflectiveOperationException | RuntimeException e) {
       throw new Refused("WildFly would not name the deployment's security domain: " + e, e);
     }
