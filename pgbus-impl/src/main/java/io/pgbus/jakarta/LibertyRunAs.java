@@ -70,7 +70,9 @@ final class LibertyRunAs implements RunAsIdentity {
     credential.put(USER_ID, user);
     asserted.getPrivateCredentials().add(credential);
     try {
-      LoginContext login = new LoginContext(LOGIN, asserted);
+      // Liberty's modules call the handler whatever the login: one that answers nothing leaves
+      // the hashtable in the Subject as the only source, so no password is asked for.
+      LoginContext login = new LoginContext(LOGIN, asserted, callbacks -> {});
       login.login();
       return login.getSubject();
     } catch (LoginException | RuntimeException e) {
@@ -81,8 +83,9 @@ final class LibertyRunAs implements RunAsIdentity {
               + LOGIN
               + "): "
               + e
-              + "; the user must exist in the server's user registry (and the feature"
-              + " appSecurity be enabled)",
+              + "; the user must exist in the server's user registry, and server.xml must allow"
+              + " the login: <authentication id=\"Basic\" allowHashtableLoginWithIdOnly=\"true\"/>"
+              + " (\"all modules ignored\" means it does not)",
           e);
     }
   }
