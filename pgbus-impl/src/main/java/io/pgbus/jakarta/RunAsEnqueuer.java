@@ -4,13 +4,16 @@ import io.pgbus.Outcome;
 import io.pgbus.PgbusException;
 import io.pgbus.engine.RunAsUnavailableException;
 import io.pgbus.engine.RunningJob;
+import jakarta.ejb.EJBAccessException;
 import java.util.concurrent.Callable;
 
 /**
  * Runs the handler of a job whose queue runs as the enqueuer ({@link RunAsQueues}) as the user its
  * row names ({@code pgbus.job.run_as}, V44), through the server's {@link RunAsIdentity}; any other
  * job as before. A job without that user, or whose user the server no longer gives, fails closed:
- * the handler does not run, and {@link RunAsUnavailableException} makes the job dead at once.
+ * the handler does not run, and {@link RunAsUnavailableException} makes the job dead at once. So
+ * does a handler an EJB refused for want of a role ({@link EJBAccessException}): the user's roles
+ * do not change between retries.
  */
 final class RunAsEnqueuer {
 
@@ -65,6 +68,32 @@ final class RunAsEnqueuer {
       return identity.call(user, handler);
     } catch (RunAsIdentity.Refused e) {
       throw new RunAsUnavailableException(job.queue(), job.id(), e.getMessage(), e.getCause());
+    } catch (Exception e) {
+      EJBAccessException denied = denied(e);
+      if (denied == null) {
+        throw e;
+      }
+      // The user lacks a role: every retry would be refused the same way until an operator
+      // grants it, so the job fails closed now (replay it after the grant).
+      throw new RunAsUnavailableException(
+          job.queue(),
+          job.id(),
+          "user '"
+              + user
+              + "' lacks a role the handler needs ("
+              + denied.getMessage()
+              + "): grant it in the server's registry or role mapping, then replay the job",
+          e);
     }
+  }
+
+  /** The EJB container's role refusal in {@code e}'s causes, or null. */
+  private static EJBAccessException denied(Throwable e) {
+    for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof EJBAccessException a) {
+        return a;
+      }
+    }
+    return null;
   }
 }
