@@ -92,6 +92,7 @@ class RunAsIT {
               ItRunAsBean.class,
               ItEnqueuingBean.class,
               RunAsRolesHandler.class,
+              HandledRows.class,
               ItRolesBean.class,
               RunAsResource.class
             },

@@ -7,8 +7,6 @@ import io.pgbus.Outcome;
 import jakarta.annotation.Resource;
 import jakarta.ejb.EJB;
 import jakarta.enterprise.context.ApplicationScoped;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import javax.sql.DataSource;
 
 /**
@@ -27,17 +25,8 @@ public class RunAsRolesHandler implements JobHandler<Marker> {
 
   @Override
   public Outcome handle(Marker marker, JobContext context) throws Exception {
-    String caller = roles.callerWithAdminRole();
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "INSERT INTO it_handled(text, job_id, queue, attempt) VALUES (?, ?, ?, ?)")) {
-      ps.setString(1, caller);
-      ps.setLong(2, context.id());
-      ps.setString(3, context.queue());
-      ps.setInt(4, context.attempt());
-      ps.execute();
-    }
+    // In the job's transaction: it commits with the completion.
+    HandledRows.insert(dataSource, roles.callerWithAdminRole(), context);
     return Outcome.complete();
   }
 }

@@ -1,10 +1,8 @@
 package io.pgbus.jakarta;
 
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.security.PrivilegedExceptionAction;
 import java.util.Hashtable;
-import java.util.concurrent.Callable;
 import javax.security.auth.Subject;
 import javax.security.auth.login.LoginContext;
 import javax.security.auth.login.LoginException;
@@ -52,19 +50,13 @@ final class LibertyRunAs implements RunAsIdentity {
   }
 
   @Override
-  public <T> T call(String user, Callable<T> work) throws Exception {
-    Subject subject = login(user);
-    PrivilegedExceptionAction<T> action = work::call;
-    try {
-      @SuppressWarnings("unchecked")
-      T result = (T) doAs.invoke(null, subject, action);
-      return result;
-    } catch (InvocationTargetException e) {
-      throw RunAsIdentity.unwrapped(e);
-    }
+  public Object enter(Object subject, PrivilegedExceptionAction<?> action)
+      throws ReflectiveOperationException {
+    return doAs.invoke(null, subject, action);
   }
 
-  private static Subject login(String user) throws Refused {
+  @Override
+  public Object identity(String user) throws Refused {
     Subject asserted = new Subject();
     var credential = new Hashtable<String, Object>();
     credential.put(USER_ID, user);

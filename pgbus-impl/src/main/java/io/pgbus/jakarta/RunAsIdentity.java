@@ -1,5 +1,7 @@
 package io.pgbus.jakarta;
 
+import java.lang.reflect.InvocationTargetException;
+import java.security.PrivilegedExceptionAction;
 import java.util.concurrent.Callable;
 
 /**
@@ -17,7 +19,24 @@ interface RunAsIdentity {
    * server does not give the identity (no such user, no security domain); whatever {@code work}
    * throws passes through unchanged.
    */
-  <T> T call(String user, Callable<T> work) throws Exception;
+  default <T> T call(String user, Callable<T> work) throws Exception {
+    Object identity = identity(user);
+    PrivilegedExceptionAction<T> action = work::call;
+    try {
+      @SuppressWarnings("unchecked")
+      T result = (T) enter(identity, action);
+      return result;
+    } catch (InvocationTargetException e) {
+      throw unwrapped(e);
+    }
+  }
+
+  /** The server's identity of {@code user}, looked up again; {@link Refused} when it has none. */
+  Object identity(String user) throws Refused;
+
+  /** Runs {@code action} as {@code identity}, through the server's API (reflectively). */
+  Object enter(Object identity, PrivilegedExceptionAction<?> action)
+      throws ReflectiveOperationException;
 
   /** The server this implementation is for, for messages. */
   String server();
@@ -43,7 +62,7 @@ interface RunAsIdentity {
   /** {@code e}'s cause when it is a reflective call's wrapper, rethrown as it is. */
   static Exception unwrapped(Throwable e) {
     Throwable t = e;
-    while ((t instanceof java.lang.reflect.InvocationTargetException
+    while ((t instanceof InvocationTargetException
             || t instanceof java.security.PrivilegedActionException)
         && t.getCause() != null) {
       t = t.getCause();

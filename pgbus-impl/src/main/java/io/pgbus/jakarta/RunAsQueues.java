@@ -1,9 +1,6 @@
 package io.pgbus.jakarta;
 
 import io.pgbus.InvalidJobException;
-import io.pgbus.QueueNames;
-import io.pgbus.engine.QueuePolicy;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -33,12 +30,9 @@ final class RunAsQueues {
   /** Reads every {@code pgbus.queue.<name>.run-as} key of {@code keys}. */
   static RunAsQueues read(Function<String, Optional<String>> source, Iterable<String> keys) {
     var queues = new TreeSet<String>();
-    for (String key : keys) {
-      if (!key.startsWith(QueuePolicy.KEY_PREFIX) || !key.endsWith(SUFFIX)) {
-        continue;
-      }
-      String queue = key.substring(QueuePolicy.KEY_PREFIX.length(), key.length() - SUFFIX.length());
-      String value = source.apply(key).orElse("").strip().toLowerCase(Locale.ROOT);
+    for (var e : QueueKeys.values(SUFFIX, source, keys).entrySet()) {
+      String key = QueueKeys.key(e.getKey(), SUFFIX);
+      String value = e.getValue();
       if (!value.equals(ENQUEUER) && !value.equals(CONTAINER)) {
         throw PgbusSettings.refused(
             key,
@@ -51,13 +45,8 @@ final class RunAsQueues {
                 + CONTAINER
                 + " (the default: as the container runs it)");
       }
-      try {
-        QueueNames.require(queue);
-      } catch (InvalidJobException e) {
-        throw PgbusSettings.refused(key, key + ": " + e.getMessage());
-      }
       if (value.equals(ENQUEUER)) {
-        queues.add(queue);
+        queues.add(e.getKey());
       }
     }
     return queues.isEmpty() ? NONE : new RunAsQueues(queues);

@@ -3,7 +3,6 @@ package io.pgbus.jakarta;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.security.PrivilegedExceptionAction;
-import java.util.concurrent.Callable;
 
 /**
  * WildFly: an Elytron run-as identity of the deployment's security domain. The domain is the one
@@ -51,19 +50,13 @@ final class WildFlyRunAs implements RunAsIdentity {
   }
 
   @Override
-  public <T> T call(String user, Callable<T> work) throws Exception {
-    Object identity = identity(user);
-    PrivilegedExceptionAction<T> action = work::call;
-    try {
-      @SuppressWarnings("unchecked")
-      T result = (T) runAs.invoke(identity, action);
-      return result;
-    } catch (InvocationTargetException e) {
-      throw RunAsIdentity.unwrapped(e);
-    }
+  public Object enter(Object identity, PrivilegedExceptionAction<?> action)
+      throws ReflectiveOperationException {
+    return runAs.invoke(identity, action);
   }
 
-  private Object identity(String user) throws Refused {
+  @Override
+  public Object identity(String user) throws Refused {
     Object domain;
     try {
       domain = getCurrent.invoke(null);
