@@ -10,7 +10,6 @@ import io.pgbus.engine.testing.RecordingEvents;
 import io.pgbus.engine.testing.TestDatabase;
 import io.pgbus.engine.testing.TestEngines;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -51,10 +50,11 @@ class RunAsTest {
       nobody = engine.jobs().enqueue(c, job("reports", null));
       c.commit();
     }
-    assertThat(text("SELECT run_as FROM pgbus.job WHERE id = ?", alice)).isEqualTo("alice");
-    assertThat(text("SELECT run_as FROM pgbus.job WHERE id = ?", nobody)).isNull();
+    assertThat(db.queryText("SELECT run_as FROM pgbus.job WHERE id = ?", alice)).isEqualTo("alice");
+    assertThat(db.queryText("SELECT run_as FROM pgbus.job WHERE id = ?", nobody)).isNull();
     // Not enqueued_by: that one falls back to the database role, never an application user.
-    assertThat(text("SELECT enqueued_by FROM pgbus.job WHERE id = ?", alice)).isEqualTo("ops");
+    assertThat(db.queryText("SELECT enqueued_by FROM pgbus.job WHERE id = ?", alice))
+        .isEqualTo("ops");
   }
 
   @Test
@@ -77,7 +77,7 @@ class RunAsTest {
   @Test
   void anSqlEnqueueRecordsRunAsOnlyWhenItSetsTheSetting() throws SQLException {
     long plain = db.queryLong("SELECT pgbus.enqueue('reports', '{}')");
-    assertThat(text("SELECT run_as FROM pgbus.job WHERE id = ?", plain)).isNull();
+    assertThat(db.queryText("SELECT run_as FROM pgbus.job WHERE id = ?", plain)).isNull();
     long named;
     try (Connection c = db.connect()) {
       c.setAutoCommit(false);
@@ -89,7 +89,7 @@ class RunAsTest {
       }
       c.commit();
     }
-    assertThat(text("SELECT run_as FROM pgbus.job WHERE id = ?", named)).isEqualTo("carol");
+    assertThat(db.queryText("SELECT run_as FROM pgbus.job WHERE id = ?", named)).isEqualTo("carol");
   }
 
   @Test
@@ -181,7 +181,7 @@ class RunAsTest {
     try (Connection c = db.connect()) {
       id = engine.jobs().enqueue(c, job("reports", "erin"));
     }
-    assertThat(text("SELECT run_as FROM pgbus.job_all WHERE id = ?", id)).isEqualTo("erin");
+    assertThat(db.queryText("SELECT run_as FROM pgbus.job_all WHERE id = ?", id)).isEqualTo("erin");
   }
 
   private static NewJob job(String queue, String runAs) {
@@ -194,18 +194,5 @@ class RunAsTest {
             .builder(engines.config().capsule("main", 2, "run_as_seen", "run_as_refused").build())
             .events(events)
             .jobs(handler));
-  }
-
-  private static String text(String sql, Object... args) throws SQLException {
-    try (Connection c = db.connect();
-        PreparedStatement ps = c.prepareStatement(sql)) {
-      for (int i = 0; i < args.length; i++) {
-        ps.setObject(i + 1, args[i]);
-      }
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getString(1);
-      }
-    }
   }
 }
