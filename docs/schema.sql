@@ -271,7 +271,9 @@ CREATE TABLE pgbus.job (
     batch_id bigint,
     linked boolean DEFAULT false NOT NULL,
     lane bigint,
-    attempt_base integer DEFAULT 0 NOT NULL
+    attempt_base integer DEFAULT 0 NOT NULL,
+    run_as text DEFAULT NULLIF(current_setting('pgbus.run_as'::text, true), ''::text),
+    CONSTRAINT job_run_as_check CHECK (((length(run_as) >= 1) AND (length(run_as) <= 256)))
 );
 
 --
@@ -2521,6 +2523,8 @@ CREATE TABLE pgbus.job_history (
     linked boolean NOT NULL,
     lane bigint,
     attempt_base integer NOT NULL,
+    run_as text,
+    CONSTRAINT job_history_run_as_check CHECK (((length(run_as) >= 1) AND (length(run_as) <= 256))),
     CONSTRAINT job_history_state_chk CHECK ((state = ANY ('{completed,cancelled}'::pgbus.job_state[])))
 )
 PARTITION BY RANGE (finalized_at);
@@ -2556,7 +2560,8 @@ CREATE VIEW pgbus.job_all AS
     job.batch_id,
     job.linked,
     job.lane,
-    job.attempt_base
+    job.attempt_base,
+    job.run_as
    FROM pgbus.job
 UNION ALL
  SELECT job_history.id,
@@ -2585,7 +2590,8 @@ UNION ALL
     job_history.batch_id,
     job_history.linked,
     job_history.lane,
-    job_history.attempt_base
+    job_history.attempt_base,
+    job_history.run_as
    FROM pgbus.job_history;
 
 --
@@ -2635,6 +2641,8 @@ CREATE TABLE pgbus.job_history_default (
     linked boolean NOT NULL,
     lane bigint,
     attempt_base integer NOT NULL,
+    run_as text,
+    CONSTRAINT job_history_run_as_check CHECK (((length(run_as) >= 1) AND (length(run_as) <= 256))),
     CONSTRAINT job_history_state_chk CHECK ((state = ANY ('{completed,cancelled}'::pgbus.job_state[])))
 );
 

@@ -12,7 +12,8 @@ import java.time.Instant;
  * change the job. {@code runAt} is when the job became due (its enqueue time, unless delayed or
  * retried), for wake-latency metrics. {@code trace} is the enqueuer's W3C trace context, or null
  * (schema V6). {@code attemptBase} is the attempts spent before the job's last replay (V30): this
- * run's attempt is {@code attempt - attemptBase}, and its backoff follows that.
+ * run's attempt is {@code attempt - attemptBase}, and its backoff follows that. {@code runAs} is
+ * the enqueuer its handler runs as when its queue runs as the enqueuer, or null (V44).
  */
 public record ClaimedJob(
     long id,
@@ -24,4 +25,32 @@ public record ClaimedJob(
     Instant createdAt,
     Instant runAt,
     TraceContext trace,
-    int attemptBase) {}
+    int attemptBase,
+    String runAs) {
+
+  /** A job without a run-as user. */
+  public ClaimedJob(
+      long id,
+      String queue,
+      int priority,
+      String payload,
+      int attempt,
+      int maxAttempts,
+      Instant createdAt,
+      Instant runAt,
+      TraceContext trace,
+      int attemptBase) {
+    this(
+        id,
+        queue,
+        priority,
+        payload,
+        attempt,
+        maxAttempts,
+        createdAt,
+        runAt,
+        trace,
+        attemptBase,
+        null);
+  }
+}

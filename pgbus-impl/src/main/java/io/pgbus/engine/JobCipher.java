@@ -146,7 +146,8 @@ public final class JobCipher {
         job.createdAt(),
         job.runAt(),
         job.trace(),
-        job.attemptBase());
+        job.attemptBase(),
+        job.runAs());
   }
 
   /** A handler's result as stored: sealed for an encrypting queue. */

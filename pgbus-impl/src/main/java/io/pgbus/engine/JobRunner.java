@@ -246,7 +246,11 @@ final class JobRunner {
         events.finished(job, null, System.nanoTime() - started);
         return null;
       }
-      settled = recordStopped(job, cause);
+      RunAsUnavailableException refused = RunAsUnavailableException.in(t);
+      settled =
+          refused == null
+              ? recordStopped(job, cause)
+              : recordFailure(job, refused.getMessage(), true);
     }
     events.finished(job, settled == null ? null : settled.kind, System.nanoTime() - started);
     return settled == null ? null : settled.dueAgain;
@@ -621,6 +625,14 @@ final class JobRunner {
    * safe: a job rescued meanwhile is not touched.
    */
   Settled recordFailure(ClaimedJob job, String error) {
+    return recordFailure(job, error, false);
+  }
+
+  /**
+   * {@link #recordFailure(ClaimedJob, String)}; with {@code last} the job is dead at once, whatever
+   * attempts it has left: a failure no retry can mend ({@link RunAsUnavailableException}).
+   */
+  Settled recordFailure(ClaimedJob job, String error, boolean last) {
     Duration backoff = backoff(job);
     long deadline = System.nanoTime() + RECORD_RETRY_FOR.toNanos();
     ErrorBackoff waits = ErrorBackoff.waits(RECORD_RETRY_FIRST, RECORD_RETRY_MAX_WAIT);
@@ -629,7 +641,7 @@ final class JobRunner {
       // job's batch and dependents (pgbus.job_finished) are two statements that must commit
       // together, or a crash between them leaves the dependents waiting on a dead job for good.
       try {
-        return transactions.inNewTransaction(c -> recordFailure(c, job, error, backoff));
+        return transactions.inNewTransaction(c -> recordFailure(c, job, error, backoff, last));
       } catch (Exception e) {
         long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
         if (!ErrorBackoff.connectionError(e) || left <= 0 || abandoned) {
@@ -661,9 +673,10 @@ final class JobRunner {
     }
   }
 
-  private Settled recordFailure(Connection c, ClaimedJob job, String plain, Duration backoff)
+  private Settled recordFailure(
+      Connection c, ClaimedJob job, String plain, Duration backoff, boolean last)
       throws SQLException {
-    JobStore.FailResult r = store.jobFail(c, job, sealedError(job, plain), backoff);
+    JobStore.FailResult r = store.jobFail(c, job, sealedError(job, plain), backoff, last);
     // An encrypting queue's error may quote its payload: it stays in the job, sealed, not here.
     String error =
         cipher.encrypts(job.queue())

@@ -87,6 +87,8 @@ public final class JobStore {
   // functions) produces the queue name the function takes through LATERAL, which makes it run
   // first. '' clears what an earlier enqueue of the transaction set. Without a correlation id of
   // its own, a job enqueued from a handler inherits the handled job's (NewJob.parentJobId).
+  // pgbus.run_as likewise feeds run_as (V44): whom the handler runs as, for a queue that runs as
+  // the enqueuer (NewJob.runAs), else '' (NULL).
   //
   // The handled job's correlation id is looked up only inside a handler (ENQUEUE_IN_HANDLER):
   // outside one
@@ -99,6 +101,7 @@ public final class JobStore {
       SELECT e.id, e.duplicate
         FROM (SELECT ?::text AS queue,
                      pg_catalog.set_config('pgbus.principal', coalesce(?::text, ''), true) AS p,
+                     pg_catalog.set_config('pgbus.run_as', coalesce(?::text, ''), true) AS r,
                      pg_catalog.set_config('pgbus.correlation_id',
                        coalesce(?::text, ?::bigint::text, ''),
                        true) AS c
@@ -112,6 +115,7 @@ public final class JobStore {
       SELECT t.id
         FROM (SELECT ?::text[] AS queues,
                      pg_catalog.set_config('pgbus.principal', coalesce(?::text, ''), true) AS p,
+                     pg_catalog.set_config('pgbus.run_as', coalesce(?::text, ''), true) AS r,
                      pg_catalog.set_config('pgbus.correlation_id',
                        coalesce(?::text, ?::bigint::text, ''),
                        true) AS c
@@ -186,7 +190,7 @@ public final class JobStore {
   private static final String CLAIM =
       """
       SELECT id, queue, priority, payload::text, attempt, max_attempts, created_at, run_at,
-             trace_parent, trace_state, lane, attempt_base
+             trace_parent, trace_state, lane, attempt_base, run_as
         FROM pgbus.claim(?::text[], ?, ?, ?::float8 * interval '1 millisecond', ?::integer,
                          ?::text[], ?::integer[], ?::text[]::timestamptz[])
       """;
@@ -311,6 +315,18 @@ public final class JobStore {
                   THEN pgbus.notify(f.queue, f.run_at) END IS NULL
         FROM failed f
       """;
+
+  // FAIL for a failure no retry mends (RunAsUnavailableException): dead whatever attempts are
+  // left. The same statement with the attempts test made true, so both keep one shape.
+  private static final String FAIL_LAST = lastAttempt(FAIL);
+
+  private static String lastAttempt(String fail) {
+    String test = "attempt >= max_attempts::integer";
+    if (!fail.contains(test)) {
+      throw new IllegalStateException("no attempts test in " + fail);
+    }
+    return fail.replace(test, "true");
+  }
 
   // A snooze gives the attempt back: the claim counted it, the snooze uncounts it.
   // Its wake as a retry's (FAIL).
@@ -598,17 +614,18 @@ public final class JobStore {
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setString(1, job.queue());
       ps.setString(2, job.enqueuedBy());
-      ps.setString(3, o.correlationId());
-      ps.setObject(4, job.parentJobId(), Types.BIGINT);
-      ps.setString(5, job.payloadJson());
-      ps.setTimestamp(6, o.runAt() == null ? null : Timestamp.from(o.runAt()));
-      ps.setLong(7, o.delay() == null ? 0 : o.delay().toMillis());
-      ps.setInt(8, o.priority());
-      ps.setInt(9, o.maxAttempts());
-      ps.setString(10, o.uniqueKey());
-      ps.setString(11, trace == null ? null : trace.traceParent());
-      ps.setString(12, trace == null ? null : trace.traceState());
-      ps.setString(13, o.concurrencyKey());
+      ps.setString(3, job.runAs());
+      ps.setString(4, o.correlationId());
+      ps.setObject(5, job.parentJobId(), Types.BIGINT);
+      ps.setString(6, job.payloadJson());
+      ps.setTimestamp(7, o.runAt() == null ? null : Timestamp.from(o.runAt()));
+      ps.setLong(8, o.delay() == null ? 0 : o.delay().toMillis());
+      ps.setInt(9, o.priority());
+      ps.setInt(10, o.maxAttempts());
+      ps.setString(11, o.uniqueKey());
+      ps.setString(12, trace == null ? null : trace.traceParent());
+      ps.setString(13, trace == null ? null : trace.traceState());
+      ps.setString(14, o.concurrencyKey());
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return new Enqueued(rs.getLong(1), rs.getBoolean(2));
@@ -662,10 +679,12 @@ public final class JobStore {
     NewJob first = jobs.get(0);
     for (NewJob j : jobs) {
       if (!Objects.equals(j.enqueuedBy(), first.enqueuedBy())
+          || !Objects.equals(j.runAs(), first.runAs())
           || !Objects.equals(j.options().correlationId(), first.options().correlationId())
           || !Objects.equals(j.parentJobId(), first.parentJobId())) {
         throw new IllegalArgumentException(
-            "a batch enqueue records one principal, one correlation id and one parent job for all"
+            "a batch enqueue records one principal, one run-as user, one correlation id and one"
+                + " parent job for all"
                 + " its jobs, but"
                 + " job "
                 + jobs.indexOf(j)
@@ -679,29 +698,30 @@ public final class JobStore {
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       ps.setArray(1, c.createArrayOf("text", queues));
       ps.setString(2, first.enqueuedBy());
-      ps.setString(3, first.options().correlationId());
-      ps.setObject(4, first.parentJobId(), Types.BIGINT);
-      ps.setArray(5, c.createArrayOf("text", payloads));
-      ps.setArray(6, c.createArrayOf("text", runAts));
-      ps.setArray(7, c.createArrayOf("int8", delays));
-      ps.setArray(8, c.createArrayOf("int4", priorities));
-      ps.setArray(9, c.createArrayOf("int4", maxAttempts));
-      ps.setArray(10, c.createArrayOf("text", uniqueKeys));
+      ps.setString(3, first.runAs());
+      ps.setString(4, first.options().correlationId());
+      ps.setObject(5, first.parentJobId(), Types.BIGINT);
+      ps.setArray(6, c.createArrayOf("text", payloads));
+      ps.setArray(7, c.createArrayOf("text", runAts));
+      ps.setArray(8, c.createArrayOf("int8", delays));
+      ps.setArray(9, c.createArrayOf("int4", priorities));
+      ps.setArray(10, c.createArrayOf("int4", maxAttempts));
+      ps.setArray(11, c.createArrayOf("text", uniqueKeys));
       if (trace == null) {
-        ps.setNull(11, Types.ARRAY);
         ps.setNull(12, Types.ARRAY);
+        ps.setNull(13, Types.ARRAY);
       } else {
         String[] parents = new String[n];
         String[] states = new String[n];
         Arrays.fill(parents, trace.traceParent());
         Arrays.fill(states, trace.traceState());
-        ps.setArray(11, c.createArrayOf("text", parents));
-        ps.setArray(12, c.createArrayOf("text", states));
+        ps.setArray(12, c.createArrayOf("text", parents));
+        ps.setArray(13, c.createArrayOf("text", states));
       }
       if (anyConcurrencyKey) {
-        ps.setArray(13, c.createArrayOf("text", concurrencyKeys));
+        ps.setArray(14, c.createArrayOf("text", concurrencyKeys));
       } else {
-        ps.setNull(13, Types.ARRAY);
+        ps.setNull(14, Types.ARRAY);
       }
       var ids = new ArrayList<Long>(n);
       try (ResultSet rs = ps.executeQuery()) {
@@ -804,7 +824,8 @@ public final class JobStore {
                   rs.getString(9) == null
                       ? null
                       : TraceContext.of(rs.getString(9), rs.getString(10)),
-                  rs.getInt(12));
+                  rs.getInt(12),
+                  rs.getString(13));
           long lane = rs.getLong(11);
           Object key = rs.wasNull() ? new Object() : lane;
           byLane.computeIfAbsent(key, k -> new ArrayList<>()).add(job);
@@ -987,7 +1008,17 @@ public final class JobStore {
    */
   public FailResult jobFail(Connection c, ClaimedJob job, String error, Duration backoff)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(FAIL)) {
+    return jobFail(c, job, error, backoff, false);
+  }
+
+  /**
+   * {@link #jobFail(Connection, ClaimedJob, String, Duration)}; with {@code last} the job is dead
+   * whatever attempts it has left.
+   */
+  public FailResult jobFail(
+      Connection c, ClaimedJob job, String error, Duration backoff, boolean last)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(last ? FAIL_LAST : FAIL)) {
       ps.setLong(1, backoff.toMillis());
       ps.setInt(2, errorsKept - 1);
       ps.setString(3, truncate(error));

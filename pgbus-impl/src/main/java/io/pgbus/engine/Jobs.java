@@ -130,7 +130,8 @@ public final class Jobs {
         cipher.sealPayload(job.queue(), job.payloadJson()),
         job.options(),
         job.enqueuedBy(),
-        job.parentJobId());
+        job.parentJobId(),
+        job.runAs());
   }
 
   /** The cipher of these operations' queues. */

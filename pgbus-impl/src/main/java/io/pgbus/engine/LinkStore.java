@@ -31,6 +31,7 @@ final class LinkStore {
       """
         FROM (SELECT ?::text AS queue,
                      pg_catalog.set_config('pgbus.principal', coalesce(?::text, ''), true) AS p,
+                     pg_catalog.set_config('pgbus.run_as', coalesce(?::text, ''), true) AS r,
                      pg_catalog.set_config('pgbus.correlation_id',
                        coalesce(?::text, (SELECT h.correlation_id FROM pgbus.job h WHERE h.id = ?::bigint), ''),
                        true) AS c
@@ -261,12 +262,13 @@ final class LinkStore {
     }
   }
 
-  /** Binds WHO's four parameters; the next index. */
+  /** Binds WHO's five parameters; the next index. */
   private static int who(PreparedStatement ps, String queue, NewJob job) throws SQLException {
     ps.setString(1, queue);
     ps.setString(2, job.enqueuedBy());
-    ps.setString(3, job.options().correlationId());
-    ps.setObject(4, job.parentJobId(), Types.BIGINT);
-    return 5;
+    ps.setString(3, job.runAs());
+    ps.setString(4, job.options().correlationId());
+    ps.setObject(5, job.parentJobId(), Types.BIGINT);
+    return 6;
   }
 }

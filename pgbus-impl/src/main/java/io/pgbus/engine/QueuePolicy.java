@@ -29,12 +29,13 @@ public record QueuePolicy(
   public static final String KEY_PREFIX = "pgbus.queue.";
 
   /**
-   * The suffixes of a queue's keys, its {@link QueueLimit flow control} and its encryption ({@code
-   * encrypt}, {@link JobCipher}) included.
+   * The suffixes of a queue's keys, its {@link QueueLimit flow control}, its encryption ({@code
+   * encrypt}, {@link JobCipher}) and whom its handler runs as ({@code run-as}) included.
    */
   public static final List<String> SUFFIXES =
       Stream.concat(
-              Stream.of("job-timeout", "max-attempts", "retry.base", "retry.cap", "encrypt"),
+              Stream.of(
+                  "job-timeout", "max-attempts", "retry.base", "retry.cap", "encrypt", "run-as"),
               QueueLimit.SUFFIXES.stream())
           .toList();
 

@@ -20,6 +20,18 @@ final class CallerNames {
   private CallerNames() {}
 
   static String name(Instance<Principal> principal) {
+    String name = fullName(principal);
+    if (name == null) {
+      return null;
+    }
+    return name.length() <= MAX_LENGTH ? name : name.substring(0, MAX_LENGTH);
+  }
+
+  /**
+   * As {@link #name}, but never cut: the user a handler runs as must be the caller exactly ({@link
+   * RunAsQueues}), and a name too long for the column is refused there.
+   */
+  static String fullName(Instance<Principal> principal) {
     String name;
     try {
       if (!principal.isResolvable()) {
@@ -34,6 +46,6 @@ final class CallerNames {
     if (name == null || name.isBlank() || UNAUTHENTICATED.contains(name)) {
       return null;
     }
-    return name.length() <= MAX_LENGTH ? name : name.substring(0, MAX_LENGTH);
+    return name;
   }
 }

@@ -1,13 +1,9 @@
 package io.pgbus.jakarta;
 
-import io.pgbus.InvalidJobException;
-import io.pgbus.QueueNames;
 import io.pgbus.engine.EncryptionKeys;
 import io.pgbus.engine.InvalidConfigException;
 import io.pgbus.engine.JobCipher;
 import io.pgbus.engine.KeyRing;
-import io.pgbus.engine.QueuePolicy;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.TreeSet;
 import java.util.function.Function;
@@ -26,23 +22,15 @@ public final class EncryptionSettings {
   /** The cipher the configuration describes; {@link JobCipher#NONE} when no queue encrypts. */
   public static JobCipher read(Function<String, Optional<String>> source, Iterable<String> keys) {
     var queues = new TreeSet<String>();
-    for (String key : keys) {
-      if (!key.startsWith(QueuePolicy.KEY_PREFIX) || !key.endsWith(SUFFIX)) {
-        continue;
-      }
-      String queue = key.substring(QueuePolicy.KEY_PREFIX.length(), key.length() - SUFFIX.length());
-      String value = source.apply(key).orElse("").strip().toLowerCase(Locale.ROOT);
+    for (var e : QueueKeys.values(SUFFIX, source, keys).entrySet()) {
+      String key = QueueKeys.key(e.getKey(), SUFFIX);
+      String value = e.getValue();
       if (!value.equals("true") && !value.equals("false")) {
         throw PgbusSettings.refused(
             key, key + "=" + value + " is not a boolean: set it to true or false");
       }
-      try {
-        QueueNames.require(queue);
-      } catch (InvalidJobException e) {
-        throw PgbusSettings.refused(key, key + ": " + e.getMessage());
-      }
       if (value.equals("true")) {
-        queues.add(queue);
+        queues.add(e.getKey());
       }
     }
     try {

@@ -35,7 +35,9 @@ import java.util.function.Function;
  * is the EJB/servlet caller) in {@code pgbus.job.enqueued_by}, and cancel, replay, pause and resume
  * write it to the audit trail. Without an authenticated caller the database role is recorded
  * instead. An enqueue from inside a handler names the handled job as its parent ({@link
- * HandledJob}), whose correlation id the new job inherits unless it has its own.
+ * HandledJob}), whose correlation id the new job inherits unless it has its own. For a queue whose
+ * handler runs as the enqueuer ({@link RunAsQueues}) the caller is also recorded in {@code
+ * pgbus.job.run_as}, and an enqueue without an authenticated caller is refused.
  */
 @ApplicationScoped
 public class JtaJobQueue implements JobQueue {
@@ -79,7 +81,14 @@ public class JtaJobQueue implements JobQueue {
    * Enqueues in the caller's transaction; a duplicate of a unique key inserts (and counts) none.
    */
   private Enqueued insert(String queue, Object payload, EnqueueOptions options) {
-    NewJob job = new NewJob(queue, toJson(queue, payload), options, caller(), HandledJob.id());
+    NewJob job =
+        new NewJob(
+            queue,
+            toJson(queue, payload),
+            options,
+            caller(),
+            HandledJob.id(),
+            runAs(List.of(queue)));
     Enqueued result =
         withConnection(
             "enqueue to queue '" + queue + "'", c -> runtime.jobs().enqueueIfAbsent(c, job));
@@ -105,8 +114,9 @@ public class JtaJobQueue implements JobQueue {
     var jobs = new ArrayList<NewJob>(payloads.size());
     String by = caller();
     Long parent = HandledJob.id();
+    String runAs = runAs(List.of(queue));
     for (Object p : payloads) {
-      jobs.add(new NewJob(queue, toJson(queue, p), options, by, parent));
+      jobs.add(new NewJob(queue, toJson(queue, p), options, by, parent, runAs));
     }
     List<Long> ids =
         withConnection(
@@ -120,9 +130,16 @@ public class JtaJobQueue implements JobQueue {
   public EnqueuedBatch enqueueBatch(JobBatch batch) {
     String by = caller();
     Long parent = HandledJob.id();
+    var queues = new ArrayList<String>();
+    batch.members().forEach(m -> queues.add(m.queue()));
+    queues.add(batch.callbackQueue());
+    // One statement inserts the batch, so one run-as user for all its jobs: the caller's when any
+    // of their queues runs as the enqueuer (the others ignore it).
+    String runAs = runAs(queues);
     var members = new ArrayList<NewJob>(batch.members().size());
     for (JobBatch.Member m : batch.members()) {
-      members.add(new NewJob(m.queue(), toJson(m.queue(), m.payload()), m.options(), by, parent));
+      members.add(
+          new NewJob(m.queue(), toJson(m.queue(), m.payload()), m.options(), by, parent, runAs));
     }
     NewJob callback =
         new NewJob(
@@ -130,7 +147,8 @@ public class JtaJobQueue implements JobQueue {
             toJson(batch.callbackQueue(), batch.callbackPayload()),
             batch.callbackOptions(),
             by,
-            parent);
+            parent,
+            runAs);
     EnqueuedBatch enqueued =
         withConnection(
             "enqueue a batch of " + members.size() + " jobs",
@@ -199,6 +217,20 @@ public class JtaJobQueue implements JobQueue {
    */
   private String caller() {
     return CallerNames.name(principal);
+  }
+
+  /**
+   * Whom the handlers of jobs enqueued now to {@code queues} run as: the caller, uncut, when one of
+   * the queues runs as the enqueuer (refused without an authenticated caller); else null.
+   */
+  private String runAs(List<String> queues) {
+    RunAsQueues runAs = resources.runAsQueues();
+    for (String q : queues) {
+      if (runAs.runsAsEnqueuer(q)) {
+        return runAs.runAs(q, CallerNames.fullName(principal));
+      }
+    }
+    return null;
   }
 
   private String toJson(String queue, Object payload) {

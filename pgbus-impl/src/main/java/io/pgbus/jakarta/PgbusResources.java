@@ -31,6 +31,7 @@ public class PgbusResources {
 
   private PgbusSettings settings;
   private JobCipher cipher;
+  private RunAsQueues runAsQueues;
   private Integer poolMax;
   private DataSource rawDataSource;
   private DataSource dataSource;
@@ -46,6 +47,9 @@ public class PgbusResources {
             key -> config.getOptionalValue(key, String.class), config.getPropertyNames());
     cipher =
         EncryptionSettings.read(
+            key -> config.getOptionalValue(key, String.class), config.getPropertyNames());
+    runAsQueues =
+        RunAsQueues.read(
             key -> config.getOptionalValue(key, String.class), config.getPropertyNames());
     poolMax =
         config
@@ -69,6 +73,11 @@ public class PgbusResources {
   /** Seals the jobs of the queues that encrypt ({@link EncryptionSettings}). */
   public JobCipher cipher() {
     return cipher;
+  }
+
+  /** The queues whose handler runs as the enqueuer ({@link RunAsQueues}). */
+  RunAsQueues runAsQueues() {
+    return runAsQueues;
   }
 
   /**

@@ -116,6 +116,8 @@ public class PgbusRuntime {
     }
     metrics = PgbusMetrics.load(settings.metrics());
     JobLogFields logFields = JobLogFields.of(PgbusRuntime.class.getClassLoader());
+    RunAsEnqueuer runAs =
+        RunAsEnqueuer.of(resources.runAsQueues(), PgbusRuntime.class.getClassLoader());
     EngineConfig config;
     try {
       // pgbus.queue.<name>.* wins over @Handles, attribute by attribute.
@@ -135,7 +137,7 @@ public class PgbusRuntime {
                 (job, tx) -> {
                   logFields.enter(job.claimed());
                   try {
-                    return handlers.invoke(job);
+                    return runAs.run(job, () -> handlers.invoke(job));
                   } finally {
                     logFields.exit();
                   }

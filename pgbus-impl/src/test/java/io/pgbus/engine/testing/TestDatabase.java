@@ -219,13 +219,26 @@ public final class TestDatabase
 
   /** The first column of the first row, as a long (0 for SQL NULL). */
   public long queryLong(String sql, Object... args) {
+    return firstColumn(sql, args, rs -> rs.getLong(1));
+  }
+
+  /** The first column of the first row, as text (null for SQL NULL). */
+  public String queryText(String sql, Object... args) {
+    return firstColumn(sql, args, rs -> rs.getString(1));
+  }
+
+  private interface Column<T> {
+    T read(ResultSet rs) throws SQLException;
+  }
+
+  private <T> T firstColumn(String sql, Object[] args, Column<T> column) {
     try (Connection c = helperConnection();
         PreparedStatement ps = prepare(c, sql, args);
         ResultSet rs = ps.executeQuery()) {
       if (!rs.next()) {
         throw new IllegalStateException("no row: " + sql);
       }
-      return rs.getLong(1);
+      return column.read(rs);
     } catch (SQLException e) {
       throw new IllegalStateException("failed: " + sql, e);
     }
