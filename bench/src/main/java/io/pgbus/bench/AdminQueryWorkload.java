@@ -334,10 +334,9 @@ final class AdminQueryWorkload {
       with[1][round] = w[1];
       try (Statement st = c.createStatement()) {
         // Back to V7's indexes.
-        // job_created_idx, V8's too, is gone since V40.
         st.execute(
             "DROP INDEX pgbus.job_queue_state_idx, pgbus.job_unique_key_idx,"
-                + " pgbus.job_dead_payload_idx, pgbus.job_finalized_queue_idx");
+                + " pgbus.job_dead_payload_idx, pgbus.job_created_idx, pgbus.job_finalized_queue_idx");
         st.execute(
             "CREATE INDEX job_finalized_idx ON pgbus.job (state, finalized_at)"
                 + " WHERE state IN ('completed', 'dead', 'cancelled')");
@@ -351,6 +350,7 @@ final class AdminQueryWorkload {
         st.execute(
             "CREATE INDEX job_dead_payload_idx ON pgbus.job USING gin (payload jsonb_path_ops)"
                 + " WHERE state = 'dead'");
+        st.execute("CREATE INDEX job_created_idx ON pgbus.job (created_at)");
         st.execute(
             "CREATE INDEX job_finalized_queue_idx ON pgbus.job (state, finalized_at) INCLUDE (queue)"
                 + " WHERE state IN ('completed', 'dead', 'cancelled')");

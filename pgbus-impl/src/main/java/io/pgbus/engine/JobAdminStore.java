@@ -148,10 +148,9 @@ public final class JobAdminStore {
   // With an id, a unique key, a payload or a time filter: one plain query over all wanted states,
   // so that PostgreSQL may answer it from the primary key, job_unique_key_idx, job_dead_payload_idx
   // (GIN, dead jobs only: the state list must be exactly
-  // {dead} for the partial index to apply) or, in history, job_history_created_idx and sort the
-  // few matches, rather than walk every job of the states and test each one. Without such an index
-  // (a payload filter on other states; a time filter on the live table, whose job_created_idx V40
-  // dropped from the insert path) it walks newest first like SEARCH.
+  // {dead} for the partial index to apply) or job_created_idx and sort the few matches, rather
+  // than walk every job of the states and test each one. Without such an index (a payload filter
+  // on other states) it walks the states newest first like SEARCH.
   private static final String SEARCH_MATCHING =
       "SELECT "
           + COLUMNS
