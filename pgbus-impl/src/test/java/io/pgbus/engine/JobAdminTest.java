@@ -381,20 +381,25 @@ class JobAdminTest {
   void queueCountsAddTheHistoryAndStayExactPastOneHundredThousand() throws SQLException {
     // Completed and cancelled jobs are in pgbus.job for a minute, then in pgbus.job_history (V33):
     // a count adds both tables, each stopping one past the cap. Not timed: the bench measures p95.
+    // The history's rows first, moved as the archive moves them (ArchiveStore.MOVE), then the live.
+    db.update(
+        """
+        INSERT INTO pgbus.job (queue, state, payload, finalized_at)
+        SELECT 'split', CASE WHEN g <= 40000 THEN 'completed' ELSE 'cancelled' END::pgbus.job_state,
+               '{}', now()
+          FROM generate_series(1, 140001) g
+        """);
+    db.update(
+        """
+        WITH moved AS (DELETE FROM pgbus.job RETURNING *)
+        INSERT INTO pgbus.job_history SELECT * FROM moved
+        """);
     db.update(
         """
         INSERT INTO pgbus.job (queue, state, payload, finalized_at)
         SELECT 'split', CASE WHEN g <= 60000 THEN 'completed' ELSE 'available' END::pgbus.job_state,
                '{}', CASE WHEN g <= 60000 THEN now() END
           FROM generate_series(1, 160000) g
-        """);
-    db.update(
-        """
-        INSERT INTO pgbus.job_history (id, queue, state, payload, finalized_at)
-        SELECT 10000000 + g, 'split',
-               CASE WHEN g <= 40000 THEN 'completed' ELSE 'cancelled' END::pgbus.job_state,
-               '{}', now()
-          FROM generate_series(1, 140001) g
         """);
     db.update("VACUUM ANALYZE pgbus.job");
     db.update("VACUUM ANALYZE pgbus.job_history");
