@@ -107,7 +107,8 @@ class DelayedJobTest {
     long soonest = jobs.enqueue("levels", at(base.plus(Duration.ofMinutes(2))).withPriority(0));
     jobs.enqueue("levels", at(base.plus(Duration.ofMinutes(9))).withPriority(7));
     long due = jobs.enqueue("levels_due", EnqueueOptions.defaults().withPriority(3));
-    long dueLater = jobs.enqueue("levels_due", at(base.plus(Duration.ofMinutes(4))).withPriority(-2));
+    long dueLater =
+        jobs.enqueue("levels_due", at(base.plus(Duration.ofMinutes(4))).withPriority(-2));
 
     try (Connection c = db.connect()) {
       assertThat(store.jobNextDue(c, List.of("levels"))).isEqualTo(db.job(soonest).runAt());
