@@ -1024,6 +1024,11 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
                                pg_catalog.array_position(payloads, 'null'::jsonb));
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
     v_n integer := coalesce(pg_catalog.array_length(queues, 1), 0);
+    -- pgbus.job's defaults of these two columns, read once per batch rather than once per row (a
+    -- setting lookup each: issue #27, "every default the insert pays for").
+    v_by text := coalesce(nullif(pg_catalog.current_setting('pgbus.principal', true), ''),
+                          session_user::text);
+    v_correlation text := nullif(pg_catalog.current_setting('pgbus.correlation_id', true), '');
   BEGIN
     -- The batch limit, as JobQueue.MAX_BATCH_SIZE in Java (docs/configuration.md, "Limits").
     IF v_n > 10000 THEN
@@ -1076,11 +1081,13 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
     RETURN QUERY
       WITH inserted AS (
         INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, run_at,
-                               trace_parent, trace_state, concurrency_key)
+                               trace_parent, trace_state, concurrency_key, enqueued_by,
+                               correlation_id)
         SELECT t.q::pgbus.queue_name,
                CASE WHEN coalesce(t.r, now()) <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
                t.pr, t.p, t.m, coalesce(t.r, now()),
-               trace_parents[t.ord], trace_states[t.ord], concurrency_keys[t.ord]
+               trace_parents[t.ord], trace_states[t.ord], concurrency_keys[t.ord], v_by,
+               v_correlation
           FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
                WITH ORDINALITY AS t(q, p, r, pr, m, ord)
          ORDER BY t.ord
@@ -1925,6 +1932,46 @@ CREATE FUNCTION pgbus.queue_blockers_of(wanted text) RETURNS TABLE(queue text, w
   END $$;
 
 --
+-- Name: queue_head(text, boolean); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.queue_head(queue text, delayed_only boolean DEFAULT false) RETURNS timestamp with time zone
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    SET enable_sort TO 'off'
+    SET jit TO 'off'
+    AS $$
+  #variable_conflict use_column
+  DECLARE
+    v_level integer;
+    v_at    timestamptz;
+    v_head  timestamptz;
+  BEGIN
+    SELECT j.priority INTO v_level FROM pgbus.job j
+     WHERE j.queue::text = queue_head.queue
+       AND j.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
+     ORDER BY j.priority LIMIT 1;
+    WHILE v_level IS NOT NULL LOOP
+      SELECT j.run_at INTO v_at FROM pgbus.job j
+       WHERE j.queue::text = queue_head.queue
+         AND j.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
+         AND j.priority = v_level
+         AND (NOT queue_head.delayed_only OR j.state OPERATOR(pg_catalog.<>) 'available')
+       ORDER BY j.run_at LIMIT 1;
+      IF v_at < v_head OR v_head IS NULL THEN
+        v_head := v_at;
+      END IF;
+      -- No row sets v_level to NULL, which ends the loop.
+      SELECT j.priority INTO v_level FROM pgbus.job j
+       WHERE j.queue::text = queue_head.queue
+         AND j.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
+         AND j.priority > v_level
+       ORDER BY j.priority LIMIT 1;
+    END LOOP;
+    RETURN v_head;
+  END $$;
+
+--
 -- Name: queue_history_rollup(interval, interval); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -1960,7 +2007,8 @@ BEGIN
 
   IF v_to > v_from THEN
     -- Each arm of the failures is its own index range (job_finalized_queue_idx, job_lease_idx,
-    -- job_due_idx), not one OR over the table. Planner trap: the finished jobs' arm names
+    -- job_claim_idx's run_at, read whole since V40 dropped job_due_idx: about 60 ms a minute at a
+    -- million live jobs), not one OR over the table. Planner trap: the finished jobs' arm names
     -- completed and dead, and cancelled apart. All three are the partial index's whole predicate,
     -- so the planner would drop the state condition as implied, leaving finalized_at, the
     -- index's second column, to a scan of the whole index (or a seq scan of the table).
@@ -2288,13 +2336,9 @@ CREATE FUNCTION pgbus.tick(queues text[], worker text, beat boolean, job_ids big
       SELECT q.queue, h.run_at, h.run_at <= now(), NULL::text, NULL::bigint, NULL::boolean,
              NULL::integer
         FROM unnest(tick.queues) AS q(queue)
-        CROSS JOIN LATERAL (
-          SELECT j.run_at FROM pgbus.job j
-           WHERE j.queue::text = q.queue
-             AND j.state = ANY ('{available,scheduled,retryable}')
-           ORDER BY j.run_at
-           LIMIT 1) h
-       WHERE NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = q.queue);
+        CROSS JOIN LATERAL (SELECT pgbus.queue_head(q.queue) AS run_at) h
+       WHERE h.run_at IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = q.queue);
   END $$;
 
 --
@@ -3123,12 +3167,6 @@ CREATE INDEX job_dead_payload_idx ON pgbus.job USING gin (payload jsonb_path_ops
 --
 
 CREATE INDEX job_dependency_job_idx ON pgbus.job_dependency USING btree (job_id);
-
---
--- Name: job_due_idx; Type: INDEX; Schema: pgbus; Owner: -
---
-
-CREATE INDEX job_due_idx ON pgbus.job USING btree (queue, run_at) WHERE (state = ANY (ARRAY['available'::pgbus.job_state, 'scheduled'::pgbus.job_state, 'retryable'::pgbus.job_state]));
 
 --
 -- Name: job_finalized_queue_idx; Type: INDEX; Schema: pgbus; Owner: -

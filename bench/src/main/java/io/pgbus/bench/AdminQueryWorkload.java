@@ -63,7 +63,7 @@ final class AdminQueryWorkload {
         long someDead =
             first(c, "SELECT id FROM pgbus.job WHERE state = 'dead' ORDER BY id LIMIT 1");
         long deepCursor =
-            first(c, "SELECT id FROM pgbus.job ORDER BY id LIMIT 1 OFFSET " + jobs / 2);
+            first(c, "SELECT id FROM pgbus.job_all ORDER BY id LIMIT 1 OFFSET " + jobs / 2);
         JobFilter q3 = JobFilter.all().withQueue("q3");
         JobFilter q3dead = q3.withStates(JobState.DEAD);
         rows.add(
@@ -261,8 +261,10 @@ final class AdminQueryWorkload {
   /**
    * A million jobs as a busy system has them: ids in creation order over the last 24 hours, 8
    * queues, 70% completed, 10% dead, 5% cancelled, 8% available, 4% scheduled, 2% retryable, 1%
-   * running; a unique key on every tenth. Then ANALYZE and a VACUUM (the visibility map lets the
-   * counts use index-only scans, as autovacuum would).
+   * running; a unique key on every tenth. The completed and cancelled ones then move to
+   * pgbus.job_history, a partition per UTC day, where the leader's archive (V33) has them a minute
+   * after they end. Then ANALYZE and a VACUUM (the visibility map lets the counts use index-only
+   * scans, as autovacuum would).
    */
   private static void fill(Connection c, int jobs) throws SQLException {
     try (Statement st = c.createStatement()) {
@@ -289,7 +291,27 @@ final class AdminQueryWorkload {
                                       ELSE 'running' END AS state) s
           """
               .formatted(jobs, jobs));
+      st.execute(
+          """
+          DO $$
+          DECLARE d date;
+          BEGIN
+            FOR d IN SELECT g::date FROM generate_series((now() AT TIME ZONE 'UTC')::date - 2,
+                                                         (now() AT TIME ZONE 'UTC')::date + 1,
+                                                         interval '1 day') g LOOP
+              EXECUTE format('CREATE TABLE IF NOT EXISTS pgbus.%I PARTITION OF pgbus.job_history'
+                             ' FOR VALUES FROM (%L) TO (%L)', 'job_history_p' || to_char(d, 'YYYYMMDD'),
+                             d::timestamp AT TIME ZONE 'UTC', (d + 1)::timestamp AT TIME ZONE 'UTC');
+            END LOOP;
+          END $$
+          """);
+      st.execute(
+          """
+          WITH moved AS (DELETE FROM pgbus.job WHERE state IN ('completed', 'cancelled') RETURNING *)
+          INSERT INTO pgbus.job_history SELECT * FROM moved
+          """);
       st.execute("VACUUM ANALYZE pgbus.job");
+      st.execute("VACUUM ANALYZE pgbus.job_history");
     }
   }
 

@@ -298,27 +298,35 @@ public final class JobAdminStore {
   private static final String QUEUES = QUEUE_LIST + "SELECT queue FROM q WHERE queue IS NOT NULL";
 
   // Counts per queue and state, each stopping one past the cap (so a count of exactly the cap is
-  // still exact): one index-only range of job_queue_state_idx per pair, at most cap + 1 entries
-  // long, so a queue of a million completed jobs costs what one of a hundred thousand does. The
-  // oldest due job: the first entry of job_due_idx.
+  // still exact): an index-only range of job_queue_state_idx per pair, at most cap + 1 entries
+  // long, so a queue of a million dead jobs costs what one of a hundred thousand does. Completed
+  // and cancelled jobs are in both tables (V33: a minute in pgbus.job, then pgbus.job_history), so
+  // their pairs add a range of job_history_queue_state_idx (one per day partition); the others
+  // never read history. Each table is named here rather than through pgbus.job_all: with the state
+  // a value of the row being counted, the view's plan reads both tables for every pair. The sum
+  // may pass cap + 1; queueStats reads anything over the cap as capped.
   private static final String COUNTS =
       """
       SELECT q.queue, s.state::text,
-             (SELECT count(*) FROM (SELECT 1 FROM pgbus.job_all j
+             (SELECT count(*) FROM (SELECT 1 FROM pgbus.job j
                                      WHERE j.queue::text = q.queue AND j.state OPERATOR(pg_catalog.=) s.state
                                      LIMIT ?) x)
+             + CASE WHEN s.state OPERATOR(pg_catalog.=) ANY ('{completed,cancelled}')
+                    THEN (SELECT count(*) FROM (SELECT 1 FROM pgbus.job_history h
+                                                 WHERE h.queue::text = q.queue AND h.state OPERATOR(pg_catalog.=) s.state
+                                                 LIMIT ?) y)
+                    ELSE 0 END
         FROM pg_catalog.unnest(?::text[]) AS q(queue)
        CROSS JOIN pg_catalog.unnest(pg_catalog.enum_range(NULL::pgbus.job_state)) AS s(state)
       """;
 
+  // The wait of each queue's oldest due job: pgbus.queue_head (job_claim_idx, one probe per
+  // priority level; V40).
   private static final String OLDEST =
       """
       SELECT q.queue,
-             (SELECT GREATEST(0::numeric, extract(epoch FROM now() - j.run_at) * 1000::numeric)::bigint
-                FROM pgbus.job j
-               WHERE j.queue::text = q.queue
-                 AND j.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
-               ORDER BY j.run_at LIMIT 1),
+             (SELECT GREATEST(0::numeric, extract(epoch FROM now() - h.run_at) * 1000::numeric)::bigint
+                FROM (SELECT pgbus.queue_head(q.queue) AS run_at) h),
              EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = q.queue)
         FROM pg_catalog.unnest(?::text[]) AS q(queue)
       """;
@@ -590,7 +598,8 @@ public final class JobAdminStore {
     var capped = new TreeMap<String, Set<JobState>>();
     try (PreparedStatement ps = c.prepareStatement(COUNTS)) {
       ps.setLong(1, cap + 1);
-      ps.setArray(2, c.createArrayOf("text", names));
+      ps.setLong(2, cap + 1);
+      ps.setArray(3, c.createArrayOf("text", names));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String q = rs.getString(1);

@@ -519,29 +519,27 @@ public final class JobStore {
       """;
 
   // The head of each queue: its earliest waiting job, and whether that one is due by the
-  // database's clock. One index probe per queue on job_due_idx (LIMIT 1 in run_at order).
+  // database's clock (pgbus.queue_head: job_claim_idx, one probe per priority level; V40).
   // A paused queue has no head: the ticker must not wake a capsule for jobs that no claim may
   // take, or every tick would end in an empty claim (and an alarm in the past, in a busy loop).
   private static final String QUEUE_HEADS =
       """
       SELECT q.queue, h.run_at, h.run_at <= now()
         FROM pg_catalog.unnest(?::text[]) AS q(queue)
-        CROSS JOIN LATERAL (
-          SELECT j.run_at FROM pgbus.job j
-           WHERE j.queue::text = q.queue
-             AND j.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
-           ORDER BY j.run_at
-           LIMIT 1) h
-       WHERE NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = q.queue)
+        CROSS JOIN LATERAL (SELECT pgbus.queue_head(q.queue) AS run_at) h
+       WHERE h.run_at IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = q.queue)
       """;
 
   // Paused queues are left out for the same reason as in QUEUE_HEADS: a capsule would set an
-  // alarm for a due job it may not claim, ring, claim nothing, and set it again.
+  // alarm for a due job it may not claim, ring, claim nothing, and set it again. The earliest
+  // scheduled or retryable job of each queue (pgbus.queue_head, delayed_only), then the earliest
+  // of those.
   private static final String NEXT_DUE =
       """
-      SELECT min(j.run_at) FROM pgbus.job j
-       WHERE j.queue::text = ANY(?::text[]) AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,retryable}')
-         AND NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = j.queue::text)
+      SELECT min(pgbus.queue_head(q.queue, true))
+        FROM pg_catalog.unnest(?::text[]) AS q(queue)
+       WHERE NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = q.queue)
       """;
 
   // The predicate is on the deleted row itself, and the CTE locks what it picks, skipping

@@ -99,6 +99,32 @@ class DelayedJobTest {
   }
 
   @Test
+  void theHeadOfAQueueIsItsEarliestWaitingJobOverEveryPriorityLevel() throws Exception {
+    // V40: the head is read from job_claim_idx one priority level at a time, so the earliest job
+    // may sit at any level: here the middle one, behind a level with a later job on each side.
+    Instant base = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+    jobs.enqueue("levels", at(base.plus(Duration.ofMinutes(20))).withPriority(-5));
+    long soonest = jobs.enqueue("levels", at(base.plus(Duration.ofMinutes(2))).withPriority(0));
+    jobs.enqueue("levels", at(base.plus(Duration.ofMinutes(9))).withPriority(7));
+    long due = jobs.enqueue("levels_due", EnqueueOptions.defaults().withPriority(3));
+    long dueLater =
+        jobs.enqueue("levels_due", at(base.plus(Duration.ofMinutes(4))).withPriority(-2));
+
+    try (Connection c = db.connect()) {
+      assertThat(store.jobNextDue(c, List.of("levels"))).isEqualTo(db.job(soonest).runAt());
+      Map<String, JobStore.QueueHead> heads =
+          store.jobQueueHeads(c, List.of("levels", "levels_due", "nothing_here"));
+      assertThat(heads).containsOnlyKeys("levels", "levels_due");
+      assertThat(heads.get("levels").runAt()).isEqualTo(db.job(soonest).runAt());
+      assertThat(heads.get("levels").due()).isFalse();
+      assertThat(heads.get("levels_due").runAt()).isEqualTo(db.job(due).runAt());
+      assertThat(heads.get("levels_due").due()).isTrue();
+      // The next due time passes over the available job: only delayed and retrying ones count.
+      assertThat(store.jobNextDue(c, List.of("levels_due"))).isEqualTo(db.job(dueLater).runAt());
+    }
+  }
+
+  @Test
   void aCapsuleThatBarelyPollsRunsADelayedJobWhenItIsDue() throws Exception {
     var events = new RecordingEvents();
     var startedAt = new ConcurrentHashMap<Long, Instant>();

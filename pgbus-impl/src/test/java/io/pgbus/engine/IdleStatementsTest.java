@@ -65,7 +65,7 @@ class IdleStatementsTest {
     Await.until(
         "each capsule's first claim and next-due read",
         Duration.ofSeconds(30),
-        () -> pool.statementsContaining("SELECT min(j.run_at) FROM pgbus.job j"),
+        () -> pool.statementsContaining("SELECT min(pgbus.queue_head(q.queue, true))"),
         n -> n >= 4);
 
     long ticks0 = engine.status().ticks();

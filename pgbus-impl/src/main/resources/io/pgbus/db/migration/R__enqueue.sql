@@ -192,6 +192,11 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
                                pg_catalog.array_position(payloads, 'null'::jsonb));
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
     v_n integer := coalesce(pg_catalog.array_length(queues, 1), 0);
+    -- pgbus.job's defaults of these two columns, read once per batch rather than once per row (a
+    -- setting lookup each: issue #27, "every default the insert pays for").
+    v_by text := coalesce(nullif(pg_catalog.current_setting('pgbus.principal', true), ''),
+                          session_user::text);
+    v_correlation text := nullif(pg_catalog.current_setting('pgbus.correlation_id', true), '');
   BEGIN
     -- The batch limit, as JobQueue.MAX_BATCH_SIZE in Java (docs/configuration.md, "Limits").
     IF v_n > 10000 THEN
@@ -244,11 +249,13 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
     RETURN QUERY
       WITH inserted AS (
         INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, run_at,
-                               trace_parent, trace_state, concurrency_key)
+                               trace_parent, trace_state, concurrency_key, enqueued_by,
+                               correlation_id)
         SELECT t.q::pgbus.queue_name,
                CASE WHEN coalesce(t.r, now()) <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
                t.pr, t.p, t.m, coalesce(t.r, now()),
-               trace_parents[t.ord], trace_states[t.ord], concurrency_keys[t.ord]
+               trace_parents[t.ord], trace_states[t.ord], concurrency_keys[t.ord], v_by,
+               v_correlation
           FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
                WITH ORDINALITY AS t(q, p, r, pr, m, ord)
          ORDER BY t.ord

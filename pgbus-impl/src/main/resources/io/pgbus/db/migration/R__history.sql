@@ -56,7 +56,8 @@ BEGIN
 
   IF v_to > v_from THEN
     -- Each arm of the failures is its own index range (job_finalized_queue_idx, job_lease_idx,
-    -- job_due_idx), not one OR over the table. Planner trap: the finished jobs' arm names
+    -- job_claim_idx's run_at, read whole since V40 dropped job_due_idx: about 60 ms a minute at a
+    -- million live jobs), not one OR over the table. Planner trap: the finished jobs' arm names
     -- completed and dead, and cancelled apart. All three are the partial index's whole predicate,
     -- so the planner would drop the state condition as implied, leaving finalized_at, the
     -- index's second column, to a scan of the whole index (or a seq scan of the table).

@@ -1,0 +1,24 @@
+-- pgbus schema V40 (issue #27, "the insert path enters as few indexes as a raw queue does"): one of
+-- the five indexes every enqueue entered goes. See docs/schema.md, "V40: the insert path".
+--
+-- job_due_idx (queue, run_at), partial on the waiting states: the head of a queue (the tick, the
+-- capsule's next due time, the admin API's oldest wait) is now read from job_claim_idx (queue,
+-- priority, run_at, id), which has the same partial predicate, one probe per priority level
+-- (pgbus.queue_head, R__tick.sql). It cost every enqueue and every claim an index entry (16% of a
+-- 1,000-job batch's CPU instructions with job_created_idx, measured together), and it was the
+-- claim's planner trap (R__claim.sql).
+--
+-- Kept, measured (docs/schema.md, "V40"): job_created_idx, since without it a search by creation
+-- time walks the primary key over the live table (0.4 to 2 s at a million live jobs), and
+-- job_queue_state_idx, which the counts, the searches and the claim's executions read.
+--
+-- Contract only in the sense of an index: no column, function or constraint that a previous
+-- build uses goes away, so v0.1.0 and every build up to V37 keep running on this schema (their
+-- queue-head statements then read job_claim_idx and sort a queue's waiting jobs: correct, slower
+-- on a deep backlog, for the length of a rolling upgrade).
+--
+-- DROP INDEX CONCURRENTLY takes no lock that stops reads or writes of pgbus.job (it waits for the
+-- transactions that use the index instead), so this migration runs outside a transaction
+-- (V40__enqueue_indexes.sql.conf; Flyway also sees the CONCURRENTLY on its own). IF EXISTS: it
+-- can be run again by hand after a migration that stopped.
+DROP INDEX CONCURRENTLY IF EXISTS pgbus.job_due_idx;
