@@ -37,8 +37,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * transactions are claimed and completed, some retried, one rescued from a dead worker's lease by
  * the elected leader, a cron enqueues every second, the admin API (the console's reads) answers,
  * and through a listener kill and a PgBouncer restart no job is lost, none doubled, no handler's
- * run committed twice, and readiness ends UP with the listener delivering. Skipped where PgBouncer
- * is not installed.
+ * run committed twice, and readiness ends UP with the listener delivering; then one
+ * prepared-statement error on a pgbus statement makes readiness DOWN with the category {@code
+ * pooler breaks prepared statements}. Skipped where PgBouncer is not installed.
  *
  * <p>Green on WildFly. Excluded on Liberty (it/pom.xml) until issue #33's Liberty finding is fixed:
  * after the PgBouncer restart, XAResource.start fails on broken connections and Liberty's pool
@@ -211,10 +212,43 @@ class PoolerIT {
     assertFalse(doctor.body().contains(PoolerGuardCategory.TEXT), doctor.body());
     assertEquals(200, finalReady.status(), finalReady.body());
     assertTrue(finalReady.body().contains("\"delivering\""), finalReady.body());
+
+    // Readiness is wired to the guard: one prepared-statement error on a pgbus statement makes
+    // it DOWN with the category. The pooler itself gives pgbus none any more (above), so a
+    // trigger answers the enqueue's INSERT with what PgBouncer answers a lost S_n: SQLSTATE 26000.
+    Http.Response tripped = tripTheGuard(root);
+    Http.Response downReady = Http.get(ready);
+    assertTrue(tripped.status() >= 500, tripped.status() + " " + tripped.body());
+    assertEquals(503, downReady.status(), downReady.body());
+    assertTrue(downReady.body().contains(PoolerGuardCategory.TEXT), downReady.body());
     System.out.println(
         "[pgbus-it] [measure] behind PgBouncer: "
             + ids.size()
             + " jobs completed once each through a listener kill and a PgBouncer restart");
+  }
+
+  /** An enqueue whose INSERT fails as a pooler's lost prepared statement does (26000). */
+  private static Http.Response tripTheGuard(String root) throws Exception {
+    try (Connection c = direct();
+        Statement st = c.createStatement()) {
+      st.execute(
+          "CREATE OR REPLACE FUNCTION public.it_pooled_lost_statement() RETURNS trigger"
+              + " LANGUAGE plpgsql SET search_path = pg_catalog AS $$ BEGIN RAISE EXCEPTION"
+              + " 'prepared statement \"S_9\" does not exist' USING ERRCODE = '26000'; END $$");
+      st.execute(
+          "CREATE TRIGGER it_pooled_lost_statement BEFORE INSERT ON pgbus.job FOR EACH ROW WHEN"
+              + " (NEW.payload->>'text' = 'lost-0') EXECUTE FUNCTION"
+              + " public.it_pooled_lost_statement()");
+    }
+    try {
+      return Http.post(root + "/api/pooler/enqueue?prefix=lost&n=1&failEvery=0");
+    } finally {
+      try (Connection c = direct();
+          Statement st = c.createStatement()) {
+        st.execute("DROP TRIGGER it_pooled_lost_statement ON pgbus.job");
+        st.execute("DROP FUNCTION public.it_pooled_lost_statement()");
+      }
+    }
   }
 
   /** The category readiness and the doctor show (PoolerGuard.CATEGORY, not on this class path). */
