@@ -422,8 +422,8 @@ final class Maintainer extends Loop {
 
   /**
    * Runs one round of a task and schedules the next: after its idle backoff, or, when the round
-   * failed, after {@link #FIRST_RETRY} doubling up to its base interval (jittered), so a database or
-   * pooler that comes back is maintained soon.
+   * failed, after {@link #FIRST_RETRY} doubling up to its base interval (jittered), so a database
+   * or pooler that comes back is maintained soon.
    */
   private void runTask(Task t) {
     rounds.incrementAndGet();
@@ -436,6 +436,7 @@ final class Maintainer extends Loop {
       long waitMs = t.errors.failed(e);
       t.backoff.reset();
       t.nextAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+      moveAfter(e); // the loop's rounds end, and go on on a fresh thread (Loop.run)
     }
   }
 }

@@ -195,9 +195,7 @@ public class PgbusRuntime {
             // migration needs a session (MigrationRoute).
             Schema.migrate(
                 MigrationRoute.choose(
-                    session,
-                    resources.dataSource(),
-                    () -> resources.listenerConnections().open()));
+                    session, resources.dataSource(), () -> resources.listenerConnections().open()));
           } catch (RuntimeException e) {
             throw StartFailure.migration(e);
           }

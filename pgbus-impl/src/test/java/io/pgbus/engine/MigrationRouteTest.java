@@ -63,7 +63,8 @@ class MigrationRouteTest {
     assertThat(session.direct()).isFalse();
     assertThat(route).isNotSameAs(pooled);
     assertThat(installed).isEqualTo(Schema.EXPECTED_VERSION);
-    assertThat(db.queryLong(
+    assertThat(
+            db.queryLong(
                 "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND database ="
                     + " (SELECT oid FROM pg_database WHERE datname = current_database())"))
         .as("advisory locks left held")
