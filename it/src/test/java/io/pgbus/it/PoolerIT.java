@@ -41,11 +41,14 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * prepared-statement error on a pgbus statement makes readiness DOWN with the category {@code
  * pooler breaks prepared statements}. Skipped where PgBouncer is not installed.
  *
- * <p>Green on WildFly. Excluded on Liberty (it/pom.xml) until issue #33's Liberty finding is fixed:
- * after the PgBouncer restart, XAResource.start fails on broken connections and Liberty's pool
- * stays exhausted (J2CA0045E), so jobs stall; as a non-XA ConnectionPoolDataSource the first
- * enqueue's commit failed (J2CA0024E). The handler qualifies its table: the migration's
- * session-level search_path (MigrationDataSource) can stick to a pooled server connection.
+ * <p>What the PgBouncer restart found (issue #33), each fixed in the product: on Liberty every
+ * engine loop kept its broken pooled connection in its thread's local transaction containment and
+ * took another, until the pool was exhausted (J2CA0045E; the loops now move to a fresh thread), and
+ * a dead idle connection failed its XA enlistment (XAER_RMERR; liberty-config validates pooled
+ * connections, and PoolerGuard hands such a connection back); on both servers a job whose failure
+ * record met a heuristic commit outcome waited for its 5-minute lease, and the leader's schedules
+ * waited up to a minute after one failed round. The handler qualifies its table, as an application
+ * behind a pooler should.
  */
 @ExtendWith(ArquillianExtension.class)
 @RunAsClient
