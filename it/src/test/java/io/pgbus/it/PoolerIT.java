@@ -87,8 +87,8 @@ class PoolerIT {
                 "pgbus.retry.base=200ms",
                 "pgbus.retry.jitter=0",
                 // Rescue and election within seconds, not minutes. The lease too: a claim whose
-                // answer the PgBouncer restart cut off committed on the server, and only lease
-                // rescue gives its jobs back (the worker never saw them).
+                // answer the PgBouncer restart cuts off may have committed on the server, and only
+                // lease rescue gives its jobs back (the worker never saw them).
                 "pgbus.lease=20s",
                 "pgbus.heartbeat.ttl=6s",
                 "pgbus.leader.ttl=8s",
@@ -174,7 +174,7 @@ class PoolerIT {
         Duration.ofSeconds(30),
         () ->
             count(
-                    "SELECT count(*) FROM pgbus.job WHERE queue = 'it_pooled_cron' AND state ="
+                    "SELECT count(*) FROM pgbus.job_all WHERE queue = 'it_pooled_cron' AND state ="
                         + " 'completed'")
                 >= 3);
     Http.Response queues = Http.get(root + "/api/pgbus/admin/queues", "admin", "admin-secret");
@@ -203,7 +203,7 @@ class PoolerIT {
     assertEquals(
         0,
         count(
-            "SELECT count(*) FROM pgbus.job j WHERE j.queue = 'it_pooled_cron' AND j.state ="
+            "SELECT count(*) FROM pgbus.job_all j WHERE j.queue = 'it_pooled_cron' AND j.state ="
                 + " 'completed' AND (SELECT count(*) FROM it_pooled_runs r WHERE r.job_id = j.id)"
                 + " <> 1"),
         "completed cron jobs without exactly one committed run");
@@ -340,7 +340,8 @@ class PoolerIT {
     try (Connection c = direct();
         PreparedStatement ps =
             c.prepareStatement(
-                "SELECT count(*) FROM pgbus.job WHERE state::text = ? AND id = ANY(?)")) {
+                // job_all: a job completed a minute ago has moved to pgbus.job_history (V33).
+                "SELECT count(*) FROM pgbus.job_all WHERE state::text = ? AND id = ANY(?)")) {
       ps.setString(1, state);
       ps.setArray(2, c.createArrayOf("bigint", ids.toArray()));
       try (ResultSet rs = ps.executeQuery()) {
