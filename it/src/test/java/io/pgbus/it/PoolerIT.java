@@ -37,14 +37,18 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * transactions are claimed and completed, some retried, one rescued from a dead worker's lease by
  * the elected leader, a cron enqueues every second, the admin API (the console's reads) answers,
  * and through a listener kill and a PgBouncer restart no job is lost, none doubled, no handler's
- * run committed twice, and readiness ends UP with the listener delivering. Skipped where PgBouncer
- * is not installed.
+ * run committed twice, and readiness ends UP with the listener delivering; then one
+ * prepared-statement error on a pgbus statement makes readiness DOWN with the category {@code
+ * pooler breaks prepared statements}. Skipped where PgBouncer is not installed.
  *
- * <p>Green on WildFly. Excluded on Liberty (it/pom.xml) until issue #33's Liberty finding is fixed:
- * after the PgBouncer restart, XAResource.start fails on broken connections and Liberty's pool
- * stays exhausted (J2CA0045E), so jobs stall; as a non-XA ConnectionPoolDataSource the first
- * enqueue's commit failed (J2CA0024E). The handler qualifies its table: the migration's
- * session-level search_path (MigrationDataSource) can stick to a pooled server connection.
+ * <p>What the PgBouncer restart found (issue #33), each fixed in the product: on Liberty every
+ * engine loop kept its broken pooled connection in its thread's local transaction containment and
+ * took another, until the pool was exhausted (J2CA0045E; the loops now move to a fresh thread), and
+ * a dead idle connection failed its XA enlistment (XAER_RMERR; liberty-config validates pooled
+ * connections, and PoolerGuard hands such a connection back); on both servers a job whose failure
+ * record met a heuristic commit outcome waited for its 5-minute lease, and the leader's schedules
+ * waited up to a minute after one failed round. The handler qualifies its table, as an application
+ * behind a pooler should.
  */
 @ExtendWith(ArquillianExtension.class)
 @RunAsClient
@@ -82,7 +86,10 @@ class PoolerIT {
                 "pgbus.capsule.pooled.concurrency=4",
                 "pgbus.retry.base=200ms",
                 "pgbus.retry.jitter=0",
-                // Rescue and election within seconds, not minutes.
+                // Rescue and election within seconds, not minutes. The lease too: a claim whose
+                // answer the PgBouncer restart cuts off may have committed on the server, and only
+                // lease rescue gives its jobs back (the worker never saw them).
+                "pgbus.lease=20s",
                 "pgbus.heartbeat.ttl=6s",
                 "pgbus.leader.ttl=8s",
                 "pgbus.crons=pooled-pulse",
@@ -121,7 +128,14 @@ class PoolerIT {
         "readiness UP with the listener delivering",
         Duration.ofSeconds(90),
         () -> {
-          Http.Response r = Http.get(ready);
+          Http.Response r;
+          try {
+            r = Http.get(ready);
+          } catch (java.net.http.HttpTimeoutException e) {
+            // The start migrates a fresh schema, and readiness reads it: on a loaded machine a
+            // probe outlasted the client's 10 s while the migration held its locks.
+            return false;
+          }
           return r.status() == 200 && r.body().contains("\"delivering\"");
         });
 
@@ -147,16 +161,20 @@ class PoolerIT {
     ids.addAll(enqueueRetrying(root, "e", 50));
 
     ids.add(rescued);
-    Await.until(
-        "every job completed",
-        Duration.ofSeconds(120),
-        () -> countIn("completed", ids) == ids.size());
+    try {
+      Await.until(
+          "every job completed",
+          Duration.ofSeconds(120),
+          () -> countIn("completed", ids) == ids.size());
+    } catch (AssertionError e) {
+      throw new AssertionError(e.getMessage() + "; not completed: " + notCompleted(ids), e);
+    }
     Await.until(
         "three cron runs completed",
         Duration.ofSeconds(30),
         () ->
             count(
-                    "SELECT count(*) FROM pgbus.job WHERE queue = 'it_pooled_cron' AND state ="
+                    "SELECT count(*) FROM pgbus.job_all WHERE queue = 'it_pooled_cron' AND state ="
                         + " 'completed'")
                 >= 3);
     Http.Response queues = Http.get(root + "/api/pgbus/admin/queues", "admin", "admin-secret");
@@ -185,7 +203,7 @@ class PoolerIT {
     assertEquals(
         0,
         count(
-            "SELECT count(*) FROM pgbus.job j WHERE j.queue = 'it_pooled_cron' AND j.state ="
+            "SELECT count(*) FROM pgbus.job_all j WHERE j.queue = 'it_pooled_cron' AND j.state ="
                 + " 'completed' AND (SELECT count(*) FROM it_pooled_runs r WHERE r.job_id = j.id)"
                 + " <> 1"),
         "completed cron jobs without exactly one committed run");
@@ -211,10 +229,43 @@ class PoolerIT {
     assertFalse(doctor.body().contains(PoolerGuardCategory.TEXT), doctor.body());
     assertEquals(200, finalReady.status(), finalReady.body());
     assertTrue(finalReady.body().contains("\"delivering\""), finalReady.body());
+
+    // Readiness is wired to the guard: one prepared-statement error on a pgbus statement makes
+    // it DOWN with the category. The pooler itself gives pgbus none any more (above), so a
+    // trigger answers the enqueue's INSERT with what PgBouncer answers a lost S_n: SQLSTATE 26000.
+    Http.Response tripped = tripTheGuard(root);
+    Http.Response downReady = Http.get(ready);
+    assertTrue(tripped.status() >= 500, tripped.status() + " " + tripped.body());
+    assertEquals(503, downReady.status(), downReady.body());
+    assertTrue(downReady.body().contains(PoolerGuardCategory.TEXT), downReady.body());
     System.out.println(
         "[pgbus-it] [measure] behind PgBouncer: "
             + ids.size()
             + " jobs completed once each through a listener kill and a PgBouncer restart");
+  }
+
+  /** An enqueue whose INSERT fails as a pooler's lost prepared statement does (26000). */
+  private static Http.Response tripTheGuard(String root) throws Exception {
+    try (Connection c = direct();
+        Statement st = c.createStatement()) {
+      st.execute(
+          "CREATE OR REPLACE FUNCTION public.it_pooled_lost_statement() RETURNS trigger"
+              + " LANGUAGE plpgsql SET search_path = pg_catalog AS $$ BEGIN RAISE EXCEPTION"
+              + " 'prepared statement \"S_9\" does not exist' USING ERRCODE = '26000'; END $$");
+      st.execute(
+          "CREATE TRIGGER it_pooled_lost_statement BEFORE INSERT ON pgbus.job FOR EACH ROW WHEN"
+              + " (NEW.payload->>'text' = 'lost-0') EXECUTE FUNCTION"
+              + " public.it_pooled_lost_statement()");
+    }
+    try {
+      return Http.post(root + "/api/pooler/enqueue?prefix=lost&n=1&failEvery=0");
+    } finally {
+      try (Connection c = direct();
+          Statement st = c.createStatement()) {
+        st.execute("DROP TRIGGER it_pooled_lost_statement ON pgbus.job");
+        st.execute("DROP FUNCTION public.it_pooled_lost_statement()");
+      }
+    }
   }
 
   /** The category readiness and the doctor show (PoolerGuard.CATEGORY, not on this class path). */
@@ -269,11 +320,28 @@ class PoolerIT {
     }
   }
 
+  /** The jobs of {@code ids} not completed, with what a reader needs to tell why. */
+  private static String notCompleted(List<Long> ids) throws SQLException {
+    try (Connection c = direct();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT string_agg(format('%s %s attempt %s by %s lease %s errors %s', id, state,"
+                    + " attempt, attempted_by, lease_expires_at - now(), errors), '; ')"
+                    + " FROM pgbus.job WHERE id = ANY(?) AND state <> 'completed'")) {
+      ps.setArray(1, c.createArrayOf("bigint", ids.toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return String.valueOf(rs.getString(1));
+      }
+    }
+  }
+
   private static long countIn(String state, List<Long> ids) throws SQLException {
     try (Connection c = direct();
         PreparedStatement ps =
             c.prepareStatement(
-                "SELECT count(*) FROM pgbus.job WHERE state::text = ? AND id = ANY(?)")) {
+                // job_all: a job completed a minute ago has moved to pgbus.job_history (V33).
+                "SELECT count(*) FROM pgbus.job_all WHERE state::text = ? AND id = ANY(?)")) {
       ps.setString(1, state);
       ps.setArray(2, c.createArrayOf("bigint", ids.toArray()));
       try (ResultSet rs = ps.executeQuery()) {

@@ -171,15 +171,17 @@ final class Elector extends Loop {
   protected void loop() throws InterruptedException {
     long periodMs = periodMillis(ttl);
     try {
-      while (!stopping()) {
+      while (!stopping() && !moving()) {
         long seenLeaseMs;
         long failedWaitMs = -1;
         try {
           seenLeaseMs = step();
           errors.succeeded();
         } catch (SQLException | RuntimeException e) {
-          // No failure ends the election loop: it looks again within a period (jittered).
+          // No failure ends the election loop: it looks again within a period (jittered), on a
+          // fresh thread when the connection broke (Loop.run).
           failedWaitMs = errors.failed(e);
+          moveAfter(e);
           if (leader && System.nanoTime() - leaseEndsNanos >= 0) {
             change(false, "the database was unreachable until its lease ran out");
           }
@@ -200,7 +202,9 @@ final class Elector extends Loop {
         }
       }
     } finally {
-      resign();
+      if (!moving()) {
+        resign(); // a move goes on leading, on the next thread
+      }
     }
   }
 

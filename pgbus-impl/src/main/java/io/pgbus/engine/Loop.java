@@ -19,10 +19,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public abstract class Loop implements Runnable {
 
+  private static final System.Logger LOG = System.getLogger(Loop.class.getName());
+
   private final WakeSignal signal = new WakeSignal();
   private final AtomicBoolean started = new AtomicBoolean();
   private final CountDownLatch finished = new CountDownLatch(1);
   private volatile boolean ended;
+  private volatile Executor executor;
+  private volatile boolean moveAsked;
 
   /**
    * Runs the loop on {@code executor}, once: later calls, and a call after {@link #stop}, do
@@ -33,6 +37,7 @@ public abstract class Loop implements Runnable {
     if (signal.stopped() || !started.compareAndSet(false, true)) {
       return;
     }
+    this.executor = executor;
     try {
       executor.execute(this);
     } catch (RuntimeException e) {
@@ -66,15 +71,58 @@ public abstract class Loop implements Runnable {
   @Override
   public final void run() {
     started.set(true);
+    boolean moved = false;
     try {
-      loop();
+      do {
+        loop();
+      } while (moveAsked && !stopping() && !(moved = moveOn()));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
-      ended = true;
-      finished.countDown();
-      signal.signal(); // for whoever waits on the signal for the end, see hasEnded
+      if (!moved) {
+        ended = true;
+        finished.countDown();
+        signal.signal(); // for whoever waits on the signal for the end, see hasEnded
+      }
     }
+  }
+
+  /*
+   * Runs the loop again on a fresh task of its executor; false (the loop goes on here) when the
+   * executor refuses. The task this thread ran ends, and with it the container's unit of work
+   * around it: Open Liberty keeps a loop thread's pooled connections in the local transaction
+   * containment of the whole task, so a connection that broke there (a PgBouncer or database
+   * restart) was never given back, and each loop took one more from the pool (issue #33).
+   */
+  private boolean moveOn() {
+    moveAsked = false;
+    try {
+      executor.execute(this);
+      return true;
+    } catch (RuntimeException e) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "pgbus: {0} could not move to a fresh thread ({1}); it goes on on this one",
+          getClass().getSimpleName(),
+          e.toString());
+      return false;
+    }
+  }
+
+  /**
+   * Asks the loop to go on on a fresh task of its executor once {@link #loop} returns, after a
+   * round lost its database connection (see {@link #run}); {@link #loop} returns early while {@link
+   * #moving()}.
+   */
+  protected final void moveAfter(Throwable failure) {
+    if (ErrorBackoff.connectionError(failure)) {
+      moveAsked = true;
+    }
+  }
+
+  /** Whether the loop asked to move to a fresh thread: {@link #loop} should return. */
+  protected final boolean moving() {
+    return moveAsked;
   }
 
   /** The loop's rounds; returns when {@link #stopping()}, or earlier when its work is done. */
@@ -109,11 +157,12 @@ public abstract class Loop implements Runnable {
   /**
    * Runs rounds until one returns false, or a stop: the loop's edge, where it meets every failure.
    * A round that throws is logged by {@code errors}, then {@code afterFailure} runs, and the loop
-   * {@link #backOff backs off}. A round that returns resets the backoff.
+   * {@link #backOff backs off}; one that lost its connection then {@link #moveAfter moves} to a
+   * fresh thread. A round that returns resets the backoff.
    */
   protected final void runRounds(Round round, ErrorBackoff errors, Runnable afterFailure)
       throws InterruptedException {
-    while (!stopping()) {
+    while (!stopping() && !moving()) {
       try {
         if (!round.run()) {
           return;
@@ -124,6 +173,7 @@ public abstract class Loop implements Runnable {
       } catch (Exception e) {
         afterFailure.run();
         backOff(errors, e);
+        moveAfter(e);
       }
     }
   }

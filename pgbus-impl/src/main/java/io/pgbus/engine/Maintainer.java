@@ -30,6 +30,9 @@ final class Maintainer extends Loop {
   private static final System.Logger LOG = System.getLogger(Maintainer.class.getName());
   private static final int RESCUE_BATCH = 1000;
 
+  /** The wait after a task's first failed round in a row; later ones double up to its base. */
+  static final Duration FIRST_RETRY = Duration.ofSeconds(1);
+
   /** One periodic task with its own backoff. */
   private abstract static class Task {
     final String name;
@@ -41,7 +44,12 @@ final class Maintainer extends Loop {
     Task(String name, Duration base) {
       this.name = name;
       this.backoff = new IdleBackoff(base);
-      this.errors = new ErrorBackoff("pgbus maintenance '" + name + "'", base, base, () -> {});
+      // A failed round retries within a second, doubling to the base: one broken pooled
+      // connection (a pooler or database restart) must not cost a minute of schedule runs
+      // (issue #33: the leader's schedules waited 43 s after one I/O error).
+      this.errors =
+          new ErrorBackoff(
+              "pgbus maintenance '" + name + "'", min(base, FIRST_RETRY), base, () -> {});
     }
 
     /** Does one round; returns how many rows it changed. */
@@ -414,7 +422,8 @@ final class Maintainer extends Loop {
 
   /**
    * Runs one round of a task and schedules the next: after its idle backoff, or, when the round
-   * failed, at its base interval (jittered), so a database that comes back is maintained soon.
+   * failed, after {@link #FIRST_RETRY} doubling up to its base interval (jittered), so a database
+   * or pooler that comes back is maintained soon.
    */
   private void runTask(Task t) {
     rounds.incrementAndGet();
@@ -427,6 +436,7 @@ final class Maintainer extends Loop {
       long waitMs = t.errors.failed(e);
       t.backoff.reset();
       t.nextAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+      moveAfter(e); // the loop's rounds end, and go on on a fresh thread (Loop.run)
     }
   }
 }

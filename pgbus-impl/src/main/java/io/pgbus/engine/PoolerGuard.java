@@ -224,7 +224,22 @@ public final class PoolerGuard {
 
   private Object connection(Method m, Object result) throws SQLException {
     if (result instanceof Connection c && m.getName().equals("getConnection")) {
-      unprepare(c);
+      try {
+        unprepare(c);
+      } catch (SQLException | RuntimeException e) {
+        // The first touch of a container's connection enlists it in the caller's transaction: a
+        // connection that died in the pool (a pooler restart) fails here. Hand it back and fail
+        // the caller, as its own first statement would have; carrying on with a handle whose
+        // enlistment failed left Liberty's managed connection "still in a transaction", never
+        // back in the pool (issue #33: the pool exhausted after a PgBouncer restart).
+        try {
+          c.close();
+        } catch (SQLException | RuntimeException closing) {
+          e.addSuppressed(closing);
+        }
+        noticed(e);
+        throw e;
+      }
       return Proxy.newProxyInstance(
           PoolerGuard.class.getClassLoader(),
           new Class<?>[] {Connection.class},
@@ -240,17 +255,20 @@ public final class PoolerGuard {
    * the container's pool so: the application's statements on it are then unprepared too, which is
    * what they need behind a transaction-mode pooler.
    */
-  private void unprepare(Connection c) {
+  private void unprepare(Connection c) throws SQLException {
     if (!unprepared) {
       return;
     }
+    PGConnection pg;
     try {
-      PGConnection pg = c.unwrap(PGConnection.class);
-      if (pg.getPrepareThreshold() != 0) {
-        pg.setPrepareThreshold(0);
-      }
+      pg = c.unwrap(PGConnection.class);
     } catch (SQLException | RuntimeException | LinkageError e) {
-      // Not pgjdbc underneath: nothing to unprepare.
+      return; // Not pgjdbc underneath: nothing to unprepare.
+    }
+    // Not caught: on a container's handle this is the first call, and its failure is the
+    // connection's (see connection()).
+    if (pg.getPrepareThreshold() != 0) {
+      pg.setPrepareThreshold(0);
     }
   }
 

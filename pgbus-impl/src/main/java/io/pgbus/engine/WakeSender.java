@@ -95,7 +95,7 @@ final class WakeSender extends Loop {
 
   @Override
   protected void loop() throws InterruptedException {
-    while (!stopping()) {
+    while (!stopping() && !moving()) {
       signal().await(TimeUnit.SECONDS.toNanos(1));
       long started = System.nanoTime();
       if (!sendPending()) {
@@ -107,7 +107,9 @@ final class WakeSender extends Loop {
         LockSupport.parkNanos(left); // sub-millisecond: a stop waits this out, at most GAP
       }
     }
-    sendPending(); // the last commits before the stop
+    if (!moving()) {
+      sendPending(); // the last commits before the stop
+    }
   }
 
   /** Sends what is waiting, if anything; false when the send failed (counted and logged). */
@@ -125,6 +127,7 @@ final class WakeSender extends Loop {
       sent.addAndGet(batch.size());
       return true;
     } catch (SQLException | RuntimeException e) {
+      moveAfter(e); // go on on a fresh thread (Loop.run)
       failed.addAndGet(batch.size());
       warning.warn(
           "pgbus could not send the wakes of "

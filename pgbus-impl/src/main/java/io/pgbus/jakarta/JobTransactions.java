@@ -3,6 +3,9 @@ package io.pgbus.jakarta;
 import io.pgbus.engine.Transactions;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import jakarta.transaction.HeuristicMixedException;
+import jakarta.transaction.HeuristicRollbackException;
+import java.sql.SQLException;
 
 /**
  * {@link Transactions} on the container: each job in a new container-managed JTA transaction
@@ -22,7 +25,26 @@ public class JobTransactions implements Transactions {
       return boundary.inNewTransaction(work);
     } catch (JobTransactionBoundary.CarriedFailure e) {
       throw e.failure();
+    } catch (RuntimeException e) {
+      throw outcomeUnknown(e);
     }
+  }
+
+  /**
+   * A heuristic outcome of the container's commit is a connection that broke in the commit (a
+   * PgBouncer or database restart: XAER_RMFAIL on a one-phase commit). pgbus's engine knows
+   * connection losses by SQLSTATE class 08, and retries what it must record after one (a job's
+   * failure, fenced, so a retry of a commit that did happen changes nothing); so it gets one, 08007
+   * (transaction resolution unknown), with the container's exception as the cause.
+   */
+  static Exception outcomeUnknown(RuntimeException e) {
+    for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof HeuristicMixedException || c instanceof HeuristicRollbackException) {
+        return new SQLException(
+            "the transaction's outcome is unknown (" + c + "): its connection broke", "08007", e);
+      }
+    }
+    return e;
   }
 
   @Override

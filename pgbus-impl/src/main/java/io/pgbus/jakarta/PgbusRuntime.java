@@ -16,6 +16,8 @@ import io.pgbus.engine.JobCipher;
 import io.pgbus.engine.Jobs;
 import io.pgbus.engine.ListenerState;
 import io.pgbus.engine.Loop;
+import io.pgbus.engine.MigrationRoute;
+import io.pgbus.engine.PoolerGuard;
 import io.pgbus.engine.QueueLimitStatus;
 import io.pgbus.engine.ScheduleBook;
 import io.pgbus.engine.Schema;
@@ -188,10 +190,14 @@ public class PgbusRuntime {
       try {
         // Before any pgbus statement (Flyway's too): behind a transaction-mode pooler they are
         // unprepared from the first (PoolerGuard).
-        resources.inspectPooler();
+        PoolerGuard.Session session = resources.inspectPooler();
         if (resources.settings().migrate()) {
           try {
-            Schema.migrate(resources.dataSource());
+            // Behind a transaction-mode pooler over the listener's direct connection: a
+            // migration needs a session (MigrationRoute).
+            Schema.migrate(
+                MigrationRoute.choose(
+                    session, resources.dataSource(), () -> resources.listenerConnections().open()));
           } catch (RuntimeException e) {
             throw StartFailure.migration(e);
           }

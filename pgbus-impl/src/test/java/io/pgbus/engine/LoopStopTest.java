@@ -202,12 +202,17 @@ class LoopStopTest {
     return loop instanceof Maintainer m && m.rounds() > 0;
   }
 
-  /** Waits until {@code ready} holds and then the loop's thread sleeps. */
+  /**
+   * Waits until {@code ready} holds and then the loop's thread sleeps: its latest, since a round
+   * that lost its connection moves the loop to a fresh one (Loop.run).
+   */
   private void awaitSleeping(Kind kind, Loop loop, Predicate<Loop> ready) {
     Await.until(
         "the " + kind + " loop to sleep",
         Duration.ofSeconds(20),
-        () -> ready.test(loop) && threads.get(0).getState() == Thread.State.TIMED_WAITING);
+        () ->
+            ready.test(loop)
+                && threads.get(threads.size() - 1).getState() == Thread.State.TIMED_WAITING);
   }
 
   private static void assertStopsWithin(Duration bound, Loop loop) {
