@@ -389,6 +389,15 @@ public final class JobStore {
   // cannot be a queue's: queue names have no '-'. Both updates carry their whole predicate on the
   // target row, so a job that finishes while this waits for its row lock is left alone (the
   // recheck sees it finished) and nothing is audited or sent.
+  // The state of a schedule's previous run (ScheduleEnqueuer's overlap policy): the live table only.
+  // A job in pgbus.job_history, or pruned, has ended; so has a dead one, which stays here.
+  private static final String WAITING_OR_RUNNING =
+      """
+      SELECT state::pg_catalog.text FROM pgbus.job
+       WHERE id OPERATOR(pg_catalog.=) ?::pg_catalog.int8
+         AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
+      """;
+
   private static final String CANCEL =
       """
       WITH waiting AS (
@@ -1076,6 +1085,16 @@ public final class JobStore {
       ps.setInt(2, job.attempt());
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next();
+      }
+    }
+  }
+
+  /** The state of job {@code id} while it waits or runs; null once it ended or is gone. */
+  String jobWaitingOrRunning(Connection c, long id) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(WAITING_OR_RUNNING)) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
       }
     }
   }

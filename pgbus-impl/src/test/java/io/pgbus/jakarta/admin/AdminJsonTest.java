@@ -174,7 +174,8 @@ class AdminJsonTest {
     String fields =
         "{\"name\":\"nightly\",\"cron\":\"0 3 * * *\",\"zone\":\"UTC\",\"queue\":\"reports\","
             + "\"payload\":null,\"payloadMasked\":true,\"priority\":0,\"maxAttempts\":null,"
-            + "\"misfire\":\"run_once\",\"catchUpLimit\":null,\"paused\":false,\"lastRun\":null,"
+            + "\"misfire\":\"run_once\",\"catchUpLimit\":null,\"overlap\":\"allow\","
+            + "\"paused\":false,\"lastRun\":null,\"lastJobId\":null,\"lastOutcome\":null,"
             + "\"nextRun\":\"2026-12-01T03:14:00Z\",\"source\":\"api\","
             + "\"updatedAt\":\"2026-12-01T03:14:00Z\",\"updatedBy\":\"alice\",\"error\":null,"
             + "\"problem\":null";
