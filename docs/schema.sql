@@ -2207,6 +2207,23 @@ CREATE FUNCTION pgbus.schedule_cron_valid(cron text) RETURNS boolean
   END $_$;
 
 --
+-- Name: schedule_overlap_valid(text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.schedule_overlap_valid(overlap text) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE STRICT
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  BEGIN
+    IF schedule_overlap_valid.overlap IN ('allow', 'skip', 'queue', 'cancel_previous') THEN
+      RETURN true;
+    END IF;
+    RAISE EXCEPTION 'pgbus: unknown overlap policy % for a schedule: use allow, skip, queue or cancel_previous',
+      pg_catalog.quote_literal(pg_catalog.left(schedule_overlap_valid.overlap, 80))
+      USING ERRCODE = 'check_violation';
+  END $$;
+
+--
 -- Name: schedule_zone_valid(text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -2425,7 +2442,7 @@ CREATE TABLE pgbus.audit (
     job_id bigint,
     detail jsonb,
     schedule text,
-    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text, 'schedule_create'::text, 'schedule_update'::text, 'schedule_pause'::text, 'schedule_resume'::text, 'schedule_delete'::text, 'schedule_trigger'::text, 'limit'::text]))),
+    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text, 'schedule_create'::text, 'schedule_update'::text, 'schedule_pause'::text, 'schedule_resume'::text, 'schedule_delete'::text, 'schedule_trigger'::text, 'limit'::text, 'schedule_skip'::text]))),
     CONSTRAINT audit_actor_check CHECK (((length(actor) >= 1) AND (length(actor) <= 256))),
     CONSTRAINT audit_schedule_check CHECK (((length(schedule) >= 1) AND (length(schedule) <= 63)))
 );
@@ -2771,11 +2788,16 @@ CREATE TABLE pgbus.schedule (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_by text DEFAULT CURRENT_USER NOT NULL,
+    overlap text DEFAULT 'allow'::text NOT NULL,
+    last_job_id bigint,
+    last_outcome text,
     CONSTRAINT schedule_catch_up_chk CHECK ((((misfire = 'catch_up'::text) = (catch_up_limit IS NOT NULL)) AND ((catch_up_limit >= 1) AND (catch_up_limit <= 1000)))),
     CONSTRAINT schedule_cron_chk CHECK (((length(cron) >= 1) AND (length(cron) <= 200))),
+    CONSTRAINT schedule_last_outcome_chk CHECK ((last_outcome = ANY (ARRAY['enqueued'::text, 'skipped'::text, 'queued'::text, 'cancelled_previous'::text]))),
     CONSTRAINT schedule_max_attempts_chk CHECK (((max_attempts >= 1) AND (max_attempts <= 1000))),
     CONSTRAINT schedule_misfire_chk CHECK ((misfire = ANY (ARRAY['skip'::text, 'run_once'::text, 'catch_up'::text]))),
     CONSTRAINT schedule_name_chk CHECK ((name ~ '^[A-Za-z][A-Za-z0-9_-]{0,62}$'::text)),
+    CONSTRAINT schedule_overlap_chk CHECK (pgbus.schedule_overlap_valid(overlap)),
     CONSTRAINT schedule_payload_chk CHECK (((jsonb_typeof(payload) <> 'null'::text) AND (octet_length((payload)::text) <= 65536))),
     CONSTRAINT schedule_priority_chk CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
     CONSTRAINT schedule_source_chk CHECK ((source = ANY (ARRAY['config'::text, 'api'::text]))),
