@@ -10,6 +10,8 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.OffsetDateTime;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -523,6 +525,7 @@ public final class JobStore {
           SELECT j.run_at FROM pgbus.job j
            WHERE j.queue::text = q.queue
              AND j.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
+             AND (j.start_by IS NULL OR j.start_by > now())  -- past it: never claimed (V43)
            ORDER BY j.run_at
            LIMIT 1) h
        WHERE NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = q.queue)
@@ -535,6 +538,9 @@ public final class JobStore {
       SELECT min(j.run_at) FROM pgbus.job j
        WHERE j.queue::text = ANY(?::text[]) AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,retryable}')
          AND NOT EXISTS (SELECT 1 FROM pgbus.queue_pause p WHERE p.queue::text = j.queue::text)
+         -- A job past its start-by deadline (V43) is due no more: the claim refuses it, and a
+         -- capsule must not wake for it until the leader has cancelled it.
+         AND (j.start_by IS NULL OR j.start_by > now())
       """;
 
   // The predicate is on the deleted row itself, and the CTE locks what it picks, skipping
@@ -565,6 +571,43 @@ public final class JobStore {
   // in the transaction that finished them. FINISHED reads the rows; FINISHED_DELETED is for jobs
   // deleted on completion, whose batch the DELETE returned.
   private static final String FINISHED = "SELECT pgbus.job_finished(?::bigint[])";
+
+  // The leader's expiry of start-by deadlines (V43): waiting jobs whose deadline passed end
+  // cancelled, never run (the claim refuses them from the deadline on; this makes it final). Picked
+  // on job_start_by_idx and locked SKIP LOCKED, as the rescue; the outer predicate is the recheck.
+  // cancelled, not a new state: every release reads it. Audited as a cancel by 'pgbus' with
+  // {"expired": true, "start_by": ...}, and the error says when, so explain and the console show it.
+  private static final String EXPIRE =
+      """
+      WITH picked AS MATERIALIZED (
+        SELECT f.id, 'expired: not started by '
+                     || pg_catalog.to_char(f.start_by AT TIME ZONE 'UTC',
+                                           'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS error
+          FROM pgbus.job f
+         WHERE f.start_by <= now()
+           AND f.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,retryable}')
+         ORDER BY f.start_by
+         LIMIT ?
+         FOR UPDATE SKIP LOCKED),
+      expired AS (
+        UPDATE pgbus.job j
+           SET state = 'cancelled', finalized_at = now(), lease_expires_at = NULL,
+      """
+          + ERRORS_PREPENDED.replace("e.error", "p.error")
+          + """
+          FROM picked p
+         WHERE j.id OPERATOR(pg_catalog.=) p.id AND j.start_by <= now()
+           AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,retryable}')
+        RETURNING j.id, j.queue, j.linked, j.start_by),
+      audited AS (
+        INSERT INTO pgbus.audit (actor, action, queue, job_id, detail)
+        SELECT 'pgbus', 'cancel', x.queue::text, x.id,
+               pg_catalog.jsonb_build_object('expired', true, 'start_by', x.start_by)
+          FROM expired x)
+      SELECT x.queue::text, x.id, x.linked FROM expired x
+      """;
+
+  private static final String SET_START_BY = "SELECT pgbus.set_start_by(?::bigint, ?)";
 
   private static final String FINISHED_DELETED =
       """
@@ -891,6 +934,44 @@ public final class JobStore {
    * Reports jobs that reached a final state (their rows exist) to their batches and dependents: see
    * pgbus.job_finished in R__links.sql. Only for linked jobs; the caller's transaction.
    */
+  /**
+   * Cancels up to {@code limit} waiting jobs whose start-by deadline passed, and reports those that
+   * are linked to their batches and dependents; how many per queue.
+   */
+  Map<String, Long> jobExpire(Connection c, int limit) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(EXPIRE)) {
+      ps.setInt(1, limit);
+      ps.setInt(2, errorsKept - 1);
+      var perQueue = new LinkedHashMap<String, Long>();
+      var linked = new ArrayList<Long>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          perQueue.merge(rs.getString(1), 1L, Long::sum);
+          if (rs.getBoolean(3)) {
+            linked.add(rs.getLong(2));
+          }
+        }
+      }
+      jobFinished(c, linked);
+      return perQueue;
+    }
+  }
+
+  /**
+   * Gives a job just enqueued its start-by deadline ({@code pgbus.set_start_by}, which checks it
+   * as {@link Jobs} does); false when the job is no longer waiting to start.
+   */
+  boolean jobSetStartBy(Connection c, long id, Instant startBy) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(SET_START_BY)) {
+      ps.setLong(1, id);
+      ps.setObject(2, OffsetDateTime.ofInstant(startBy, ZoneOffset.UTC), Types.TIMESTAMP_WITH_TIMEZONE);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
+  }
+
   static void jobFinished(Connection c, List<Long> ids) throws SQLException {
     if (ids.isEmpty()) {
       return;

@@ -21,7 +21,7 @@ import javax.sql.DataSource;
  * #jobsRunningSeen}). Schedules run at the next due run of any schedule (at least once per poll
  * ceiling), see {@link ScheduleEnqueuer}.
  *
- * <p>A fourth task, {@code RollupTask}, writes the queues' per-minute history, backing off the same
+ * <p>{@code ExpireTask} cancels waiting jobs past their start-by deadline. A fourth task, {@code RollupTask}, writes the queues' per-minute history, backing off the same
  * way; a fifth, {@code ArchiveTask}, moves finished jobs into pgbus.job_history and keeps its
  * partitions ({@link ArchiveStore}).
  */
@@ -146,6 +146,45 @@ final class Maintainer extends Loop {
   }
 
   /**
+   * Cancels the waiting jobs whose start-by deadline passed (V43; {@link JobStore#jobExpire}), in
+   * one transaction with the reports to their batches and dependents. Every second while it finds
+   * some, backing off to ten seconds while none: the claim already refuses a late job, so this only
+   * makes its end final and visible.
+   */
+  private final class ExpireTask extends Task {
+    private final JobStore store;
+
+    ExpireTask(JobStore store) {
+      super("expire", Duration.ofSeconds(1));
+      this.store = store;
+    }
+
+    @Override
+    long runOnce(Connection c) throws Exception {
+      Map<String, Long> perQueue;
+      c.setAutoCommit(false);
+      try {
+        perQueue = store.jobExpire(c, RESCUE_BATCH);
+        c.commit();
+      } catch (Exception e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(true);
+      }
+      long n = perQueue.values().stream().mapToLong(Long::longValue).sum();
+      if (n > 0) {
+        LOG.log(
+            System.Logger.Level.INFO,
+            "pgbus cancelled jobs not started by their start-by deadline (expired), by queue: {0}",
+            perQueue);
+      }
+      expired.addAndGet(n);
+      return n;
+    }
+  }
+
+  /**
    * Deletes what is past its retention: finished jobs, audit rows, then the batches and dependency
    * edges whose jobs are gone, and the rows of JVMs not seen for long.
    */
@@ -240,6 +279,7 @@ final class Maintainer extends Loop {
   private final BooleanSupplier leader;
   private final List<Task> tasks;
   private final AtomicLong rescued = new AtomicLong();
+  private final AtomicLong expired = new AtomicLong();
   private final AtomicLong pruned = new AtomicLong();
   private final AtomicLong archived = new AtomicLong();
   private final AtomicLong rounds = new AtomicLong();
@@ -288,6 +328,7 @@ final class Maintainer extends Loop {
       all.add(schedules);
     }
     all.add(rescue);
+    all.add(new ExpireTask(store));
     all.add(new PruneTask(store, config.pruneInterval(), retention));
     all.add(new RollupTask(config.historyRetention()));
     all.add(new ArchiveTask(retention));
@@ -296,6 +337,11 @@ final class Maintainer extends Loop {
 
   private static Duration min(Duration a, Duration b) {
     return a.compareTo(b) <= 0 ? a : b;
+  }
+
+  /** Jobs this JVM cancelled, as leader, for their start-by deadline. */
+  long expired() {
+    return expired.get();
   }
 
   long rescued() {

@@ -89,13 +89,14 @@ class AdminJsonTest {
         .contains("\"lastError\":null,\"progress\":null,")
         .endsWith(
             ",\"payload\":null,\"payloadMasked\":true,\"errors\":null,\"result\":null,"
-                + "\"batchId\":\"7\",\"dependencies\":null,\"attemptsBeforeReplay\":0}")
+                + "\"batchId\":\"7\",\"dependencies\":null,\"attemptsBeforeReplay\":0,"
+                + "\"startBy\":null}")
         .doesNotContain("order");
     assertThat(json(JobsResource.JobDetailJson.of(job(null), false)))
         .endsWith(
             ",\"payload\":\"{\\\"order\\\": 42}\",\"payloadMasked\":false,\"errors\":\"[]\","
                 + "\"result\":null,\"batchId\":null,\"dependencies\":null,"
-                + "\"attemptsBeforeReplay\":0}");
+                + "\"attemptsBeforeReplay\":0,\"startBy\":null}");
   }
 
   @Test
