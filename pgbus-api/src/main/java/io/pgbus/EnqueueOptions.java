@@ -106,7 +106,8 @@ public final class EnqueueOptions {
         uniqueKey,
         correlationId,
         concurrencyKey,
-        afterJobs, startBy);
+        afterJobs,
+        startBy);
   }
 
   /** Runs no earlier than {@code delay} after the database's clock at enqueue. Replaces runAt. */
@@ -117,7 +118,15 @@ public final class EnqueueOptions {
     }
     requireWithinHorizon("delay", delay);
     return new EnqueueOptions(
-        null, delay, priority, maxAttempts, uniqueKey, correlationId, concurrencyKey, afterJobs, startBy);
+        null,
+        delay,
+        priority,
+        maxAttempts,
+        uniqueKey,
+        correlationId,
+        concurrencyKey,
+        afterJobs,
+        startBy);
   }
 
   public EnqueueOptions withPriority(int priority) {
@@ -133,7 +142,15 @@ public final class EnqueueOptions {
               + " (lower runs first)");
     }
     return new EnqueueOptions(
-        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, concurrencyKey, afterJobs, startBy);
+        runAt,
+        delay,
+        priority,
+        maxAttempts,
+        uniqueKey,
+        correlationId,
+        concurrencyKey,
+        afterJobs,
+        startBy);
   }
 
   public EnqueueOptions withMaxAttempts(int maxAttempts) {
@@ -142,7 +159,15 @@ public final class EnqueueOptions {
           null, "maxAttempts " + maxAttempts + " is out of range: use 1 to 1000");
     }
     return new EnqueueOptions(
-        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, concurrencyKey, afterJobs, startBy);
+        runAt,
+        delay,
+        priority,
+        maxAttempts,
+        uniqueKey,
+        correlationId,
+        concurrencyKey,
+        afterJobs,
+        startBy);
   }
 
   /**
@@ -179,7 +204,15 @@ public final class EnqueueOptions {
               + "' contains a control character: use printable characters only");
     }
     return new EnqueueOptions(
-        runAt, delay, priority, maxAttempts, key, correlationId, concurrencyKey, afterJobs, startBy);
+        runAt,
+        delay,
+        priority,
+        maxAttempts,
+        key,
+        correlationId,
+        concurrencyKey,
+        afterJobs,
+        startBy);
   }
 
   /**
@@ -314,7 +347,8 @@ public final class EnqueueOptions {
         uniqueKey,
         correlationId,
         concurrencyKey,
-        Collections.unmodifiableMap(all), startBy);
+        Collections.unmodifiableMap(all),
+        startBy);
   }
 
   /**

@@ -146,7 +146,16 @@ public final class ScheduleDefinition {
       Integer catchUpLimit,
       OverlapPolicy overlap) {
     return new ScheduleDefinition(
-        name, cron, zone, queue, payloadJson, priority, maxAttempts, misfire, catchUpLimit, overlap);
+        name,
+        cron,
+        zone,
+        queue,
+        payloadJson,
+        priority,
+        maxAttempts,
+        misfire,
+        catchUpLimit,
+        overlap);
   }
 
   /**
@@ -179,7 +188,16 @@ public final class ScheduleDefinition {
           zoneId, e.getMessage() + "; use an IANA zone such as 'Europe/Berlin', or 'UTC'");
     }
     return new ScheduleDefinition(
-        name, cron, zoneId, queue, payloadJson, priority, maxAttempts, misfire, catchUpLimit, overlap);
+        name,
+        cron,
+        zoneId,
+        queue,
+        payloadJson,
+        priority,
+        maxAttempts,
+        misfire,
+        catchUpLimit,
+        overlap);
   }
 
   private InvalidScheduleException badZone(String zoneId, String rule) {
@@ -225,7 +243,16 @@ public final class ScheduleDefinition {
       throw new InvalidScheduleException(name, "schedule '" + name + "': " + e.getMessage());
     }
     return new ScheduleDefinition(
-        name, cron, zone, queue, payloadJson, priority, maxAttempts, misfire, catchUpLimit, overlap);
+        name,
+        cron,
+        zone,
+        queue,
+        payloadJson,
+        priority,
+        maxAttempts,
+        misfire,
+        catchUpLimit,
+        overlap);
   }
 
   /** Each run's job attempts (1 to 1000); without it, the queue's or the engine's default. */
@@ -236,7 +263,16 @@ public final class ScheduleDefinition {
       throw new InvalidScheduleException(name, "schedule '" + name + "': " + e.getMessage());
     }
     return new ScheduleDefinition(
-        name, cron, zone, queue, payloadJson, priority, maxAttempts, misfire, catchUpLimit, overlap);
+        name,
+        cron,
+        zone,
+        queue,
+        payloadJson,
+        priority,
+        maxAttempts,
+        misfire,
+        catchUpLimit,
+        overlap);
   }
 
   /**
@@ -267,7 +303,16 @@ public final class ScheduleDefinition {
               + " runs");
     }
     return new ScheduleDefinition(
-        name, cron, zone, queue, payloadJson, priority, maxAttempts, MisfirePolicy.CATCH_UP, limit, overlap);
+        name,
+        cron,
+        zone,
+        queue,
+        payloadJson,
+        priority,
+        maxAttempts,
+        MisfirePolicy.CATCH_UP,
+        limit,
+        overlap);
   }
 
   /**
@@ -344,7 +389,8 @@ public final class ScheduleDefinition {
 
   @Override
   public int hashCode() {
-    return Objects.hash(name, cron, zone, queue, payloadJson, priority, maxAttempts, misfire, overlap);
+    return Objects.hash(
+        name, cron, zone, queue, payloadJson, priority, maxAttempts, misfire, overlap);
   }
 
   @Override

@@ -10,9 +10,9 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.Duration;
-import java.time.ZoneOffset;
-import java.time.OffsetDateTime;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -391,7 +391,8 @@ public final class JobStore {
   // cannot be a queue's: queue names have no '-'. Both updates carry their whole predicate on the
   // target row, so a job that finishes while this waits for its row lock is left alone (the
   // recheck sees it finished) and nothing is audited or sent.
-  // The state of a schedule's previous run (ScheduleEnqueuer's overlap policy): the live table only.
+  // The state of a schedule's previous run (ScheduleEnqueuer's overlap policy): the live table
+  // only.
   // A job in pgbus.job_history, or pruned, has ended; so has a dead one, which stays here.
   private static final String WAITING_OR_RUNNING =
       """
@@ -576,7 +577,8 @@ public final class JobStore {
   // cancelled, never run (the claim refuses them from the deadline on; this makes it final). Picked
   // on job_start_by_idx and locked SKIP LOCKED, as the rescue; the outer predicate is the recheck.
   // cancelled, not a new state: every release reads it. Audited as a cancel by 'pgbus' with
-  // {"expired": true, "start_by": ...}, and the error says when, so explain and the console show it.
+  // {"expired": true, "start_by": ...}, and the error says when, so explain and the console show
+  // it.
   private static final String EXPIRE =
       """
       WITH picked AS MATERIALIZED (
@@ -958,13 +960,14 @@ public final class JobStore {
   }
 
   /**
-   * Gives a job just enqueued its start-by deadline ({@code pgbus.set_start_by}, which checks it
-   * as {@link Jobs} does); false when the job is no longer waiting to start.
+   * Gives a job just enqueued its start-by deadline ({@code pgbus.set_start_by}, which checks it as
+   * {@link Jobs} does); false when the job is no longer waiting to start.
    */
   boolean jobSetStartBy(Connection c, long id, Instant startBy) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(SET_START_BY)) {
       ps.setLong(1, id);
-      ps.setObject(2, OffsetDateTime.ofInstant(startBy, ZoneOffset.UTC), Types.TIMESTAMP_WITH_TIMEZONE);
+      ps.setObject(
+          2, OffsetDateTime.ofInstant(startBy, ZoneOffset.UTC), Types.TIMESTAMP_WITH_TIMEZONE);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return rs.getBoolean(1);

@@ -21,9 +21,10 @@ import javax.sql.DataSource;
  * #jobsRunningSeen}). Schedules run at the next due run of any schedule (at least once per poll
  * ceiling), see {@link ScheduleEnqueuer}.
  *
- * <p>{@code ExpireTask} cancels waiting jobs past their start-by deadline. A fourth task, {@code RollupTask}, writes the queues' per-minute history, backing off the same
- * way; a fifth, {@code ArchiveTask}, moves finished jobs into pgbus.job_history and keeps its
- * partitions ({@link ArchiveStore}).
+ * <p>{@code ExpireTask} cancels waiting jobs past their start-by deadline. A fourth task, {@code
+ * RollupTask}, writes the queues' per-minute history, backing off the same way; a fifth, {@code
+ * ArchiveTask}, moves finished jobs into pgbus.job_history and keeps its partitions ({@link
+ * ArchiveStore}).
  */
 final class Maintainer extends Loop {
 

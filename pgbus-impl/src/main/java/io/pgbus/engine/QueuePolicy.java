@@ -75,7 +75,11 @@ public record QueuePolicy(
 
   /** The policy of the four execution parts, without a start-by window. */
   public QueuePolicy(
-      String queue, Duration jobTimeout, Integer maxAttempts, Duration retryBase, Duration retryCap) {
+      String queue,
+      Duration jobTimeout,
+      Integer maxAttempts,
+      Duration retryBase,
+      Duration retryCap) {
     this(queue, jobTimeout, maxAttempts, retryBase, retryCap, null);
   }
 

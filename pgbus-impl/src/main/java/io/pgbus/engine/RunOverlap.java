@@ -9,8 +9,8 @@ import java.util.Objects;
 import java.util.function.UnaryOperator;
 
 /**
- * One run of a schedule under its {@link OverlapPolicy}, in the leader's tick transaction (after the
- * advance that fenced the schedule's row). The previous run is the job the row names ({@code
+ * One run of a schedule under its {@link OverlapPolicy}, in the leader's tick transaction (after
+ * the advance that fenced the schedule's row). The previous run is the job the row names ({@code
  * last_job_id}) and its state in {@code pgbus.job} now: nothing is remembered in memory, so a new
  * leader, on any JVM, decides the same as the old one would have.
  */
@@ -35,8 +35,8 @@ final class RunOverlap {
   }
 
   /**
-   * Deals with the run {@code run} of {@code d}, whose previous run's job is {@code previous} (null:
-   * none known). Under {@link OverlapPolicy#ALLOW} the previous run is not even read.
+   * Deals with the run {@code run} of {@code d}, whose previous run's job is {@code previous}
+   * (null: none known). Under {@link OverlapPolicy#ALLOW} the previous run is not even read.
    */
   Dealt deal(Connection c, ScheduleDefinition d, Instant run, Long previous) throws SQLException {
     OverlapPolicy policy = d.overlap();

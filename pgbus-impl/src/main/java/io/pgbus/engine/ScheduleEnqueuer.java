@@ -358,8 +358,8 @@ final class ScheduleEnqueuer {
 
   /**
    * Each run under the schedule's overlap policy, oldest first, each run's previous being the one
-   * before it; then the outcome of the latest, for the next tick (whichever JVM leads then) to read.
-   * Returns how many runs were enqueued.
+   * before it; then the outcome of the latest, for the next tick (whichever JVM leads then) to
+   * read. Returns how many runs were enqueued.
    */
   private int dealWith(Connection c, ScheduleDefinition d, List<Instant> runs, Long previous)
       throws java.sql.SQLException {

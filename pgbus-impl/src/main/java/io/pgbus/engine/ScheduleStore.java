@@ -207,7 +207,8 @@ final class ScheduleStore {
        WHERE name = ?::text AND revision = ?
       """;
 
-  // What the leader did with a schedule's latest run (V42): in the transaction of the advance, after
+  // What the leader did with a schedule's latest run (V42): in the transaction of the advance,
+  // after
   // it, so the row is the one this tick fenced. The run's instant counts as the last run only when
   // a job was enqueued for it; a skipped run leaves last_run_at, and last_job_id keeps naming the
   // previous run's job, which the next run must wait out again.
@@ -218,7 +219,8 @@ final class ScheduleStore {
        WHERE name = ?::text
       """;
 
-  // A run skipped by its overlap policy: audited by the leader, naming the previous run's job (which
+  // A run skipped by its overlap policy: audited by the leader, naming the previous run's job
+  // (which
   // is why the run was skipped) and the instant of the run skipped.
   private static final String AUDIT_SKIP =
       """
@@ -416,7 +418,10 @@ final class ScheduleStore {
     }
   }
 
-  /** Audits the run {@code run} of a schedule skipped because job {@code previous} was in {@code state}. */
+  /**
+   * Audits the run {@code run} of a schedule skipped because job {@code previous} was in {@code
+   * state}.
+   */
   void scheduleAuditSkip(
       Connection c, String name, String queue, Instant run, long previous, String state)
       throws SQLException {

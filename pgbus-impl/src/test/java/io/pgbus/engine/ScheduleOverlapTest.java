@@ -21,8 +21,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A schedule's overlap policy (issue #31): each policy against a previous run that still waits or
- * runs, decided from the database by whichever leader ticks; across a real leader change; bad values
- * refused on the configuration's, the Java API's and the SQL path alike.
+ * runs, decided from the database by whichever leader ticks; across a real leader change; bad
+ * values refused on the configuration's, the Java API's and the SQL path alike.
  */
 class ScheduleOverlapTest {
 
@@ -83,8 +83,7 @@ class ScheduleOverlapTest {
     assertThat(tick(leader, DAY1.plus(DAY.multipliedBy(2)))).isZero();
 
     // Ended (completed here; dead or cancelled alike): the next run is enqueued.
-    db.update(
-        "UPDATE pgbus.job SET state = 'completed', finalized_at = now() WHERE id = ?", first);
+    db.update("UPDATE pgbus.job SET state = 'completed', finalized_at = now() WHERE id = ?", first);
     assertThat(tick(leader, DAY1.plus(DAY.multipliedBy(3)))).isEqualTo(1);
     assertThat(db.jobs("skq")).hasSize(2);
     assertThat(schedule("sk").lastOutcome()).isEqualTo("enqueued");
@@ -210,8 +209,7 @@ class ScheduleOverlapTest {
         new ScheduleEnqueuer(
             List.of(cron), store, new JdbcTransactions(db.dataSource()), Duration.ofMinutes(1));
     assertThat(leader.syncConfig(DAY1)).isEqualTo(1);
-    assertThat(schedule("nightly").definition().overlap())
-        .isEqualTo(OverlapPolicy.CANCEL_PREVIOUS);
+    assertThat(schedule("nightly").definition().overlap()).isEqualTo(OverlapPolicy.CANCEL_PREVIOUS);
     assertThat(
             db.queryLong(
                 "SELECT count(*) FROM pgbus.audit WHERE schedule = 'nightly'"
@@ -245,9 +243,7 @@ class ScheduleOverlapTest {
     withConnection(
         c ->
             book.create(
-                c,
-                ScheduleDefinition.of(name, "0 3 * * *", name + "q").withOverlap(policy),
-                null));
+                c, ScheduleDefinition.of(name, "0 3 * * *", name + "q").withOverlap(policy), null));
     db.update(
         "UPDATE pgbus.schedule SET next_run_at = ? WHERE name = ?",
         OffsetDateTime.ofInstant(DAY1, ZoneOffset.UTC),

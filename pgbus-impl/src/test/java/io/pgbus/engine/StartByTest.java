@@ -56,10 +56,14 @@ class StartByTest {
     }
     assertThat(db.job(id).state()).isEqualTo("available");
 
-    Await.until("the leader to expire the job", WAIT, () -> db.job(id).state(), "cancelled"::equals);
+    Await.until(
+        "the leader to expire the job", WAIT, () -> db.job(id).state(), "cancelled"::equals);
     assertThat(engine.status().expired()).isEqualTo(1);
-    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE id = ? AND start_by IS NOT NULL"
-            + " AND errors->0->>'error' LIKE 'expired: not started by %'", id))
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.job WHERE id = ? AND start_by IS NOT NULL"
+                    + " AND errors->0->>'error' LIKE 'expired: not started by %'",
+                id))
         .isEqualTo(1);
     assertThat(
             db.queryLong(
@@ -142,7 +146,8 @@ class StartByTest {
     try (Connection c = db.connect()) {
       id =
           jobs.enqueue(
-              c, new NewJob("mw_sb", "{}", EnqueueOptions.defaults().withDelay(Duration.ofHours(1))));
+              c,
+              new NewJob("mw_sb", "{}", EnqueueOptions.defaults().withDelay(Duration.ofHours(1))));
     }
     assertThat(
             db.queryLong(
@@ -178,17 +183,14 @@ class StartByTest {
                       new NewJob(
                           "bad_sb",
                           "{}",
-                          EnqueueOptions.defaults()
-                              .withRunAt(soon.plusSeconds(60))
-                              .startBy(soon))))
+                          EnqueueOptions.defaults().withRunAt(soon.plusSeconds(60)).startBy(soon))))
           .hasMessageContaining("is not after the job's due time")
           .hasMessageContaining("it could never start");
       assertThatThrownBy(
               () ->
                   jobs.enqueueAll(
                       c,
-                      List.of(
-                          new NewJob("bad_sb", "{}", EnqueueOptions.defaults().startBy(soon)))))
+                      List.of(new NewJob("bad_sb", "{}", EnqueueOptions.defaults().startBy(soon)))))
           .hasMessageContaining("enqueueAll does not take startBy");
     }
     assertThatThrownBy(
@@ -201,11 +203,8 @@ class StartByTest {
 
     // The SQL path with a good deadline; the old pgbus.enqueue keeps its calls.
     long id =
-        db.queryLong(
-            "SELECT pgbus.enqueue_start_by('good_sb', '{}', now() + interval '1 hour')");
-    assertThat(
-            db.queryLong(
-                "SELECT count(*) FROM pgbus.job WHERE id = ? AND start_by > now()", id))
+        db.queryLong("SELECT pgbus.enqueue_start_by('good_sb', '{}', now() + interval '1 hour')");
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE id = ? AND start_by > now()", id))
         .isEqualTo(1);
     assertThat(db.queryLong("SELECT pgbus.enqueue('good_sb', '{}', now())")).isPositive();
   }

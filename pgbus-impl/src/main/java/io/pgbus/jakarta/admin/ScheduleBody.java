@@ -113,8 +113,7 @@ final class ScheduleBody {
         return p;
       }
     }
-    throw bad(
-        name, "unknown overlap '" + text + "': use allow, skip, queue or cancel_previous");
+    throw bad(name, "unknown overlap '" + text + "': use allow, skip, queue or cancel_previous");
   }
 
   private static MisfirePolicy policy(String text, String name) {

@@ -48,8 +48,7 @@ class AdminInputsTest {
     String body = "{\"cron\": \"0 3 * * *\", \"queue\": \"reports\", \"overlap\": \"%s\"}";
     assertThat(ScheduleBody.definition(body.formatted("cancel_previous"), "nightly").overlap())
         .isEqualTo(io.pgbus.OverlapPolicy.CANCEL_PREVIOUS);
-    assertThat(
-            ScheduleBody.definition("{\"cron\": \"@daily\", \"queue\": \"q\"}", "n").overlap())
+    assertThat(ScheduleBody.definition("{\"cron\": \"@daily\", \"queue\": \"q\"}", "n").overlap())
         .isEqualTo(io.pgbus.OverlapPolicy.ALLOW);
     assertThatThrownBy(() -> ScheduleBody.definition(body.formatted("never"), "nightly"))
         .isInstanceOf(io.pgbus.InvalidScheduleException.class)
