@@ -271,7 +271,8 @@ CREATE TABLE pgbus.job (
     batch_id bigint,
     linked boolean DEFAULT false NOT NULL,
     lane bigint,
-    attempt_base integer DEFAULT 0 NOT NULL
+    attempt_base integer DEFAULT 0 NOT NULL,
+    start_by timestamp with time zone
 );
 
 --
@@ -409,6 +410,11 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                  AND c.state IN ('available', 'scheduled', 'retryable')
                  AND c.run_at <= now()
                  AND c.run_at >= coalesce(v_floor, '-infinity'::timestamptz)
+                 -- A start-by deadline (V43) that passed: never claimed, whatever the leader's
+                 -- expiry has done yet. A filter on the rows the range scan reads, no index
+                 -- condition: NULL for nearly every job, and a late job stays only until the
+                 -- leader cancels it.
+                 AND (c.start_by IS NULL OR c.start_by > now())
                  -- No window: a keyed job that a skipped lock brought into reach waits for a
                  -- claim that sees it among the first candidates.
                  AND CASE WHEN v_ids IS NOT NULL THEN c.id = ANY (v_ids)
@@ -1090,6 +1096,29 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
   END $$;
 
 --
+-- Name: enqueue_start_by(text, jsonb, timestamp with time zone, timestamp with time zone, integer, integer, text, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.enqueue_start_by(queue text, payload jsonb, start_by timestamp with time zone, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    e record;
+  BEGIN
+    SELECT * INTO e
+      FROM pgbus.enqueue_job(enqueue_start_by.queue, enqueue_start_by.payload,
+                             enqueue_start_by.run_at, enqueue_start_by.priority,
+                             enqueue_start_by.max_attempts, enqueue_start_by.unique_key,
+                             enqueue_start_by.trace_parent, enqueue_start_by.trace_state,
+                             enqueue_start_by.concurrency_key);
+    IF NOT e.duplicate THEN
+      PERFORM pgbus.set_start_by(e.id, enqueue_start_by.start_by);
+    END IF;
+    RETURN e.id;
+  END $$;
+
+--
 -- Name: explain(bigint); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -1166,6 +1195,16 @@ CREATE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
         'Fix the cause, then replay the job (JobQueue.replay, POST <admin API>/jobs/{id}/replay, or pgbus replay): it runs again with a fresh attempt budget.',
         NULL, v_err);
 
+    ELSIF j.state = 'cancelled' AND v_err LIKE 'expired: not started by %' THEN
+      -- Cancelled by the leader's expiry (JobStore.EXPIRE, V43): never claimed by its start_by.
+      rs := rs || pgbus.explain_reason('expired',
+        format('Job %s was not started by its start-by deadline %s and was cancelled at %s without running.',
+               j.id, j.start_by, j.finalized_at),
+        jsonb_build_object('start_by', j.start_by, 'finalized_at', j.finalized_at,
+                           'attempt', j.attempt, 'run_at', j.run_at),
+        'Enqueue it again with a later deadline (EnqueueOptions.startBy, pgbus.queue.<name>.max-wait), or find out why it waited: a paused queue, a limit, no capsule reading it.',
+        NULL, v_err);
+
     ELSIF j.state = 'cancelled' THEN
       SELECT u.actor, u.at, u.detail INTO v_audit
         FROM pgbus.audit u
@@ -1225,6 +1264,18 @@ CREATE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
     ELSE
       -- Waiting: available, scheduled or retryable.
       v_due := j.run_at <= now();
+
+      -- A start-by deadline that passed (V43): the claim refuses the job for good, and the
+      -- leader's expiry cancels it within seconds.
+      IF j.start_by IS NOT NULL AND j.start_by <= now() THEN
+        blocked := true;
+        rs := rs || pgbus.explain_reason('expired',
+          format('Job %s was not claimed by its start-by deadline %s: it never runs, and the maintenance leader cancels it.',
+                 j.id, j.start_by),
+          jsonb_build_object('start_by', j.start_by, 'run_at', j.run_at, 'attempt', j.attempt),
+          'None: the job ends cancelled (expired). Enqueue it again with a later deadline if it must still run.',
+          NULL);
+      END IF;
 
       -- Dependencies (R__links.sql): the edges not completed yet.
       SELECT jsonb_agg(jsonb_build_object('job', d.depends_on,
@@ -2241,6 +2292,43 @@ CREATE FUNCTION pgbus.schedule_zone_valid(zone text) RETURNS boolean
   END $$;
 
 --
+-- Name: set_start_by(bigint, timestamp with time zone); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.set_start_by(job_id bigint, start_by timestamp with time zone) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    j record;
+  BEGIN
+    IF set_start_by.start_by IS NULL OR NOT isfinite(set_start_by.start_by) THEN
+      RAISE EXCEPTION 'pgbus: start_by % is not a deadline (job %): give a finite time after now, or enqueue without start_by',
+        coalesce(set_start_by.start_by::text, 'NULL'), set_start_by.job_id
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT x.queue, x.run_at, x.linked INTO j
+      FROM pgbus.job x
+     WHERE x.id = set_start_by.job_id
+       AND x.state = ANY ('{scheduled,available}'::pgbus.job_state[]) AND x.attempt = 0;
+    IF NOT FOUND THEN
+      RETURN false;
+    END IF;
+    IF set_start_by.start_by <= now() THEN
+      RAISE EXCEPTION 'pgbus: start_by % is not after now (%) (queue %): give a deadline in the future, or enqueue without start_by',
+        set_start_by.start_by, now(), j.queue
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT j.linked AND set_start_by.start_by <= j.run_at THEN
+      RAISE EXCEPTION 'pgbus: start_by % is not after the job''s run_at % (queue %): it could never start; give a later deadline or an earlier run_at',
+        set_start_by.start_by, j.run_at, j.queue
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE pgbus.job x SET start_by = set_start_by.start_by WHERE x.id = set_start_by.job_id;
+    RETURN true;
+  END $$;
+
+--
 -- Name: tell_engines(); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -2538,6 +2626,7 @@ CREATE TABLE pgbus.job_history (
     linked boolean NOT NULL,
     lane bigint,
     attempt_base integer NOT NULL,
+    start_by timestamp with time zone,
     CONSTRAINT job_history_state_chk CHECK ((state = ANY ('{completed,cancelled}'::pgbus.job_state[])))
 )
 PARTITION BY RANGE (finalized_at);
@@ -2573,7 +2662,8 @@ CREATE VIEW pgbus.job_all AS
     job.batch_id,
     job.linked,
     job.lane,
-    job.attempt_base
+    job.attempt_base,
+    job.start_by
    FROM pgbus.job
 UNION ALL
  SELECT job_history.id,
@@ -2602,7 +2692,8 @@ UNION ALL
     job_history.batch_id,
     job_history.linked,
     job_history.lane,
-    job_history.attempt_base
+    job_history.attempt_base,
+    job_history.start_by
    FROM pgbus.job_history;
 
 --
@@ -2652,6 +2743,7 @@ CREATE TABLE pgbus.job_history_default (
     linked boolean NOT NULL,
     lane bigint,
     attempt_base integer NOT NULL,
+    start_by timestamp with time zone,
     CONSTRAINT job_history_state_chk CHECK ((state = ANY ('{completed,cancelled}'::pgbus.job_state[])))
 );
 
@@ -3233,6 +3325,12 @@ CREATE INDEX job_lease_idx ON pgbus.job USING btree (lease_expires_at) WHERE (st
 --
 
 CREATE INDEX job_queue_state_idx ON pgbus.job USING btree (queue, state, id);
+
+--
+-- Name: job_start_by_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_start_by_idx ON pgbus.job USING btree (start_by) WHERE (start_by IS NOT NULL);
 
 --
 -- Name: job_unique_idx; Type: INDEX; Schema: pgbus; Owner: -
