@@ -123,24 +123,11 @@ final class Maintainer extends Loop {
     long runOnce(Connection c) throws Exception {
       // One transaction: a rescued job that died there is reported to its batch and dependents
       // (V16) with its own state change, or neither happens.
-      Map<String, Long> perQueue;
-      c.setAutoCommit(false);
-      try {
-        perQueue = store.jobRescueExpired(c, RESCUE_BATCH);
-        c.commit();
-      } catch (Exception e) {
-        c.rollback();
-        throw e;
-      } finally {
-        c.setAutoCommit(true);
-      }
-      long n = perQueue.values().stream().mapToLong(Long::longValue).sum();
-      if (n > 0) {
-        LOG.log(
-            System.Logger.Level.INFO,
-            "pgbus rescued jobs with expired leases or lost heartbeats: {0}",
-            perQueue);
-      }
+      long n =
+          endJobs(
+              c,
+              () -> store.jobRescueExpired(c, RESCUE_BATCH),
+              "pgbus rescued jobs with expired leases or lost heartbeats: {0}");
       rescued.addAndGet(n);
       return n;
     }
@@ -162,24 +149,12 @@ final class Maintainer extends Loop {
 
     @Override
     long runOnce(Connection c) throws Exception {
-      Map<String, Long> perQueue;
-      c.setAutoCommit(false);
-      try {
-        perQueue = store.jobExpire(c, RESCUE_BATCH);
-        c.commit();
-      } catch (Exception e) {
-        c.rollback();
-        throw e;
-      } finally {
-        c.setAutoCommit(true);
-      }
-      long n = perQueue.values().stream().mapToLong(Long::longValue).sum();
-      if (n > 0) {
-        LOG.log(
-            System.Logger.Level.INFO,
-            "pgbus cancelled jobs not started by their start-by deadline (expired), by queue: {0}",
-            perQueue);
-      }
+      long n =
+          endJobs(
+              c,
+              () -> store.jobExpire(c, RESCUE_BATCH),
+              "pgbus cancelled jobs not started by their start-by deadline (expired), by queue:"
+                  + " {0}");
       expired.addAndGet(n);
       return n;
     }
@@ -334,6 +309,35 @@ final class Maintainer extends Loop {
     all.add(new RollupTask(config.historyRetention()));
     all.add(new ArchiveTask(retention));
     this.tasks = List.copyOf(all);
+  }
+
+  /** A statement of the store that changes jobs and says how many, per queue. */
+  @FunctionalInterface
+  private interface PerQueue {
+    Map<String, Long> run() throws Exception;
+  }
+
+  /**
+   * Runs {@code work} in one transaction of its own on {@code c}, logs its per-queue counts with
+   * {@code message} when it changed any, and returns their sum.
+   */
+  private static long endJobs(Connection c, PerQueue work, String message) throws Exception {
+    Map<String, Long> perQueue;
+    c.setAutoCommit(false);
+    try {
+      perQueue = work.run();
+      c.commit();
+    } catch (Exception e) {
+      c.rollback();
+      throw e;
+    } finally {
+      c.setAutoCommit(true);
+    }
+    long n = perQueue.values().stream().mapToLong(Long::longValue).sum();
+    if (n > 0) {
+      LOG.log(System.Logger.Level.INFO, message, perQueue);
+    }
+    return n;
   }
 
   private static Duration min(Duration a, Duration b) {

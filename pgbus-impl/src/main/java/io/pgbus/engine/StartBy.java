@@ -45,28 +45,27 @@ final class StartBy {
       return;
     }
     if (!startBy.isAfter(now)) {
-      throw new InvalidJobException(
-          job.queue(),
-          "startBy "
-              + startBy
-              + " for queue '"
-              + job.queue()
-              + "' is not after now ("
+      throw refused(
+          job,
+          "is not after now ("
               + now
-              + "): give a deadline in the future, or enqueue without startBy");
+              + "): give a deadline in the future, or enqueue without"
+              + " startBy");
     }
     Instant due = due(job.options(), now);
     if (job.options().afterJobs().isEmpty() && !startBy.isAfter(due)) {
-      throw new InvalidJobException(
-          job.queue(),
-          "startBy "
-              + startBy
-              + " for queue '"
-              + job.queue()
-              + "' is not after the job's due time "
+      throw refused(
+          job,
+          "is not after the job's due time "
               + due
               + ": it could never start; give a later deadline or an earlier runAt/delay");
     }
+  }
+
+  private static InvalidJobException refused(NewJob job, String problem) {
+    return new InvalidJobException(
+        job.queue(),
+        "startBy " + job.options().startBy() + " for queue '" + job.queue() + "' " + problem);
   }
 
   /** Refuses a deadline in a bulk enqueue ({@code what}), which does not write one. */
