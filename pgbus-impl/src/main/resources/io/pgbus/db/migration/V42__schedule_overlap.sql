@@ -14,8 +14,9 @@
 -- is gone has ended.
 
 -- The rule of pgbus.schedule.overlap, as its CHECK calls it: refuses with check_violation and a
--- message that names the value and the allowed ones. Its current definition is in R__checks.sql.
-CREATE FUNCTION pgbus.schedule_overlap_valid(overlap text) RETURNS boolean
+-- message that names the value and the allowed ones. Its current definition is in R__checks.sql;
+-- OR REPLACE: a schema migrated to an older target already ran the current R__checks.sql.
+CREATE OR REPLACE FUNCTION pgbus.schedule_overlap_valid(overlap text) RETURNS boolean
   LANGUAGE plpgsql IMMUTABLE STRICT
   SET search_path = pg_catalog, pgbus, pg_temp
   AS $$
