@@ -272,8 +272,8 @@ CREATE TABLE pgbus.job (
     linked boolean DEFAULT false NOT NULL,
     lane bigint,
     attempt_base integer DEFAULT 0 NOT NULL,
-    run_as text DEFAULT NULLIF(current_setting('pgbus.run_as'::text, true), ''::text),
-    CONSTRAINT job_run_as_check CHECK (((length(run_as) >= 1) AND (length(run_as) <= 256)))
+    start_by timestamp with time zone,
+    run_as text DEFAULT NULLIF(current_setting('pgbus.run_as'::text, true), ''::text)
 );
 
 --
@@ -411,6 +411,11 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                  AND c.state IN ('available', 'scheduled', 'retryable')
                  AND c.run_at <= now()
                  AND c.run_at >= coalesce(v_floor, '-infinity'::timestamptz)
+                 -- A start-by deadline (V43) that passed: never claimed, whatever the leader's
+                 -- expiry has done yet. A filter on the rows the range scan reads, no index
+                 -- condition: NULL for nearly every job, and a late job stays only until the
+                 -- leader cancels it.
+                 AND (c.start_by IS NULL OR c.start_by > now())
                  -- No window: a keyed job that a skipped lock brought into reach waits for a
                  -- claim that sees it among the first candidates.
                  AND CASE WHEN v_ids IS NOT NULL THEN c.id = ANY (v_ids)
@@ -1099,6 +1104,29 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
   END $$;
 
 --
+-- Name: enqueue_start_by(text, jsonb, timestamp with time zone, timestamp with time zone, integer, integer, text, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.enqueue_start_by(queue text, payload jsonb, start_by timestamp with time zone, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL::text, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    e record;
+  BEGIN
+    SELECT * INTO e
+      FROM pgbus.enqueue_job(enqueue_start_by.queue, enqueue_start_by.payload,
+                             enqueue_start_by.run_at, enqueue_start_by.priority,
+                             enqueue_start_by.max_attempts, enqueue_start_by.unique_key,
+                             enqueue_start_by.trace_parent, enqueue_start_by.trace_state,
+                             enqueue_start_by.concurrency_key);
+    IF NOT e.duplicate THEN
+      PERFORM pgbus.set_start_by(e.id, enqueue_start_by.start_by);
+    END IF;
+    RETURN e.id;
+  END $$;
+
+--
 -- Name: explain(bigint); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -1175,6 +1203,16 @@ CREATE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
         'Fix the cause, then replay the job (JobQueue.replay, POST <admin API>/jobs/{id}/replay, or pgbus replay): it runs again with a fresh attempt budget.',
         NULL, v_err);
 
+    ELSIF j.state = 'cancelled' AND v_err LIKE 'expired: not started by %' THEN
+      -- Cancelled by the leader's expiry (JobStore.EXPIRE, V43): never claimed by its start_by.
+      rs := rs || pgbus.explain_reason('expired',
+        format('Job %s was not started by its start-by deadline %s and was cancelled at %s without running.',
+               j.id, j.start_by, j.finalized_at),
+        jsonb_build_object('start_by', j.start_by, 'finalized_at', j.finalized_at,
+                           'attempt', j.attempt, 'run_at', j.run_at),
+        'Enqueue it again with a later deadline (EnqueueOptions.startBy, pgbus.queue.<name>.max-wait), or find out why it waited: a paused queue, a limit, no capsule reading it.',
+        NULL, v_err);
+
     ELSIF j.state = 'cancelled' THEN
       SELECT u.actor, u.at, u.detail INTO v_audit
         FROM pgbus.audit u
@@ -1234,6 +1272,18 @@ CREATE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
     ELSE
       -- Waiting: available, scheduled or retryable.
       v_due := j.run_at <= now();
+
+      -- A start-by deadline that passed (V43): the claim refuses the job for good, and the
+      -- leader's expiry cancels it within seconds.
+      IF j.start_by IS NOT NULL AND j.start_by <= now() THEN
+        blocked := true;
+        rs := rs || pgbus.explain_reason('expired',
+          format('Job %s was not claimed by its start-by deadline %s: it never runs, and the maintenance leader cancels it.',
+                 j.id, j.start_by),
+          jsonb_build_object('start_by', j.start_by, 'run_at', j.run_at, 'attempt', j.attempt),
+          'None: the job ends cancelled (expired). Enqueue it again with a later deadline if it must still run.',
+          NULL);
+      END IF;
 
       -- Dependencies (R__links.sql): the edges not completed yet.
       SELECT jsonb_agg(jsonb_build_object('job', d.depends_on,
@@ -1957,6 +2007,9 @@ CREATE FUNCTION pgbus.queue_head(queue text, delayed_only boolean DEFAULT false)
          AND j.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
          AND j.priority = v_level
          AND (NOT queue_head.delayed_only OR j.state OPERATOR(pg_catalog.<>) 'available')
+         -- Past its start-by deadline (V43) a job is due no more: the claim refuses it, and no
+         -- capsule may wake for it before the leader cancels it.
+         AND (j.start_by IS NULL OR j.start_by OPERATOR(pg_catalog.>) pg_catalog.now())
        ORDER BY j.run_at LIMIT 1;
       IF v_at < v_head OR v_head IS NULL THEN
         v_head := v_at;
@@ -2257,6 +2310,23 @@ CREATE FUNCTION pgbus.schedule_cron_valid(cron text) RETURNS boolean
   END $_$;
 
 --
+-- Name: schedule_overlap_valid(text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.schedule_overlap_valid(overlap text) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE STRICT
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  BEGIN
+    IF schedule_overlap_valid.overlap IN ('allow', 'skip', 'queue', 'cancel_previous') THEN
+      RETURN true;
+    END IF;
+    RAISE EXCEPTION 'pgbus: unknown overlap policy % for a schedule: use allow, skip, queue or cancel_previous',
+      pg_catalog.quote_literal(pg_catalog.left(schedule_overlap_valid.overlap, 80))
+      USING ERRCODE = 'check_violation';
+  END $$;
+
+--
 -- Name: schedule_zone_valid(text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -2271,6 +2341,43 @@ CREATE FUNCTION pgbus.schedule_zone_valid(zone text) RETURNS boolean
     RAISE EXCEPTION 'pgbus: unknown time zone % for a schedule: use an IANA zone such as Europe/Berlin, or UTC',
       pg_catalog.quote_literal(pg_catalog.left(schedule_zone_valid.zone, 80))
       USING ERRCODE = 'check_violation';
+  END $$;
+
+--
+-- Name: set_start_by(bigint, timestamp with time zone); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.set_start_by(job_id bigint, start_by timestamp with time zone) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    j record;
+  BEGIN
+    IF set_start_by.start_by IS NULL OR NOT isfinite(set_start_by.start_by) THEN
+      RAISE EXCEPTION 'pgbus: start_by % is not a deadline (job %): give a finite time after now, or enqueue without start_by',
+        coalesce(set_start_by.start_by::text, 'NULL'), set_start_by.job_id
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT x.queue, x.run_at, x.linked INTO j
+      FROM pgbus.job x
+     WHERE x.id = set_start_by.job_id
+       AND x.state = ANY ('{scheduled,available}'::pgbus.job_state[]) AND x.attempt = 0;
+    IF NOT FOUND THEN
+      RETURN false;
+    END IF;
+    IF set_start_by.start_by <= now() THEN
+      RAISE EXCEPTION 'pgbus: start_by % is not after now (%) (queue %): give a deadline in the future, or enqueue without start_by',
+        set_start_by.start_by, now(), j.queue
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT j.linked AND set_start_by.start_by <= j.run_at THEN
+      RAISE EXCEPTION 'pgbus: start_by % is not after the job''s run_at % (queue %): it could never start; give a later deadline or an earlier run_at',
+        set_start_by.start_by, j.run_at, j.queue
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE pgbus.job x SET start_by = set_start_by.start_by WHERE x.id = set_start_by.job_id;
+    RETURN true;
   END $$;
 
 --
@@ -2471,7 +2578,6 @@ CREATE TABLE pgbus.audit (
     job_id bigint,
     detail jsonb,
     schedule text,
-    CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text, 'schedule_create'::text, 'schedule_update'::text, 'schedule_pause'::text, 'schedule_resume'::text, 'schedule_delete'::text, 'schedule_trigger'::text, 'limit'::text, 'schedule_skip'::text, 'reencrypt'::text]))),
     CONSTRAINT audit_actor_check CHECK (((length(actor) >= 1) AND (length(actor) <= 256))),
     CONSTRAINT audit_schedule_check CHECK (((length(schedule) >= 1) AND (length(schedule) <= 63)))
 );
@@ -2567,8 +2673,8 @@ CREATE TABLE pgbus.job_history (
     linked boolean NOT NULL,
     lane bigint,
     attempt_base integer NOT NULL,
+    start_by timestamp with time zone,
     run_as text,
-    CONSTRAINT job_history_run_as_check CHECK (((length(run_as) >= 1) AND (length(run_as) <= 256))),
     CONSTRAINT job_history_state_chk CHECK ((state = ANY ('{completed,cancelled}'::pgbus.job_state[])))
 )
 PARTITION BY RANGE (finalized_at);
@@ -2605,6 +2711,7 @@ CREATE VIEW pgbus.job_all AS
     job.linked,
     job.lane,
     job.attempt_base,
+    job.start_by,
     job.run_as
    FROM pgbus.job
 UNION ALL
@@ -2635,6 +2742,7 @@ UNION ALL
     job_history.linked,
     job_history.lane,
     job_history.attempt_base,
+    job_history.start_by,
     job_history.run_as
    FROM pgbus.job_history;
 
@@ -2685,8 +2793,8 @@ CREATE TABLE pgbus.job_history_default (
     linked boolean NOT NULL,
     lane bigint,
     attempt_base integer NOT NULL,
+    start_by timestamp with time zone,
     run_as text,
-    CONSTRAINT job_history_run_as_check CHECK (((length(run_as) >= 1) AND (length(run_as) <= 256))),
     CONSTRAINT job_history_state_chk CHECK ((state = ANY ('{completed,cancelled}'::pgbus.job_state[])))
 );
 
@@ -2823,11 +2931,16 @@ CREATE TABLE pgbus.schedule (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_by text DEFAULT CURRENT_USER NOT NULL,
+    overlap text DEFAULT 'allow'::text NOT NULL,
+    last_job_id bigint,
+    last_outcome text,
     CONSTRAINT schedule_catch_up_chk CHECK ((((misfire = 'catch_up'::text) = (catch_up_limit IS NOT NULL)) AND ((catch_up_limit >= 1) AND (catch_up_limit <= 1000)))),
     CONSTRAINT schedule_cron_chk CHECK (((length(cron) >= 1) AND (length(cron) <= 200))),
+    CONSTRAINT schedule_last_outcome_chk CHECK ((last_outcome = ANY (ARRAY['enqueued'::text, 'skipped'::text, 'queued'::text, 'cancelled_previous'::text]))),
     CONSTRAINT schedule_max_attempts_chk CHECK (((max_attempts >= 1) AND (max_attempts <= 1000))),
     CONSTRAINT schedule_misfire_chk CHECK ((misfire = ANY (ARRAY['skip'::text, 'run_once'::text, 'catch_up'::text]))),
     CONSTRAINT schedule_name_chk CHECK ((name ~ '^[A-Za-z][A-Za-z0-9_-]{0,62}$'::text)),
+    CONSTRAINT schedule_overlap_chk CHECK (pgbus.schedule_overlap_valid(overlap)),
     CONSTRAINT schedule_payload_chk CHECK (((jsonb_typeof(payload) <> 'null'::text) AND (octet_length((payload)::text) <= 65536))),
     CONSTRAINT schedule_priority_chk CHECK (((priority >= '-100'::integer) AND (priority <= 100))),
     CONSTRAINT schedule_source_chk CHECK ((source = ANY (ARRAY['config'::text, 'api'::text]))),
@@ -2882,6 +2995,13 @@ WITH (fillfactor='50');
 --
 
 ALTER TABLE ONLY pgbus.job_history ATTACH PARTITION pgbus.job_history_default DEFAULT;
+
+--
+-- Name: audit audit_action_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.audit
+    ADD CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text, 'schedule_create'::text, 'schedule_update'::text, 'schedule_pause'::text, 'schedule_resume'::text, 'schedule_delete'::text, 'schedule_trigger'::text, 'limit'::text, 'schedule_skip'::text, 'reencrypt'::text]))) NOT VALID;
 
 --
 -- Name: audit audit_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
@@ -2954,6 +3074,13 @@ ALTER TABLE ONLY pgbus.job_history_default
     ADD CONSTRAINT job_history_default_pkey PRIMARY KEY (id, finalized_at);
 
 --
+-- Name: job_history job_history_run_as_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.job_history
+    ADD CONSTRAINT job_history_run_as_check CHECK (((length(run_as) >= 1) AND (length(run_as) <= 256))) NOT VALID;
+
+--
 -- Name: job_max_attempts job_max_attempts_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
 --
 
@@ -2987,6 +3114,13 @@ ALTER DOMAIN pgbus.job_progress
 
 ALTER DOMAIN pgbus.job_result
     ADD CONSTRAINT job_result_size_chk CHECK (pgbus.job_result_valid(VALUE)) NOT VALID;
+
+--
+-- Name: job job_run_as_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.job
+    ADD CONSTRAINT job_run_as_check CHECK (((length(run_as) >= 1) AND (length(run_as) <= 256))) NOT VALID;
 
 --
 -- Name: trace_parent job_trace_parent_check; Type: CHECK CONSTRAINT; Schema: pgbus; Owner: -
@@ -3257,6 +3391,12 @@ CREATE INDEX job_lease_idx ON pgbus.job USING btree (lease_expires_at) WHERE (st
 --
 
 CREATE INDEX job_queue_state_idx ON pgbus.job USING btree (queue, state, id);
+
+--
+-- Name: job_start_by_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_start_by_idx ON pgbus.job USING btree (start_by) WHERE (start_by IS NOT NULL);
 
 --
 -- Name: job_unique_idx; Type: INDEX; Schema: pgbus; Owner: -

@@ -49,7 +49,7 @@ public final class EnqueueOptions {
   private static final int UNCHOSEN = 0;
 
   private static final EnqueueOptions DEFAULTS =
-      new EnqueueOptions(null, null, 0, UNCHOSEN, null, null, null, Map.of());
+      new EnqueueOptions(null, null, 0, UNCHOSEN, null, null, null, Map.of(), null);
 
   private final Instant runAt;
   private final Duration delay;
@@ -59,6 +59,7 @@ public final class EnqueueOptions {
   private final String correlationId;
   private final String concurrencyKey;
   private final Map<Long, DependencyFailure> afterJobs; // in the order given; empty: none
+  private final Instant startBy; // null: no deadline
 
   /**
    * The most jobs one job may wait on ({@link #afterJobs}); the database holds the same bound. To
@@ -74,7 +75,8 @@ public final class EnqueueOptions {
       String uniqueKey,
       String correlationId,
       String concurrencyKey,
-      Map<Long, DependencyFailure> afterJobs) {
+      Map<Long, DependencyFailure> afterJobs,
+      Instant startBy) {
     this.runAt = runAt;
     this.delay = delay;
     this.priority = priority;
@@ -83,6 +85,7 @@ public final class EnqueueOptions {
     this.correlationId = correlationId;
     this.concurrencyKey = concurrencyKey;
     this.afterJobs = afterJobs;
+    this.startBy = startBy;
   }
 
   /** Run now, priority 0, {@value #DEFAULT_MAX_ATTEMPTS} attempts. */
@@ -103,7 +106,8 @@ public final class EnqueueOptions {
         uniqueKey,
         correlationId,
         concurrencyKey,
-        afterJobs);
+        afterJobs,
+        startBy);
   }
 
   /** Runs no earlier than {@code delay} after the database's clock at enqueue. Replaces runAt. */
@@ -114,7 +118,15 @@ public final class EnqueueOptions {
     }
     requireWithinHorizon("delay", delay);
     return new EnqueueOptions(
-        null, delay, priority, maxAttempts, uniqueKey, correlationId, concurrencyKey, afterJobs);
+        null,
+        delay,
+        priority,
+        maxAttempts,
+        uniqueKey,
+        correlationId,
+        concurrencyKey,
+        afterJobs,
+        startBy);
   }
 
   public EnqueueOptions withPriority(int priority) {
@@ -130,7 +142,15 @@ public final class EnqueueOptions {
               + " (lower runs first)");
     }
     return new EnqueueOptions(
-        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, concurrencyKey, afterJobs);
+        runAt,
+        delay,
+        priority,
+        maxAttempts,
+        uniqueKey,
+        correlationId,
+        concurrencyKey,
+        afterJobs,
+        startBy);
   }
 
   public EnqueueOptions withMaxAttempts(int maxAttempts) {
@@ -139,7 +159,15 @@ public final class EnqueueOptions {
           null, "maxAttempts " + maxAttempts + " is out of range: use 1 to 1000");
     }
     return new EnqueueOptions(
-        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, concurrencyKey, afterJobs);
+        runAt,
+        delay,
+        priority,
+        maxAttempts,
+        uniqueKey,
+        correlationId,
+        concurrencyKey,
+        afterJobs,
+        startBy);
   }
 
   /**
@@ -176,7 +204,15 @@ public final class EnqueueOptions {
               + "' contains a control character: use printable characters only");
     }
     return new EnqueueOptions(
-        runAt, delay, priority, maxAttempts, key, correlationId, concurrencyKey, afterJobs);
+        runAt,
+        delay,
+        priority,
+        maxAttempts,
+        key,
+        correlationId,
+        concurrencyKey,
+        afterJobs,
+        startBy);
   }
 
   /**
@@ -216,7 +252,7 @@ public final class EnqueueOptions {
               + "' contains a control character: use printable characters only");
     }
     return new EnqueueOptions(
-        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, key, afterJobs);
+        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, key, afterJobs, startBy);
   }
 
   /**
@@ -253,7 +289,7 @@ public final class EnqueueOptions {
               + "' contains a control character: use printable characters only");
     }
     return new EnqueueOptions(
-        runAt, delay, priority, maxAttempts, uniqueKey, id, concurrencyKey, afterJobs);
+        runAt, delay, priority, maxAttempts, uniqueKey, id, concurrencyKey, afterJobs, startBy);
   }
 
   /**
@@ -311,7 +347,35 @@ public final class EnqueueOptions {
         uniqueKey,
         correlationId,
         concurrencyKey,
-        Collections.unmodifiableMap(all));
+        Collections.unmodifiableMap(all),
+        startBy);
+  }
+
+  /**
+   * A start-by deadline: a job not claimed by {@code startBy} never runs. The claim refuses it from
+   * that instant on (no attempt starts later, a retry's included), and the maintenance leader
+   * cancels it soon after with the error {@code expired: not started by <startBy>} (explain code
+   * {@code expired}). It must be after the clock at enqueue and after the job's run_at or delay, or
+   * the enqueue fails naming it. A queue may set one for every job it gets ({@code
+   * pgbus.queue.<name>.max-wait}, counted from when the job is due); this one wins. Not for {@link
+   * JobQueue#enqueueAll} or batches.
+   */
+  public EnqueueOptions startBy(Instant startBy) {
+    return new EnqueueOptions(
+        runAt,
+        delay,
+        priority,
+        maxAttempts,
+        uniqueKey,
+        correlationId,
+        concurrencyKey,
+        afterJobs,
+        Objects.requireNonNull(startBy, "startBy"));
+  }
+
+  /** The start-by deadline, or {@code null} for none. */
+  public Instant startBy() {
+    return startBy;
   }
 
   /**
@@ -399,6 +463,7 @@ public final class EnqueueOptions {
         + (correlationId == null ? "" : ", correlationId=" + correlationId)
         + (concurrencyKey == null ? "" : ", concurrencyKey=" + concurrencyKey)
         + (afterJobs.isEmpty() ? "" : ", afterJobs=" + afterJobs)
+        + (startBy == null ? "" : ", startBy=" + startBy)
         + "]";
   }
 }

@@ -19,6 +19,12 @@ import java.time.Instant;
  *     run; its {@link #definition} holds the stored values unchecked ({@link
  *     ScheduleDefinition#asStored}). Fix it with {@link Schedules#update}, or {@link
  *     Schedules#delete} it.
+ * @param lastJobId the job of the latest run the leader dealt with (enqueued, or the previous run's
+ *     job when that run was skipped), or null before the first run (and for runs enqueued by a
+ *     release before V42): what the {@link OverlapPolicy} reads at the next run
+ * @param lastOutcome what the leader did with the latest run: {@code enqueued}, {@code skipped}
+ *     (overlap {@link OverlapPolicy#SKIP}), {@code queued} (enqueued after the previous run, {@link
+ *     OverlapPolicy#QUEUE}) or {@code cancelled_previous}; null before the first run
  */
 public record Schedule(
     ScheduleDefinition definition,
@@ -28,7 +34,22 @@ public record Schedule(
     String source,
     Instant updatedAt,
     String updatedBy,
-    String problem) {
+    String problem,
+    Long lastJobId,
+    String lastOutcome) {
+
+  /** A schedule without a recorded run outcome (as before V42). */
+  public Schedule(
+      ScheduleDefinition definition,
+      boolean paused,
+      Instant lastRun,
+      Instant nextRun,
+      String source,
+      Instant updatedAt,
+      String updatedBy,
+      String problem) {
+    this(definition, paused, lastRun, nextRun, source, updatedAt, updatedBy, problem, null, null);
+  }
 
   /** A schedule that runs (no {@link #problem}). */
   public Schedule(

@@ -45,6 +45,7 @@ public final class ScheduleDefinition {
   private final Integer maxAttempts;
   private final MisfirePolicy misfire;
   private final Integer catchUpLimit;
+  private final OverlapPolicy overlap;
 
   private ScheduleDefinition(
       String name,
@@ -55,7 +56,8 @@ public final class ScheduleDefinition {
       int priority,
       Integer maxAttempts,
       MisfirePolicy misfire,
-      Integer catchUpLimit) {
+      Integer catchUpLimit,
+      OverlapPolicy overlap) {
     this.name = name;
     this.cron = cron;
     this.zone = zone;
@@ -65,11 +67,12 @@ public final class ScheduleDefinition {
     this.maxAttempts = maxAttempts;
     this.misfire = misfire;
     this.catchUpLimit = catchUpLimit;
+    this.overlap = overlap;
   }
 
   /**
    * A schedule in UTC with the payload {@code {}}, default options and {@link
-   * MisfirePolicy#RUN_ONCE}.
+   * MisfirePolicy#RUN_ONCE} and {@link OverlapPolicy#ALLOW}.
    */
   public static ScheduleDefinition of(String name, String cron, String queue) {
     requireName(name);
@@ -97,7 +100,7 @@ public final class ScheduleDefinition {
       throw new InvalidScheduleException(name, "schedule '" + name + "': " + e.getMessage());
     }
     return new ScheduleDefinition(
-        name, text, "UTC", queue, "{}", 0, null, MisfirePolicy.RUN_ONCE, null);
+        name, text, "UTC", queue, "{}", 0, null, MisfirePolicy.RUN_ONCE, null, OverlapPolicy.ALLOW);
   }
 
   /**
@@ -117,8 +120,42 @@ public final class ScheduleDefinition {
       Integer maxAttempts,
       MisfirePolicy misfire,
       Integer catchUpLimit) {
+    return asStored(
+        name,
+        cron,
+        zone,
+        queue,
+        payloadJson,
+        priority,
+        maxAttempts,
+        misfire,
+        catchUpLimit,
+        OverlapPolicy.ALLOW);
+  }
+
+  /** {@link #asStored}, with the stored overlap policy (null: not one this build knows). */
+  public static ScheduleDefinition asStored(
+      String name,
+      String cron,
+      String zone,
+      String queue,
+      String payloadJson,
+      int priority,
+      Integer maxAttempts,
+      MisfirePolicy misfire,
+      Integer catchUpLimit,
+      OverlapPolicy overlap) {
     return new ScheduleDefinition(
-        name, cron, zone, queue, payloadJson, priority, maxAttempts, misfire, catchUpLimit);
+        name,
+        cron,
+        zone,
+        queue,
+        payloadJson,
+        priority,
+        maxAttempts,
+        misfire,
+        catchUpLimit,
+        overlap);
   }
 
   /**
@@ -151,7 +188,16 @@ public final class ScheduleDefinition {
           zoneId, e.getMessage() + "; use an IANA zone such as 'Europe/Berlin', or 'UTC'");
     }
     return new ScheduleDefinition(
-        name, cron, zoneId, queue, payloadJson, priority, maxAttempts, misfire, catchUpLimit);
+        name,
+        cron,
+        zoneId,
+        queue,
+        payloadJson,
+        priority,
+        maxAttempts,
+        misfire,
+        catchUpLimit,
+        overlap);
   }
 
   private InvalidScheduleException badZone(String zoneId, String rule) {
@@ -183,7 +229,7 @@ public final class ScheduleDefinition {
               + " (store large data elsewhere and pass its key)");
     }
     return new ScheduleDefinition(
-        name, cron, zone, queue, json, priority, maxAttempts, misfire, catchUpLimit);
+        name, cron, zone, queue, json, priority, maxAttempts, misfire, catchUpLimit, overlap);
   }
 
   /**
@@ -197,7 +243,16 @@ public final class ScheduleDefinition {
       throw new InvalidScheduleException(name, "schedule '" + name + "': " + e.getMessage());
     }
     return new ScheduleDefinition(
-        name, cron, zone, queue, payloadJson, priority, maxAttempts, misfire, catchUpLimit);
+        name,
+        cron,
+        zone,
+        queue,
+        payloadJson,
+        priority,
+        maxAttempts,
+        misfire,
+        catchUpLimit,
+        overlap);
   }
 
   /** Each run's job attempts (1 to 1000); without it, the queue's or the engine's default. */
@@ -208,7 +263,16 @@ public final class ScheduleDefinition {
       throw new InvalidScheduleException(name, "schedule '" + name + "': " + e.getMessage());
     }
     return new ScheduleDefinition(
-        name, cron, zone, queue, payloadJson, priority, maxAttempts, misfire, catchUpLimit);
+        name,
+        cron,
+        zone,
+        queue,
+        payloadJson,
+        priority,
+        maxAttempts,
+        misfire,
+        catchUpLimit,
+        overlap);
   }
 
   /**
@@ -222,7 +286,7 @@ public final class ScheduleDefinition {
           name, "schedule '" + name + "': CATCH_UP needs its bound: use catchingUp(limit)");
     }
     return new ScheduleDefinition(
-        name, cron, zone, queue, payloadJson, priority, maxAttempts, policy, null);
+        name, cron, zone, queue, payloadJson, priority, maxAttempts, policy, null, overlap);
   }
 
   /** {@link MisfirePolicy#CATCH_UP}: enqueue up to the latest {@code limit} missed runs. */
@@ -239,7 +303,26 @@ public final class ScheduleDefinition {
               + " runs");
     }
     return new ScheduleDefinition(
-        name, cron, zone, queue, payloadJson, priority, maxAttempts, MisfirePolicy.CATCH_UP, limit);
+        name,
+        cron,
+        zone,
+        queue,
+        payloadJson,
+        priority,
+        maxAttempts,
+        MisfirePolicy.CATCH_UP,
+        limit,
+        overlap);
+  }
+
+  /**
+   * What a run does while the previous run's job still waits or runs; see {@link OverlapPolicy}.
+   * {@link OverlapPolicy#ALLOW} by default.
+   */
+  public ScheduleDefinition withOverlap(OverlapPolicy policy) {
+    Objects.requireNonNull(policy, "policy");
+    return new ScheduleDefinition(
+        name, cron, zone, queue, payloadJson, priority, maxAttempts, misfire, catchUpLimit, policy);
   }
 
   public String name() {
@@ -276,6 +359,10 @@ public final class ScheduleDefinition {
     return misfire;
   }
 
+  public OverlapPolicy overlap() {
+    return overlap;
+  }
+
   /** The catch-up bound; null unless {@link #misfire()} is {@link MisfirePolicy#CATCH_UP}. */
   public Integer catchUpLimit() {
     return catchUpLimit;
@@ -296,12 +383,14 @@ public final class ScheduleDefinition {
         && priority == d.priority
         && Objects.equals(maxAttempts, d.maxAttempts)
         && misfire == d.misfire
-        && Objects.equals(catchUpLimit, d.catchUpLimit);
+        && Objects.equals(catchUpLimit, d.catchUpLimit)
+        && overlap == d.overlap;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(name, cron, zone, queue, payloadJson, priority, maxAttempts, misfire);
+    return Objects.hash(
+        name, cron, zone, queue, payloadJson, priority, maxAttempts, misfire, overlap);
   }
 
   @Override
@@ -317,6 +406,8 @@ public final class ScheduleDefinition {
         + "', misfire "
         + misfire
         + (catchUpLimit == null ? "" : " " + catchUpLimit)
+        + ", overlap "
+        + overlap
         + ")";
   }
 }

@@ -1,5 +1,6 @@
 // The schedules (pgbus.schedule): configured crons and those made at run time, with their
-// expression, zone, queue, pause, last and next run; admins pause, resume, trigger and delete.
+// expression, zone, queue, misfire and overlap policies, pause, last run (and what became of it:
+// enqueued, skipped, queued behind the previous run, or the previous run cancelled) and next run; admins pause, resume, trigger and delete.
 // Anyone who may read sees a schedule's history (its audit entries: who changed it, and when).
 import { get, post, h, fill, when, stateBadge, actionButton, flash } from './core.js';
 
@@ -17,15 +18,16 @@ export async function render(view) {
     fill(box, schedules.length === 0
       ? h('p', { class: 'muted' }, 'No schedules: configure pgbus.crons, or create them with Schedules or the admin API.')
       : h('table', { id: 'crons' },
-        h('thead', {}, h('tr', {}, ['name', 'cron', 'zone', 'queue', 'misfire', 'source', 'state', 'last run', 'next run', ''].map((t) => h('th', {}, t)))),
+        h('thead', {}, h('tr', {}, ['name', 'cron', 'zone', 'queue', 'misfire', 'overlap', 'source', 'state', 'last run', 'next run', ''].map((t) => h('th', {}, t)))),
         h('tbody', {}, schedules.map((s) => h('tr', { 'data-schedule': s.name },
           h('td', {}, s.name), h('td', {}, h('code', {}, s.cron)), h('td', {}, s.zone),
           h('td', {}, h('a', { href: '#/queue/' + encodeURIComponent(s.queue) }, s.queue)),
           h('td', {}, s.misfire + (s.catchUpLimit ? ` (${s.catchUpLimit})` : '')),
+          h('td', { 'data-overlap': s.overlap || 'allow' }, (s.overlap || 'allow').replace('_', ' ')),
           h('td', { class: 'muted' }, s.source),
           // A row that cannot run (an unknown zone written by SQL, say) is skipped by the leader.
           h('td', s.error ? { title: s.problem } : {}, stateBadge(s.error ? 'unreadable' : s.paused ? 'paused' : 'active')),
-          h('td', {}, when(s.lastRun)), h('td', {}, s.paused ? '—' : when(s.nextRun)),
+          h('td', {}, lastRun(s)), h('td', {}, s.paused ? '—' : when(s.nextRun)),
           h('td', {}, actions(s)))))));
     fill(more, next ? h('button', { type: 'button', onclick: () => show(next) }, 'Next') : null);
   }
@@ -41,6 +43,13 @@ export async function render(view) {
           h('td', {}, when(e.at)), h('td', {}, e.actor), h('td', {}, e.action.replace('schedule_', '')),
           h('td', {}, e.queue),
           h('td', {}, e.jobId ? h('a', { href: '#/job/' + e.jobId }, e.jobId) : '—'))))));
+  }
+  // The latest run, what the leader did with it, and its job (the previous run's, for a skip).
+  function lastRun(s) {
+    const job = s.lastJobId ? [' ', h('a', { href: '#/job/' + s.lastJobId }, 'job ' + s.lastJobId)] : [];
+    const outcome = s.lastOutcome && s.lastOutcome !== 'enqueued'
+      ? [' ', h('span', { class: 'muted', 'data-outcome': s.lastOutcome }, s.lastOutcome.replace('_', ' '))] : [];
+    return [when(s.lastRun), ...outcome, ...job];
   }
   function actions(s) {
     const path = `schedules/${encodeURIComponent(s.name)}/`;

@@ -50,6 +50,8 @@ export async function render(view, id) {
       fact('priority', j.priority),
       fact(j.state === 'dead' ? 'died at' : 'run at', when(j.state === 'dead' ? j.finalizedAt : j.runAt)),
       fact('created', when(j.createdAt)),
+      // A start-by deadline (V43): not claimed by then, the job never runs (explain: expired).
+      j.startBy ? fact('start by', h('span', { id: 'job-start-by' }, when(j.startBy))) : null,
       fact('last attempted', when(j.attemptedAt)),
       fact('finished', when(j.finalizedAt)),
       fact('progress', h('span', { id: 'job-progress' }, progress(j.progress))),

@@ -159,7 +159,8 @@ class ScheduleIT {
             + name
             + "\",\"cron\":\"0 3 * * *\",\"zone\":\"Europe/Berlin\",\"queue\":\""
             + queue
-            + "\",\"payload\":{\"customer\":\"acme\"},\"misfire\":\"catch_up\",\"catchUpLimit\":3}";
+            + "\",\"payload\":{\"customer\":\"acme\"},\"misfire\":\"catch_up\",\"catchUpLimit\":3,"
+            + "\"overlap\":\"skip\"}";
 
     Http.Response asViewer = post("schedules", body, "viewer", "viewer-secret");
     assertEquals(403, asViewer.status(), asViewer.body());
@@ -171,10 +172,19 @@ class ScheduleIT {
     assertEquals(400, badZone.status(), badZone.body());
     assertTrue(badZone.body().contains("unknown time zone 'Mars/Olympus'"), badZone.body());
     assertEquals(0, count("SELECT count(*) FROM pgbus.schedule WHERE name = ?", name));
+    Http.Response badOverlap =
+        post("schedules", body.replace("\"skip\"", "\"never\""), "admin", "admin-secret");
+    assertEquals(400, badOverlap.status(), badOverlap.body());
+    assertTrue(
+        badOverlap.body().contains("unknown overlap 'never': use allow, skip, queue or"),
+        badOverlap.body());
 
     Http.Response created = post("schedules", body, "admin", "admin-secret");
     assertEquals(201, created.status(), created.body());
     assertTrue(created.body().contains("\"misfire\":\"catch_up\""), created.body());
+    assertTrue(created.body().contains("\"overlap\":\"skip\""), created.body());
+    assertEquals(
+        1, count("SELECT count(*) FROM pgbus.schedule WHERE name = ? AND overlap = 'skip'", name));
 
     Http.Response list = Http.request("GET", api() + "schedules", "viewer", "viewer-secret");
     assertEquals(200, list.status(), list.body());

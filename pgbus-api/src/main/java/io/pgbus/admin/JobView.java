@@ -29,6 +29,8 @@ import java.time.Instant;
  * @param attemptsBeforeReplay the attempts spent before the job's last replay (0: never replayed):
  *     the current run is at attempt {@code attempt - attemptsBeforeReplay} of {@code maxAttempts -
  *     attemptsBeforeReplay}, and its backoff grows from the first step again
+ * @param startBy its start-by deadline ({@code EnqueueOptions.startBy}, or its queue's max-wait):
+ *     not claimed by then, it never runs; null when none, and in search results
  */
 public record JobView(
     long id,
@@ -53,7 +55,60 @@ public record JobView(
     String result,
     Long batchId,
     String dependencies,
-    int attemptsBeforeReplay) {
+    int attemptsBeforeReplay,
+    Instant startBy) {
+
+  /** A view without a start-by deadline (as before V43). */
+  public JobView(
+      long id,
+      String queue,
+      JobState state,
+      int priority,
+      int attempt,
+      int maxAttempts,
+      Instant runAt,
+      Instant createdAt,
+      Instant attemptedAt,
+      Instant finalizedAt,
+      String attemptedBy,
+      Instant leaseExpiresAt,
+      String uniqueKey,
+      String enqueuedBy,
+      String correlationId,
+      String lastError,
+      String payload,
+      String errors,
+      String progress,
+      String result,
+      Long batchId,
+      String dependencies,
+      int attemptsBeforeReplay) {
+    this(
+        id,
+        queue,
+        state,
+        priority,
+        attempt,
+        maxAttempts,
+        runAt,
+        createdAt,
+        attemptedAt,
+        finalizedAt,
+        attemptedBy,
+        leaseExpiresAt,
+        uniqueKey,
+        enqueuedBy,
+        correlationId,
+        lastError,
+        payload,
+        errors,
+        progress,
+        result,
+        batchId,
+        dependencies,
+        attemptsBeforeReplay,
+        null);
+  }
 
   /** A view of a job never replayed: the components of 0.1.0, {@code attemptsBeforeReplay} 0. */
   public JobView(

@@ -1,6 +1,7 @@
 package io.pgbus.engine;
 
 import io.pgbus.MisfirePolicy;
+import io.pgbus.OverlapPolicy;
 import io.pgbus.QueueNames;
 import java.time.Instant;
 import java.time.ZoneId;
@@ -23,6 +24,8 @@ import java.util.regex.Pattern;
  *     {@link #parseMisfire}); {@link MisfirePolicy#RUN_ONCE} by default
  * @param catchUpLimit the most missed runs {@link MisfirePolicy#CATCH_UP} enqueues (1 to 1000);
  *     null for the other policies
+ * @param overlap what a run does while the previous run's job still waits or runs ({@code
+ *     pgbus.cron.<name>.overlap}, {@link #parseOverlap}); {@link OverlapPolicy#ALLOW} by default
  */
 public record CronJob(
     String name,
@@ -31,10 +34,14 @@ public record CronJob(
     String queue,
     String payloadJson,
     MisfirePolicy misfire,
-    Integer catchUpLimit) {
+    Integer catchUpLimit,
+    OverlapPolicy overlap) {
 
   /** The key that sets a cron's misfire policy, after {@code pgbus.cron.<name>.}. */
   public static final String MISFIRE_KEY = "misfire";
+
+  /** The key that sets a cron's overlap policy, after {@code pgbus.cron.<name>.}. */
+  public static final String OVERLAP_KEY = "overlap";
 
   /** The most missed runs a {@code catch-up:<n>} policy may enqueue. */
   public static final int MAX_CATCH_UP = 1000;
@@ -63,6 +70,7 @@ public record CronJob(
     }
     Objects.requireNonNull(zone, "zone");
     Objects.requireNonNull(misfire, "misfire");
+    Objects.requireNonNull(overlap, "overlap");
     if ((misfire == MisfirePolicy.CATCH_UP) != (catchUpLimit != null)
         || (catchUpLimit != null && (catchUpLimit < 1 || catchUpLimit > MAX_CATCH_UP))) {
       String key = KEY_PREFIX + name + "." + MISFIRE_KEY;
@@ -100,6 +108,18 @@ public record CronJob(
     this(name, schedule, zone, queue, payloadJson, MisfirePolicy.RUN_ONCE, null);
   }
 
+  /** A cron whose runs may overlap ({@link OverlapPolicy#ALLOW}), the default. */
+  public CronJob(
+      String name,
+      String schedule,
+      ZoneId zone,
+      String queue,
+      String payloadJson,
+      MisfirePolicy misfire,
+      Integer catchUpLimit) {
+    this(name, schedule, zone, queue, payloadJson, misfire, catchUpLimit, OverlapPolicy.ALLOW);
+  }
+
   /** A cron in UTC with an empty payload. */
   public static CronJob of(String name, String schedule, String queue) {
     return new CronJob(name, schedule, ZoneId.of("UTC"), queue, "{}");
@@ -108,7 +128,40 @@ public record CronJob(
   /** This cron with the misfire policy {@code text} ({@link #parseMisfire}). */
   public CronJob withMisfire(String text) {
     Misfire m = parseMisfire(name, text);
-    return new CronJob(name, schedule, zone, queue, payloadJson, m.policy(), m.catchUpLimit());
+    return new CronJob(
+        name, schedule, zone, queue, payloadJson, m.policy(), m.catchUpLimit(), overlap);
+  }
+
+  /** This cron with the overlap policy {@code text} ({@link #parseOverlap}). */
+  public CronJob withOverlap(String text) {
+    return new CronJob(
+        name, schedule, zone, queue, payloadJson, misfire, catchUpLimit, parseOverlap(name, text));
+  }
+
+  /**
+   * Parses the value of {@code pgbus.cron.<name>.overlap}: {@code allow}, {@code skip}, {@code
+   * queue} or {@code cancel-previous} (case, surrounding blanks, and '_' for '-' ignored).
+   *
+   * @throws InvalidConfigException naming the key, the value and the values allowed
+   */
+  public static OverlapPolicy parseOverlap(String name, String text) {
+    String key = KEY_PREFIX + name + "." + OVERLAP_KEY;
+    String v = text == null ? "" : text.strip().toLowerCase(Locale.ROOT).replace('_', '-');
+    for (OverlapPolicy p : OverlapPolicy.values()) {
+      if (p.name().toLowerCase(Locale.ROOT).replace('_', '-').equals(v)) {
+        return p;
+      }
+    }
+    throw new InvalidConfigException(
+        key,
+        key
+            + "="
+            + text
+            + " is invalid: unknown overlap policy; use allow (runs may overlap, the default),"
+            + " skip (a run is skipped while the previous one waits or runs), queue (it waits for"
+            + " the previous one) or cancel-previous (the previous one is cancelled), e.g. "
+            + key
+            + "=skip");
   }
 
   /** A parsed {@code pgbus.cron.<name>.misfire}: the policy, and the limit of a catch-up. */

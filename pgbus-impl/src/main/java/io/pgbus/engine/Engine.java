@@ -99,7 +99,8 @@ public final class Engine {
             b.tracing,
             config::maxAttempts,
             coalesced ? c -> started ? afterCommit.pending(c) : null : AfterCommit.NONE,
-            b.cipher);
+            b.cipher,
+            config::maxWait);
     this.schedules = new ScheduleBook(jobs, config.maxPayloadBytes());
     this.flow = new FlowControl(config, dataSource);
     this.release = new StopRelease(config, dataSource, store);
@@ -561,6 +562,7 @@ public final class Engine {
         elector.statements(),
         maintainer.rounds(),
         maintainer.rescued(),
+        maintainer.expired(),
         cron.enqueued(),
         maintainer.scheduleWakes(),
         notifier == null ? 0 : notifier.scheduleChanges(),

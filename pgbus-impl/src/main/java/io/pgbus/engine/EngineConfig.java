@@ -132,6 +132,15 @@ public record EngineConfig(
     return policy(queue).retry();
   }
 
+  /**
+   * The start-by window of a job enqueued to {@code queue} without its own deadline ({@code
+   * pgbus.queue.<name>.max-wait}); null: none.
+   */
+  public Duration maxWait(String queue) {
+    QueuePolicy p = queuePolicies.get(queue);
+    return p == null ? null : p.maxWait();
+  }
+
   /** The attempts of a job enqueued to {@code queue} without its own; null: the enqueue default. */
   public Integer maxAttempts(String queue) {
     QueuePolicy p = queuePolicies.get(queue);

@@ -19,6 +19,7 @@ import java.util.List;
  * @param electionStatements statements of the leader election
  * @param maintenanceRounds maintenance rounds run while leader
  * @param rescued jobs the maintainer rescued from expired leases
+ * @param expired jobs the maintainer cancelled, never started, for their start-by deadline
  * @param scheduleRunsEnqueued schedule runs enqueued while leader
  * @param scheduleWakes schedule ticks that a schedule change's NOTIFY brought forward
  * @param scheduleChangesHeard schedule change notifications heard (0 without a listener)
@@ -36,6 +37,7 @@ public record EngineStatus(
     long electionStatements,
     long maintenanceRounds,
     long rescued,
+    long expired,
     long scheduleRunsEnqueued,
     long scheduleWakes,
     long scheduleChangesHeard,

@@ -172,7 +172,8 @@ public final class JobAdminStore {
             (SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                       'job', d.depends_on, 'state', d.state, 'onFailure', d.on_failure)
                     ORDER BY d.depends_on)
-               FROM pgbus.job_dependency d WHERE d.job_id = j.id)::text
+               FROM pgbus.job_dependency d WHERE d.job_id = j.id)::text,
+            j.start_by
             FROM pgbus.job_all j WHERE j.id = ?::bigint
           """;
 
@@ -726,7 +727,8 @@ public final class JobAdminStore {
         full ? rs.getString(21) : null,
         full ? rs.getObject(22, Long.class) : null,
         full ? rs.getString(23) : null,
-        rs.getInt(18));
+        rs.getInt(18),
+        full ? instant(rs, 24) : null);
   }
 
   private static Instant instant(ResultSet rs, int column) throws SQLException {

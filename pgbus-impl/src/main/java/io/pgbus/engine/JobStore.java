@@ -11,6 +11,8 @@ import java.sql.Timestamp;
 import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -405,6 +407,16 @@ public final class JobStore {
   // cannot be a queue's: queue names have no '-'. Both updates carry their whole predicate on the
   // target row, so a job that finishes while this waits for its row lock is left alone (the
   // recheck sees it finished) and nothing is audited or sent.
+  // The state of a schedule's previous run (ScheduleEnqueuer's overlap policy): the live table
+  // only.
+  // A job in pgbus.job_history, or pruned, has ended; so has a dead one, which stays here.
+  private static final String WAITING_OR_RUNNING =
+      """
+      SELECT state::pg_catalog.text FROM pgbus.job
+       WHERE id OPERATOR(pg_catalog.=) ?::pg_catalog.int8
+         AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
+      """;
+
   private static final String CANCEL =
       """
       WITH waiting AS (
@@ -533,8 +545,8 @@ public final class JobStore {
 
   // Paused queues are left out for the same reason as in QUEUE_HEADS: a capsule would set an
   // alarm for a due job it may not claim, ring, claim nothing, and set it again. The earliest
-  // scheduled or retryable job of each queue (pgbus.queue_head, delayed_only), then the earliest
-  // of those.
+  // scheduled or retryable job of each queue (pgbus.queue_head, delayed_only; a job past its
+  // start-by deadline, V43, is due no more), then the earliest of those.
   private static final String NEXT_DUE =
       """
       SELECT min(pgbus.queue_head(q.queue, true))
@@ -570,6 +582,44 @@ public final class JobStore {
   // in the transaction that finished them. FINISHED reads the rows; FINISHED_DELETED is for jobs
   // deleted on completion, whose batch the DELETE returned.
   private static final String FINISHED = "SELECT pgbus.job_finished(?::bigint[])";
+
+  // The leader's expiry of start-by deadlines (V43): waiting jobs whose deadline passed end
+  // cancelled, never run (the claim refuses them from the deadline on; this makes it final). Picked
+  // on job_start_by_idx and locked SKIP LOCKED, as the rescue; the outer predicate is the recheck.
+  // cancelled, not a new state: every release reads it. Audited as a cancel by 'pgbus' with
+  // {"expired": true, "start_by": ...}, and the error says when, so explain and the console show
+  // it.
+  private static final String EXPIRE =
+      """
+      WITH picked AS MATERIALIZED (
+        SELECT f.id, 'expired: not started by '
+                     || pg_catalog.to_char(f.start_by AT TIME ZONE 'UTC',
+                                           'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS error
+          FROM pgbus.job f
+         WHERE f.start_by <= now()
+           AND f.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,retryable}')
+         ORDER BY f.start_by
+         LIMIT ?
+         FOR UPDATE SKIP LOCKED),
+      expired AS (
+        UPDATE pgbus.job j
+           SET state = 'cancelled', finalized_at = now(), lease_expires_at = NULL,
+      """
+          + ERRORS_PREPENDED.replace("e.error", "p.error")
+          + """
+          FROM picked p
+         WHERE j.id OPERATOR(pg_catalog.=) p.id AND j.start_by <= now()
+           AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,retryable}')
+        RETURNING j.id, j.queue, j.linked, j.start_by),
+      audited AS (
+        INSERT INTO pgbus.audit (actor, action, queue, job_id, detail)
+        SELECT 'pgbus', 'cancel', x.queue::text, x.id,
+               pg_catalog.jsonb_build_object('expired', true, 'start_by', x.start_by)
+          FROM expired x)
+      SELECT x.queue::text, x.id, x.linked FROM expired x
+      """;
+
+  private static final String SET_START_BY = "SELECT pgbus.set_start_by(?::bigint, ?)";
 
   private static final String FINISHED_DELETED =
       """
@@ -901,6 +951,65 @@ public final class JobStore {
    * Reports jobs that reached a final state (their rows exist) to their batches and dependents: see
    * pgbus.job_finished in R__links.sql. Only for linked jobs; the caller's transaction.
    */
+  // The earliest deadline of a waiting job: job_start_by_idx holds only jobs that have one, so an
+  // idle deployment's probe reads an empty index. Autocommit, no lock: the expiry's transaction
+  // opens only once a deadline has passed.
+  private static final String NEXT_START_BY =
+      """
+      SELECT min(j.start_by) FROM pgbus.job j
+       WHERE j.start_by IS NOT NULL
+         AND j.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
+      """;
+
+  /** The earliest start-by deadline of a waiting job, or null when none has one. */
+  Instant jobNextStartBy(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(NEXT_START_BY);
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      OffsetDateTime t = rs.getObject(1, OffsetDateTime.class);
+      return t == null ? null : t.toInstant();
+    }
+  }
+
+  /**
+   * Cancels up to {@code limit} waiting jobs whose start-by deadline passed, and reports those that
+   * are linked to their batches and dependents; how many per queue.
+   */
+  Map<String, Long> jobExpire(Connection c, int limit) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(EXPIRE)) {
+      ps.setInt(1, limit);
+      ps.setInt(2, errorsKept - 1);
+      var perQueue = new LinkedHashMap<String, Long>();
+      var linked = new ArrayList<Long>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          perQueue.merge(rs.getString(1), 1L, Long::sum);
+          if (rs.getBoolean(3)) {
+            linked.add(rs.getLong(2));
+          }
+        }
+      }
+      jobFinished(c, linked);
+      return perQueue;
+    }
+  }
+
+  /**
+   * Gives a job just enqueued its start-by deadline ({@code pgbus.set_start_by}, which checks it as
+   * {@link Jobs} does); false when the job is no longer waiting to start.
+   */
+  boolean jobSetStartBy(Connection c, long id, Instant startBy) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(SET_START_BY)) {
+      ps.setLong(1, id);
+      ps.setObject(
+          2, OffsetDateTime.ofInstant(startBy, ZoneOffset.UTC), Types.TIMESTAMP_WITH_TIMEZONE);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
+  }
+
   static void jobFinished(Connection c, List<Long> ids) throws SQLException {
     if (ids.isEmpty()) {
       return;
@@ -1105,6 +1214,16 @@ public final class JobStore {
       ps.setInt(2, job.attempt());
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next();
+      }
+    }
+  }
+
+  /** The state of job {@code id} while it waits or runs; null once it ended or is gone. */
+  String jobWaitingOrRunning(Connection c, long id) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(WAITING_OR_RUNNING)) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
       }
     }
   }

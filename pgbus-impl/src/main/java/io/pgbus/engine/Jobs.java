@@ -39,6 +39,7 @@ public final class Jobs {
   private final Function<String, Integer> queueMaxAttempts;
   private final AfterCommit afterCommit;
   private final JobCipher cipher;
+  private final Function<String, Duration> queueMaxWait;
 
   /**
    * @param workerId recorded as who paused a queue
@@ -85,6 +86,22 @@ public final class Jobs {
       Function<String, Integer> queueMaxAttempts,
       AfterCommit afterCommit,
       JobCipher cipher) {
+    this(workerId, maxPayloadBytes, tracing, queueMaxAttempts, afterCommit, cipher, queue -> null);
+  }
+
+  /**
+   * @param queueMaxWait a queue's start-by window ({@code pgbus.queue.<name>.max-wait}), or null
+   *     for none: a job enqueued without its own deadline gets one that long after it is due
+   */
+  Jobs(
+      String workerId,
+      int maxPayloadBytes,
+      JobTracing tracing,
+      Function<String, Integer> queueMaxAttempts,
+      AfterCommit afterCommit,
+      JobCipher cipher,
+      Function<String, Duration> queueMaxWait) {
+    this.queueMaxWait = Objects.requireNonNull(queueMaxWait, "queueMaxWait");
     this.cipher = Objects.requireNonNull(cipher, "cipher");
     this.afterCommit = Objects.requireNonNull(afterCommit, "afterCommit");
     this.workerId = Objects.requireNonNull(workerId, "workerId");
@@ -106,7 +123,8 @@ public final class Jobs {
         JobTracing.NONE,
         config::maxAttempts,
         AfterCommit.NONE,
-        cipher);
+        cipher,
+        config::maxWait);
   }
 
   /**
@@ -162,9 +180,11 @@ public final class Jobs {
    * transaction usable.
    */
   public Enqueued enqueueIfAbsent(Connection c, NewJob given) {
-    NewJob job = prepared(given);
+    Instant now = Instant.now();
+    NewJob job = StartBy.withQueueMaxWait(prepared(given), queueMaxWait, now);
     checkPayload(job);
-    checkRunAt(job, Instant.now());
+    checkRunAt(job, now);
+    StartBy.check(job, now);
     if (!job.options().afterJobs().isEmpty()) {
       return enqueueAfter(c, job);
     }
@@ -173,7 +193,11 @@ public final class Jobs {
         sql(
             job.queue(),
             "enqueue a job",
-            () -> store.jobInsertIfAbsent(c, job, tracing.capture(), wake != null));
+            () -> {
+              Enqueued inserted = store.jobInsertIfAbsent(c, job, tracing.capture(), wake != null);
+              StartBy.write(c, store, job, inserted);
+              return inserted;
+            });
     if (wake != null && e.inserted()) {
       wake.add(job.queue(), due(job, Instant.now()));
       wake.statementDone();
@@ -217,7 +241,11 @@ public final class Jobs {
         sql(
             job.queue(),
             "enqueue a job after jobs " + o.afterJobs().keySet(),
-            () -> linkStore.enqueueAfter(c, job, tracing.capture(), wake != null));
+            () -> {
+              Enqueued inserted = linkStore.enqueueAfter(c, job, tracing.capture(), wake != null);
+              StartBy.write(c, store, job, inserted);
+              return inserted;
+            });
     if (wake != null && e.inserted()) {
       // Runnable now only when the jobs it waits on are done already: one claim finds out.
       wake.add(job.queue(), null);
@@ -243,6 +271,8 @@ public final class Jobs {
               + JobBatch.MAX_SIZE
               + " members; split a larger one, or chain batches through their callbacks");
     }
+    StartBy.refuseInBulk(members, "a batch");
+    StartBy.refuseInBulk(List.of(callback), "a batch's callback");
     NewJob cb = prepared(callback);
     checkPayload(cb);
     List<NewJob> jobs = members.stream().map(this::prepared).toList();
@@ -289,6 +319,7 @@ public final class Jobs {
           "enqueueAll does not take afterJobs: enqueue a job that waits on others with enqueue,"
               + " or wait on a batch's callback");
     }
+    StartBy.refuseInBulk(given, "enqueueAll");
     List<NewJob> jobs = given.stream().map(this::prepared).toList();
     Instant now = Instant.now();
     for (NewJob job : jobs) {

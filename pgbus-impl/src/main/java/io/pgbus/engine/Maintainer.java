@@ -21,9 +21,10 @@ import javax.sql.DataSource;
  * #jobsRunningSeen}). Schedules run at the next due run of any schedule (at least once per poll
  * ceiling), see {@link ScheduleEnqueuer}.
  *
- * <p>A fourth task, {@code RollupTask}, writes the queues' per-minute history, backing off the same
- * way; a fifth, {@code ArchiveTask}, moves finished jobs into pgbus.job_history and keeps its
- * partitions ({@link ArchiveStore}).
+ * <p>{@code ExpireTask} cancels waiting jobs past their start-by deadline. A fourth task, {@code
+ * RollupTask}, writes the queues' per-minute history, backing off the same way; a fifth, {@code
+ * ArchiveTask}, moves finished jobs into pgbus.job_history and keeps its partitions ({@link
+ * ArchiveStore}).
  */
 final class Maintainer extends Loop {
 
@@ -130,26 +131,57 @@ final class Maintainer extends Loop {
     long runOnce(Connection c) throws Exception {
       // One transaction: a rescued job that died there is reported to its batch and dependents
       // (V16) with its own state change, or neither happens.
-      Map<String, Long> perQueue;
-      c.setAutoCommit(false);
-      try {
-        perQueue = store.jobRescueExpired(c, RESCUE_BATCH);
-        c.commit();
-      } catch (Exception e) {
-        c.rollback();
-        throw e;
-      } finally {
-        c.setAutoCommit(true);
-      }
-      long n = perQueue.values().stream().mapToLong(Long::longValue).sum();
-      if (n > 0) {
-        LOG.log(
-            System.Logger.Level.INFO,
-            "pgbus rescued jobs with expired leases or lost heartbeats: {0}",
-            perQueue);
-      }
+      long n =
+          endJobs(
+              c,
+              () -> store.jobRescueExpired(c, RESCUE_BATCH),
+              "pgbus rescued jobs with expired leases or lost heartbeats: {0}");
       rescued.addAndGet(n);
       return n;
+    }
+  }
+
+  /**
+   * Cancels the waiting jobs whose start-by deadline passed (V43; {@link JobStore#jobExpire}), in
+   * one transaction with the reports to their batches and dependents. A round first reads the
+   * earliest deadline of a waiting job (one autocommit statement on an index of the jobs that have
+   * one); it opens the transaction only once that has passed, and otherwise waits until it (at most
+   * {@link #IDLE}). An idle deployment pays one statement a minute for it. The claim already
+   * refuses a late job, so the wait only delays when its end becomes final and visible; a job
+   * enqueued with a nearer deadline during the wait is seen at the next round.
+   */
+  private final class ExpireTask extends Task {
+    static final Duration IDLE = Duration.ofSeconds(60);
+    private final JobStore store;
+    private Duration wait = IDLE;
+
+    ExpireTask(JobStore store) {
+      super("expire", Duration.ofSeconds(1));
+      this.store = store;
+    }
+
+    @Override
+    long runOnce(Connection c) throws Exception {
+      java.time.Instant next = store.jobNextStartBy(c);
+      java.time.Instant now = java.time.Instant.now();
+      if (next == null || next.isAfter(now)) {
+        wait = next == null ? IDLE : min(IDLE, Duration.between(now, next).plusMillis(50));
+        return 0;
+      }
+      wait = backoff.base();
+      long n =
+          endJobs(
+              c,
+              () -> store.jobExpire(c, RESCUE_BATCH),
+              "pgbus cancelled jobs not started by their start-by deadline (expired), by queue:"
+                  + " {0}");
+      expired.addAndGet(n);
+      return n;
+    }
+
+    @Override
+    Duration after(long progress) {
+      return progress > 0 ? backoff.base() : wait;
     }
   }
 
@@ -248,6 +280,7 @@ final class Maintainer extends Loop {
   private final BooleanSupplier leader;
   private final List<Task> tasks;
   private final AtomicLong rescued = new AtomicLong();
+  private final AtomicLong expired = new AtomicLong();
   private final AtomicLong pruned = new AtomicLong();
   private final AtomicLong archived = new AtomicLong();
   private final AtomicLong rounds = new AtomicLong();
@@ -296,14 +329,49 @@ final class Maintainer extends Loop {
       all.add(schedules);
     }
     all.add(rescue);
+    all.add(new ExpireTask(store));
     all.add(new PruneTask(store, config.pruneInterval(), retention));
     all.add(new RollupTask(config.historyRetention()));
     all.add(new ArchiveTask(retention));
     this.tasks = List.copyOf(all);
   }
 
+  /** A statement of the store that changes jobs and says how many, per queue. */
+  @FunctionalInterface
+  private interface PerQueue {
+    Map<String, Long> run() throws Exception;
+  }
+
+  /**
+   * Runs {@code work} in one transaction of its own on {@code c}, logs its per-queue counts with
+   * {@code message} when it changed any, and returns their sum.
+   */
+  private static long endJobs(Connection c, PerQueue work, String message) throws Exception {
+    Map<String, Long> perQueue;
+    c.setAutoCommit(false);
+    try {
+      perQueue = work.run();
+      c.commit();
+    } catch (Exception e) {
+      c.rollback();
+      throw e;
+    } finally {
+      c.setAutoCommit(true);
+    }
+    long n = perQueue.values().stream().mapToLong(Long::longValue).sum();
+    if (n > 0) {
+      LOG.log(System.Logger.Level.INFO, message, perQueue);
+    }
+    return n;
+  }
+
   private static Duration min(Duration a, Duration b) {
     return a.compareTo(b) <= 0 ? a : b;
+  }
+
+  /** Jobs this JVM cancelled, as leader, for their start-by deadline. */
+  long expired() {
+    return expired.get();
   }
 
   long rescued() {

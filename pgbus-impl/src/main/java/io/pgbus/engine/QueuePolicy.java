@@ -21,9 +21,17 @@ import java.util.stream.Stream;
  *     EnqueueOptions#withMaxAttempts}
  * @param retryBase the first backoff
  * @param retryCap the longest backoff
+ * @param maxWait the start-by window of a job enqueued to it without its own deadline ({@link
+ *     EnqueueOptions#startBy}), counted from when the job is due: not claimed by then, it never
+ *     runs; null: none
  */
 public record QueuePolicy(
-    String queue, Duration jobTimeout, Integer maxAttempts, Duration retryBase, Duration retryCap) {
+    String queue,
+    Duration jobTimeout,
+    Integer maxAttempts,
+    Duration retryBase,
+    Duration retryCap,
+    Duration maxWait) {
 
   /** The key family: {@code pgbus.queue.<name>.<suffix>}. */
   public static final String KEY_PREFIX = "pgbus.queue.";
@@ -35,7 +43,13 @@ public record QueuePolicy(
   public static final List<String> SUFFIXES =
       Stream.concat(
               Stream.of(
-                  "job-timeout", "max-attempts", "retry.base", "retry.cap", "encrypt", "run-as"),
+                  "job-timeout",
+                  "max-attempts",
+                  "retry.base",
+                  "retry.cap",
+                  "encrypt",
+                  "run-as",
+                  "max-wait"),
               QueueLimit.SUFFIXES.stream())
           .toList();
 
@@ -53,6 +67,26 @@ public record QueuePolicy(
     if (retryCap != null) {
       retryCap(queue).positive(retryCap);
     }
+    if (maxWait != null && (maxWait.isNegative() || maxWait.isZero())) {
+      String key = maxWait(queue).key();
+      throw new InvalidConfigException(
+          key,
+          key
+              + "="
+              + Durations.format(maxWait)
+              + " is invalid: use a positive duration (how long a job may wait to start, e.g."
+              + " 10m), or leave it unset for no deadline");
+    }
+  }
+
+  /** The policy of the four execution parts, without a start-by window. */
+  public QueuePolicy(
+      String queue,
+      Duration jobTimeout,
+      Integer maxAttempts,
+      Duration retryBase,
+      Duration retryCap) {
+    this(queue, jobTimeout, maxAttempts, retryBase, retryCap, null);
   }
 
   /** A queue that keeps every global value. */
@@ -77,6 +111,15 @@ public record QueuePolicy(
     return range(queue, "retry.cap", RetryPolicy.CAP);
   }
 
+  /** {@code pgbus.queue.<name>.max-wait}: unset by default, 1 ms to the schedule horizon. */
+  public static Setting<Duration> maxWait(String queue) {
+    return Setting.derivedDuration(
+        KEY_PREFIX + queue + ".max-wait",
+        "none",
+        Duration.ofMillis(1),
+        EnqueueOptions.MAX_SCHEDULE_AHEAD);
+  }
+
   /** The queue's variant of a global duration setting: same range, the global as its default. */
   private static Setting<Duration> range(String queue, String suffix, Setting<Duration> global) {
     return Setting.derivedDuration(
@@ -90,7 +133,8 @@ public record QueuePolicy(
         s.value(jobTimeout(queue)),
         s.value(maxAttempts(queue)),
         s.value(retryBase(queue)),
-        s.value(retryCap(queue)));
+        s.value(retryCap(queue)),
+        s.value(maxWait(queue)));
   }
 
   /** This policy, with the parts it leaves open taken from {@code under}. */
@@ -101,12 +145,17 @@ public record QueuePolicy(
         jobTimeout != null ? jobTimeout : under.jobTimeout,
         maxAttempts != null ? maxAttempts : under.maxAttempts,
         retryBase != null ? retryBase : under.retryBase,
-        retryCap != null ? retryCap : under.retryCap);
+        retryCap != null ? retryCap : under.retryCap,
+        maxWait != null ? maxWait : under.maxWait);
   }
 
   /** Whether it overrides nothing. */
   public boolean isEmpty() {
-    return jobTimeout == null && maxAttempts == null && retryBase == null && retryCap == null;
+    return jobTimeout == null
+        && maxAttempts == null
+        && retryBase == null
+        && retryCap == null
+        && maxWait == null;
   }
 
   /**

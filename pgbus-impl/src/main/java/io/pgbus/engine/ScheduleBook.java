@@ -194,14 +194,26 @@ public final class ScheduleBook {
    * without one, for a trigger.
    */
   static NewJob runJob(ScheduleDefinition d, Instant run, String actor) {
-    EnqueueOptions options = EnqueueOptions.defaults().withPriority(d.priority());
-    if (d.maxAttempts() != null) {
-      options = options.withMaxAttempts(d.maxAttempts());
-    }
+    EnqueueOptions options = runOptions(d);
     if (run != null) {
       options = options.withRunAt(run).withUniqueKey(ScheduleEnqueuer.runKey(d.name(), run));
     }
     return new NewJob(d.queue(), d.payloadJson(), options, actor);
+  }
+
+  /**
+   * The job of the leader's run {@code run} that waits on the previous run's job {@code previous}
+   * ({@link io.pgbus.OverlapPolicy#QUEUE}): no run_at, it becomes due when that job completed.
+   */
+  static NewJob runJobAfter(ScheduleDefinition d, Instant run, long previous) {
+    EnqueueOptions options =
+        runOptions(d).withUniqueKey(ScheduleEnqueuer.runKey(d.name(), run)).afterJobs(previous);
+    return new NewJob(d.queue(), d.payloadJson(), options, null);
+  }
+
+  private static EnqueueOptions runOptions(ScheduleDefinition d) {
+    EnqueueOptions options = EnqueueOptions.defaults().withPriority(d.priority());
+    return d.maxAttempts() == null ? options : options.withMaxAttempts(d.maxAttempts());
   }
 
   /**

@@ -65,7 +65,9 @@ final class ScheduleEnqueuer {
   private final Transactions transactions;
   private final Duration maxWait;
   private final java.util.function.UnaryOperator<NewJob> seal;
+  private final RunOverlap overlap;
   private final AtomicLong enqueued = new AtomicLong();
+  private final AtomicLong skipped = new AtomicLong();
   // By name. Only the maintainer's thread ticks; the doctor reads the table, not this.
   private final Map<String, Unreadable> unreadable = new HashMap<>();
   // The problem last logged per schedule: a row re-read after its recheck logs only a new problem.
@@ -93,11 +95,17 @@ final class ScheduleEnqueuer {
       Duration maxWait,
       java.util.function.UnaryOperator<NewJob> seal) {
     this.seal = Objects.requireNonNull(seal, "seal");
+    this.overlap = new RunOverlap(jobs, seal);
     this.configured = List.copyOf(configured);
     this.jobs = Objects.requireNonNull(jobs);
     this.transactions = Objects.requireNonNull(transactions);
     this.maxWait = maxWait.compareTo(MAX_WAIT) > 0 ? MAX_WAIT : maxWait;
     this.configSynced = configured.isEmpty();
+  }
+
+  /** Runs this JVM skipped by their schedule's overlap policy {@code skip}. */
+  long skipped() {
+    return skipped.get();
   }
 
   /** Runs enqueued by this JVM. */
@@ -111,9 +119,11 @@ final class ScheduleEnqueuer {
         ScheduleDefinition.of(cron.name(), cron.schedule(), cron.queue())
             .inZone(cron.zone().getId())
             .withPayloadJson(cron.payloadJson());
-    return cron.misfire() == MisfirePolicy.CATCH_UP
-        ? d.catchingUp(cron.catchUpLimit())
-        : d.withMisfire(cron.misfire());
+    d =
+        cron.misfire() == MisfirePolicy.CATCH_UP
+            ? d.catchingUp(cron.catchUpLimit())
+            : d.withMisfire(cron.misfire());
+    return d.withOverlap(cron.overlap());
   }
 
   /**
@@ -306,22 +316,19 @@ final class ScheduleEnqueuer {
     Instant next = row.schedule().nextRun();
     List<Instant> runs = runsDue(times, next, now, d.misfire(), d.catchUpLimit());
     Instant following = times.nextAfter(now);
-    Instant last = runs.isEmpty() ? null : runs.get(runs.size() - 1);
-    boolean ours =
+    // -1: another leader or a change moved the row on first, and nothing was written.
+    int done =
         transactions.inNewTransaction(
             c -> {
-              if (!store.scheduleAdvance(c, d.name(), row.revision(), following, last)) {
-                return false;
+              if (!store.scheduleAdvance(c, d.name(), row.revision(), following, null)) {
+                return -1;
               }
-              for (Instant run : runs) {
-                jobs.jobInsertIfAbsent(c, seal.apply(ScheduleBook.runJob(d, run, null)));
-              }
-              return true;
+              return dealWith(c, d, runs, row.schedule().lastJobId());
             });
-    if (!ours) {
+    if (done < 0) {
       return 0;
     }
-    enqueued.addAndGet(runs.size());
+    enqueued.addAndGet(done);
     Instant firstKept = runs.isEmpty() ? null : runs.get(0);
     if (firstKept == null || firstKept.isAfter(next)) {
       LOG.log(
@@ -335,17 +342,53 @@ final class ScheduleEnqueuer {
           next,
           firstKept == null ? now : firstKept,
           d.misfire(),
-          runs.size(),
+          done,
           d.queue());
     } else {
       LOG.log(
           System.Logger.Level.DEBUG,
           "pgbus schedule ''{0}'' enqueued {1} run(s) from {2} to queue ''{3}''",
           d.name(),
-          runs.size(),
+          done,
           firstKept,
           d.queue());
     }
-    return runs.size();
+    return done;
+  }
+
+  /**
+   * Each run under the schedule's overlap policy, oldest first, each run's previous being the one
+   * before it; then the outcome of the latest, for the next tick (whichever JVM leads then) to
+   * read. Returns how many runs were enqueued.
+   */
+  private int dealWith(Connection c, ScheduleDefinition d, List<Instant> runs, Long previous)
+      throws java.sql.SQLException {
+    if (runs.isEmpty()) {
+      return 0;
+    }
+    Long last = previous;
+    Instant lastEnqueued = null;
+    String outcome = null;
+    int n = 0;
+    for (Instant run : runs) {
+      RunOverlap.Dealt dealt = overlap.deal(c, d, run, last);
+      last = dealt.jobId();
+      outcome = dealt.outcome();
+      if (dealt.enqueued()) {
+        lastEnqueued = run;
+        n++;
+      } else {
+        skipped.incrementAndGet();
+        LOG.log(
+            System.Logger.Level.INFO,
+            "pgbus schedule ''{0}'': the run at {1} is skipped (overlap skip): its previous run,"
+                + " job {2}, still waits or runs",
+            d.name(),
+            run,
+            last);
+      }
+    }
+    store.scheduleRecordRun(c, d.name(), lastEnqueued, last, outcome);
+    return n;
   }
 }

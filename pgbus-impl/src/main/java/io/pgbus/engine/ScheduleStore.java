@@ -1,6 +1,7 @@
 package io.pgbus.engine;
 
 import io.pgbus.MisfirePolicy;
+import io.pgbus.OverlapPolicy;
 import io.pgbus.Schedule;
 import io.pgbus.ScheduleDefinition;
 import java.sql.Connection;
@@ -35,7 +36,8 @@ final class ScheduleStore {
   private static final String COLUMNS =
       """
       name, cron, zone, queue::text, payload::text, priority, max_attempts, misfire,
-      catch_up_limit, paused, last_run_at, next_run_at, source, updated_at, updated_by, revision
+      catch_up_limit, paused, last_run_at, next_run_at, source, updated_at, updated_by, revision,
+      overlap, last_job_id, last_outcome
       """;
 
   private static final String NOW = "SELECT now()";
@@ -53,7 +55,8 @@ final class ScheduleStore {
           INSERT INTO pgbus.audit (actor, action, queue, schedule, detail)
           SELECT %s, %s, a.queue::text, a.name,
                  pg_catalog.jsonb_build_object('revision', a.revision, 'cron', a.cron,
-                   'zone', a.zone, 'misfire', a.misfire, 'paused', a.paused, 'source', a.source)
+                   'zone', a.zone, 'misfire', a.misfire, 'overlap', a.overlap,
+                   'paused', a.paused, 'source', a.source)
             FROM acted a),
         sent AS (SELECT pg_catalog.pg_notify('%s', '') FROM acted LIMIT 1)
         SELECT %s, (SELECT count(*) FROM sent) FROM acted
@@ -67,8 +70,9 @@ final class ScheduleStore {
       """
       WITH acted AS (
         INSERT INTO pgbus.schedule (name, cron, zone, queue, payload, priority, max_attempts,
-                                    misfire, catch_up_limit, next_run_at, source, updated_by)
-        VALUES (?, ?, ?, pgbus.queue(?), ?::jsonb, ?, ?, ?, ?, ?, 'api',
+                                    misfire, catch_up_limit, overlap, next_run_at, source,
+                                    updated_by)
+        VALUES (?, ?, ?, pgbus.queue(?), ?::jsonb, ?, ?, ?, ?, ?, ?, 'api',
                 COALESCE(?, current_user))
         ON CONFLICT (name) DO NOTHING
         RETURNING *)
@@ -83,7 +87,8 @@ final class ScheduleStore {
         UPDATE pgbus.schedule
            SET next_run_at = CASE WHEN cron = ?::text AND zone = ?::text THEN next_run_at ELSE ? END,
                cron = ?, zone = ?, queue = pgbus.queue(?), payload = ?::jsonb, priority = ?,
-               max_attempts = ?, misfire = ?, catch_up_limit = ?, revision = revision + 1,
+               max_attempts = ?, misfire = ?, catch_up_limit = ?, overlap = ?,
+               revision = revision + 1,
                updated_at = now(), updated_by = COALESCE(?, current_user)
          WHERE name = ?::text
         RETURNING *)
@@ -98,21 +103,25 @@ final class ScheduleStore {
       """
       WITH acted AS (
       INSERT INTO pgbus.schedule AS s (name, cron, zone, queue, payload, priority, max_attempts,
-                                       misfire, catch_up_limit, next_run_at, source, updated_by)
-      VALUES (?, ?, ?, pgbus.queue(?), ?::jsonb, ?, ?, ?, ?, ?, 'config', COALESCE(?, current_user))
+                                       misfire, catch_up_limit, overlap, next_run_at, source,
+                                       updated_by)
+      VALUES (?, ?, ?, pgbus.queue(?), ?::jsonb, ?, ?, ?, ?, ?, ?, 'config',
+              COALESCE(?, current_user))
       ON CONFLICT (name) DO UPDATE
          SET next_run_at = CASE WHEN s.cron = excluded.cron AND s.zone = excluded.zone
                                 THEN s.next_run_at ELSE excluded.next_run_at END,
              cron = excluded.cron, zone = excluded.zone, queue = excluded.queue,
              payload = excluded.payload, priority = excluded.priority,
              max_attempts = excluded.max_attempts, misfire = excluded.misfire,
-             catch_up_limit = excluded.catch_up_limit, source = 'config',
+             catch_up_limit = excluded.catch_up_limit, overlap = excluded.overlap,
+             source = 'config',
              revision = s.revision + 1, updated_at = now(), updated_by = excluded.updated_by
        WHERE (s.cron, s.zone, s.queue::text, s.payload, s.priority, s.max_attempts, s.misfire,
-              s.catch_up_limit, s.source)
+              s.catch_up_limit, s.overlap, s.source)
              IS DISTINCT FROM
              (excluded.cron, excluded.zone, excluded.queue::text, excluded.payload, excluded.priority,
-              excluded.max_attempts, excluded.misfire, excluded.catch_up_limit, excluded.source)
+              excluded.max_attempts, excluded.misfire, excluded.catch_up_limit, excluded.overlap,
+              excluded.source)
       RETURNING s.*, s.xmax::text = '0' AS inserted)
       """
           + audited(
@@ -198,6 +207,29 @@ final class ScheduleStore {
        WHERE name = ?::text AND revision = ?
       """;
 
+  // What the leader did with a schedule's latest run (V42): in the transaction of the advance,
+  // after
+  // it, so the row is the one this tick fenced. The run's instant counts as the last run only when
+  // a job was enqueued for it; a skipped run leaves last_run_at, and last_job_id keeps naming the
+  // previous run's job, which the next run must wait out again.
+  private static final String RECORD_RUN =
+      """
+      UPDATE pgbus.schedule
+         SET last_run_at = COALESCE(?, last_run_at), last_job_id = ?, last_outcome = ?
+       WHERE name = ?::text
+      """;
+
+  // A run skipped by its overlap policy: audited by the leader, naming the previous run's job
+  // (which
+  // is why the run was skipped) and the instant of the run skipped.
+  private static final String AUDIT_SKIP =
+      """
+      INSERT INTO pgbus.audit (actor, action, queue, schedule, job_id, detail)
+      VALUES (current_user, 'schedule_skip', ?::text, ?::text, ?,
+              pg_catalog.jsonb_build_object('run', ?::text, 'overlap', 'skip',
+                                            'previous_state', ?::text))
+      """;
+
   Instant now(Connection c) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(NOW);
         ResultSet rs = ps.executeQuery()) {
@@ -232,8 +264,9 @@ final class ScheduleStore {
       setInteger(ps, 9, d.maxAttempts());
       ps.setString(10, misfire(d.misfire()));
       setInteger(ps, 11, d.catchUpLimit());
-      ps.setString(12, actor);
-      ps.setString(13, d.name());
+      ps.setString(12, overlap(d.overlap()));
+      ps.setString(13, actor);
+      ps.setString(14, d.name());
       return one(ps);
     }
   }
@@ -368,7 +401,41 @@ final class ScheduleStore {
     }
   }
 
-  /** Binds name … catch_up_limit from {@code first}; returns the next index. */
+  /**
+   * Records what the leader did with the latest run of a schedule it advanced in this transaction:
+   * the run enqueued ({@code run}; null for a skip, which leaves last_run_at), the job the next run
+   * reads, and the outcome ({@code enqueued}, {@code skipped}, {@code queued}, {@code
+   * cancelled_previous}).
+   */
+  void scheduleRecordRun(Connection c, String name, Instant run, Long jobId, String outcome)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RECORD_RUN)) {
+      setInstant(ps, 1, run);
+      ps.setObject(2, jobId, Types.BIGINT);
+      ps.setString(3, outcome);
+      ps.setString(4, name);
+      ps.executeUpdate();
+    }
+  }
+
+  /**
+   * Audits the run {@code run} of a schedule skipped because job {@code previous} was in {@code
+   * state}.
+   */
+  void scheduleAuditSkip(
+      Connection c, String name, String queue, Instant run, long previous, String state)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(AUDIT_SKIP)) {
+      ps.setString(1, queue);
+      ps.setString(2, name);
+      ps.setLong(3, previous);
+      ps.setString(4, run.toString());
+      ps.setString(5, state);
+      ps.executeUpdate();
+    }
+  }
+
+  /** Binds name … catch_up_limit, overlap from {@code first}; returns the next index. */
   private static int bindDefinition(PreparedStatement ps, int first, ScheduleDefinition d)
       throws SQLException {
     int i = first;
@@ -381,6 +448,7 @@ final class ScheduleStore {
     setInteger(ps, i++, d.maxAttempts());
     ps.setString(i++, misfire(d.misfire()));
     setInteger(ps, i++, d.catchUpLimit());
+    ps.setString(i++, overlap(d.overlap()));
     return i;
   }
 
@@ -398,6 +466,21 @@ final class ScheduleStore {
 
   private static String misfire(MisfirePolicy p) {
     return p.name().toLowerCase(Locale.ROOT);
+  }
+
+  /** The stored form of an overlap policy: its name in lower case ({@code cancel_previous}). */
+  static String overlap(OverlapPolicy p) {
+    return p.name().toLowerCase(Locale.ROOT);
+  }
+
+  /** The policy of a stored value; null for one this build does not know. */
+  private static OverlapPolicy overlapOf(String stored) {
+    for (OverlapPolicy p : OverlapPolicy.values()) {
+      if (overlap(p).equals(stored)) {
+        return p;
+      }
+    }
+    return null;
   }
 
   private static Optional<Row> one(PreparedStatement ps) throws SQLException {
@@ -444,7 +527,15 @@ final class ScheduleStore {
       d = d.withMaxAttempts(attempts);
     }
     MisfirePolicy policy = MisfirePolicy.valueOf(rs.getString(8).toUpperCase(Locale.ROOT));
-    return policy == MisfirePolicy.CATCH_UP ? d.catchingUp(rs.getInt(9)) : d.withMisfire(policy);
+    d = policy == MisfirePolicy.CATCH_UP ? d.catchingUp(rs.getInt(9)) : d.withMisfire(policy);
+    OverlapPolicy overlap = overlapOf(rs.getString(17));
+    if (overlap == null) {
+      throw new IllegalArgumentException(
+          "unknown overlap policy '"
+              + rs.getString(17)
+              + "': use allow, skip, queue or cancel_previous");
+    }
+    return d.withOverlap(overlap);
   }
 
   private static ScheduleDefinition storedAsIs(ResultSet rs) throws SQLException {
@@ -467,7 +558,8 @@ final class ScheduleStore {
         rs.getInt(6),
         maxAttempts,
         policy,
-        catchUp);
+        catchUp,
+        overlapOf(rs.getString(17)));
   }
 
   private static Schedule schedule(ResultSet rs, ScheduleDefinition d, String problem)
@@ -480,7 +572,9 @@ final class ScheduleStore {
         rs.getString(13),
         instant(rs, 14),
         rs.getString(15),
-        problem);
+        problem,
+        rs.getObject(18, Long.class),
+        rs.getString(19));
   }
 
   /** Why a stored row cannot run, naming the bad value, and the fix. */

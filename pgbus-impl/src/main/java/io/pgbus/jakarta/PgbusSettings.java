@@ -334,7 +334,9 @@ record PgbusSettings(
     try {
       CronJob job = new CronJob(name, schedule, zone, queue, payload);
       String misfire = r.string(prefix + CronJob.MISFIRE_KEY).orElse(null);
-      return misfire == null ? job : job.withMisfire(misfire);
+      job = misfire == null ? job : job.withMisfire(misfire);
+      String overlap = r.string(prefix + CronJob.OVERLAP_KEY).orElse(null);
+      return overlap == null ? job : job.withOverlap(overlap);
     } catch (InvalidConfigException e) {
       throw refused(e);
     }

@@ -68,7 +68,7 @@ final class SettingKeys {
   static final String CRON_PREFIX = CronJob.KEY_PREFIX;
   static final List<String> CAPSULE_KEYS = List.of("queues", "concurrency", "jobs-per-transaction");
   static final List<String> CRON_KEYS =
-      List.of("schedule", "queue", "zone", "payload", CronJob.MISFIRE_KEY);
+      List.of("schedule", "queue", "zone", "payload", CronJob.MISFIRE_KEY, CronJob.OVERLAP_KEY);
 
   private SettingKeys() {}
 

@@ -73,6 +73,21 @@ class PgbusSettingsCronTest {
   }
 
   @Test
+  void readsTheOverlapPolicyAndRefusesABadOneNamingKeyValueAndTheValuesAllowed() {
+    assertThat(read(nightly()).engine().crons().get(0).overlap())
+        .isEqualTo(io.pgbus.OverlapPolicy.ALLOW);
+    assertThat(
+            read(nightly("pgbus.cron.nightly.overlap", "skip")).engine().crons().get(0).overlap())
+        .isEqualTo(io.pgbus.OverlapPolicy.SKIP);
+    assertThatThrownBy(() -> read(nightly("pgbus.cron.nightly.overlap", "sometimes")))
+        .hasMessageStartingWith("pgbus: pgbus.cron.nightly.overlap=sometimes is invalid:")
+        .hasMessageContaining("unknown overlap policy")
+        .hasMessageContaining("use allow")
+        .hasMessageContaining("queue")
+        .hasMessageContaining("cancel-previous");
+  }
+
+  @Test
   void refusesABadMisfirePolicyNamingKeyValueAndTheFormsAllowed() {
     assertThatThrownBy(() -> read(nightly("pgbus.cron.nightly.misfire", "sometimes")))
         .hasMessageStartingWith("pgbus: pgbus.cron.nightly.misfire=sometimes is invalid:")

@@ -358,7 +358,8 @@ public final class JobsResource {
     "result",
     "batchId",
     "dependencies",
-    "attemptsBeforeReplay"
+    "attemptsBeforeReplay",
+    "startBy"
   })
   public record JobDetailJson(
       String id,
@@ -384,7 +385,8 @@ public final class JobsResource {
       String result,
       String batchId,
       String dependencies,
-      int attemptsBeforeReplay) {
+      int attemptsBeforeReplay,
+      String startBy) {
 
     static JobDetailJson of(JobView j, boolean masked) {
       JobJson s = JobJson.of(j, masked);
@@ -412,7 +414,8 @@ public final class JobsResource {
           masked ? null : j.result(),
           j.batchId() == null ? null : String.valueOf(j.batchId()),
           j.dependencies(),
-          j.attemptsBeforeReplay());
+          j.attemptsBeforeReplay(),
+          text(j.startBy()));
     }
   }
 }

@@ -2,6 +2,7 @@ package io.pgbus.jakarta.admin;
 
 import io.pgbus.InvalidScheduleException;
 import io.pgbus.MisfirePolicy;
+import io.pgbus.OverlapPolicy;
 import io.pgbus.ScheduleDefinition;
 import jakarta.json.Json;
 import jakarta.json.JsonException;
@@ -34,7 +35,8 @@ final class ScheduleBody {
           "priority",
           "maxAttempts",
           "misfire",
-          "catchUpLimit");
+          "catchUpLimit",
+          "overlap");
 
   private ScheduleBody() {}
 
@@ -101,7 +103,17 @@ final class ScheduleBody {
       }
       d = d.withMisfire(policy);
     }
-    return d;
+    String overlap = string(o, "overlap", name);
+    return overlap == null ? d : d.withOverlap(overlap(overlap, name));
+  }
+
+  private static OverlapPolicy overlap(String text, String name) {
+    for (OverlapPolicy p : OverlapPolicy.values()) {
+      if (p.name().toLowerCase(Locale.ROOT).equals(text)) {
+        return p;
+      }
+    }
+    throw bad(name, "unknown overlap '" + text + "': use allow, skip, queue or cancel_previous");
   }
 
   private static MisfirePolicy policy(String text, String name) {

@@ -161,6 +161,15 @@ public final class MpMetrics implements PgbusMetrics {
             .build(),
         engine,
         e -> e.status().listener().state().delivering() ? 1 : 0);
+    registry.gauge(
+        Metadata.builder()
+            .withName("pgbus.jobs.expired")
+            .withDescription(
+                "jobs this JVM's maintenance leader cancelled, never started, for their start-by"
+                    + " deadline, since start")
+            .build(),
+        engine,
+        e -> e.status().expired());
     for (EngineStatus.CapsuleStatus c : engine.status().capsules()) {
       String name = c.name();
       Tag capsule = new Tag("capsule", name);

@@ -153,6 +153,14 @@ public final class OtelMetrics implements PgbusMetrics {
                 m -> m.record(engine.status().listener().state().delivering() ? 1 : 0)));
     gauges.add(
         meter
+            .gaugeBuilder("pgbus.jobs.expired")
+            .setDescription(
+                "jobs this JVM's maintenance leader cancelled, never started, for their start-by"
+                    + " deadline, since start")
+            .ofLongs()
+            .buildWithCallback(m -> m.record(engine.status().expired())));
+    gauges.add(
+        meter
             .gaugeBuilder("pgbus.claims")
             .setDescription("claim statements since start")
             .ofLongs()

@@ -153,6 +153,21 @@ CREATE OR REPLACE FUNCTION pgbus.schedule_cron_valid(cron text) RETURNS boolean
       USING ERRCODE = 'check_violation';
   END $$;
 
+-- The rule of pgbus.schedule.overlap (V42), as its CHECK calls it: one of the four policies, else
+-- check_violation naming the value and the allowed ones (the Java API refuses the same values).
+CREATE OR REPLACE FUNCTION pgbus.schedule_overlap_valid(overlap text) RETURNS boolean
+  LANGUAGE plpgsql IMMUTABLE STRICT
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  BEGIN
+    IF schedule_overlap_valid.overlap IN ('allow', 'skip', 'queue', 'cancel_previous') THEN
+      RETURN true;
+    END IF;
+    RAISE EXCEPTION 'pgbus: unknown overlap policy % for a schedule: use allow, skip, queue or cancel_previous',
+      pg_catalog.quote_literal(pg_catalog.left(schedule_overlap_valid.overlap, 80))
+      USING ERRCODE = 'check_violation';
+  END $$;
+
 -- Whether pgbus.node.capsules has the shape an engine writes (NodeStore.capsulesJson): an array of
 -- objects, each with a string name, an array of string queues and a whole-number concurrency. The
 -- fleet read (NodeStore.nodes) expands only such a value, so that one row written by SQL in

@@ -212,6 +212,11 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
                  AND c.state IN ('available', 'scheduled', 'retryable')
                  AND c.run_at <= now()
                  AND c.run_at >= coalesce(v_floor, '-infinity'::timestamptz)
+                 -- A start-by deadline (V43) that passed: never claimed, whatever the leader's
+                 -- expiry has done yet. A filter on the rows the range scan reads, no index
+                 -- condition: NULL for nearly every job, and a late job stays only until the
+                 -- leader cancels it.
+                 AND (c.start_by IS NULL OR c.start_by > now())
                  -- No window: a keyed job that a skipped lock brought into reach waits for a
                  -- claim that sees it among the first candidates.
                  AND CASE WHEN v_ids IS NOT NULL THEN c.id = ANY (v_ids)

@@ -137,6 +137,16 @@ CREATE OR REPLACE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
         'Fix the cause, then replay the job (JobQueue.replay, POST <admin API>/jobs/{id}/replay, or pgbus replay): it runs again with a fresh attempt budget.',
         NULL, v_err);
 
+    ELSIF j.state = 'cancelled' AND v_err LIKE 'expired: not started by %' THEN
+      -- Cancelled by the leader's expiry (JobStore.EXPIRE, V43): never claimed by its start_by.
+      rs := rs || pgbus.explain_reason('expired',
+        format('Job %s was not started by its start-by deadline %s and was cancelled at %s without running.',
+               j.id, j.start_by, j.finalized_at),
+        jsonb_build_object('start_by', j.start_by, 'finalized_at', j.finalized_at,
+                           'attempt', j.attempt, 'run_at', j.run_at),
+        'Enqueue it again with a later deadline (EnqueueOptions.startBy, pgbus.queue.<name>.max-wait), or find out why it waited: a paused queue, a limit, no capsule reading it.',
+        NULL, v_err);
+
     ELSIF j.state = 'cancelled' THEN
       SELECT u.actor, u.at, u.detail INTO v_audit
         FROM pgbus.audit u
@@ -196,6 +206,18 @@ CREATE OR REPLACE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
     ELSE
       -- Waiting: available, scheduled or retryable.
       v_due := j.run_at <= now();
+
+      -- A start-by deadline that passed (V43): the claim refuses the job for good, and the
+      -- leader's expiry cancels it within seconds.
+      IF j.start_by IS NOT NULL AND j.start_by <= now() THEN
+        blocked := true;
+        rs := rs || pgbus.explain_reason('expired',
+          format('Job %s was not claimed by its start-by deadline %s: it never runs, and the maintenance leader cancels it.',
+                 j.id, j.start_by),
+          jsonb_build_object('start_by', j.start_by, 'run_at', j.run_at, 'attempt', j.attempt),
+          'None: the job ends cancelled (expired). Enqueue it again with a later deadline if it must still run.',
+          NULL);
+      END IF;
 
       -- Dependencies (R__links.sql): the edges not completed yet.
       SELECT jsonb_agg(jsonb_build_object('job', d.depends_on,

@@ -52,6 +52,9 @@ CREATE OR REPLACE FUNCTION pgbus.queue_head(queue text, delayed_only boolean DEF
          AND j.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}')
          AND j.priority = v_level
          AND (NOT queue_head.delayed_only OR j.state OPERATOR(pg_catalog.<>) 'available')
+         -- Past its start-by deadline (V43) a job is due no more: the claim refuses it, and no
+         -- capsule may wake for it before the leader cancels it.
+         AND (j.start_by IS NULL OR j.start_by OPERATOR(pg_catalog.>) pg_catalog.now())
        ORDER BY j.run_at LIMIT 1;
       IF v_at < v_head OR v_head IS NULL THEN
         v_head := v_at;

@@ -43,6 +43,18 @@ class AdminInputsTest {
         .hasMessageContaining("this application has no handler");
   }
 
+  @Test
+  void aScheduleBodyTakesAnOverlapPolicyAndRefusesAnUnknownOneWithTheChoices() {
+    String body = "{\"cron\": \"0 3 * * *\", \"queue\": \"reports\", \"overlap\": \"%s\"}";
+    assertThat(ScheduleBody.definition(body.formatted("cancel_previous"), "nightly").overlap())
+        .isEqualTo(io.pgbus.OverlapPolicy.CANCEL_PREVIOUS);
+    assertThat(ScheduleBody.definition("{\"cron\": \"@daily\", \"queue\": \"q\"}", "n").overlap())
+        .isEqualTo(io.pgbus.OverlapPolicy.ALLOW);
+    assertThatThrownBy(() -> ScheduleBody.definition(body.formatted("never"), "nightly"))
+        .isInstanceOf(io.pgbus.InvalidScheduleException.class)
+        .hasMessage("unknown overlap 'never': use allow, skip, queue or cancel_previous");
+  }
+
   private static QueueLimit wanted(String... pairs) {
     var q = new MultivaluedHashMap<String, String>();
     for (int i = 0; i < pairs.length; i += 2) {

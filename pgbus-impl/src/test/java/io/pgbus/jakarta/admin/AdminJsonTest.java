@@ -89,13 +89,14 @@ class AdminJsonTest {
         .contains("\"lastError\":null,\"progress\":null,")
         .endsWith(
             ",\"payload\":null,\"payloadMasked\":true,\"errors\":null,\"result\":null,"
-                + "\"batchId\":\"7\",\"dependencies\":null,\"attemptsBeforeReplay\":0}")
+                + "\"batchId\":\"7\",\"dependencies\":null,\"attemptsBeforeReplay\":0,"
+                + "\"startBy\":null}")
         .doesNotContain("order");
     assertThat(json(JobsResource.JobDetailJson.of(job(null), false)))
         .endsWith(
             ",\"payload\":\"{\\\"order\\\": 42}\",\"payloadMasked\":false,\"errors\":\"[]\","
                 + "\"result\":null,\"batchId\":null,\"dependencies\":null,"
-                + "\"attemptsBeforeReplay\":0}");
+                + "\"attemptsBeforeReplay\":0,\"startBy\":null}");
   }
 
   @Test
@@ -174,7 +175,8 @@ class AdminJsonTest {
     String fields =
         "{\"name\":\"nightly\",\"cron\":\"0 3 * * *\",\"zone\":\"UTC\",\"queue\":\"reports\","
             + "\"payload\":null,\"payloadMasked\":true,\"priority\":0,\"maxAttempts\":null,"
-            + "\"misfire\":\"run_once\",\"catchUpLimit\":null,\"paused\":false,\"lastRun\":null,"
+            + "\"misfire\":\"run_once\",\"catchUpLimit\":null,\"overlap\":\"allow\","
+            + "\"paused\":false,\"lastRun\":null,\"lastJobId\":null,\"lastOutcome\":null,"
             + "\"nextRun\":\"2026-12-01T03:14:00Z\",\"source\":\"api\","
             + "\"updatedAt\":\"2026-12-01T03:14:00Z\",\"updatedBy\":\"alice\",\"error\":null,"
             + "\"problem\":null";

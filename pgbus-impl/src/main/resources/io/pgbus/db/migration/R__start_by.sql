@@ -1,0 +1,73 @@
+-- Repeatable migration: the start-by deadline of a job (V43, issue #31 item 3). See docs/schema.md,
+-- "V43: start-by deadline". Off the enqueue's hot path (only jobs with a deadline call these), so
+-- both pin their search_path.
+
+-- Gives a job that has not started yet its deadline, with the checks of the Java API
+-- (EnqueueOptions.startBy, Jobs): a deadline that is null, not finite, not after now, or not after
+-- the job's run_at (it could never start) is refused with the value and the fix. A job that waits
+-- on dependencies or is in a batch is due when they are done, so only now() bounds its deadline.
+-- False when the job is not waiting to start (gone, running, or finished).
+CREATE OR REPLACE FUNCTION pgbus.set_start_by(job_id bigint, start_by timestamptz)
+  RETURNS boolean
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  DECLARE
+    j record;
+  BEGIN
+    IF set_start_by.start_by IS NULL OR NOT isfinite(set_start_by.start_by) THEN
+      RAISE EXCEPTION 'pgbus: start_by % is not a deadline (job %): give a finite time after now, or enqueue without start_by',
+        coalesce(set_start_by.start_by::text, 'NULL'), set_start_by.job_id
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT x.queue, x.run_at, x.linked INTO j
+      FROM pgbus.job x
+     WHERE x.id = set_start_by.job_id
+       AND x.state = ANY ('{scheduled,available}'::pgbus.job_state[]) AND x.attempt = 0;
+    IF NOT FOUND THEN
+      RETURN false;
+    END IF;
+    IF set_start_by.start_by <= now() THEN
+      RAISE EXCEPTION 'pgbus: start_by % is not after now (%) (queue %): give a deadline in the future, or enqueue without start_by',
+        set_start_by.start_by, now(), j.queue
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT j.linked AND set_start_by.start_by <= j.run_at THEN
+      RAISE EXCEPTION 'pgbus: start_by % is not after the job''s run_at % (queue %): it could never start; give a later deadline or an earlier run_at',
+        set_start_by.start_by, j.run_at, j.queue
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE pgbus.job x SET start_by = set_start_by.start_by WHERE x.id = set_start_by.job_id;
+    RETURN true;
+  END $$;
+
+-- pgbus.enqueue with a start-by deadline: a job not claimed by start_by never runs (it ends
+-- cancelled, 'expired: not started by ...'). A function of its own, not an overload of
+-- pgbus.enqueue: an overload with start_by third would make every positional call that passes a
+-- run_at third ambiguous, and one with start_by last would need defaults that make the existing
+-- calls ambiguous. A duplicate (its unique key held by a waiting or running job) returns that
+-- job's id and leaves its deadline as it is.
+--   SELECT pgbus.enqueue_start_by('reports', '{}', now() + interval '10 minutes');
+CREATE OR REPLACE FUNCTION pgbus.enqueue_start_by(
+    queue text, payload jsonb, start_by timestamptz, run_at timestamptz DEFAULT NULL,
+    priority integer DEFAULT 0, max_attempts integer DEFAULT 25, unique_key text DEFAULT NULL,
+    trace_parent text DEFAULT NULL, trace_state text DEFAULT NULL,
+    concurrency_key text DEFAULT NULL)
+  RETURNS bigint
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  DECLARE
+    e record;
+  BEGIN
+    SELECT * INTO e
+      FROM pgbus.enqueue_job(enqueue_start_by.queue, enqueue_start_by.payload,
+                             enqueue_start_by.run_at, enqueue_start_by.priority,
+                             enqueue_start_by.max_attempts, enqueue_start_by.unique_key,
+                             enqueue_start_by.trace_parent, enqueue_start_by.trace_state,
+                             enqueue_start_by.concurrency_key);
+    IF NOT e.duplicate THEN
+      PERFORM pgbus.set_start_by(e.id, enqueue_start_by.start_by);
+    END IF;
+    RETURN e.id;
+  END $$;

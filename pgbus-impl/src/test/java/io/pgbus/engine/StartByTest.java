@@ -1,0 +1,231 @@
+package io.pgbus.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.pgbus.EnqueueOptions;
+import io.pgbus.InvalidJobException;
+import io.pgbus.Outcome;
+import io.pgbus.admin.Explanation;
+import io.pgbus.engine.testing.Await;
+import io.pgbus.engine.testing.TestDatabase;
+import io.pgbus.engine.testing.TestEngines;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Start-by deadlines (issue #31): a job not claimed by its deadline never runs, whatever the leader
+ * has done yet, and ends cancelled as expired; one claimed before it runs as any other; bad
+ * deadlines are refused on the Java and the SQL path, naming the value and the fix.
+ */
+class StartByTest {
+
+  @RegisterExtension
+  static final TestDatabase db =
+      TestDatabase.migrated()
+          .emptiedBeforeEach("pgbus.job", "pgbus.queue_pause", "pgbus.audit", "pgbus.leader");
+
+  @RegisterExtension final TestEngines engines = new TestEngines(db);
+
+  private static final Duration WAIT = Duration.ofSeconds(20);
+
+  private final Set<Long> ran = ConcurrentHashMap.newKeySet();
+  private final JobStore store = new JobStore();
+
+  @Test
+  void aDeadlineThatPassesWhileTheQueueIsPausedEndsTheJobExpiredAndItNeverRuns() throws Exception {
+    Engine engine = engine("paused_sb");
+    long id;
+    try (Connection c = db.connect()) {
+      assertThat(engine.jobs().pause(c, "paused_sb")).isTrue();
+      id =
+          engine
+              .jobs()
+              .enqueue(
+                  c,
+                  new NewJob(
+                      "paused_sb",
+                      "{}",
+                      EnqueueOptions.defaults().startBy(Instant.now().plusMillis(1500))));
+    }
+    assertThat(db.job(id).state()).isEqualTo("available");
+
+    Await.until(
+        "the leader to expire the job", WAIT, () -> db.job(id).state(), "cancelled"::equals);
+    assertThat(engine.status().expired()).isEqualTo(1);
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.job WHERE id = ? AND start_by IS NOT NULL"
+                    + " AND errors->0->>'error' LIKE 'expired: not started by %'",
+                id))
+        .isEqualTo(1);
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.audit WHERE job_id = ? AND action = 'cancel'"
+                    + " AND actor = 'pgbus' AND (detail->>'expired')::boolean",
+                id))
+        .isEqualTo(1);
+    try (Connection c = db.connect()) {
+      Explanation e = engine.jobs().explain(c, id).orElseThrow();
+      assertThat(e.reasons()).extracting(r -> r.code()).containsExactly("expired");
+      assertThat(engine.jobs().resume(c, "paused_sb")).isTrue();
+    }
+    // Resumed, the queue runs a job enqueued now; the expired one stays cancelled, never run.
+    long after;
+    try (Connection c = db.connect()) {
+      after = engine.jobs().enqueue(c, NewJob.of("paused_sb", "{}"));
+    }
+    Await.until("the next job to run", WAIT, () -> ran.contains(after));
+    assertThat(ran).doesNotContain(id);
+    assertThat(db.job(id).state()).isEqualTo("cancelled");
+  }
+
+  @Test
+  void theClaimRefusesALateJobBeforeAnyLeaderCancelsIt() throws Exception {
+    Jobs jobs = new Jobs(EngineConfig.builder().build());
+    long id;
+    try (Connection c = db.connect()) {
+      id =
+          jobs.enqueue(
+              c,
+              new NewJob(
+                  "late_sb",
+                  "{}",
+                  EnqueueOptions.defaults().startBy(Instant.now().plusSeconds(60))));
+    }
+    // The deadline passes (moved back rather than waited for); no engine, no leader runs.
+    db.update("UPDATE pgbus.job SET start_by = now() - interval '1 millisecond' WHERE id = ?", id);
+    try (Connection c = db.connect()) {
+      assertThat(store.jobClaim(c, List.of("late_sb"), 10, "w", Duration.ofMinutes(1))).isEmpty();
+      assertThat(jobs.explain(c, id).orElseThrow().reasons())
+          .extracting(r -> r.code())
+          .contains("expired");
+      // The leader's expiry, when it comes, makes it final.
+      c.setAutoCommit(false);
+      assertThat(store.jobExpire(c, 100)).containsEntry("late_sb", 1L);
+      c.commit();
+    }
+    assertThat(db.job(id).state()).isEqualTo("cancelled");
+  }
+
+  @Test
+  void aJobClaimedBeforeItsDeadlineRunsNormally() throws Exception {
+    Engine engine = engine("ontime_sb");
+    long id;
+    try (Connection c = db.connect()) {
+      id =
+          engine
+              .jobs()
+              .enqueue(
+                  c,
+                  new NewJob(
+                      "ontime_sb",
+                      "{}",
+                      EnqueueOptions.defaults().startBy(Instant.now().plusSeconds(30))));
+    }
+    Await.until("the job to run", WAIT, () -> ran.contains(id));
+    Await.until("the job to complete", WAIT, () -> db.job(id).state(), "completed"::equals);
+    assertThat(engine.status().expired()).isZero();
+  }
+
+  @Test
+  void aQueuesMaxWaitGivesItsJobsADeadlineCountedFromWhenTheyAreDue() throws Exception {
+    Jobs jobs =
+        new Jobs(
+            EngineConfig.builder()
+                .queuePolicy(
+                    new QueuePolicy("mw_sb", null, null, null, null, Duration.ofMinutes(5)))
+                .build());
+    long id;
+    try (Connection c = db.connect()) {
+      id =
+          jobs.enqueue(
+              c,
+              new NewJob("mw_sb", "{}", EnqueueOptions.defaults().withDelay(Duration.ofHours(1))));
+    }
+    assertThat(
+            db.queryLong(
+                "SELECT extract(epoch FROM start_by - run_at)::bigint FROM pgbus.job WHERE id = ?",
+                id))
+        .isBetween(299L, 301L);
+    assertThatThrownBy(
+            () -> new QueuePolicy("mw_sb", null, null, null, null, Duration.ofSeconds(-5)))
+        .isInstanceOf(InvalidConfigException.class)
+        .hasMessageContaining("pgbus.queue.mw_sb.max-wait=-5s is invalid")
+        .hasMessageContaining("use a positive duration");
+    assertThatThrownBy(() -> new QueuePolicy("mw_sb", null, null, null, null, Duration.ZERO))
+        .hasMessageContaining("pgbus.queue.mw_sb.max-wait=");
+  }
+
+  @Test
+  void aDeadlineInThePastIsRefusedOnTheJavaAndTheSqlPathNamingTheValue() throws Exception {
+    Jobs jobs = new Jobs(EngineConfig.builder().build());
+    Instant past = Instant.parse("2020-01-01T00:00:00Z");
+    try (Connection c = db.connect()) {
+      assertThatThrownBy(
+              () ->
+                  jobs.enqueue(
+                      c, new NewJob("bad_sb", "{}", EnqueueOptions.defaults().startBy(past))))
+          .isInstanceOf(InvalidJobException.class)
+          .hasMessageContaining("startBy 2020-01-01T00:00:00Z for queue 'bad_sb' is not after now")
+          .hasMessageContaining("give a deadline in the future");
+      Instant soon = Instant.now().plusSeconds(60);
+      assertThatThrownBy(
+              () ->
+                  jobs.enqueue(
+                      c,
+                      new NewJob(
+                          "bad_sb",
+                          "{}",
+                          EnqueueOptions.defaults().withRunAt(soon.plusSeconds(60)).startBy(soon))))
+          .hasMessageContaining("is not after the job's due time")
+          .hasMessageContaining("it could never start");
+      assertThatThrownBy(
+              () ->
+                  jobs.enqueueAll(
+                      c,
+                      List.of(new NewJob("bad_sb", "{}", EnqueueOptions.defaults().startBy(soon)))))
+          .hasMessageContaining("enqueueAll does not take startBy");
+    }
+    assertThatThrownBy(
+            () ->
+                db.queryLong(
+                    "SELECT pgbus.enqueue_start_by('bad_sb', '{}', '2020-01-01T00:00:00Z')"))
+        .hasStackTraceContaining("start_by 2020-01-01 00:00:00+00 is not after now")
+        .hasStackTraceContaining("give a deadline in the future");
+    assertThat(db.jobCount()).as("nothing written").isZero();
+
+    // The SQL path with a good deadline; the old pgbus.enqueue keeps its calls.
+    long id =
+        db.queryLong("SELECT pgbus.enqueue_start_by('good_sb', '{}', now() + interval '1 hour')");
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE id = ? AND start_by > now()", id))
+        .isEqualTo(1);
+    assertThat(db.queryLong("SELECT pgbus.enqueue('good_sb', '{}', now())")).isPositive();
+  }
+
+  private Engine engine(String queue) {
+    Engine engine =
+        engines.start(
+            engines
+                .builder(
+                    engines
+                        .config()
+                        .capsule("main", 2, queue)
+                        .leaderTtl(Duration.ofSeconds(2))
+                        .build())
+                .jobs(
+                    (job, tx) -> {
+                      ran.add(job.id());
+                      return Outcome.complete();
+                    }));
+    Await.until("a leader", WAIT, engine::leader);
+    TestEngines.awaitDelivering(engine);
+    return engine;
+  }
+}
