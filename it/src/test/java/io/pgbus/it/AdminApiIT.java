@@ -775,7 +775,7 @@ class AdminApiIT {
     String full =
         "{batchId:null,dependencies:null,errors:%s,"
             + JOB
-            + ",payload:%s,payloadMasked:b,result:%s}";
+            + ",payload:%s,payloadMasked:b,result:%s,startBy:null}";
     Http.Response one = get("jobs/" + dead, "admin", "admin-secret");
     assertEquals(200, one.status(), one.body());
     assertEquals(sortedShape(full.formatted("s", "s", "s", "s")), shape(one.body()));
@@ -789,7 +789,8 @@ class AdminApiIT {
             "result",
             "batchId",
             "dependencies",
-            "attemptsBeforeReplay"));
+            "attemptsBeforeReplay",
+            "startBy"));
     assertEquals(fullKeys, keys(json(one.body())));
     assertFalse(json(one.body()).asJsonObject().getBoolean("payloadMasked"));
     Http.Response masked = get("jobs/" + dead, "viewer", "viewer-secret");
@@ -907,7 +908,8 @@ class AdminApiIT {
   void theScheduleAnswersKeepTheirFieldsNullsAndTypes() throws Exception {
     String name = "wire-" + queue();
     String schedule =
-        "{cron:s,error:null,lastRun:null,maxAttempts:%s,misfire:s,name:s,nextRun:s,"
+        "{cron:s,error:null,lastJobId:null,lastOutcome:null,lastRun:null,maxAttempts:%s,"
+            + "misfire:s,name:s,nextRun:s,overlap:s,"
             + "catchUpLimit:%s,paused:b,payload:%s,payloadMasked:b,priority:i,problem:null,"
             + "queue:s,source:s,updatedAt:s,updatedBy:s,zone:s}";
     List<String> scheduleKeys =
@@ -922,8 +924,11 @@ class AdminApiIT {
             "maxAttempts",
             "misfire",
             "catchUpLimit",
+            "overlap",
             "paused",
             "lastRun",
+            "lastJobId",
+            "lastOutcome",
             "nextRun",
             "source",
             "updatedAt",
