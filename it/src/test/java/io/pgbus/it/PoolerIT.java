@@ -186,7 +186,9 @@ class PoolerIT {
     Http.Response doctor = Http.get(root + "/api/pgbus/doctor", "admin", "admin-secret");
     Http.Response finalReady = Http.get(ready);
 
-    assertEquals(1, killed, "listener connections terminated");
+    // At least this deployment's listener: in the full IT run another deployment on the same
+    // server (and database) may still have its own, one per deployed pgbus runtime.
+    assertTrue(killed >= 1, "listener connections terminated: " + killed);
     assertEquals(ids.size(), countIn("completed", ids), "jobs completed");
     assertEquals(0, countIn("dead", ids), "jobs dead");
     // One committed run per job: a second run of a completed job would have committed its row.
