@@ -88,6 +88,8 @@ final class Browser implements AutoCloseable {
     try {
       return new WebDriverWait(driver, Duration.ofSeconds(seconds))
           .pollingEvery(Duration.ofMillis(100))
+          // A page that renders again between a find and a read: the next poll finds it anew.
+          .ignoring(org.openqa.selenium.StaleElementReferenceException.class)
           .until(condition);
     } catch (TimeoutException e) {
       throw new AssertionError(

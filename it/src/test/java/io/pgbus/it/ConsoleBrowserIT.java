@@ -592,7 +592,7 @@ class ConsoleBrowserIT {
       b.click("#confirm-ok");
       b.await(10, d -> b.find("#limits-current").getText().equals("global 5, per key 1"));
       b.await(10, d -> b.count("#limits-history tbody tr") == 2);
-      assertTrue(b.find("#limits-history tbody tr").getText().contains("admin"));
+      b.await(10, d -> b.find("#limits-history tbody tr").getText().contains("admin"));
       assertEquals(
           2L,
           count(
