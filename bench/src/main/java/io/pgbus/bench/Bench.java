@@ -27,6 +27,10 @@ public final class Bench {
   private Bench() {}
 
   public static void main(String[] args) throws Exception {
+    if (List.of(args).contains("--help") || List.of(args).contains("-h")) {
+      System.out.println(BenchOptions.USAGE);
+      return;
+    }
     BenchOptions options;
     try {
       options = BenchOptions.parse(args);
