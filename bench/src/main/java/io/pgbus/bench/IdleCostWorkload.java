@@ -145,7 +145,8 @@ final class IdleCostWorkload {
                 pgbusRuns.size())
             + Results.table(List.of("W3", "pgbus", "raw"), rows)
             + "\n"
-            + connections());
+            + connections()
+            + others());
     double perJvm =
         Stats.median(
             values(
@@ -161,6 +162,26 @@ final class IdleCostWorkload {
             + " as the leader",
         perJvm <= 0.1,
         pss ? "pg_stat_statements" : "xact_commit (pg_stat_statements not preloaded)");
+  }
+
+  /** The statements counted as "other" in run 1, so that an idle cost that grew names its cause. */
+  private String others() {
+    var out = new StringBuilder();
+    pgbusRuns.get(0).queries().entrySet().stream()
+        .filter(e -> StatementKind.of(e.getKey()) == StatementKind.OTHER && e.getValue()[0] > 0)
+        .forEach(
+            e ->
+                out.append(
+                    String.format(
+                        Locale.ROOT,
+                        "- %.0f × `%s`%n",
+                        e.getValue()[0],
+                        abbreviated(e.getKey().replaceAll("\\s+", " ").trim()))));
+    return out.isEmpty() ? "" : "\npgbus statements counted as other in run 1:\n\n" + out;
+  }
+
+  private static String abbreviated(String sql) {
+    return sql.length() <= 120 ? sql : sql.substring(0, 117) + "...";
   }
 
   private String connections() {

@@ -92,9 +92,12 @@ final class Elector extends Loop {
     this.onRenewed = Objects.requireNonNull(onRenewed);
   }
 
-  /** Told of each renewal: whether any job was running, as read at {@code atNanos} or later. */
+  /**
+   * Told of each renewal: whether any job was running and the earliest start-by deadline of a
+   * waiting job (null: none), as read at {@code atNanos} or later.
+   */
   interface RenewalSeen {
-    void renewed(boolean jobsRunning, long atNanos);
+    void renewed(boolean jobsRunning, java.time.Instant nextStartBy, long atNanos);
   }
 
   /** The lease a leader writes: three quarters of the TTL (see the class comment). */
@@ -232,7 +235,7 @@ final class Elector extends Loop {
         LeaderStore.Renewal renewal = store.leaderRenew(c, MAINTENANCE, holder, lease(ttl));
         if (renewal.renewed()) {
           leaseEndsNanos = renewedAt + lease(ttl).toNanos();
-          onRenewed.renewed(renewal.jobsRunning(), renewedAt);
+          onRenewed.renewed(renewal.jobsRunning(), renewal.nextStartBy(), renewedAt);
         } else {
           change(false, "its lease was taken over");
         }

@@ -139,7 +139,7 @@ public final class Engine {
             config.workerId(),
             config.elector(),
             maintainer::leadershipChanged,
-            maintainer::jobsRunningSeen,
+            maintainer::renewalSeen,
             this::connectionLost);
     listenToChanges();
     rideOnTicks();

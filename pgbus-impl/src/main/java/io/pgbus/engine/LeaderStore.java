@@ -5,6 +5,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
 
 /**
  * All SQL on {@code pgbus.leader}: the lease row that elects one maintenance leader. Written to
@@ -48,12 +50,17 @@ final class LeaderStore {
 
   // The renewal also reads whether any job runs anywhere (job_lease_idx holds running jobs only):
   // while none does, the leader's rescue has nothing to look at and skips its rounds
-  // (Maintainer.jobsRunningSeen), so an idle deployment's leader pays no statement for it (#26).
+  // (Maintainer.renewalSeen), so an idle deployment's leader pays no statement for it (#26). And
+  // the earliest start-by deadline of a waiting job (job_start_by_idx holds only jobs that have
+  // one: empty in an idle deployment), so the expiry needs no probe of its own (V43).
   private static final String RENEW =
       """
       UPDATE pgbus.leader SET expires_at = now() + ?::float8 * interval '1 millisecond'
        WHERE name = ?::text AND holder = ?::text
-      RETURNING EXISTS (SELECT 1 FROM pgbus.job j WHERE j.state OPERATOR(pg_catalog.=) 'running')
+      RETURNING EXISTS (SELECT 1 FROM pgbus.job j WHERE j.state OPERATOR(pg_catalog.=) 'running'),
+                (SELECT min(j.start_by) FROM pgbus.job j
+                  WHERE j.start_by IS NOT NULL
+                    AND j.state OPERATOR(pg_catalog.=) ANY ('{available,scheduled,retryable}'))
       """;
 
   // One statement: the lease row goes and, when it was ours, a NOTIFY on Channels.LEADER tells
@@ -93,18 +100,22 @@ final class LeaderStore {
 
   /**
    * What a renewal found: whether the lease was still ours, and, when it was, whether any job was
-   * running in the deployment.
+   * running in the deployment and the earliest start-by deadline of a waiting job (null: none).
    */
-  record Renewal(boolean renewed, boolean jobsRunning) {}
+  record Renewal(boolean renewed, boolean jobsRunning, Instant nextStartBy) {}
 
-  /** Extends our lease, and reads whether any job runs. */
+  /** Extends our lease, and reads whether any job runs and the next start-by deadline. */
   Renewal leaderRenew(Connection c, String name, String holder, Duration ttl) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(RENEW)) {
       ps.setLong(1, ttl.toMillis());
       ps.setString(2, name);
       ps.setString(3, holder);
       try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? new Renewal(true, rs.getBoolean(1)) : new Renewal(false, true);
+        if (!rs.next()) {
+          return new Renewal(false, true, null);
+        }
+        OffsetDateTime next = rs.getObject(2, OffsetDateTime.class);
+        return new Renewal(true, rs.getBoolean(1), next == null ? null : next.toInstant());
       }
     }
   }

@@ -2,6 +2,7 @@ package io.pgbus.engine;
 
 import java.sql.Connection;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -18,13 +19,13 @@ import javax.sql.DataSource;
  * retention back off toward ten times their base interval while they find nothing to do and snap
  * back as soon as they do something, so an idle deployment pays almost nothing for them; rescue
  * also skips its rounds while the leader's lease renewals find no job running anywhere ({@link
- * #jobsRunningSeen}). Schedules run at the next due run of any schedule (at least once per poll
+ * #renewalSeen}). Schedules run at the next due run of any schedule (at least once per poll
  * ceiling), see {@link ScheduleEnqueuer}.
  *
- * <p>{@code ExpireTask} cancels waiting jobs past their start-by deadline. A fourth task, {@code
- * RollupTask}, writes the queues' per-minute history, backing off the same way; a fifth, {@code
- * ArchiveTask}, moves finished jobs into pgbus.job_history and keeps its partitions ({@link
- * ArchiveStore}).
+ * <p>{@code ExpireTask} cancels waiting jobs past their start-by deadline, which the renewals also
+ * read. A fourth task, {@code RollupTask}, writes the queues' per-minute history, backing off the
+ * same way; a fifth, {@code ArchiveTask}, moves finished jobs into pgbus.job_history and keeps its
+ * partitions ({@link ArchiveStore}).
  */
 final class Maintainer extends Loop {
 
@@ -143,32 +144,53 @@ final class Maintainer extends Loop {
 
   /**
    * Cancels the waiting jobs whose start-by deadline passed (V43; {@link JobStore#jobExpire}), in
-   * one transaction with the reports to their batches and dependents. A round first reads the
-   * earliest deadline of a waiting job (one autocommit statement on an index of the jobs that have
-   * one); it opens the transaction only once that has passed, and otherwise waits until it (at most
-   * {@link #IDLE}). An idle deployment pays one statement a minute for it. The claim already
-   * refuses a late job, so the wait only delays when its end becomes final and visible; a job
-   * enqueued with a nearer deadline during the wait is seen at the next round.
+   * one transaction with the reports to their batches and dependents. It knows the earliest
+   * deadline of a waiting job from the leader's lease renewal (every quarter of {@code
+   * pgbus.leader.ttl}, {@link #renewalSeen}), so an idle deployment pays no statement for it; a
+   * round runs once that deadline has passed (checked every second, for free). After a round, and
+   * when a leadership begins, it reads the next deadline itself (one autocommit statement on an
+   * index of the jobs that have one). The claim already refuses a late job, so the wait only delays
+   * when its end becomes final and visible: a deadline enqueued on another JVM is seen at the next
+   * renewal (15 s with the defaults).
    */
   private final class ExpireTask extends Task {
-    static final Duration IDLE = Duration.ofSeconds(60);
+    // The maintainer's thread reads and writes these; leadershipChanged (another thread) clears
+    // known, hence volatile. Not known: the next round reads the deadline itself.
+    private volatile boolean known;
+    private Instant next; // the earliest deadline known; null: none
+    private long readAt; // System.nanoTime() before next was read
+
     private final JobStore store;
-    private Duration wait = IDLE;
 
     ExpireTask(JobStore store) {
       super("expire", Duration.ofSeconds(1));
       this.store = store;
     }
 
+    void forget() {
+      known = false;
+    }
+
+    @Override
+    boolean mayFindWork(long nowNanos) {
+      Renewed r = renewed;
+      if (known && r != null && r.atNanos - readAt > 0) {
+        next = r.nextStartBy;
+        readAt = r.atNanos;
+      }
+      return !known || (next != null && !next.isAfter(Instant.now()));
+    }
+
     @Override
     long runOnce(Connection c) throws Exception {
-      java.time.Instant next = store.jobNextStartBy(c);
-      java.time.Instant now = java.time.Instant.now();
-      if (next == null || next.isAfter(now)) {
-        wait = next == null ? IDLE : min(IDLE, Duration.between(now, next).plusMillis(50));
-        return 0;
+      if (!known) {
+        readAt = System.nanoTime();
+        next = store.jobNextStartBy(c);
+        known = true;
+        if (next == null || next.isAfter(Instant.now())) {
+          return 0;
+        }
       }
-      wait = backoff.base();
       long n =
           endJobs(
               c,
@@ -176,12 +198,13 @@ final class Maintainer extends Loop {
               "pgbus cancelled jobs not started by their start-by deadline (expired), by queue:"
                   + " {0}");
       expired.addAndGet(n);
+      known = false; // the next deadline: read at the next round
       return n;
     }
 
     @Override
     Duration after(long progress) {
-      return progress > 0 ? backoff.base() : wait;
+      return backoff.base();
     }
   }
 
@@ -305,10 +328,12 @@ final class Maintainer extends Loop {
   private final AtomicLong scheduleWakes = new AtomicLong();
   private final Task schedules; // null: no schedules
   private final Task rescue;
+  private final ExpireTask expire;
   private final Duration nothingToRescueFor;
   // When the leader's last lease renewal found no running job (System.nanoTime, taken before it);
   // null when it found one, or none has been read since this engine became the leader.
   private volatile Long noneRunningAt;
+  private volatile Renewed renewed;
 
   Maintainer(
       DataSource dataSource,
@@ -329,7 +354,8 @@ final class Maintainer extends Loop {
       all.add(schedules);
     }
     all.add(rescue);
-    all.add(new ExpireTask(store));
+    this.expire = new ExpireTask(store);
+    all.add(expire);
     all.add(new PruneTask(store, config.pruneInterval(), retention));
     all.add(new RollupTask(config.historyRetention()));
     all.add(new ArchiveTask(retention));
@@ -429,16 +455,22 @@ final class Maintainer extends Loop {
   }
 
   /**
-   * The leader's lease renewal read whether any job runs anywhere ({@link Elector}), at {@code
-   * atNanos} or later; any thread.
+   * The leader's lease renewal read whether any job runs anywhere and the earliest start-by
+   * deadline of a waiting job ({@link Elector}), at {@code atNanos} or later; any thread.
    */
-  void jobsRunningSeen(boolean running, long atNanos) {
+  void renewalSeen(boolean running, Instant nextStartBy, long atNanos) {
     noneRunningAt = running ? null : atNanos;
+    renewed = new Renewed(nextStartBy, atNanos);
   }
+
+  /** What the last renewal read of the start-by deadlines ({@link ExpireTask}). */
+  private record Renewed(Instant nextStartBy, long atNanos) {}
 
   /** Leadership changed: a new leader starts every task at once, at its base interval. */
   void leadershipChanged() {
     noneRunningAt = null;
+    renewed = null;
+    expire.forget();
     for (Task t : tasks) {
       t.backoff.reset();
       t.nextAt = System.nanoTime();

@@ -20,10 +20,11 @@ class IdleBackoffTest {
   @RegisterExtension final TestEngines engines = new TestEngines(db);
 
   @Test
-  void growsByOneBaseIntervalPerIdleRoundUpToTenTimes() {
+  void doublesPerIdleRoundUpToTenTimes() {
     var backoff = new IdleBackoff(Duration.ofSeconds(30));
     assertThat(backoff.next(0)).isEqualTo(Duration.ofSeconds(60));
-    assertThat(backoff.next(0)).isEqualTo(Duration.ofSeconds(90));
+    assertThat(backoff.next(0)).isEqualTo(Duration.ofSeconds(120));
+    assertThat(backoff.next(0)).isEqualTo(Duration.ofSeconds(240));
     for (int i = 0; i < 20; i++) {
       backoff.next(0);
     }
@@ -50,7 +51,8 @@ class IdleBackoffTest {
     Thread.sleep(3_000);
     double seconds = (System.nanoTime() - start) / 1e9;
     long idleRounds = engine.status().maintenanceRounds() - roundsAtStart;
-    // Without backoff: 2 tasks x 20 rounds/s. With it, the interval grows 50, 100, ... 500 ms.
+    // Without backoff: 2 tasks x 20 rounds/s. With it, the interval grows 50, 100, 200, 400, 500
+    // ms.
     double fullRate = 2 * seconds / 0.05;
     assertThat((double) idleRounds).as("idle rounds in %.1f s", seconds).isLessThan(fullRate / 3);
 

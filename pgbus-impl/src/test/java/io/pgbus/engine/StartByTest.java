@@ -40,9 +40,9 @@ class StartByTest {
 
   @Test
   void aDeadlineThatPassesWhileTheQueueIsPausedEndsTheJobExpiredAndItNeverRuns() throws Exception {
-    // Paused and enqueued before the leader starts: its expiry's first probe finds the deadline
+    // Paused and enqueued before the leader starts: its expiry's first read finds the deadline
     // ahead and waits exactly until it. (A deadline enqueued later on another JVM is found by the
-    // next probe, at most a minute on: Maintainer.ExpireTask.)
+    // leader's next lease renewal: Maintainer.ExpireTask.)
     long id;
     try (Connection c = db.connect()) {
       assertThat(new Jobs(engines.config().build()).pause(c, "paused_sb")).isTrue();
@@ -86,6 +86,35 @@ class StartByTest {
     Await.until("the next job to run", WAIT, () -> ran.contains(after));
     assertThat(ran).doesNotContain(id);
     assertThat(db.job(id).state()).isEqualTo("cancelled");
+  }
+
+  @Test
+  void aDeadlineEnqueuedWhileTheLeaderIdlesIsSeenAtItsNextLeaseRenewal() throws Exception {
+    Engine engine = engine("idle_sb");
+    try (Connection c = db.connect()) {
+      assertThat(engine.jobs().pause(c, "later_sb")).isTrue();
+    }
+    // The expiry's own first read is long done: from here on only the renewals (every 500 ms
+    // with this TTL) tell it of a deadline. Before they did, its next read came a minute later.
+    Thread.sleep(1_500);
+    long id;
+    try (Connection c = db.connect()) {
+      id =
+          engine
+              .jobs()
+              .enqueue(
+                  c,
+                  new NewJob(
+                      "later_sb",
+                      "{}",
+                      EnqueueOptions.defaults().startBy(Instant.now().plusMillis(500))));
+    }
+    Await.until(
+        "the leader to expire the job",
+        Duration.ofSeconds(8),
+        () -> db.job(id).state(),
+        "cancelled"::equals);
+    assertThat(engine.status().expired()).isEqualTo(1);
   }
 
   @Test
