@@ -297,13 +297,13 @@ public final class TestDatabase
   /** The job's row as it is now. */
   public JobRow job(long id) {
     requireCreated();
-    return JobRow.find(helperDataSource, id);
+    return JobRow.find(schema.wrap(helperDataSource), id);
   }
 
   /** The jobs of a queue, by id. */
   public List<JobRow> jobs(String queue) {
     requireCreated();
-    return JobRow.inQueue(helperDataSource, queue);
+    return JobRow.inQueue(schema.wrap(helperDataSource), queue);
   }
 
   /** Opens a LISTEN connection on the channels of these queues ({@code pgbus_<queue>}). */
