@@ -57,8 +57,10 @@ final class Notifier extends Loop {
 
   // Qualified with pg_catalog: the listener connection keeps the application's search_path (see
   // JobStore), and none of these three has an exact match there (varchar binds, anyarray).
+  // The name is a literal, so that it is mapped with the text onto the instance's schema.
   private static final String SET_NAME =
-      "SELECT pg_catalog.set_config('application_name', ?, false)";
+      "SELECT pg_catalog.set_config('application_name', '%s', false)"
+          .formatted(Channels.LISTENER_APPLICATION_NAME);
   private static final String LISTEN =
       """
       SELECT pgbus.listen(pg_catalog.array_cat(
@@ -377,7 +379,6 @@ final class Notifier extends Loop {
               + "): a transaction-mode pooler? Set pgbus.listener.url to the database itself");
     }
     try (PreparedStatement ps = c.prepareStatement(SET_NAME)) {
-      ps.setString(1, Channels.LISTENER_APPLICATION_NAME);
       ps.execute();
     }
     try (PreparedStatement ps = c.prepareStatement(LISTEN)) {

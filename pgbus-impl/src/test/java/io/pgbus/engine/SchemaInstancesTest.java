@@ -111,6 +111,16 @@ class SchemaInstancesTest {
     TestEngines.awaitDelivering(pgbus);
     TestEngines.awaitDelivering(tenant);
     assertThat(tenant.schema().name()).isEqualTo(TENANT);
+    // Each instance's fleet is its own listeners (application_name pgbus-listener, tenant_b:-...).
+    try (Connection p = plain().getConnection();
+        Connection t = db.connect()) {
+      assertThat(new FleetStore().listeners(p))
+          .extracting(FleetStore.ListenerBackend::pid)
+          .containsExactly(pgbus.status().listener().backendPid());
+      assertThat(new FleetStore().listeners(t))
+          .extracting(FleetStore.ListenerBackend::pid)
+          .containsExactly(tenant.status().listener().backendPid());
+    }
 
     try (Connection spy = DriverManager.getConnection(db.jdbcUrl())) {
       try (Statement st = spy.createStatement()) {
