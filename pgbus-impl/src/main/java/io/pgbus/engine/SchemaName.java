@@ -40,13 +40,13 @@ public final class SchemaName {
    * - "pgbus." starting a qualified name or custom setting (pgbus.job, pgbus.wake): not inside a
    *   longer name, and not a configuration key quoted in a message (pgbus.worker-id,
    *   pgbus.history.retention, pgbus.maintenance=true): SQL names a column through an alias, never
-   *   as pgbus.table.column;
+   *   as pgbus.table.column; nor the sealed payload's field 'pgbus.enc' (JobCipher), which is data;
    * - the schema in a pinned search_path (pg_catalog, pgbus, pg_temp) and in 'pgbus'::regnamespace;
    * - a channel literal ('pgbus_' || queue, 'pgbus-cancel', ...): see channel().
    */
   private static final Pattern PGBUS =
       Pattern.compile(
-          "(?<![\\w$.\"])pgbus(?=\\.[a-z_])(?!\\.[a-z_]+(?:[-=]|\\.[a-z_]))"
+          "(?<![\\w$.\"])pgbus(?=\\.[a-z_])(?!\\.[a-z_]+(?:[-=]|\\.[a-z_]))(?!\\.enc(?![\\w]))"
               + "|(?<=pg_catalog, )pgbus(?=, pg_temp)"
               + "|(?<=')pgbus(?='::regnamespace)"
               + "|(?<=')(pgbus)(?=[-_])");

@@ -55,7 +55,7 @@ class SchemaNameTest {
     String sql =
         "RAISE EXCEPTION 'pgbus: the worker id % is invalid (pgbus.worker-id), see"
             + " pgbus.history.retention and pgbus.maintenance=true' FROM my_pgbus.x, \"pgbus\".y,"
-            + " a.pgbus.z, pgbus2.w";
+            + " a.pgbus.z, pgbus2.w, j.payload ->> 'pgbus.enc'";
     assertThat(TENANT.sql(sql)).isEqualTo(sql);
   }
 
