@@ -18,9 +18,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Two applications on one server and one database (issue #30): one in the default schema pgbus,
- * one with {@code pgbus.schema=it_tenant}, both reading the queue it_twin. Each runs only the jobs
- * of its own schema, and the second elects its own leader in its schema.
+ * Two applications on one server and one database (issue #30): one in the default schema pgbus, one
+ * with {@code pgbus.schema=it_tenant}, both reading the queue it_twin. Each runs only the jobs of
+ * its own schema, and the second elects its own leader in its schema.
  */
 @ExtendWith(ArquillianExtension.class)
 @RunAsClient
@@ -41,10 +41,12 @@ class SchemaInstancesIT {
   }
 
   private static WebArchive app(String name, String... more) {
-    List<String> config = new ArrayList<>(List.of(
-        "pgbus.worker-id=" + name,
-        "pgbus.capsules=twin",
-        "pgbus.capsule.twin.queues=it_twin"));
+    List<String> config =
+        new ArrayList<>(
+            List.of(
+                "pgbus.worker-id=" + name,
+                "pgbus.capsules=twin",
+                "pgbus.capsule.twin.queues=it_twin"));
     config.addAll(List.of(more));
     return PgbusWars.of(name, config.toArray(String[]::new)).addClass(TwinHandler.class);
   }
@@ -63,8 +65,7 @@ class SchemaInstancesIT {
           Duration.ofSeconds(120),
           () ->
               Sql.value(db, "SELECT pg_catalog.to_regclass('" + TENANT + ".leader')") != null
-                  && TENANT_APP.equals(
-                      Sql.value(db, "SELECT holder FROM " + TENANT + ".leader")));
+                  && TENANT_APP.equals(Sql.value(db, "SELECT holder FROM " + TENANT + ".leader")));
       List<Long> inPgbus = new ArrayList<>();
       List<Long> inTenant = new ArrayList<>();
       for (int i = 0; i < 3; i++) {

@@ -6,7 +6,9 @@ import io.pgbus.JobHandler;
 import io.pgbus.Outcome;
 import jakarta.enterprise.context.ApplicationScoped;
 
-/** Completes every job of it_twin, the queue both applications of {@link SchemaInstancesIT} read. */
+/**
+ * Completes every job of it_twin, the queue both applications of {@link SchemaInstancesIT} read.
+ */
 @ApplicationScoped
 @Handles("it_twin")
 public class TwinHandler implements JobHandler<Marker> {

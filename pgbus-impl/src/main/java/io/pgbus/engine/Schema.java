@@ -66,7 +66,9 @@ public final class Schema {
    * on that schema is the window's question, asked after.
    */
   public static String migrate(DataSource dataSource, BuildVersion build) {
-    return migrate(dataSource, build, SchemaName.DEFAULT);
+    // A datasource wrapped for a schema (SchemaName#wrap) migrates that schema.
+    SchemaName schema = SchemaConnections.schemaOf(dataSource);
+    return migrate(dataSource, build, schema == null ? SchemaName.DEFAULT : schema);
   }
 
   /**
