@@ -109,6 +109,6 @@ class SchemaInstancesIT {
     return Sql.count(
         db,
         "SELECT count(*) FROM " + schema + ".job_all WHERE id = ANY(?) AND state = 'completed'",
-        ids.toArray(Long[]::new));
+        (Object) ids.toArray(Long[]::new));
   }
 }
