@@ -21,6 +21,11 @@ document.getElementById('who').textContent =
 // Every time on the pages is the browser's local time with its offset; the zone is named here.
 document.getElementById('who').after(h('span', { id: 'zone', title: 'Times are shown in this zone, with their UTC offset' }, `times in ${ZONE}`));
 document.body.dataset.role = session.admin ? 'admin' : 'viewer';
+// Another application's instance in the same database (pgbus.schema) must not pass for this one.
+if (session.schema && session.schema !== 'pgbus') {
+  document.querySelector('header .brand').textContent = `pgbus · ${session.schema}`;
+  document.title = `pgbus console · ${session.schema}`;
+}
 
 function parse() {
   const [path, q] = location.hash.replace(/^#\/?/, '').split('?');

@@ -89,7 +89,7 @@ class DeployGateIT {
   }
 
   // The test's own connections: not recorded by a hostile public (-Phostile-public).
-  private static PGSimpleDataSource helper() {
+  static PGSimpleDataSource helper() {
     var ds = new PGSimpleDataSource();
     ds.setUrl(
         "jdbc:postgresql://"

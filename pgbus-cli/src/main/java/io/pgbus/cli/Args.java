@@ -16,7 +16,7 @@ import java.util.TreeSet;
 final class Args {
 
   /** Flags every command takes, with a value. */
-  static final Set<String> GLOBAL_VALUES = Set.of("url", "user", "password-file", "set");
+  static final Set<String> GLOBAL_VALUES = Set.of("url", "user", "password-file", "schema", "set");
 
   /** Switches every command takes. */
   static final Set<String> GLOBAL_SWITCHES = Set.of("json", "yes", "help");

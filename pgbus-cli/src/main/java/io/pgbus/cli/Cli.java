@@ -125,6 +125,8 @@ final class Cli {
         --user <role>           the database role (PGBUS_CLI_USER)
         --password-file <file>  a file whose first line is the password; or PGBUS_CLI_PASSWORD
                                 (never a flag: other users see command lines)
+        --schema <name>         the instance's schema, as the servers' pgbus.schema (PGBUS_SCHEMA;
+                                default pgbus)
         --set <key>=<value>     a pgbus.* key as the servers read it (docs/configuration.md);
                                 also -D<key>=<value> or its environment variable (PGBUS_...)
         --json                  one JSON document on stdout

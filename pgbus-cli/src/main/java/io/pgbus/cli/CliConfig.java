@@ -1,5 +1,7 @@
 package io.pgbus.cli;
 
+import io.pgbus.engine.InvalidConfigException;
+import io.pgbus.engine.SchemaName;
 import io.pgbus.jakarta.ServerSettings;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -57,6 +59,7 @@ final class CliConfig {
     putFlag(flags, URL, args.value("url"));
     putFlag(flags, USER, args.value("user"));
     putFlag(flags, PASSWORD_FILE, args.value("password-file"));
+    putFlag(flags, SchemaName.KEY, args.value("schema"));
     return new CliConfig(flags, env, system);
   }
 
@@ -116,6 +119,15 @@ final class CliConfig {
               + " drop password= from it and set PGBUS_CLI_PASSWORD or --password-file");
     }
     return url;
+  }
+
+  /** The instance's schema: {@code --schema}, else {@code pgbus.schema} as the servers read it. */
+  SchemaName schema() {
+    try {
+      return get(SchemaName.KEY).map(SchemaName::of).orElse(SchemaName.DEFAULT);
+    } catch (InvalidConfigException e) {
+      throw CliException.usage(e.keyedMessage() + " (--schema)");
+    }
   }
 
   String user() {

@@ -1,5 +1,6 @@
 package io.pgbus.cli;
 
+import io.pgbus.engine.SchemaName;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -19,10 +20,18 @@ final class Database {
   /** pgbus.audit.actor and pgbus.job.enqueued_by hold at most this many characters (V7). */
   static final int MAX_ACTOR = 256;
 
-  private final PGSimpleDataSource dataSource = new PGSimpleDataSource();
+  private final PGSimpleDataSource plain = new PGSimpleDataSource();
+  private final SchemaName schema;
+  // The connections of every command: SQL written against pgbus. runs in the instance's schema.
+  private final DataSource dataSource;
   private String actor;
 
   Database(String url, String user, String password) {
+    this(url, user, password, SchemaName.DEFAULT);
+  }
+
+  Database(String url, String user, String password, SchemaName schema) {
+    PGSimpleDataSource dataSource = plain;
     dataSource.setURL(url);
     if (user != null) {
       dataSource.setUser(user);
@@ -32,10 +41,17 @@ final class Database {
     }
     dataSource.setApplicationName("pgbus-cli");
     dataSource.setConnectTimeout(CONNECT_TIMEOUT_SECONDS);
+    this.schema = schema;
+    this.dataSource = schema.wrap(plain);
   }
 
   DataSource dataSource() {
     return dataSource;
+  }
+
+  /** The instance's schema ({@code --schema}, {@code pgbus.schema}). */
+  SchemaName schema() {
+    return schema;
   }
 
   @FunctionalInterface

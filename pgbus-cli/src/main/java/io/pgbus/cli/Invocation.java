@@ -44,7 +44,7 @@ final class Invocation {
   /** The database, from the configured URL and credentials, on first use. */
   Database database() {
     if (database == null) {
-      database = new Database(config.url(), config.user(), config.password());
+      database = new Database(config.url(), config.user(), config.password(), config.schema());
     }
     return database;
   }

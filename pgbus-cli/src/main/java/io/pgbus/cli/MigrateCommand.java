@@ -49,7 +49,7 @@ final class MigrateCommand implements Command {
     try (Connection c = ds.getConnection()) {
       before = Schema.installedVersion(c);
     }
-    String after = Schema.migrate(ds);
+    String after = Schema.migrate(ds, BuildVersion.current(), in.database().schema());
     SchemaWindow window;
     try (Connection c = ds.getConnection()) {
       window = SchemaWindow.read(c);

@@ -81,4 +81,20 @@ class MigrateAndCheckTest {
     assertThat(byCapsule.exit()).as(byCapsule.out() + byCapsule.err()).isZero();
     assertThat(byCapsule.out()).contains("deploy gate: OK");
   }
+
+  @Test
+  @Order(6)
+  void anotherSchemaIsMigratedAndWorkedOnWithSchema() {
+    CliRunner.Result r = cli.run("migrate", "--schema", "tenant_c");
+    assertThat(r.exit()).as(r.err()).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM \"tenant_c\".schema_history")).isPositive();
+    long before = db.queryLong("SELECT count(*) FROM pgbus.job_all");
+    assertThat(cli.run("enqueue", "mail", "{}", "--schema", "tenant_c").exit()).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM \"tenant_c\".job WHERE queue = 'mail'"))
+        .isEqualTo(1);
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job_all")).isEqualTo(before);
+    CliRunner.Result bad = cli.run("queues", "--schema", "Tenant-C");
+    assertThat(bad.exit()).isEqualTo(2);
+    assertThat(bad.err()).contains("pgbus.schema=Tenant-C is not an SQL identifier");
+  }
 }

@@ -14,12 +14,18 @@ import java.util.regex.Pattern;
  *     AdminResource} subclass), below the context root
  * @param refreshSeconds {@code pgbus.console.refresh}: how often a visible page reloads its data
  */
-record ConsoleConfig(boolean enabled, String path, String api, int refreshSeconds) {
+record ConsoleConfig(boolean enabled, String path, String api, int refreshSeconds, String schema) {
 
   static final String ENABLED = "pgbus.console.enabled";
   static final String PATH = "pgbus.console.path";
   static final String API = "pgbus.console.api";
   static final String REFRESH = "pgbus.console.refresh";
+
+  /**
+   * The instance's schema, shown in the console's title when it is not the default; pgbus-impl
+   * validates it at deployment (io.pgbus.engine.SchemaName).
+   */
+  static final String SCHEMA = "pgbus.schema";
 
   static final String DEFAULT_PATH = "/pgbus";
   static final String DEFAULT_API = "/api/pgbus/admin";
@@ -54,7 +60,8 @@ record ConsoleConfig(boolean enabled, String path, String api, int refreshSecond
         Boolean.parseBoolean(enabled),
         settings.apply(PATH).orElse(DEFAULT_PATH).strip(),
         settings.apply(API).orElse(DEFAULT_API).strip(),
-        Integer.parseInt(m.group(1)));
+        Integer.parseInt(m.group(1)),
+        settings.apply(SCHEMA).orElse("pgbus").strip());
   }
 
   private static String checkPath(String key, String value) {

@@ -116,6 +116,8 @@ final class ConsoleServlet extends HttpServlet {
             + Json.string(req.getContextPath() + config.api() + "/")
             + ",\"refreshSeconds\":"
             + config.refreshSeconds()
+            + ",\"schema\":"
+            + Json.string(config.schema())
             + "}";
     resp.setContentType("application/json;charset=UTF-8");
     resp.setHeader("Cache-Control", "no-store");

@@ -20,6 +20,8 @@ class ConsoleConfigTest {
     assertThat(config.path()).isEqualTo("/pgbus");
     assertThat(config.api()).isEqualTo("/api/pgbus/admin");
     assertThat(config.refreshSeconds()).isEqualTo(5);
+    assertThat(config.schema()).isEqualTo("pgbus");
+    assertThat(read(Map.of("pgbus.schema", " tenant_b ")).schema()).isEqualTo("tenant_b");
   }
 
   @Test

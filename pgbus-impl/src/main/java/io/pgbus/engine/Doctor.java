@@ -209,8 +209,9 @@ public final class Doctor {
         AND a.client_addr OPERATOR(pg_catalog.=) (
           SELECT s.client_addr FROM pg_catalog.pg_stat_activity s
           WHERE s.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid())
-        AND COALESCE(a.application_name, ''::text) OPERATOR(pg_catalog.<>) ?::text
-      """;
+        AND COALESCE(a.application_name, ''::text) OPERATOR(pg_catalog.<>) '%s'::text
+      """
+          .formatted(Channels.LISTENER_APPLICATION_NAME); // a literal: mapped onto the schema
 
   /** The checks that read the database, added to {@code checks}. */
   private static Server database(DataSource dataSource, EngineConfig config, List<Check> checks) {
@@ -241,7 +242,6 @@ public final class Doctor {
       checks.add(pooler);
       if (pooler.status() != Status.OK) {
         try (PreparedStatement ps = c.prepareStatement(POOLER_SERVERS)) {
-          ps.setString(1, Channels.LISTENER_APPLICATION_NAME);
           try (ResultSet rs = ps.executeQuery()) {
             rs.next();
             poolerServers = rs.getInt(1);

@@ -42,6 +42,7 @@ public final class Engine {
   private static final Duration LOOP_STOP_WAIT = Duration.ofSeconds(5);
 
   private final EngineConfig config;
+  private final SchemaName schema;
   private final DataSource dataSource;
   private final JobStore store = new JobStore();
   private final Jobs jobs;
@@ -74,7 +75,10 @@ public final class Engine {
   private Engine(Builder b) {
     Grouping.requireUnbatched(b.config, b.handlerTransactions);
     this.config = b.config;
-    this.dataSource = b.dataSource;
+    this.schema = b.schema;
+    // The one place the engine's connections are mapped onto its schema (the identity for the
+    // default one): every store below writes its SQL against pgbus.
+    this.dataSource = schema.wrap(b.dataSource);
     this.maintenance = b.maintenance;
     this.ownedExecutor = b.executor == null ? EngineThreads.owned() : null;
     this.executor = b.executor == null ? ownedExecutor : b.executor;
@@ -108,7 +112,8 @@ public final class Engine {
     boolean hasCapsules = !config.capsules().isEmpty();
     this.notifier =
         hasCapsules && b.listenerConnections != null
-            ? newNotifier(b.listenerConnections, b.wakes != null ? b.wakes : this::wake)
+            ? newNotifier(
+                schema.wrap(b.listenerConnections), b.wakes != null ? b.wakes : this::wake)
             : null;
     if (notifier != null && sender != null) {
       notifier.onEchoesOf(sentWakes);
@@ -152,7 +157,8 @@ public final class Engine {
         wakes,
         this::listenerChanged,
         single::cancelsHeard, // the runner checks them, then stops the handlers that are ours
-        config.listener());
+        config.listener(),
+        schema);
   }
 
   private Ticker newTicker() {
@@ -294,6 +300,11 @@ public final class Engine {
 
   public EngineConfig config() {
     return config;
+  }
+
+  /** The schema this engine's instance lives in ({@code pgbus.schema}). */
+  public SchemaName schema() {
+    return schema;
   }
 
   /** Starts the notifier, the capsules and (if enabled) the maintainer. Idempotent. */
@@ -631,6 +642,7 @@ public final class Engine {
     private ErrorDetail errorDetail = ErrorDetail.STACK;
     private JobTracing tracing = JobTracing.NONE;
     private JobCipher cipher = JobCipher.NONE;
+    private SchemaName schema = SchemaName.DEFAULT;
 
     private Builder(EngineConfig config, DataSource dataSource) {
       this.config = Objects.requireNonNull(config, "config");
@@ -729,6 +741,15 @@ public final class Engine {
      */
     public Builder cipher(JobCipher v) {
       cipher = Objects.requireNonNull(v);
+      return this;
+    }
+
+    /**
+     * The schema of this instance (default {@link SchemaName#DEFAULT}): the engine maps its
+     * datasource's and its listener's connections onto it, and its channels and lock keys.
+     */
+    public Builder schema(SchemaName v) {
+      schema = Objects.requireNonNull(v);
       return this;
     }
 

@@ -26,15 +26,15 @@ public final class FleetStore {
       SELECT a.pid, pg_catalog.host(a.client_addr), a.backend_start
         FROM pg_catalog.pg_stat_activity a
        WHERE a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
-         AND a.application_name OPERATOR(pg_catalog.=) ?::text
+         AND a.application_name OPERATOR(pg_catalog.=) '%s'::text
        ORDER BY a.backend_start, a.pid
-      """;
+      """
+          .formatted(Channels.LISTENER_APPLICATION_NAME); // a literal: mapped onto the schema
 
   /** The live listener backends of this database, oldest first. */
   public List<ListenerBackend> listeners(Connection c) throws SQLException {
     var out = new ArrayList<ListenerBackend>();
     try (PreparedStatement ps = c.prepareStatement(LISTENERS)) {
-      ps.setString(1, Channels.LISTENER_APPLICATION_NAME);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           OffsetDateTime since = rs.getObject(3, OffsetDateTime.class);

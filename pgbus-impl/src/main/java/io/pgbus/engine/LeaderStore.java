@@ -64,13 +64,15 @@ final class LeaderStore {
       """;
 
   // One statement: the lease row goes and, when it was ours, a NOTIFY on Channels.LEADER tells
-  // every follower's listener to look now rather than at its next tick. Delivered at commit.
+  // every follower's listener to look now rather than at its next tick. Delivered at commit. The
+  // channel is a literal, so that it is mapped with the text onto the instance's schema.
   private static final String RESIGN =
       """
       WITH gone AS (
         DELETE FROM pgbus.leader WHERE name = ?::text AND holder = ?::text RETURNING name)
-      SELECT pg_catalog.pg_notify(?::text, ''::text) FROM gone
-      """;
+      SELECT pg_catalog.pg_notify('%s'::text, ''::text) FROM gone
+      """
+          .formatted(Channels.LEADER);
 
   /** A live lease: its holder and how long it has left by the database's clock. */
   record Lease(String holder, long remainingMillis) {}
@@ -128,7 +130,6 @@ final class LeaderStore {
     try (PreparedStatement ps = c.prepareStatement(RESIGN)) {
       ps.setString(1, name);
       ps.setString(2, holder);
-      ps.setString(3, Channels.LEADER);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next();
       }

@@ -132,7 +132,7 @@ public final class NodeStore {
         LEFT JOIN pg_catalog.pg_stat_activity a
           ON a.pid OPERATOR(pg_catalog.=) n.listener_pid
          AND a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
-         AND a.application_name OPERATOR(pg_catalog.=) ?::text
+         AND a.application_name OPERATOR(pg_catalog.=) '%s'::text
          AND a.backend_start OPERATOR(pg_catalog.<=) n.seen_at
         LEFT JOIN LATERAL pg_catalog.jsonb_to_recordset(
                CASE WHEN pgbus.node_capsules_valid(n.capsules) THEN n.capsules
@@ -142,7 +142,8 @@ public final class NodeStore {
           OR n.seen_at OPERATOR(pg_catalog.>)
              (pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => ?))
        ORDER BY n.started_at, n.worker_id, c.name
-      """;
+      """
+          .formatted(Channels.LISTENER_APPLICATION_NAME); // a literal: mapped onto the schema
 
   /** Inserts or updates this engine's row; {@code listenerPid} null when it has no listener. */
   public void nodeUpsert(
@@ -246,8 +247,7 @@ public final class NodeStore {
   public List<Node> nodes(Connection c, Duration keepUnconnected) throws SQLException {
     Map<String, Node> out = new LinkedHashMap<>();
     try (PreparedStatement ps = c.prepareStatement(NODES)) {
-      ps.setString(1, Channels.LISTENER_APPLICATION_NAME);
-      ps.setDouble(2, keepUnconnected.toMillis() / 1000.0);
+      ps.setDouble(1, keepUnconnected.toMillis() / 1000.0);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String worker = rs.getString(1);

@@ -57,8 +57,10 @@ final class Notifier extends Loop {
 
   // Qualified with pg_catalog: the listener connection keeps the application's search_path (see
   // JobStore), and none of these three has an exact match there (varchar binds, anyarray).
+  // The name is a literal, so that it is mapped with the text onto the instance's schema.
   private static final String SET_NAME =
-      "SELECT pg_catalog.set_config('application_name', ?, false)";
+      "SELECT pg_catalog.set_config('application_name', '%s', false)"
+          .formatted(Channels.LISTENER_APPLICATION_NAME);
   private static final String LISTEN =
       """
       SELECT pgbus.listen(pg_catalog.array_cat(
@@ -74,6 +76,7 @@ final class Notifier extends Loop {
   private volatile Runnable resigned = () -> {};
   private volatile SentWakes echoes; // null: every queue notification wakes
   private final ListenerConfig config;
+  private final SchemaName schema;
   private final String probeChannel;
   private final AtomicLong attempts = new AtomicLong();
   private final AtomicLong connects = new AtomicLong();
@@ -121,6 +124,22 @@ final class Notifier extends Loop {
       Consumer<ListenerState> states,
       Consumer<List<CancelRequest>> cancels,
       ListenerConfig config) {
+    this(connections, queues, wakes, states, cancels, config, SchemaName.DEFAULT);
+  }
+
+  /**
+   * @param schema names the channels: the connections must map their SQL onto it too ({@link
+   *     SchemaName#wrap(ListenerConnections)})
+   */
+  Notifier(
+      ListenerConnections connections,
+      List<String> queues,
+      Consumer<Wake> wakes,
+      Consumer<ListenerState> states,
+      Consumer<List<CancelRequest>> cancels,
+      ListenerConfig config,
+      SchemaName schema) {
+    this.schema = Objects.requireNonNull(schema, "schema");
     this.cancels = new HeardCancels(Objects.requireNonNull(cancels, "cancels"));
     this.connections = Objects.requireNonNull(connections, "connections");
     this.queues = List.copyOf(queues);
@@ -360,7 +379,6 @@ final class Notifier extends Loop {
               + "): a transaction-mode pooler? Set pgbus.listener.url to the database itself");
     }
     try (PreparedStatement ps = c.prepareStatement(SET_NAME)) {
-      ps.setString(1, Channels.LISTENER_APPLICATION_NAME);
       ps.execute();
     }
     try (PreparedStatement ps = c.prepareStatement(LISTEN)) {
@@ -370,7 +388,11 @@ final class Notifier extends Loop {
           c.createArrayOf(
               "text",
               new String[] {
-                probeChannel, Channels.CANCEL, Channels.SCHEDULE, Channels.QUEUES, Channels.LEADER
+                probeChannel,
+                schema.channel(Channels.CANCEL),
+                schema.channel(Channels.SCHEDULE),
+                schema.channel(Channels.QUEUES),
+                schema.channel(Channels.LEADER)
               }));
       ps.execute();
     }
@@ -524,7 +546,8 @@ final class Notifier extends Loop {
     var later = new HashMap<String, Instant>();
     Instant received = Instant.now();
     for (PGNotification n : batch) {
-      String channel = n.getName();
+      // This schema's channels, under the names of the default's (the identity there).
+      String channel = schema.unchannel(n.getName());
       if (channel.equals(probeChannel)) {
         probeSeen |= awaitedProbe != null && awaitedProbe.equals(n.getParameter());
         continue;

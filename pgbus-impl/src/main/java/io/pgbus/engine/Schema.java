@@ -29,7 +29,8 @@ public final class Schema {
   /** The schema history table, inside the {@code pgbus} schema. */
   static final String HISTORY_TABLE = "schema_history";
 
-  // An arbitrary, fixed key: "pgbus" in ASCII. Held only for the duration of a migration.
+  // An arbitrary, fixed key: "pgbus" in ASCII (another schema's is derived from it, see
+  // SchemaName#lockKey). Held only for the duration of a migration.
   private static final long MIGRATION_LOCK = 0x7067627573L;
 
   // Repeatable migrations are recorded with a NULL version, after the versioned ones: skipped here.
@@ -65,11 +66,25 @@ public final class Schema {
    * on that schema is the window's question, asked after.
    */
   public static String migrate(DataSource dataSource, BuildVersion build) {
+    // A datasource wrapped for a schema (SchemaName#wrap) migrates that schema.
+    SchemaName schema = SchemaConnections.schemaOf(dataSource);
+    return migrate(dataSource, build, schema == null ? SchemaName.DEFAULT : schema);
+  }
+
+  /**
+   * Applies the pending migrations in {@code schema}: the same scripts, written against {@code
+   * pgbus.}, run over connections that map their text ({@link SchemaName#wrap}). Flyway's checksums
+   * are those of the scripts as written, so a database migrated in the default schema validates
+   * unchanged, and every schema's history records the same checksums.
+   */
+  public static String migrate(DataSource dataSource, BuildVersion build, SchemaName schema) {
+    dataSource = schema.wrap(dataSource);
+    long lock = schema.lockKey(MIGRATION_LOCK);
     try (Connection lockHolder = dataSource.getConnection()) {
       lockHolder.setAutoCommit(true);
       try (PreparedStatement ps =
           lockHolder.prepareStatement("SELECT pg_catalog.pg_advisory_lock(?)")) {
-        ps.setLong(1, MIGRATION_LOCK);
+        ps.setLong(1, lock);
         ps.execute();
       }
       try {
@@ -84,7 +99,7 @@ public final class Schema {
         MigrateResult result =
             Flyway.configure(Schema.class.getClassLoader())
                 .dataSource(new MigrationDataSource(dataSource))
-                .schemas("pgbus")
+                .schemas(schema.name())
                 .createSchemas(true)
                 .table(HISTORY_TABLE)
                 // On Liberty (WebSphere class loaders) Flyway finds a location only through a
@@ -107,7 +122,7 @@ public final class Schema {
       } finally {
         try (PreparedStatement ps =
             lockHolder.prepareStatement("SELECT pg_catalog.pg_advisory_unlock(?)")) {
-          ps.setLong(1, MIGRATION_LOCK);
+          ps.setLong(1, lock);
           ps.execute();
         }
       }

@@ -4,6 +4,7 @@ import io.pgbus.PgbusException;
 import io.pgbus.engine.JobCipher;
 import io.pgbus.engine.ListenerConnections;
 import io.pgbus.engine.PoolerGuard;
+import io.pgbus.engine.SchemaName;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.concurrent.ManagedExecutorService;
 import jakarta.enterprise.concurrent.ManagedThreadFactory;
@@ -59,8 +60,10 @@ public class PgbusResources {
             .map(Integer::valueOf)
             .orElse(null);
     rawDataSource = lookup(settings.dataSource(), DataSource.class, "pgbus.datasource");
-    // Every pgbus statement on it is guarded against a transaction-mode pooler (PoolerGuard).
-    dataSource = pooler.wrap(rawDataSource);
+    // Every pgbus statement on it is guarded against a transaction-mode pooler (PoolerGuard), and
+    // runs in the instance's schema (pgbus.schema; nothing is wrapped for the default one). The
+    // container's handle is wrapped, never bypassed: it stays enlisted in the caller's transaction.
+    dataSource = settings.schema().wrap(pooler.wrap(rawDataSource));
     executor = lookup(settings.executor(), ManagedExecutorService.class, "pgbus.executor");
     threadFactory =
         lookup(settings.threadFactory(), ManagedThreadFactory.class, "pgbus.thread-factory");
@@ -99,6 +102,11 @@ public class PgbusResources {
   }
 
   /** The guard of pgbus's statements on the JTA datasource (issue #33). */
+  /** The schema of this deployment's instance ({@code pgbus.schema}). */
+  public SchemaName schema() {
+    return settings.schema();
+  }
+
   PoolerGuard pooler() {
     return pooler;
   }
@@ -125,6 +133,10 @@ public class PgbusResources {
    * a transaction-mode pooler), else from the non-JTA datasource {@code pgbus.listener.datasource}.
    */
   ListenerConnections listenerConnections() {
+    return settings.schema().wrap(unmappedListenerConnections());
+  }
+
+  private ListenerConnections unmappedListenerConnections() {
     if (settings.listenerUrl() != null) {
       String url = settings.listenerUrl();
       var props = new Properties();

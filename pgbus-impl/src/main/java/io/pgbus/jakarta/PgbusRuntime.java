@@ -130,6 +130,7 @@ public class PgbusRuntime {
     }
     Engine.Builder builder =
         Engine.builder(config, resources.dataSource())
+            .schema(resources.schema())
             .events(metrics.jobEvents())
             .executor(resources.executor())
             .loopThreads(resources.threadFactory())
@@ -197,7 +198,9 @@ public class PgbusRuntime {
             // migration needs a session (MigrationRoute).
             Schema.migrate(
                 MigrationRoute.choose(
-                    session, resources.dataSource(), () -> resources.listenerConnections().open()));
+                    session, resources.dataSource(), () -> resources.listenerConnections().open()),
+                BuildVersion.current(),
+                resources.schema());
           } catch (RuntimeException e) {
             throw StartFailure.migration(e);
           }

@@ -11,6 +11,7 @@ import io.pgbus.engine.ErrorDetail;
 import io.pgbus.engine.InvalidConfigException;
 import io.pgbus.engine.QueueLimit;
 import io.pgbus.engine.QueuePolicy;
+import io.pgbus.engine.SchemaName;
 import io.pgbus.engine.Setting;
 import io.pgbus.engine.SettingSource;
 import jakarta.json.Json;
@@ -50,7 +51,8 @@ record PgbusSettings(
     ErrorDetail errorDetail,
     String metrics,
     boolean adminMaskPayloads,
-    DeployCheck.Mode deployCheck) {
+    DeployCheck.Mode deployCheck,
+    SchemaName schema) {
 
   /** The deploy gate's mode: off, warn (the default) or fail (docs/operations.md). */
   static final String DEPLOY_CHECK_KEY = "pgbus.deploy-check";
@@ -186,7 +188,16 @@ record PgbusSettings(
         r.errorDetail("pgbus.errors.detail", ErrorDetail.STACK),
         metrics(r.string("pgbus.metrics").orElse("auto")),
         r.bool("pgbus.admin.mask-payloads", true),
-        r.deployCheck(DEPLOY_CHECK_KEY, DeployCheck.Mode.WARN));
+        r.deployCheck(DEPLOY_CHECK_KEY, DeployCheck.Mode.WARN),
+        schema(r.string(SchemaName.KEY).orElse(null)));
+  }
+
+  private static SchemaName schema(String value) {
+    try {
+      return value == null ? SchemaName.DEFAULT : SchemaName.of(value);
+    } catch (InvalidConfigException e) {
+      throw refused(e);
+    }
   }
 
   /**

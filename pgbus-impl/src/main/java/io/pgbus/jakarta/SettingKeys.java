@@ -4,6 +4,7 @@ import io.pgbus.engine.CronJob;
 import io.pgbus.engine.EncryptionKeys;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.QueuePolicy;
+import io.pgbus.engine.SchemaName;
 import io.pgbus.engine.Setting;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,6 +41,7 @@ final class SettingKeys {
           "pgbus.executor",
           "pgbus.thread-factory",
           "pgbus.migrate",
+          SchemaName.KEY,
           PgbusSettings.DEPLOY_CHECK_KEY,
           PgbusSettings.STALL_THRESHOLD.key(),
           "pgbus.errors.detail",

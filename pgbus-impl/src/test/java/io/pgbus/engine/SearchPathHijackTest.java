@@ -40,7 +40,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class SearchPathHijackTest {
 
   @RegisterExtension static final TestDatabase db = TestDatabase.migrated();
-  @RegisterExtension final TestEngines engines = new TestEngines(db);
+  @RegisterExtension final TestEngines engines = new TestEngines(db());
 
   /** Functions that are written to resolve nothing through the path instead of pinning it. */
   static final Set<String> PATH_INDEPENDENT =
@@ -61,6 +61,14 @@ class SearchPathHijackTest {
   private final JobStore store = new JobStore();
   private final Set<Long> snoozedOnce = ConcurrentHashMap.newKeySet();
 
+  /**
+   * The database the cases run on: {@link SearchPathHijackInSchemaTest} runs them all in a schema
+   * other than pgbus.
+   */
+  TestDatabase db() {
+    return db;
+  }
+
   @BeforeAll
   static void plantLookAlikesInPublic() throws SQLException {
     // TestDatabase plants them unless told not to (-Dpgbus.test.hostile-public=false); this class
@@ -74,14 +82,14 @@ class SearchPathHijackTest {
 
   @BeforeEach
   void forgetEarlierHits() {
-    db.update("TRUNCATE public.trap_log");
-    db.queryLong("SELECT pg_catalog.setval('public.trap_hits', 1, false)");
+    db().update("TRUNCATE public.trap_log");
+    db().queryLong("SELECT pg_catalog.setval('public.trap_hits', 1, false)");
   }
 
   @Test
   void aReadinessProbeOfALimitedQueueRunsNoLookAlikeFromPublic() throws Exception {
     Engine engine = engines.start(engines.config().capsule("main", 1, "limited").build(), null);
-    try (Connection c = db.connect();
+    try (Connection c = db().connect();
         Statement st = c.createStatement()) {
       // Set after the start: an engine writes the limits it is configured with when it starts.
       st.execute(
@@ -104,7 +112,7 @@ class SearchPathHijackTest {
   @Test
   void aQueuesHistoryRunsNoLookAlikeFromPublic() throws Exception {
     Engine engine = engines.start(engines.config().capsule("main", 1, "audited").build(), null);
-    try (Connection c = db.connect()) {
+    try (Connection c = db().connect()) {
       engine.jobs().pause(c, "audited");
       engine.jobs().resume(c, "audited");
       long id =
@@ -134,7 +142,7 @@ class SearchPathHijackTest {
     long snoozes;
     long cancels;
     long waiting;
-    try (Connection c = db.connect()) {
+    try (Connection c = db().connect()) {
       ok = engine.jobs().enqueue(c, NewJob.of("ok", "{\"n\":1}"));
       engine
           .jobs()
@@ -171,7 +179,7 @@ class SearchPathHijackTest {
     awaitState(snoozes, "completed");
     awaitState(cancels, "cancelled");
 
-    try (Connection c = db.connect()) {
+    try (Connection c = db().connect()) {
       assertThat(engine.jobs().cancel(c, waiting)).isTrue();
       assertThat(engine.jobs().replay(c, dies)).isTrue();
       assertThat(engine.jobs().pause(c, "ok")).isTrue();
@@ -184,7 +192,7 @@ class SearchPathHijackTest {
     awaitState(dies, "completed");
 
     // What the engine does only now and then, or only on other paths: driven by hand.
-    try (Connection c = db.connect()) {
+    try (Connection c = db().connect()) {
       TraceContext trace =
           new TraceContext("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "k=v");
       store.jobInsertIfAbsent(c, NewJob.of("traced", "{}"), trace);
@@ -210,11 +218,13 @@ class SearchPathHijackTest {
       store.jobCancelRunning(c, held.get(0), "no");
       engine.jobs().enqueue(c, NewJob.of("manual", "{}"));
       store.jobClaim(c, List.of("manual"), 1, "me", Duration.ofMillis(1));
-      db.update(
-          "UPDATE pgbus.job SET lease_expires_at = now() - interval '1 minute' WHERE state OPERATOR(pg_catalog.=) 'running'");
+      db().update(
+              "UPDATE pgbus.job SET lease_expires_at = now() - interval '1 minute' WHERE state OPERATOR(pg_catalog.=) 'running'");
       assertThat(store.jobRescueExpired(c, 10)).isNotEmpty();
-      db.update(
-          "UPDATE pgbus.job SET finalized_at = now() - interval '1 day' WHERE id IN (?, ?)", a, b);
+      db().update(
+              "UPDATE pgbus.job SET finalized_at = now() - interval '1 day' WHERE id IN (?, ?)",
+              a,
+              b);
       store.jobPrune(c, "completed", Duration.ofHours(1), 10);
       store.jobPrune(c, "cancelled", Duration.ofHours(1), 10);
 
@@ -228,7 +238,7 @@ class SearchPathHijackTest {
           new ScheduleEnqueuer(
               List.of(CronJob.of("nightly", "0 3 * * *", "ok")),
               store,
-              new JdbcTransactions(db.dataSource()),
+              new JdbcTransactions(db().dataSource()),
               ScheduleEnqueuer.MAX_WAIT);
       Instant day = Instant.parse("2026-01-05T03:00:00Z");
       cron.tick(c, day.minusSeconds(60));
@@ -243,12 +253,12 @@ class SearchPathHijackTest {
       book.history(c, "api", 10);
       book.delete(c, "api", null);
 
-      Doctor.examine(engine, db.dataSource(), 10, "pool.key");
+      Doctor.examine(engine, db().dataSource(), 10, "pool.key");
       Schema.installedVersion(c);
     }
 
     // The SQL API, as an operator or another application calls it.
-    try (Connection c = db.connect();
+    try (Connection c = db().connect();
         Statement st = c.createStatement()) {
       st.execute("SELECT pgbus.enqueue('sql', '{}')");
       st.execute("SELECT pgbus.enqueue('sql', '{}', unique_key => 'k')");
@@ -291,7 +301,7 @@ class SearchPathHijackTest {
   @Test
   void everyPgbusFunctionPinsItsSearchPathOrResolvesNothingThroughIt() {
     List<String> unpinned = new ArrayList<>();
-    try (Connection c = db.connect();
+    try (Connection c = db().connect();
         PreparedStatement ps =
             c.prepareStatement(
                 """
@@ -331,16 +341,16 @@ class SearchPathHijackTest {
     };
   }
 
-  private static void awaitState(long id, String state) {
+  private void awaitState(long id, String state) {
     Await.until(
         "job " + id + " to be " + state,
         Duration.ofSeconds(20),
-        () -> db.job(id).state(),
+        () -> db().job(id).state(),
         state::equals);
   }
 
-  private static List<String> trapped() {
-    try (Connection c = db.helperConnection()) {
+  private List<String> trapped() {
+    try (Connection c = db().helperConnection()) {
       return HostilePublic.hits(c);
     } catch (SQLException e) {
       throw new IllegalStateException(e);

@@ -40,6 +40,16 @@ class PgbusSettingsValidationTest {
   }
 
   @Test
+  void aSchemaThatIsNoIdentifierFailsDeploymentNamingTheKeyTheValueAndTheFix() {
+    assertThatThrownBy(() -> read("pgbus.schema", "Tenant B"))
+        .hasMessageStartingWith(
+            "pgbus: pgbus.schema=Tenant B is not an SQL identifier: use a lower-case SQL"
+                + " identifier of at most 63 bytes");
+    assertThat(read().schema().name()).isEqualTo("pgbus");
+    assertThat(read("pgbus.schema", "tenant_b").schema().name()).isEqualTo("tenant_b");
+  }
+
+  @Test
   void aMisspelledCapsuleKeyFailsNamingTheNearestKnownKey() {
     assertThatThrownBy(() -> read("pgbus.capsule.mail.concurency", "4"))
         .hasMessage(

@@ -1,6 +1,8 @@
 package io.pgbus.engine.testing;
 
+import io.pgbus.engine.BuildVersion;
 import io.pgbus.engine.Schema;
+import io.pgbus.engine.SchemaName;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -39,25 +41,42 @@ public final class TestDatabase
 
   private final boolean migrate;
   private final java.util.List<String> emptiedBeforeEach;
+  private final SchemaName schema;
   private volatile String name;
   private volatile PGSimpleDataSource dataSource;
   private volatile String url;
   private volatile PGSimpleDataSource helperDataSource;
   private volatile boolean hostile;
 
-  private TestDatabase(boolean migrate, java.util.List<String> emptiedBeforeEach) {
+  private TestDatabase(
+      boolean migrate, java.util.List<String> emptiedBeforeEach, SchemaName schema) {
     this.migrate = migrate;
     this.emptiedBeforeEach = emptiedBeforeEach;
+    this.schema = schema;
   }
 
   /** A database with the pgbus schema installed. */
   public static TestDatabase migrated() {
-    return new TestDatabase(true, java.util.List.of());
+    return new TestDatabase(true, java.util.List.of(), SchemaName.DEFAULT);
   }
 
   /** A database without the pgbus schema, for migration tests. */
   public static TestDatabase empty() {
-    return new TestDatabase(false, java.util.List.of());
+    return new TestDatabase(false, java.util.List.of(), SchemaName.DEFAULT);
+  }
+
+  /**
+   * This database with the instance in schema {@code name} ({@code pgbus.schema}) as well: migrated
+   * there too, and every connection it hands out (pgbus's and the helpers') runs its SQL, written
+   * against {@code pgbus.}, in that schema. The default schema stays installed beside it.
+   */
+  public TestDatabase inSchema(String name) {
+    return new TestDatabase(migrate, emptiedBeforeEach, SchemaName.of(name));
+  }
+
+  /** The schema of the instance the connections map to. */
+  public SchemaName schema() {
+    return schema;
   }
 
   /**
@@ -71,7 +90,7 @@ public final class TestDatabase
         throw new IllegalArgumentException("not a table name: " + t);
       }
     }
-    return new TestDatabase(migrate, java.util.List.of(tables));
+    return new TestDatabase(migrate, java.util.List.of(tables), schema);
   }
 
   @Override
@@ -146,6 +165,9 @@ public final class TestDatabase
     if (migrate && template == null) {
       Schema.migrate(ds);
     }
+    if (migrate && !schema.isDefault()) {
+      Schema.migrate(ds, BuildVersion.current(), schema);
+    }
     this.hostile = template != null;
     return this;
   }
@@ -184,7 +206,7 @@ public final class TestDatabase
 
   /** A non-pooling datasource: each {@code getConnection} opens a new connection. */
   public DataSource dataSource() {
-    return requireCreated();
+    return schema.wrap(requireCreated());
   }
 
   /** A JDBC URL to this database, for {@link DriverManager}. */
@@ -195,7 +217,7 @@ public final class TestDatabase
 
   /** A new connection in auto-commit; the caller closes it. */
   public Connection connect() throws SQLException {
-    return requireCreated().getConnection();
+    return dataSource().getConnection();
   }
 
   /**
@@ -204,7 +226,7 @@ public final class TestDatabase
    */
   public Connection helperConnection() throws SQLException {
     requireCreated();
-    return helperDataSource.getConnection();
+    return schema.wrap(helperDataSource).getConnection();
   }
 
   /** Runs one statement in auto-commit; returns the update count. */
@@ -275,13 +297,13 @@ public final class TestDatabase
   /** The job's row as it is now. */
   public JobRow job(long id) {
     requireCreated();
-    return JobRow.find(helperDataSource, id);
+    return JobRow.find(schema.wrap(helperDataSource), id);
   }
 
   /** The jobs of a queue, by id. */
   public List<JobRow> jobs(String queue) {
     requireCreated();
-    return JobRow.inQueue(helperDataSource, queue);
+    return JobRow.inQueue(schema.wrap(helperDataSource), queue);
   }
 
   /** Opens a LISTEN connection on the channels of these queues ({@code pgbus_<queue>}). */

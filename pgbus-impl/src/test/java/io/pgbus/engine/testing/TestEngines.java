@@ -53,7 +53,9 @@ public final class TestEngines implements AfterEachCallback {
 
   /** A builder with the test database's listener connections; maintenance stays the default. */
   public Engine.Builder builder(EngineConfig config) {
-    return Engine.builder(config, db.dataSource()).listenerConnections(listenerConnections());
+    return Engine.builder(config, db.dataSource())
+        .schema(db.schema())
+        .listenerConnections(listenerConnections());
   }
 
   /** Builds and starts an engine with a listener; stopped after the test. */
