@@ -1,8 +1,8 @@
 package io.pgbus;
 
+import io.pgbus.admin.JobState;
 import java.time.Duration;
 import java.time.Instant;
-import io.pgbus.admin.JobState;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -114,7 +114,8 @@ public final class EnqueueOptions {
         correlationId,
         concurrencyKey,
         afterJobs,
-        startBy, unique);
+        startBy,
+        unique);
   }
 
   /** Runs no earlier than {@code delay} after the database's clock at enqueue. Replaces runAt. */
@@ -133,7 +134,8 @@ public final class EnqueueOptions {
         correlationId,
         concurrencyKey,
         afterJobs,
-        startBy, unique);
+        startBy,
+        unique);
   }
 
   public EnqueueOptions withPriority(int priority) {
@@ -157,7 +159,8 @@ public final class EnqueueOptions {
         correlationId,
         concurrencyKey,
         afterJobs,
-        startBy, unique);
+        startBy,
+        unique);
   }
 
   public EnqueueOptions withMaxAttempts(int maxAttempts) {
@@ -174,7 +177,8 @@ public final class EnqueueOptions {
         correlationId,
         concurrencyKey,
         afterJobs,
-        startBy, unique);
+        startBy,
+        unique);
   }
 
   /**
@@ -219,7 +223,8 @@ public final class EnqueueOptions {
         correlationId,
         concurrencyKey,
         afterJobs,
-        startBy, unique);
+        startBy,
+        unique);
   }
 
   /**
@@ -259,7 +264,16 @@ public final class EnqueueOptions {
               + "' contains a control character: use printable characters only");
     }
     return new EnqueueOptions(
-        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, key, afterJobs, startBy, unique);
+        runAt,
+        delay,
+        priority,
+        maxAttempts,
+        uniqueKey,
+        correlationId,
+        key,
+        afterJobs,
+        startBy,
+        unique);
   }
 
   /**
@@ -296,7 +310,16 @@ public final class EnqueueOptions {
               + "' contains a control character: use printable characters only");
     }
     return new EnqueueOptions(
-        runAt, delay, priority, maxAttempts, uniqueKey, id, concurrencyKey, afterJobs, startBy, unique);
+        runAt,
+        delay,
+        priority,
+        maxAttempts,
+        uniqueKey,
+        id,
+        concurrencyKey,
+        afterJobs,
+        startBy,
+        unique);
   }
 
   /**
@@ -355,7 +378,8 @@ public final class EnqueueOptions {
         correlationId,
         concurrencyKey,
         Collections.unmodifiableMap(all),
-        startBy, unique);
+        startBy,
+        unique);
   }
 
   /**
@@ -377,12 +401,13 @@ public final class EnqueueOptions {
         correlationId,
         concurrencyKey,
         afterJobs,
-        Objects.requireNonNull(startBy, "startBy"), unique);
+        Objects.requireNonNull(startBy, "startBy"),
+        unique);
   }
 
   /**
-   * The unique key holds for {@code period} from the enqueue that takes it, whatever becomes of
-   * its job: "one report per order per hour". A later enqueue with the key inside the period inserts
+   * The unique key holds for {@code period} from the enqueue that takes it, whatever becomes of its
+   * job: "one report per order per hour". A later enqueue with the key inside the period inserts
    * nothing and returns that job's id while the job is waiting or running, or finished in one of
    * the {@link #amongStates} (by default {@link JobState#COMPLETED}: a dead or cancelled job frees
    * the key so the work can be done again). The database enforces it with a claim row per key
@@ -446,8 +471,8 @@ public final class EnqueueOptions {
   }
 
   /**
-   * When a job with the same key is waiting (scheduled, available or retryable), these of its fields
-   * are replaced in place with this enqueue's, and the enqueue returns its id with {@link
+   * When a job with the same key is waiting (scheduled, available or retryable), these of its
+   * fields are replaced in place with this enqueue's, and the enqueue returns its id with {@link
    * Enqueued.Result#REPLACED} (audited as {@code replace}). A running job is never changed: the
    * enqueue inserts nothing and returns its id with {@link Enqueued.Result#NOT_REPLACED}; enqueue
    * again once it is done if the new values must run. Call after {@link #withUniqueKey}.
@@ -457,8 +482,7 @@ public final class EnqueueOptions {
     requireUniqueKey("replacing" + Arrays.toString(fields));
     if (fields.length == 0) {
       throw new InvalidJobException(
-          null,
-          "replacing needs at least one field: for example replacing(ReplaceField.PAYLOAD)");
+          null, "replacing needs at least one field: for example replacing(ReplaceField.PAYLOAD)");
     }
     EnumSet<ReplaceField> set = EnumSet.noneOf(ReplaceField.class);
     for (ReplaceField f : fields) {
@@ -477,14 +501,14 @@ public final class EnqueueOptions {
   }
 
   /**
-   * Debounce by unique key: the job runs {@code window} after the last enqueue of its key, but never
-   * later than {@code maxWait} after the first, so a steady stream of enqueues cannot hold it back
-   * for ever. The first enqueue inserts it due in {@code window}; each enqueue while it waits pushes
-   * its run_at to {@code min(now + window, its creation + maxWait)} (never earlier) and returns its
-   * id with {@link Enqueued.Result#REPLACED}. Add {@code replacing(ReplaceField.PAYLOAD)} for "the
-   * last payload wins". A running job is never changed ({@link Enqueued.Result#NOT_REPLACED}). Not
-   * with {@link #withRunAt} or {@link #withDelay}: the debounce sets the run time. Call after
-   * {@link #withUniqueKey}.
+   * Debounce by unique key: the job runs {@code window} after the last enqueue of its key, but
+   * never later than {@code maxWait} after the first, so a steady stream of enqueues cannot hold it
+   * back for ever. The first enqueue inserts it due in {@code window}; each enqueue while it waits
+   * pushes its run_at to {@code min(now + window, its creation + maxWait)} (never earlier) and
+   * returns its id with {@link Enqueued.Result#REPLACED}. Add {@code
+   * replacing(ReplaceField.PAYLOAD)} for "the last payload wins". A running job is never changed
+   * ({@link Enqueued.Result#NOT_REPLACED}). Not with {@link #withRunAt} or {@link #withDelay}: the
+   * debounce sets the run time. Call after {@link #withUniqueKey}.
    *
    * @param window over zero, at most {@code maxWait}
    * @param maxWait over zero, at most {@link #MAX_SCHEDULE_AHEAD}
@@ -547,7 +571,9 @@ public final class EnqueueOptions {
         u);
   }
 
-  /** The unique key's period ({@link #forPeriod}), or {@code null} for "while waiting or running". */
+  /**
+   * The unique key's period ({@link #forPeriod}), or {@code null} for "while waiting or running".
+   */
   public Duration uniquePeriod() {
     return unique.period;
   }

@@ -211,9 +211,9 @@ public final class Jobs {
 
   /**
    * A job whose unique key has a period, replace or debounce (pgbus.enqueue_unique): apart from the
-   * plain path, which stays one statement of its own. A job inserted, or a waiting one replaced, gets
-   * its wake as an inserted one does (the database sends it for a replaced one due sooner, unless
-   * the Java API wakes after its commit).
+   * plain path, which stays one statement of its own. A job inserted, or a waiting one replaced,
+   * gets its wake as an inserted one does (the database sends it for a replaced one due sooner,
+   * unless the Java API wakes after its commit).
    */
   private Enqueued enqueueUnique(Connection c, NewJob job) {
     PendingWake wake = pendingWake(c, job.queue());

@@ -19,15 +19,16 @@ import java.util.Locale;
 /**
  * An enqueue whose unique key holds more than "one waiting or running job": a period and states
  * ({@link EnqueueOptions#forPeriod}, {@link EnqueueOptions#amongStates}), replace or debounce
- * ({@link EnqueueOptions#replacing}, {@link EnqueueOptions#debounce}). One statement,
- * {@code pgbus.enqueue_unique} (R__unique.sql), which checks the rule again for SQL callers and
- * takes the key's claim before it reads the holder, so concurrent enqueues queue on a row instead
- * of racing. Apart from {@link JobStore}'s enqueue so that a plain enqueue stays its one statement.
+ * ({@link EnqueueOptions#replacing}, {@link EnqueueOptions#debounce}). One statement, {@code
+ * pgbus.enqueue_unique} (R__unique.sql), which checks the rule again for SQL callers and takes the
+ * key's claim before it reads the holder, so concurrent enqueues queue on a row instead of racing.
+ * Apart from {@link JobStore}'s enqueue so that a plain enqueue stays its one statement.
  */
 final class UniqueEnqueue {
 
   // ENQUEUE's sub-select of who enqueues (JobStore), then pgbus.enqueue_unique. Durations go as
-  // microseconds, the resolution of an interval.
+  // microseconds, the resolution of an interval, in float8: float8 * interval is pg_catalog's exact
+  // operator (bigint * interval would be resolved through the caller's search_path).
   private static final String SQL =
       """
       SELECT e.id, e.outcome, e.due
@@ -39,8 +40,8 @@ final class UniqueEnqueue {
                        true) AS c
               OFFSET 0) s,
              LATERAL pgbus.enqueue_unique(s.queue, ?::jsonb, ?::text,
-               ?::bigint * interval '1 microsecond', ?::text[], ?::text[],
-               ?::bigint * interval '1 microsecond', ?::bigint * interval '1 microsecond',
+               ?::float8 * interval '1 microsecond', ?::text[], ?::text[],
+               ?::float8 * interval '1 microsecond', ?::float8 * interval '1 microsecond',
                coalesce(?, now() + ?::float8 * interval '1 millisecond'), ?, ?, ?, ?, ?) e
       """;
 
@@ -114,7 +115,7 @@ final class UniqueEnqueue {
       ps.setObject(i++, job.parentJobId(), Types.BIGINT);
       ps.setString(i++, job.payloadJson());
       ps.setString(i++, o.uniqueKey());
-      ps.setObject(i++, micros(o.uniquePeriod()), Types.BIGINT);
+      ps.setObject(i++, micros(o.uniquePeriod()), Types.DOUBLE);
       ps.setArray(
           i++,
           o.uniquePeriod() == null || o.uniqueStates().isEmpty()
@@ -127,10 +128,11 @@ final class UniqueEnqueue {
               ? null
               : c.createArrayOf(
                   "text", o.replacing().stream().map(ReplaceField::sqlName).toArray()));
-      ps.setObject(i++, micros(o.debounceWindow()), Types.BIGINT);
-      ps.setObject(i++, micros(o.debounceMaxWait()), Types.BIGINT);
+      ps.setObject(i++, micros(o.debounceWindow()), Types.DOUBLE);
+      ps.setObject(i++, micros(o.debounceMaxWait()), Types.DOUBLE);
       ps.setTimestamp(i++, o.runAt() == null ? null : Timestamp.from(o.runAt()));
-      ps.setLong(i++, o.delay() == null ? 0 : o.delay().toMillis());
+      // Neither runAt nor delay: NULL, so that pgbus.enqueue_unique tells "now" from a run time.
+      ps.setObject(i++, o.delay() == null ? null : o.delay().toMillis(), Types.BIGINT);
       ps.setInt(i++, o.priority());
       ps.setInt(i++, o.maxAttempts());
       ps.setString(i++, trace == null ? null : trace.traceParent());
@@ -138,8 +140,7 @@ final class UniqueEnqueue {
       ps.setString(i, o.concurrencyKey());
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        Enqueued.Result result =
-            Enqueued.Result.valueOf(rs.getString(2).toUpperCase(Locale.ROOT));
+        Enqueued.Result result = Enqueued.Result.valueOf(rs.getString(2).toUpperCase(Locale.ROOT));
         Timestamp due = rs.getTimestamp(3);
         return new Done(
             new Enqueued(rs.getLong(1), result != Enqueued.Result.INSERTED, result),
@@ -167,7 +168,7 @@ final class UniqueEnqueue {
     }
   }
 
-  private static Long micros(Duration d) {
-    return d == null ? null : d.toNanos() / 1000;
+  private static Double micros(Duration d) {
+    return d == null ? null : d.toNanos() / 1000.0;
   }
 }
