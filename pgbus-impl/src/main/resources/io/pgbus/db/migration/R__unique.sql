@@ -241,26 +241,31 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_unique(
 
 -- Replaces fields of one waiting job by id (the admin API's replace and any SQL client): NULL
 -- leaves a field as it is. Unlike an enqueue, a job that is not waiting is an error naming its
--- state and the fix: the caller asked for this job and no other. Audited as 'replace'.
+-- state and the fix: the caller asked for this job and no other. False when there is no such job.
+-- Audited as 'replace'.
 CREATE OR REPLACE FUNCTION pgbus.replace_job(
     job_id bigint, payload jsonb DEFAULT NULL, run_at timestamptz DEFAULT NULL,
     priority integer DEFAULT NULL)
-  RETURNS void
+  RETURNS boolean
   LANGUAGE plpgsql VOLATILE
   SET search_path = pg_catalog, pgbus, pg_temp
   AS $$
   #variable_conflict use_variable
   DECLARE
     j record;
+    v_state pgbus.job_state;
   BEGIN
     SELECT x.id, x.queue, x.state, x.run_at INTO j FROM pgbus.job x WHERE x.id = job_id FOR UPDATE;
     IF NOT FOUND THEN
-      RAISE EXCEPTION 'pgbus: job % is not waiting (it is finished or gone): only a scheduled, available or retryable job is replaced; enqueue a new job instead',
-        job_id USING ERRCODE = 'object_not_in_prerequisite_state';
+      SELECT h.state INTO v_state FROM pgbus.job_history h WHERE h.id = job_id;
+      IF NOT FOUND THEN
+        RETURN false;
+      END IF;
     END IF;
-    IF NOT j.state = ANY ('{scheduled,available,retryable}'::pgbus.job_state[]) THEN
+    v_state := coalesce(j.state, v_state);
+    IF NOT v_state = ANY ('{scheduled,available,retryable}'::pgbus.job_state[]) THEN
       RAISE EXCEPTION 'pgbus: job % is %, not waiting: a running or finished job is never replaced; enqueue a new job after it, or cancel it first',
-        job_id, j.state USING ERRCODE = 'object_not_in_prerequisite_state';
+        job_id, v_state USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     IF payload IS NOT NULL THEN
       PERFORM pgbus.check_payload(j.queue, payload);
@@ -290,4 +295,5 @@ CREATE OR REPLACE FUNCTION pgbus.replace_job(
     IF run_at < j.run_at AND current_setting('pgbus.wake', true) IS DISTINCT FROM 'client' THEN
       PERFORM pgbus.notify(j.queue, run_at);
     END IF;
+    RETURN true;
   END $$;
