@@ -375,4 +375,36 @@ class UniqueRulesTest {
     assertThat(db.queryText("SELECT state FROM pgbus.job WHERE queue = 'unique_sql'"))
         .isEqualTo("scheduled");
   }
+
+  @Test
+  void theAdminApisReplaceMovesAWaitingJobAsItsCallerAndRefusesARunningOne() throws Exception {
+    Enqueued waiting =
+        enqueue("unique_adm", "{}", EnqueueOptions.defaults().withDelay(Duration.ofHours(2)));
+    Enqueued running = enqueue("unique_adm_run", "{}", EnqueueOptions.defaults());
+    try (Connection c = db.connect()) {
+      assertThat(
+              new JobStore().jobClaim(c, List.of("unique_adm_run"), 1, "w", Duration.ofMinutes(1)))
+          .hasSize(1);
+    }
+    JobAdminStore store = new JobAdminStore();
+    try (Connection c = db.connect()) {
+      assertThat(store.jobReplace(c, waiting.id(), Instant.now().minusSeconds(1), 9, "alice"))
+          .isTrue();
+      assertThat(store.jobReplace(c, 987654321L, null, 1, "alice")).isFalse();
+      assertThatThrownBy(() -> store.jobReplace(c, running.id(), null, 1, "alice"))
+          .isInstanceOfSatisfying(
+              SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("55000"))
+          .hasMessageContaining("job " + running.id() + " is running, not waiting");
+    }
+    assertThat(
+            db.queryText(
+                "SELECT state || ' ' || priority FROM pgbus.job WHERE id = ?", waiting.id()))
+        .isEqualTo("available 9");
+    assertThat(
+            db.queryText(
+                "SELECT actor || ' ' || (detail->>'fields') FROM pgbus.audit"
+                    + " WHERE action = 'replace' AND job_id = ?",
+                waiting.id()))
+        .isEqualTo("alice [\"run_at\", \"priority\"]");
+  }
 }
