@@ -1274,7 +1274,7 @@ CREATE FUNCTION pgbus.enqueue_unique(queue text, payload jsonb, unique_key text,
         v_hold := e.id;
       END IF;
       -- The holder, locked: a worker's claim skips it until this transaction ends.
-      SELECT x.id, x.queue, x.state, x.run_at, x.created_at, x.payload, x.priority INTO j
+      SELECT x.id, x.queue, x.state, x.run_at, x.created_at, x.linked INTO j
         FROM pgbus.job x WHERE x.id = v_hold FOR UPDATE;
       IF NOT FOUND OR j.state = ANY ('{completed,dead,cancelled}'::pgbus.job_state[]) THEN
         -- Finished since it was read.
@@ -1298,7 +1298,10 @@ CREATE FUNCTION pgbus.enqueue_unique(queue text, payload jsonb, unique_key text,
         outcome := 'not_replaced';
         RETURN;
       END IF;
+      -- A linked job (waiting on dependencies, or a batch member) is due when they are done: its
+      -- run_at is theirs, so it stays (V16, R__links.sql).
       v_new_run := CASE
+        WHEN j.linked THEN j.run_at
         WHEN debounce IS NOT NULL THEN
           greatest(j.run_at, least(now() + debounce, j.created_at + max_wait))
         WHEN 'run_at' = ANY (replace) THEN coalesce(run_at, now())
@@ -2479,25 +2482,34 @@ CREATE FUNCTION pgbus.rate_window_start(rate_window interval) RETURNS timestamp 
 -- Name: replace_job(bigint, jsonb, timestamp with time zone, integer); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
-CREATE FUNCTION pgbus.replace_job(job_id bigint, payload jsonb DEFAULT NULL::jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT NULL::integer) RETURNS void
+CREATE FUNCTION pgbus.replace_job(job_id bigint, payload jsonb DEFAULT NULL::jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT NULL::integer) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
     AS $$
   #variable_conflict use_variable
   DECLARE
     j record;
+    v_state pgbus.job_state;
   BEGIN
-    SELECT x.id, x.queue, x.state, x.run_at INTO j FROM pgbus.job x WHERE x.id = job_id FOR UPDATE;
+    SELECT x.id, x.queue, x.state, x.run_at, x.linked INTO j
+      FROM pgbus.job x WHERE x.id = job_id FOR UPDATE;
     IF NOT FOUND THEN
-      RAISE EXCEPTION 'pgbus: job % is not waiting (it is finished or gone): only a scheduled, available or retryable job is replaced; enqueue a new job instead',
-        job_id USING ERRCODE = 'object_not_in_prerequisite_state';
+      SELECT h.state INTO v_state FROM pgbus.job_history h WHERE h.id = job_id;
+      IF NOT FOUND THEN
+        RETURN false;
+      END IF;
     END IF;
-    IF NOT j.state = ANY ('{scheduled,available,retryable}'::pgbus.job_state[]) THEN
+    v_state := coalesce(j.state, v_state);
+    IF NOT v_state = ANY ('{scheduled,available,retryable}'::pgbus.job_state[]) THEN
       RAISE EXCEPTION 'pgbus: job % is %, not waiting: a running or finished job is never replaced; enqueue a new job after it, or cancel it first',
-        job_id, j.state USING ERRCODE = 'object_not_in_prerequisite_state';
+        job_id, v_state USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     IF payload IS NOT NULL THEN
       PERFORM pgbus.check_payload(j.queue, payload);
+    END IF;
+    IF run_at IS NOT NULL AND j.linked THEN
+      RAISE EXCEPTION 'pgbus: job % waits on other jobs or is in a batch, so it runs when they are done and run_at % cannot move it: replace its priority only, or cancel it',
+        job_id, run_at USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     IF run_at IS NOT NULL THEN
       PERFORM pgbus.check_run_at(j.queue, run_at);
@@ -2524,6 +2536,7 @@ CREATE FUNCTION pgbus.replace_job(job_id bigint, payload jsonb DEFAULT NULL::jso
     IF run_at < j.run_at AND current_setting('pgbus.wake', true) IS DISTINCT FROM 'client' THEN
       PERFORM pgbus.notify(j.queue, run_at);
     END IF;
+    RETURN true;
   END $$;
 
 --

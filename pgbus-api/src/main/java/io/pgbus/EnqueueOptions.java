@@ -1,6 +1,5 @@
 package io.pgbus;
 
-import io.pgbus.admin.JobState;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
@@ -409,8 +408,8 @@ public final class EnqueueOptions {
    * The unique key holds for {@code period} from the enqueue that takes it, whatever becomes of its
    * job: "one report per order per hour". A later enqueue with the key inside the period inserts
    * nothing and returns that job's id while the job is waiting or running, or finished in one of
-   * the {@link #amongStates} (by default {@link JobState#COMPLETED}: a dead or cancelled job frees
-   * the key so the work can be done again). The database enforces it with a claim row per key
+   * the {@link #amongStates} (by default {@link FinishedState#COMPLETED}: a dead or cancelled job
+   * frees the key so the work can be done again). The database enforces it with a claim row per key
    * ({@code pgbus.unique_claim}), taken in the enqueue's transaction, so it holds across JVMs and
    * concurrent transactions. The enqueue that takes the claim sets its period and states; the
    * enqueues that meet it are held to them. Call after {@link #withUniqueKey}.
@@ -438,10 +437,10 @@ public final class EnqueueOptions {
   /**
    * The finished states in which the job that took the key still holds it for the period (see
    * {@link #forPeriod}), such as {@code amongStates(COMPLETED, DEAD, CANCELLED)} for "once per
-   * period, whatever happened". Waiting and running jobs always hold it; naming their states is
-   * allowed and changes nothing. Call after {@link #forPeriod}.
+   * period, whatever happened". Waiting and running jobs always hold it. Call after {@link
+   * #forPeriod}.
    */
-  public EnqueueOptions amongStates(JobState... states) {
+  public EnqueueOptions amongStates(FinishedState... states) {
     Objects.requireNonNull(states, "states");
     if (unique.period == null) {
       throw new InvalidJobException(
@@ -453,13 +452,11 @@ public final class EnqueueOptions {
     if (states.length == 0) {
       throw new InvalidJobException(
           null,
-          "amongStates needs at least one state: for example amongStates(JobState.COMPLETED)");
+          "amongStates needs at least one state: for example amongStates(FinishedState.COMPLETED)");
     }
-    EnumSet<JobState> finished = EnumSet.noneOf(JobState.class);
-    for (JobState s : states) {
-      if (Objects.requireNonNull(s, "state").finished()) {
-        finished.add(s);
-      }
+    EnumSet<FinishedState> finished = EnumSet.noneOf(FinishedState.class);
+    for (FinishedState s : states) {
+      finished.add(Objects.requireNonNull(s, "state"));
     }
     return with(
         new Unique(
@@ -582,7 +579,7 @@ public final class EnqueueOptions {
    * The finished states that hold the key for the period ({@link #amongStates}); empty for the
    * default, completed.
    */
-  public Set<JobState> uniqueStates() {
+  public Set<FinishedState> uniqueStates() {
     return unique.states;
   }
 
@@ -609,7 +606,7 @@ public final class EnqueueOptions {
   /** What the unique key holds beyond "one waiting or running"; NONE: nothing more. */
   private record Unique(
       Duration period,
-      Set<JobState> states,
+      Set<FinishedState> states,
       Set<ReplaceField> replacing,
       Duration debounce,
       Duration debounceMaxWait) {

@@ -2,9 +2,9 @@ package io.pgbus.engine;
 
 import io.pgbus.EnqueueOptions;
 import io.pgbus.Enqueued;
+import io.pgbus.FinishedState;
 import io.pgbus.InvalidJobException;
 import io.pgbus.ReplaceField;
-import io.pgbus.admin.JobState;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -121,7 +121,7 @@ final class UniqueEnqueue {
           o.uniquePeriod() == null || o.uniqueStates().isEmpty()
               ? null
               : c.createArrayOf(
-                  "text", o.uniqueStates().stream().map(JobState::sqlName).toArray()));
+                  "text", o.uniqueStates().stream().map(FinishedState::sqlName).toArray()));
       ps.setArray(
           i++,
           o.replacing().isEmpty()

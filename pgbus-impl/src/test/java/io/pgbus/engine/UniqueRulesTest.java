@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pgbus.EnqueueOptions;
 import io.pgbus.Enqueued;
+import io.pgbus.FinishedState;
 import io.pgbus.InvalidJobException;
 import io.pgbus.ReplaceField;
-import io.pgbus.admin.JobState;
 import io.pgbus.engine.testing.TestDatabase;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -157,7 +157,7 @@ class UniqueRulesTest {
     assertThat(a2.id()).isNotEqualTo(a.id());
 
     // amongStates(DEAD, CANCELLED): once per period, whatever happened.
-    EnqueueOptions any = perHour("b").amongStates(JobState.DEAD, JobState.CANCELLED);
+    EnqueueOptions any = perHour("b").amongStates(FinishedState.DEAD, FinishedState.CANCELLED);
     Enqueued b = enqueue("unique_s", "{}", any);
     db.update("UPDATE pgbus.job SET state = 'dead', finalized_at = now() WHERE id = ?", b.id());
     Enqueued b2 = enqueue("unique_s", "{}", any);
@@ -205,6 +205,29 @@ class UniqueRulesTest {
                 "SELECT detail->>'fields' FROM pgbus.audit WHERE action = 'replace' AND job_id = ?",
                 first.id()))
         .isEqualTo("[\"payload\", \"run_at\", \"priority\"]");
+    // A job that waits on another keeps its run time (it runs when that one is done), also by id.
+    Enqueued dep =
+        enqueue("unique_r", "{}", EnqueueOptions.defaults().withDelay(Duration.ofHours(1)));
+    Enqueued after =
+        enqueue(
+            "unique_r",
+            "{}",
+            EnqueueOptions.defaults().withUniqueKey("after-1").afterJobs(dep.id()));
+    Enqueued moved =
+        enqueue(
+            "unique_r",
+            "{}",
+            EnqueueOptions.defaults().withUniqueKey("after-1").replacing(ReplaceField.RUN_AT));
+    assertThat(moved).isEqualTo(new Enqueued(after.id(), true, Enqueued.Result.REPLACED));
+    assertThat(db.job(after.id()).state()).isEqualTo("scheduled");
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.job WHERE id = ? AND run_at > now() + interval '1 year'",
+                after.id()))
+        .isEqualTo(1);
+    assertThat(sqlError("SELECT pgbus.replace_job(?, run_at => now())", after.id()))
+        .contains("waits on other jobs or is in a batch")
+        .contains("replace its priority only, or cancel it");
     // Without replacing: a plain duplicate, the job as it was.
     assertThat(enqueue("unique_r", "{\"v\":3}", o).result()).isEqualTo(Enqueued.Result.DUPLICATE);
     assertThat(db.queryText("SELECT payload->>'v' FROM pgbus.job WHERE id = ?", first.id()))
@@ -306,7 +329,7 @@ class UniqueRulesTest {
         .hasMessageContaining("debounce window PT0S and max wait PT1M must be positive");
     assertThatThrownBy(() -> EnqueueOptions.defaults().forPeriod(Duration.ofHours(1)))
         .hasMessageContaining("forPeriod(PT1H) needs a unique key: call withUniqueKey(key) first");
-    assertThatThrownBy(() -> keyed.amongStates(JobState.COMPLETED))
+    assertThatThrownBy(() -> keyed.amongStates(FinishedState.COMPLETED))
         .hasMessageContaining("needs a period: call withUniqueKey(key).forPeriod(period) first");
     assertThatThrownBy(
             () ->

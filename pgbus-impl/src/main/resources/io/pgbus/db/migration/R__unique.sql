@@ -1,6 +1,6 @@
 -- Repeatable migration: unique keys with a period, chosen states, replace and debounce (V49, issue
--- #31 items 2 and 4). See docs/schema.md, "V49: unique claims". Off the enqueue's hot path (a plain
--- enqueue never calls these), so each pins its search_path.
+-- #31 items 2 and 4). See docs/schema.md, "V49: unique claims". A plain enqueue never calls these,
+-- so none is on the hot path and each pins its search_path.
 
 -- The rule of an enqueue_unique call, with the bounds of EnqueueOptions (forPeriod, amongStates,
 -- replacing, debounce): each bad value is refused with the value and the fix, before anything is
@@ -178,7 +178,7 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_unique(
         v_hold := e.id;
       END IF;
       -- The holder, locked: a worker's claim skips it until this transaction ends.
-      SELECT x.id, x.queue, x.state, x.run_at, x.created_at, x.payload, x.priority INTO j
+      SELECT x.id, x.queue, x.state, x.run_at, x.created_at, x.linked INTO j
         FROM pgbus.job x WHERE x.id = v_hold FOR UPDATE;
       IF NOT FOUND OR j.state = ANY ('{completed,dead,cancelled}'::pgbus.job_state[]) THEN
         -- Finished since it was read.
@@ -202,7 +202,10 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_unique(
         outcome := 'not_replaced';
         RETURN;
       END IF;
+      -- A linked job (waiting on dependencies, or a batch member) is due when they are done: its
+      -- run_at is theirs, so it stays (V16, R__links.sql).
       v_new_run := CASE
+        WHEN j.linked THEN j.run_at
         WHEN debounce IS NOT NULL THEN
           greatest(j.run_at, least(now() + debounce, j.created_at + max_wait))
         WHEN 'run_at' = ANY (replace) THEN coalesce(run_at, now())
@@ -255,7 +258,8 @@ CREATE OR REPLACE FUNCTION pgbus.replace_job(
     j record;
     v_state pgbus.job_state;
   BEGIN
-    SELECT x.id, x.queue, x.state, x.run_at INTO j FROM pgbus.job x WHERE x.id = job_id FOR UPDATE;
+    SELECT x.id, x.queue, x.state, x.run_at, x.linked INTO j
+      FROM pgbus.job x WHERE x.id = job_id FOR UPDATE;
     IF NOT FOUND THEN
       SELECT h.state INTO v_state FROM pgbus.job_history h WHERE h.id = job_id;
       IF NOT FOUND THEN
@@ -269,6 +273,10 @@ CREATE OR REPLACE FUNCTION pgbus.replace_job(
     END IF;
     IF payload IS NOT NULL THEN
       PERFORM pgbus.check_payload(j.queue, payload);
+    END IF;
+    IF run_at IS NOT NULL AND j.linked THEN
+      RAISE EXCEPTION 'pgbus: job % waits on other jobs or is in a batch, so it runs when they are done and run_at % cannot move it: replace its priority only, or cancel it',
+        job_id, run_at USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     IF run_at IS NOT NULL THEN
       PERFORM pgbus.check_run_at(j.queue, run_at);
