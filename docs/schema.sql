@@ -241,6 +241,71 @@ CREATE FUNCTION pgbus.check_trace(queue pgbus.queue_name, trace_parent text, tra
   END $_$;
 
 --
+-- Name: check_unique_rule(text, text, interval, text[], text[], interval, interval, timestamp with time zone); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.check_unique_rule(queue text, unique_key text, period interval, states text[], replace text[], debounce interval, max_wait interval, run_at timestamp with time zone) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    v text;
+  BEGIN
+    IF unique_key IS NULL THEN
+      RAISE EXCEPTION 'pgbus: enqueue_unique needs a unique key (queue %): pass unique_key, or use pgbus.enqueue for a job without one', queue
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF period IS NOT NULL AND period <= interval '0' THEN
+      RAISE EXCEPTION 'pgbus: unique period % is not positive (queue %, key %): give a period over zero, such as interval ''1 hour'', or NULL for "one waiting or running job"',
+        period, queue, unique_key USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF period > interval '36500 days' THEN
+      RAISE EXCEPTION 'pgbus: unique period % is over the limit of 36500 days (queue %, key %): give a shorter period',
+        period, queue, unique_key USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF states IS NOT NULL AND period IS NULL THEN
+      RAISE EXCEPTION 'pgbus: unique states % need a period (queue %, key %): give period too, such as interval ''1 day''',
+        states, queue, unique_key USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    FOREACH v IN ARRAY coalesce(states, '{}') LOOP
+      IF v IS NULL OR v NOT IN ('completed', 'dead', 'cancelled', 'scheduled', 'available',
+                                'running', 'retryable') THEN
+        RAISE EXCEPTION 'pgbus: unique state % is not a job state (queue %, key %): use completed, dead or cancelled (waiting and running jobs always hold the key)',
+          coalesce(quote_literal(v), 'NULL'), queue, unique_key USING ERRCODE = 'invalid_parameter_value';
+      END IF;
+    END LOOP;
+    FOREACH v IN ARRAY coalesce(replace, '{}') LOOP
+      IF v IS NULL OR v NOT IN ('payload', 'run_at', 'priority') THEN
+        RAISE EXCEPTION 'pgbus: replace field % is not one of payload, run_at, priority (queue %, key %)',
+          coalesce(quote_literal(v), 'NULL'), queue, unique_key USING ERRCODE = 'invalid_parameter_value';
+      END IF;
+    END LOOP;
+    IF (debounce IS NULL) <> (max_wait IS NULL) THEN
+      RAISE EXCEPTION 'pgbus: debounce % needs max_wait % too (queue %, key %): give both, so that the job always runs by max_wait after its first enqueue',
+        coalesce(debounce::text, 'NULL'), coalesce(max_wait::text, 'NULL'), queue, unique_key
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF debounce IS NOT NULL THEN
+      IF debounce <= interval '0' OR max_wait <= interval '0' THEN
+        RAISE EXCEPTION 'pgbus: debounce % and max_wait % must be positive (queue %, key %): give a window over zero, such as interval ''5 seconds''',
+          debounce, max_wait, queue, unique_key USING ERRCODE = 'invalid_parameter_value';
+      END IF;
+      IF debounce > max_wait THEN
+        RAISE EXCEPTION 'pgbus: debounce window % is over its max_wait % (queue %, key %): give a window of at most max_wait, or a longer max_wait',
+          debounce, max_wait, queue, unique_key USING ERRCODE = 'invalid_parameter_value';
+      END IF;
+      IF max_wait > interval '36500 days' THEN
+        RAISE EXCEPTION 'pgbus: max_wait % is over the limit of 36500 days (queue %, key %): give a shorter one',
+          max_wait, queue, unique_key USING ERRCODE = 'invalid_parameter_value';
+      END IF;
+      IF run_at IS NOT NULL OR 'run_at' = ANY (coalesce(replace, '{}')) THEN
+        RAISE EXCEPTION 'pgbus: debounce sets run_at itself (queue %, key %): drop run_at % (and run_at from replace), or enqueue without debounce',
+          queue, unique_key, coalesce(run_at::text, 'NULL') USING ERRCODE = 'invalid_parameter_value';
+      END IF;
+    END IF;
+  END $$;
+
+--
 -- Name: job; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -1124,6 +1189,153 @@ CREATE FUNCTION pgbus.enqueue_start_by(queue text, payload jsonb, start_by times
       PERFORM pgbus.set_start_by(e.id, enqueue_start_by.start_by);
     END IF;
     RETURN e.id;
+  END $$;
+
+--
+-- Name: enqueue_unique(text, jsonb, text, interval, text[], text[], interval, interval, timestamp with time zone, integer, integer, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.enqueue_unique(queue text, payload jsonb, unique_key text, period interval DEFAULT NULL::interval, states text[] DEFAULT NULL::text[], replace text[] DEFAULT NULL::text[], debounce interval DEFAULT NULL::interval, max_wait interval DEFAULT NULL::interval, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT 0, max_attempts integer DEFAULT 25, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text, concurrency_key text DEFAULT NULL::text, OUT id bigint, OUT outcome text, OUT due timestamp with time zone) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  #variable_conflict use_variable
+  DECLARE
+    v_states  pgbus.job_state[];
+    v_held_in pgbus.job_state[];
+    v_claimed boolean;
+    v_hold    bigint;
+    v_state   pgbus.job_state;
+    v_run_at  timestamptz;
+    v_new_run timestamptz;
+    v_changes boolean := replace IS NOT NULL OR debounce IS NOT NULL;
+    c record;
+    e record;
+    j record;
+  BEGIN
+    PERFORM pgbus.check_unique_rule(queue, unique_key, period, states, replace, debounce,
+                                    max_wait, run_at);
+    IF period IS NOT NULL THEN
+      -- Waiting and running states are the index's; the claim keeps the finished ones.
+      v_states := ARRAY(SELECT DISTINCT s::pgbus.job_state
+                          FROM unnest(coalesce(states, '{completed}')) s
+                         WHERE s IN ('completed', 'dead', 'cancelled'));
+    END IF;
+    v_run_at := CASE WHEN debounce IS NOT NULL THEN now() + debounce ELSE run_at END;
+    LOOP
+      v_claimed := false;
+      v_hold := NULL;
+      IF period IS NOT NULL THEN
+        INSERT INTO pgbus.unique_claim AS u (queue, unique_key, until, states)
+        VALUES (queue, unique_key, now() + period, v_states)
+        ON CONFLICT ON CONSTRAINT unique_claim_pkey DO NOTHING;
+        IF FOUND THEN
+          v_claimed := true;
+          v_held_in := v_states;
+        ELSE
+          SELECT u.job_id, u.until, u.states INTO c
+            FROM pgbus.unique_claim u
+           WHERE u.queue = enqueue_unique.queue AND u.unique_key = enqueue_unique.unique_key
+             FOR UPDATE;
+          CONTINUE WHEN NOT FOUND; -- expired and deleted in between: insert it again
+          v_held_in := c.states;
+          IF c.until > now() AND c.job_id IS NOT NULL THEN
+            SELECT a.state INTO v_state FROM pgbus.job_all a WHERE a.id = c.job_id;
+            v_state := coalesce(v_state, 'completed');
+            IF v_state = ANY ('{scheduled,available,running,retryable}'::pgbus.job_state[])
+               OR v_state = ANY (c.states) THEN
+              v_hold := c.job_id;
+            END IF;
+          END IF;
+          IF v_hold IS NULL THEN
+            -- Expired, or its job finished in a state that frees the key: taken over.
+            UPDATE pgbus.unique_claim u
+               SET until = now() + period, states = v_states, job_id = NULL
+             WHERE u.queue = enqueue_unique.queue AND u.unique_key = enqueue_unique.unique_key;
+            v_claimed := true;
+            v_held_in := v_states;
+          END IF;
+        END IF;
+      END IF;
+      IF v_hold IS NULL THEN
+        SELECT * INTO e
+          FROM pgbus.enqueue_job(queue, payload, v_run_at, priority, max_attempts, unique_key,
+                                 trace_parent, trace_state, concurrency_key);
+        IF v_claimed THEN
+          UPDATE pgbus.unique_claim u SET job_id = e.id
+           WHERE u.queue = enqueue_unique.queue AND u.unique_key = enqueue_unique.unique_key;
+        END IF;
+        IF NOT e.duplicate THEN
+          id := e.id;
+          outcome := 'inserted';
+          due := coalesce(v_run_at, now());
+          RETURN;
+        END IF;
+        v_hold := e.id;
+      END IF;
+      -- The holder, locked: a worker's claim skips it until this transaction ends.
+      SELECT x.id, x.queue, x.state, x.run_at, x.created_at, x.linked INTO j
+        FROM pgbus.job x WHERE x.id = v_hold FOR UPDATE;
+      IF NOT FOUND OR j.state = ANY ('{completed,dead,cancelled}'::pgbus.job_state[]) THEN
+        -- Finished since it was read.
+        IF period IS NOT NULL THEN
+          SELECT a.state INTO v_state FROM pgbus.job_all a WHERE a.id = v_hold;
+          IF coalesce(v_state, 'completed') = ANY (v_held_in) THEN
+            id := v_hold;
+            outcome := CASE WHEN v_changes THEN 'not_replaced' ELSE 'duplicate' END;
+            RETURN;
+          END IF;
+        END IF;
+        CONTINUE; -- the key is free now: enqueue again
+      END IF;
+      id := j.id;
+      due := j.run_at;
+      IF NOT v_changes THEN
+        outcome := 'duplicate';
+        RETURN;
+      END IF;
+      IF j.state = 'running' THEN
+        outcome := 'not_replaced';
+        RETURN;
+      END IF;
+      -- A linked job (waiting on dependencies, or a batch member) is due when they are done: its
+      -- run_at is theirs, so it stays (V16, R__links.sql).
+      v_new_run := CASE
+        WHEN j.linked THEN j.run_at
+        WHEN debounce IS NOT NULL THEN
+          greatest(j.run_at, least(now() + debounce, j.created_at + max_wait))
+        WHEN 'run_at' = ANY (replace) THEN coalesce(run_at, now())
+        ELSE j.run_at END;
+      IF 'payload' = ANY (coalesce(replace, '{}')) THEN
+        PERFORM pgbus.check_payload(queue, payload);
+      END IF;
+      IF NOT isfinite(v_new_run) OR v_new_run > now() + interval '36500 days' THEN
+        PERFORM pgbus.check_run_at(j.queue, v_new_run);
+      END IF;
+      UPDATE pgbus.job x
+         SET payload = CASE WHEN 'payload' = ANY (coalesce(replace, '{}'))
+                            THEN enqueue_unique.payload ELSE x.payload END,
+             priority = CASE WHEN 'priority' = ANY (coalesce(replace, '{}'))
+                             THEN enqueue_unique.priority ELSE x.priority END,
+             run_at = v_new_run,
+             state = CASE WHEN x.state = ANY ('{scheduled,available}'::pgbus.job_state[])
+                          THEN CASE WHEN v_new_run <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state
+                          ELSE x.state END
+       WHERE x.id = j.id;
+      IF replace IS NOT NULL THEN
+        INSERT INTO pgbus.audit (actor, action, queue, job_id, detail)
+        VALUES (pgbus.actor(), 'replace', j.queue, j.id,
+                jsonb_build_object('fields', to_jsonb(replace), 'unique_key', unique_key));
+      END IF;
+      -- Due sooner than it was: a sleeping worker's alarm is set too late, so wake it (unless the
+      -- Java API wakes after its commit itself). Later: the alarm rings early and finds nothing.
+      IF v_new_run < j.run_at AND current_setting('pgbus.wake', true) IS DISTINCT FROM 'client' THEN
+        PERFORM pgbus.notify(j.queue, v_new_run);
+      END IF;
+      outcome := 'replaced';
+      due := v_new_run;
+      RETURN;
+    END LOOP;
   END $$;
 
 --
@@ -2267,6 +2479,67 @@ CREATE FUNCTION pgbus.rate_window_start(rate_window interval) RETURNS timestamp 
   $$;
 
 --
+-- Name: replace_job(bigint, jsonb, timestamp with time zone, integer); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.replace_job(job_id bigint, payload jsonb DEFAULT NULL::jsonb, run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, priority integer DEFAULT NULL::integer) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  #variable_conflict use_variable
+  DECLARE
+    j record;
+    v_state pgbus.job_state;
+  BEGIN
+    SELECT x.id, x.queue, x.state, x.run_at, x.linked INTO j
+      FROM pgbus.job x WHERE x.id = job_id FOR UPDATE;
+    IF NOT FOUND THEN
+      SELECT h.state INTO v_state FROM pgbus.job_history h WHERE h.id = job_id;
+      IF NOT FOUND THEN
+        RETURN false;
+      END IF;
+    END IF;
+    v_state := coalesce(j.state, v_state);
+    IF NOT v_state = ANY ('{scheduled,available,retryable}'::pgbus.job_state[]) THEN
+      RAISE EXCEPTION 'pgbus: job % is %, not waiting: a running or finished job is never replaced; enqueue a new job after it, or cancel it first',
+        job_id, v_state USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    IF payload IS NOT NULL THEN
+      PERFORM pgbus.check_payload(j.queue, payload);
+    END IF;
+    IF run_at IS NOT NULL AND j.linked THEN
+      RAISE EXCEPTION 'pgbus: job % waits on other jobs or is in a batch, so it runs when they are done and run_at % cannot move it: replace its priority only, or cancel it',
+        job_id, run_at USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    IF run_at IS NOT NULL THEN
+      PERFORM pgbus.check_run_at(j.queue, run_at);
+    END IF;
+    IF priority IS NOT NULL AND (priority < -100 OR priority > 100) THEN
+      RAISE EXCEPTION 'pgbus: priority % is out of range (job %): use -100 to 100 (lower runs first)',
+        priority, job_id USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE pgbus.job x
+       SET payload = coalesce(replace_job.payload, x.payload),
+           priority = coalesce(replace_job.priority, x.priority),
+           run_at = coalesce(replace_job.run_at, x.run_at),
+           state = CASE WHEN x.state = ANY ('{scheduled,available}'::pgbus.job_state[])
+                        THEN CASE WHEN coalesce(replace_job.run_at, x.run_at) <= now()
+                                  THEN 'available' ELSE 'scheduled' END::pgbus.job_state
+                        ELSE x.state END
+     WHERE x.id = job_id;
+    INSERT INTO pgbus.audit (actor, action, queue, job_id, detail)
+    VALUES (pgbus.actor(), 'replace', j.queue, job_id,
+            jsonb_build_object('fields', to_jsonb(array_remove(ARRAY[
+              CASE WHEN payload IS NOT NULL THEN 'payload' END,
+              CASE WHEN run_at IS NOT NULL THEN 'run_at' END,
+              CASE WHEN priority IS NOT NULL THEN 'priority' END], NULL))));
+    IF run_at < j.run_at AND current_setting('pgbus.wake', true) IS DISTINCT FROM 'client' THEN
+      PERFORM pgbus.notify(j.queue, run_at);
+    END IF;
+    RETURN true;
+  END $$;
+
+--
 -- Name: resume(text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -2980,6 +3253,19 @@ CREATE TABLE pgbus.setting (
 );
 
 --
+-- Name: unique_claim; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.unique_claim (
+    queue text NOT NULL,
+    unique_key text NOT NULL,
+    job_id bigint,
+    until timestamp with time zone NOT NULL,
+    states pgbus.job_state[] DEFAULT '{completed}'::pgbus.job_state[] NOT NULL,
+    CONSTRAINT unique_claim_unique_key_check CHECK (((length(unique_key) >= 1) AND (length(unique_key) <= 255)))
+);
+
+--
 -- Name: wake_clock; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -3001,7 +3287,7 @@ ALTER TABLE ONLY pgbus.job_history ATTACH PARTITION pgbus.job_history_default DE
 --
 
 ALTER TABLE pgbus.audit
-    ADD CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text, 'schedule_create'::text, 'schedule_update'::text, 'schedule_pause'::text, 'schedule_resume'::text, 'schedule_delete'::text, 'schedule_trigger'::text, 'limit'::text, 'schedule_skip'::text, 'reencrypt'::text]))) NOT VALID;
+    ADD CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text, 'schedule_create'::text, 'schedule_update'::text, 'schedule_pause'::text, 'schedule_resume'::text, 'schedule_delete'::text, 'schedule_trigger'::text, 'limit'::text, 'schedule_skip'::text, 'reencrypt'::text, 'replace'::text]))) NOT VALID;
 
 --
 -- Name: audit audit_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
@@ -3242,6 +3528,13 @@ ALTER TABLE ONLY pgbus.setting
     ADD CONSTRAINT setting_pkey PRIMARY KEY (id);
 
 --
+-- Name: unique_claim unique_claim_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.unique_claim
+    ADD CONSTRAINT unique_claim_pkey PRIMARY KEY (queue, unique_key);
+
+--
 -- Name: wake_clock wake_clock_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
 --
 
@@ -3421,6 +3714,12 @@ CREATE INDEX queue_minute_minute_idx ON pgbus.queue_minute USING btree (minute);
 --
 
 CREATE INDEX schedule_due_idx ON pgbus.schedule USING btree (next_run_at) WHERE (NOT paused);
+
+--
+-- Name: unique_claim_until_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX unique_claim_until_idx ON pgbus.unique_claim USING btree (until);
 
 --
 -- Name: job_history_default_batch_id_idx; Type: INDEX ATTACH; Schema: pgbus; Owner: -

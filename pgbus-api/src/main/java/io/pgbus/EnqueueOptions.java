@@ -2,10 +2,13 @@ package io.pgbus;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Collections;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * How a job is enqueued: when it may run, its priority inside its queue, how many attempts it gets,
@@ -49,7 +52,7 @@ public final class EnqueueOptions {
   private static final int UNCHOSEN = 0;
 
   private static final EnqueueOptions DEFAULTS =
-      new EnqueueOptions(null, null, 0, UNCHOSEN, null, null, null, Map.of(), null);
+      new EnqueueOptions(null, null, 0, UNCHOSEN, null, null, null, Map.of(), null, Unique.NONE);
 
   private final Instant runAt;
   private final Duration delay;
@@ -60,6 +63,7 @@ public final class EnqueueOptions {
   private final String concurrencyKey;
   private final Map<Long, DependencyFailure> afterJobs; // in the order given; empty: none
   private final Instant startBy; // null: no deadline
+  private final Unique unique; // what the unique key holds beyond "one waiting or running"
 
   /**
    * The most jobs one job may wait on ({@link #afterJobs}); the database holds the same bound. To
@@ -76,7 +80,8 @@ public final class EnqueueOptions {
       String correlationId,
       String concurrencyKey,
       Map<Long, DependencyFailure> afterJobs,
-      Instant startBy) {
+      Instant startBy,
+      Unique unique) {
     this.runAt = runAt;
     this.delay = delay;
     this.priority = priority;
@@ -86,6 +91,7 @@ public final class EnqueueOptions {
     this.concurrencyKey = concurrencyKey;
     this.afterJobs = afterJobs;
     this.startBy = startBy;
+    this.unique = unique;
   }
 
   /** Run now, priority 0, {@value #DEFAULT_MAX_ATTEMPTS} attempts. */
@@ -107,7 +113,8 @@ public final class EnqueueOptions {
         correlationId,
         concurrencyKey,
         afterJobs,
-        startBy);
+        startBy,
+        unique);
   }
 
   /** Runs no earlier than {@code delay} after the database's clock at enqueue. Replaces runAt. */
@@ -126,7 +133,8 @@ public final class EnqueueOptions {
         correlationId,
         concurrencyKey,
         afterJobs,
-        startBy);
+        startBy,
+        unique);
   }
 
   public EnqueueOptions withPriority(int priority) {
@@ -150,7 +158,8 @@ public final class EnqueueOptions {
         correlationId,
         concurrencyKey,
         afterJobs,
-        startBy);
+        startBy,
+        unique);
   }
 
   public EnqueueOptions withMaxAttempts(int maxAttempts) {
@@ -167,7 +176,8 @@ public final class EnqueueOptions {
         correlationId,
         concurrencyKey,
         afterJobs,
-        startBy);
+        startBy,
+        unique);
   }
 
   /**
@@ -212,7 +222,8 @@ public final class EnqueueOptions {
         correlationId,
         concurrencyKey,
         afterJobs,
-        startBy);
+        startBy,
+        unique);
   }
 
   /**
@@ -252,7 +263,16 @@ public final class EnqueueOptions {
               + "' contains a control character: use printable characters only");
     }
     return new EnqueueOptions(
-        runAt, delay, priority, maxAttempts, uniqueKey, correlationId, key, afterJobs, startBy);
+        runAt,
+        delay,
+        priority,
+        maxAttempts,
+        uniqueKey,
+        correlationId,
+        key,
+        afterJobs,
+        startBy,
+        unique);
   }
 
   /**
@@ -289,7 +309,16 @@ public final class EnqueueOptions {
               + "' contains a control character: use printable characters only");
     }
     return new EnqueueOptions(
-        runAt, delay, priority, maxAttempts, uniqueKey, id, concurrencyKey, afterJobs, startBy);
+        runAt,
+        delay,
+        priority,
+        maxAttempts,
+        uniqueKey,
+        id,
+        concurrencyKey,
+        afterJobs,
+        startBy,
+        unique);
   }
 
   /**
@@ -348,7 +377,8 @@ public final class EnqueueOptions {
         correlationId,
         concurrencyKey,
         Collections.unmodifiableMap(all),
-        startBy);
+        startBy,
+        unique);
   }
 
   /**
@@ -370,7 +400,217 @@ public final class EnqueueOptions {
         correlationId,
         concurrencyKey,
         afterJobs,
-        Objects.requireNonNull(startBy, "startBy"));
+        Objects.requireNonNull(startBy, "startBy"),
+        unique);
+  }
+
+  /**
+   * The unique key holds for {@code period} from the enqueue that takes it, whatever becomes of its
+   * job: "one report per order per hour". A later enqueue with the key inside the period inserts
+   * nothing and returns that job's id while the job is waiting or running, or finished in one of
+   * the {@link #amongStates} (by default {@link FinishedState#COMPLETED}: a dead or cancelled job
+   * frees the key so the work can be done again). The database enforces it with a claim row per key
+   * ({@code pgbus.unique_claim}), taken in the enqueue's transaction, so it holds across JVMs and
+   * concurrent transactions. The enqueue that takes the claim sets its period and states; the
+   * enqueues that meet it are held to them. Call after {@link #withUniqueKey}.
+   *
+   * @param period over zero, at most {@link #MAX_SCHEDULE_AHEAD}
+   */
+  public EnqueueOptions forPeriod(Duration period) {
+    requireUniqueKey("forPeriod(" + period + ")");
+    Objects.requireNonNull(period, "period");
+    if (period.isNegative() || period.isZero()) {
+      throw new InvalidJobException(
+          null,
+          "unique period "
+              + period
+              + " is not positive: give a period over zero, such as"
+              + " forPeriod(Duration.ofHours(1)), or drop forPeriod for one waiting or running job"
+              + " per key");
+    }
+    requireWithinHorizon("unique period", period);
+    return with(
+        new Unique(
+            period, unique.states, unique.replacing, unique.debounce, unique.debounceMaxWait));
+  }
+
+  /**
+   * The finished states in which the job that took the key still holds it for the period (see
+   * {@link #forPeriod}), such as {@code amongStates(COMPLETED, DEAD, CANCELLED)} for "once per
+   * period, whatever happened". Waiting and running jobs always hold it. Call after {@link
+   * #forPeriod}.
+   */
+  public EnqueueOptions amongStates(FinishedState... states) {
+    Objects.requireNonNull(states, "states");
+    if (unique.period == null) {
+      throw new InvalidJobException(
+          null,
+          "amongStates"
+              + Arrays.toString(states)
+              + " needs a period: call withUniqueKey(key).forPeriod(period) first");
+    }
+    if (states.length == 0) {
+      throw new InvalidJobException(
+          null,
+          "amongStates needs at least one state: for example amongStates(FinishedState.COMPLETED)");
+    }
+    EnumSet<FinishedState> finished = EnumSet.noneOf(FinishedState.class);
+    for (FinishedState s : states) {
+      finished.add(Objects.requireNonNull(s, "state"));
+    }
+    return with(
+        new Unique(
+            unique.period,
+            Collections.unmodifiableSet(finished),
+            unique.replacing,
+            unique.debounce,
+            unique.debounceMaxWait));
+  }
+
+  /**
+   * When a job with the same key is waiting (scheduled, available or retryable), these of its
+   * fields are replaced in place with this enqueue's, and the enqueue returns its id with {@link
+   * Enqueued.Result#REPLACED} (audited as {@code replace}). A running job is never changed: the
+   * enqueue inserts nothing and returns its id with {@link Enqueued.Result#NOT_REPLACED}; enqueue
+   * again once it is done if the new values must run. Call after {@link #withUniqueKey}.
+   */
+  public EnqueueOptions replacing(ReplaceField... fields) {
+    Objects.requireNonNull(fields, "fields");
+    requireUniqueKey("replacing" + Arrays.toString(fields));
+    if (fields.length == 0) {
+      throw new InvalidJobException(
+          null, "replacing needs at least one field: for example replacing(ReplaceField.PAYLOAD)");
+    }
+    EnumSet<ReplaceField> set = EnumSet.noneOf(ReplaceField.class);
+    for (ReplaceField f : fields) {
+      set.add(Objects.requireNonNull(f, "field"));
+    }
+    if (unique.debounce != null && set.contains(ReplaceField.RUN_AT)) {
+      throw debounceSetsRunAt();
+    }
+    return with(
+        new Unique(
+            unique.period,
+            unique.states,
+            Collections.unmodifiableSet(set),
+            unique.debounce,
+            unique.debounceMaxWait));
+  }
+
+  /**
+   * Debounce by unique key: the job runs {@code window} after the last enqueue of its key, but
+   * never later than {@code maxWait} after the first, so a steady stream of enqueues cannot hold it
+   * back for ever. The first enqueue inserts it due in {@code window}; each enqueue while it waits
+   * pushes its run_at to {@code min(now + window, its creation + maxWait)} (never earlier) and
+   * returns its id with {@link Enqueued.Result#REPLACED}. Add {@code
+   * replacing(ReplaceField.PAYLOAD)} for "the last payload wins". A running job is never changed
+   * ({@link Enqueued.Result#NOT_REPLACED}). Not with {@link #withRunAt} or {@link #withDelay}: the
+   * debounce sets the run time. Call after {@link #withUniqueKey}.
+   *
+   * @param window over zero, at most {@code maxWait}
+   * @param maxWait over zero, at most {@link #MAX_SCHEDULE_AHEAD}
+   */
+  public EnqueueOptions debounce(Duration window, Duration maxWait) {
+    Objects.requireNonNull(window, "window");
+    Objects.requireNonNull(maxWait, "maxWait");
+    requireUniqueKey("debounce(" + window + ", " + maxWait + ")");
+    if (window.isNegative() || window.isZero() || maxWait.isNegative() || maxWait.isZero()) {
+      throw new InvalidJobException(
+          null,
+          "debounce window "
+              + window
+              + " and max wait "
+              + maxWait
+              + " must be positive: for example debounce(Duration.ofSeconds(5),"
+              + " Duration.ofMinutes(1))");
+    }
+    if (window.compareTo(maxWait) > 0) {
+      throw new InvalidJobException(
+          null,
+          "debounce window "
+              + window
+              + " is over its max wait "
+              + maxWait
+              + ": the job must run by maxWait after its first enqueue; give a window of at most"
+              + " maxWait, or a longer maxWait");
+    }
+    requireWithinHorizon("debounce max wait", maxWait);
+    if (unique.replacing.contains(ReplaceField.RUN_AT)) {
+      throw debounceSetsRunAt();
+    }
+    return with(new Unique(unique.period, unique.states, unique.replacing, window, maxWait));
+  }
+
+  private static InvalidJobException debounceSetsRunAt() {
+    return new InvalidJobException(
+        null,
+        "debounce sets the run time itself: drop ReplaceField.RUN_AT from replacing, or debounce");
+  }
+
+  private void requireUniqueKey(String what) {
+    if (uniqueKey == null) {
+      throw new InvalidJobException(
+          null, what + " needs a unique key: call withUniqueKey(key) first");
+    }
+  }
+
+  private EnqueueOptions with(Unique u) {
+    return new EnqueueOptions(
+        runAt,
+        delay,
+        priority,
+        maxAttempts,
+        uniqueKey,
+        correlationId,
+        concurrencyKey,
+        afterJobs,
+        startBy,
+        u);
+  }
+
+  /**
+   * The unique key's period ({@link #forPeriod}), or {@code null} for "while waiting or running".
+   */
+  public Duration uniquePeriod() {
+    return unique.period;
+  }
+
+  /**
+   * The finished states that hold the key for the period ({@link #amongStates}); empty for the
+   * default, completed.
+   */
+  public Set<FinishedState> uniqueStates() {
+    return unique.states;
+  }
+
+  /** The fields a waiting duplicate gets replaced ({@link #replacing}); empty for none. */
+  public Set<ReplaceField> replacing() {
+    return unique.replacing;
+  }
+
+  /** The debounce window ({@link #debounce}), or {@code null} for none. */
+  public Duration debounceWindow() {
+    return unique.debounce;
+  }
+
+  /** The debounce's max wait after the first enqueue, or {@code null} for none. */
+  public Duration debounceMaxWait() {
+    return unique.debounceMaxWait;
+  }
+
+  /** Whether the unique key has more than "one waiting or running": a period, replace, debounce. */
+  public boolean hasUniqueRule() {
+    return unique != Unique.NONE;
+  }
+
+  /** What the unique key holds beyond "one waiting or running"; NONE: nothing more. */
+  private record Unique(
+      Duration period,
+      Set<FinishedState> states,
+      Set<ReplaceField> replacing,
+      Duration debounce,
+      Duration debounceMaxWait) {
+    static final Unique NONE = new Unique(null, Set.of(), Set.of(), null, null);
   }
 
   /** The start-by deadline, or {@code null} for none. */
@@ -464,6 +704,7 @@ public final class EnqueueOptions {
         + (concurrencyKey == null ? "" : ", concurrencyKey=" + concurrencyKey)
         + (afterJobs.isEmpty() ? "" : ", afterJobs=" + afterJobs)
         + (startBy == null ? "" : ", startBy=" + startBy)
+        + (unique == Unique.NONE ? "" : ", unique=" + unique)
         + "]";
   }
 }

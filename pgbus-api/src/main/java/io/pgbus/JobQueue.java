@@ -45,6 +45,11 @@ public interface JobQueue {
    * <p>Inside a transaction, a concurrent enqueue of the same key waits for this transaction: it
    * becomes a duplicate if this one commits and inserts if this one rolls back.
    *
+   * <p>With {@link EnqueueOptions#forPeriod} the key is held for the period, finished jobs included
+   * ({@link EnqueueOptions#amongStates}); with {@link EnqueueOptions#replacing} or {@link
+   * EnqueueOptions#debounce} a waiting duplicate is changed in place ({@link
+   * Enqueued.Result#REPLACED}) and a running one never is ({@link Enqueued.Result#NOT_REPLACED}).
+   *
    * @throws InvalidJobException when {@code options} carries no unique key
    */
   Enqueued enqueueIfAbsent(String queue, Object payload, EnqueueOptions options);

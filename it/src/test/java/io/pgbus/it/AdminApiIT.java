@@ -256,6 +256,50 @@ class AdminApiIT {
   }
 
   @Test
+  void anAdminMovesAWaitingJobButNeverARunningOne() throws Exception {
+    String q = queue();
+    long scheduled = plant(q, "scheduled", "{}");
+    long running = plant(q, "running", "{}");
+
+    Http.Response moved =
+        act(
+            "jobs/" + scheduled + "/replace?runAt=2099-01-01T00:00:00Z&priority=-7",
+            "admin",
+            "admin-secret");
+    assertEquals(200, moved.status(), moved.body());
+    assertEquals("{\"action\":\"replace\",\"changed\":1}", moved.body());
+    assertEquals(
+        1,
+        Sql.count(
+            ds,
+            "SELECT count(*) FROM pgbus.job WHERE id = ? AND priority = -7"
+                + " AND run_at = '2099-01-01T00:00:00Z' AND state = 'scheduled'",
+            scheduled));
+    assertEquals(
+        "admin",
+        Sql.value(
+            ds,
+            "SELECT actor FROM pgbus.audit WHERE job_id = ? AND action = 'replace'",
+            scheduled));
+
+    Http.Response refused = act("jobs/" + running + "/replace?priority=3", "admin", "admin-secret");
+    assertEquals(400, refused.status(), refused.body());
+    assertTrue(refused.body().contains("\"field\":\"id\""), refused.body());
+    assertTrue(refused.body().contains("is running, not waiting"), refused.body());
+    assertTrue(
+        refused.body().contains("enqueue a new job after it, or cancel it first"), refused.body());
+    assertEquals("running", state(running));
+
+    assertEquals(404, act("jobs/987654321/replace?priority=1", "admin", "admin-secret").status());
+    assertEquals(
+        403, act("jobs/" + scheduled + "/replace?priority=1", "viewer", "viewer-secret").status());
+    Http.Response badPriority =
+        act("jobs/" + scheduled + "/replace?priority=500", "admin", "admin-secret");
+    assertEquals(400, badPriority.status(), badPriority.body());
+    assertTrue(badPriority.body().contains("\"field\":\"priority\""), badPriority.body());
+  }
+
+  @Test
   void anAdminPausesAndResumesAQueueAndAViewerMayNot() throws Exception {
     String q = queue();
     Http.Response paused = act("queues/" + q + "/pause", "admin", "admin-secret");

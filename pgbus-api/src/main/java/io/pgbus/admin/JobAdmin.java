@@ -99,6 +99,18 @@ public interface JobAdmin {
   int cancelWaiting(JobFilter filter, int limit);
 
   /**
+   * Moves one waiting job (scheduled, available or retryable): a new run time, a new priority, or
+   * both ({@code null} leaves one as it is), audited as {@code replace}. A running or finished job
+   * is never changed: that is an {@link InvalidFilterException} (field {@code id}) naming its state
+   * and the fix. The database holds the bounds of the enqueue (run time at most 100 years ahead,
+   * priority -100 to 100). Its payload is the application's to replace, by enqueueing with the
+   * job's unique key and {@code EnqueueOptions.replacing}.
+   *
+   * @return false when there is no such job
+   */
+  boolean replaceWaiting(long id, Instant runAt, Integer priority);
+
+  /**
    * Deletes finished jobs (completed, dead or cancelled) matching the filter.
    *
    * @return how many jobs were deleted

@@ -735,4 +735,35 @@ public final class JobAdminStore {
     Timestamp t = rs.getTimestamp(column);
     return t == null ? null : t.toInstant();
   }
+
+  // pgbus.replace_job (R__unique.sql) with who acts set first, in the same statement, for its audit
+  // row (pgbus.actor()): the sub-select runs before the call it feeds.
+  private static final String REPLACE =
+      """
+      SELECT pgbus.replace_job(s.id, NULL::jsonb, s.run_at, s.priority)
+        FROM (SELECT ?::bigint AS id, ?::timestamptz AS run_at, ?::integer AS priority,
+                     pg_catalog.set_config('pgbus.principal', coalesce(?::text, ''), true) AS p
+              OFFSET 0) s
+      """;
+
+  /**
+   * Moves one waiting job (run time, priority; null: unchanged) as {@code actor}; false when there
+   * is no such job. A running or finished one raises SQLSTATE 55000 naming its state.
+   */
+  public boolean jobReplace(Connection c, long id, Instant runAt, Integer priority, String actor)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(REPLACE)) {
+      ps.setLong(1, id);
+      ps.setObject(
+          2,
+          runAt == null ? null : OffsetDateTime.ofInstant(runAt, ZoneOffset.UTC),
+          Types.TIMESTAMP_WITH_TIMEZONE);
+      ps.setObject(3, priority, Types.INTEGER);
+      ps.setString(4, actor);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1);
+      }
+    }
+  }
 }

@@ -165,7 +165,7 @@ public final class JobStore {
         WHO_END, "true) AS c, pg_catalog.set_config('pgbus.wake', 'client', true) AS w\n");
   }
 
-  private static String inHandler(String sql) {
+  static String inHandler(String sql) {
     if (!sql.contains(NO_PARENT)) {
       throw new IllegalStateException("no correlation parameter in " + sql);
     }

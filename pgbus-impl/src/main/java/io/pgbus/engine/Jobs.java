@@ -185,8 +185,12 @@ public final class Jobs {
     checkPayload(job);
     checkRunAt(job, now);
     StartBy.check(job, now);
+    UniqueEnqueue.check(job);
     if (!job.options().afterJobs().isEmpty()) {
       return enqueueAfter(c, job);
+    }
+    if (job.options().hasUniqueRule()) {
+      return enqueueUnique(c, job);
     }
     PendingWake wake = pendingWake(c, job.queue());
     Enqueued e =
@@ -203,6 +207,31 @@ public final class Jobs {
       wake.statementDone();
     }
     return e;
+  }
+
+  /**
+   * A job whose unique key has a period, replace or debounce (pgbus.enqueue_unique): apart from the
+   * plain path, which stays one statement of its own. A job inserted, or a waiting one replaced,
+   * gets its wake as an inserted one does (the database sends it for a replaced one due sooner,
+   * unless the Java API wakes after its commit).
+   */
+  private Enqueued enqueueUnique(Connection c, NewJob job) {
+    PendingWake wake = pendingWake(c, job.queue());
+    UniqueEnqueue.Done done =
+        sql(
+            job.queue(),
+            "enqueue a job with unique key '" + job.options().uniqueKey() + "'",
+            () -> {
+              UniqueEnqueue.Done d = UniqueEnqueue.run(c, job, tracing.capture(), wake != null);
+              StartBy.write(c, store, job, d.enqueued());
+              return d;
+            });
+    Enqueued.Result r = done.enqueued().result();
+    if (wake != null && (r == Enqueued.Result.INSERTED || r == Enqueued.Result.REPLACED)) {
+      wake.add(job.queue(), done.due());
+      wake.statementDone();
+    }
+    return done.enqueued();
   }
 
   /** Where an enqueue on {@code c} leaves its wake; null: the database wakes. */
@@ -273,6 +302,8 @@ public final class Jobs {
     }
     StartBy.refuseInBulk(members, "a batch");
     StartBy.refuseInBulk(List.of(callback), "a batch's callback");
+    UniqueEnqueue.refuseInBulk(members, "a batch");
+    UniqueEnqueue.refuseInBulk(List.of(callback), "a batch's callback");
     NewJob cb = prepared(callback);
     checkPayload(cb);
     List<NewJob> jobs = members.stream().map(this::prepared).toList();
@@ -320,6 +351,7 @@ public final class Jobs {
               + " or wait on a batch's callback");
     }
     StartBy.refuseInBulk(given, "enqueueAll");
+    UniqueEnqueue.refuseInBulk(given, "enqueueAll");
     List<NewJob> jobs = given.stream().map(this::prepared).toList();
     Instant now = Instant.now();
     for (NewJob job : jobs) {

@@ -1,5 +1,6 @@
 package io.pgbus.jakarta;
 
+import io.pgbus.EnqueueOptions;
 import io.pgbus.PgbusException;
 import io.pgbus.admin.Explanation;
 import io.pgbus.admin.HistoryPoint;
@@ -94,6 +95,47 @@ public class JtaJobAdmin implements JobAdmin {
   @Override
   public int deleteFinished(JobFilter filter, int limit) {
     return act(Action.DELETE, filter, limit);
+  }
+
+  @Override
+  public boolean replaceWaiting(long id, Instant runAt, Integer priority) {
+    if (runAt == null && priority == null) {
+      throw new InvalidFilterException(
+          "runAt", null, "give runAt, priority or both: what to change in job " + id);
+    }
+    if (priority != null
+        && (priority < EnqueueOptions.MIN_PRIORITY || priority > EnqueueOptions.MAX_PRIORITY)) {
+      throw new InvalidFilterException(
+          "priority",
+          priority,
+          "use "
+              + EnqueueOptions.MIN_PRIORITY
+              + " to "
+              + EnqueueOptions.MAX_PRIORITY
+              + " (lower runs first)");
+    }
+    String caller = CallerNames.name(principal);
+    try {
+      return callerTransaction.run(
+          c -> runtime.engine().adminStore().jobReplace(c, id, runAt, priority, caller));
+    } catch (SQLException e) {
+      // 55000 object_not_in_prerequisite_state: running or finished; 22023: a run time out of
+      // bounds. Both name the value and the fix (R__unique.sql); the rest is the database's.
+      String state = e.getSQLState();
+      if ("55000".equals(state) || "22023".equals(state)) {
+        boolean notWaiting = "55000".equals(state);
+        throw new InvalidFilterException(
+            notWaiting ? "id" : "runAt", notWaiting ? id : runAt, databaseRule(e));
+      }
+      throw failed("replace job " + id, null, e);
+    }
+  }
+
+  /** The database's message without its level, prefix and context: the value and the fix. */
+  private static String databaseRule(SQLException e) {
+    String m = String.valueOf(e.getMessage()).lines().findFirst().orElse("");
+    m = m.startsWith("ERROR: ") ? m.substring("ERROR: ".length()) : m;
+    return m.startsWith("pgbus: ") ? m.substring("pgbus: ".length()) : m;
   }
 
   @Override

@@ -172,10 +172,26 @@ public final class JobsResource {
   @Path("{id}/{action}")
   @Produces(MediaType.APPLICATION_JSON)
   @RolesAllowed(AdminResource.ADMIN)
-  public Response actOnOne(@PathParam("id") String id, @PathParam("action") String action) {
+  public Response actOnOne(
+      @Context UriInfo uri, @PathParam("id") String id, @PathParam("action") String action) {
     return call.act(
         () -> {
           long jobId = AdminParams.id(id);
+          // A waiting job moved: ?runAt=<ISO-8601>&priority=<n> (JobAdmin.replaceWaiting).
+          if (action.equals("replace")) {
+            MultivaluedMap<String, String> q = uri.getQueryParameters();
+            Long priority = AdminParams.number("priority", q.getFirst("priority"));
+            if (priority != null
+                && (priority < Integer.MIN_VALUE || priority > Integer.MAX_VALUE)) {
+              throw new InvalidFilterException("priority", priority, "use -100 to 100");
+            }
+            boolean moved =
+                admin.replaceWaiting(
+                    jobId,
+                    AdminParams.instant("runAt", q.getFirst("runAt")),
+                    priority == null ? null : priority.intValue());
+            return moved ? AdminCall.ok(new ChangedJson(action, 1)) : AdminCall.notFound("id");
+          }
           // One job's cancel reaches a running job too (JobQueue.cancel: the JVM that runs it is
           // asked to stop it); the bulk cancel stays with the waiting jobs
           // (JobAdmin.cancelWaiting).
