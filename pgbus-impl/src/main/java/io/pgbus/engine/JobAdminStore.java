@@ -9,6 +9,7 @@ import io.pgbus.admin.JobView;
 import io.pgbus.admin.QueueStats;
 import io.pgbus.admin.SearchTimeoutException;
 import io.pgbus.admin.Throughput;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -298,25 +299,52 @@ public final class JobAdminStore {
   // instead of reading a million rows for a DISTINCT.
   private static final String QUEUES = QUEUE_LIST + "SELECT queue FROM q WHERE queue IS NOT NULL";
 
-  // Counts per queue and state, each stopping one past the cap (so a count of exactly the cap is
-  // still exact): an index-only range of job_queue_state_idx per pair, at most cap + 1 entries
-  // long, so a queue of a million dead jobs costs what one of a hundred thousand does. Completed
-  // and cancelled jobs are in both tables (V33: a minute in pgbus.job, then pgbus.job_history), so
-  // their pairs add a range of job_history_queue_state_idx (one per day partition); the others
-  // never read history. Each table is named here rather than through pgbus.job_all: with the state
-  // a value of the row being counted, the view's plan reads both tables for every pair. The sum
-  // may pass cap + 1; queueStats reads anything over the cap as capped.
+  // Counts per queue and state. The live table's part (3rd column) stops one past the cap (so a
+  // count of exactly the cap is still exact): an index-only range of job_queue_state_idx per pair,
+  // at most cap + 1 entries long. Completed and cancelled jobs are also in pgbus.job_history
+  // (V33: a minute in pgbus.job, then the history), whose part (4th column) is exact: the sum of
+  // pgbus.job_history_count (V47, kept by triggers on every write) over the day partitions that
+  // exist, a few rows per day, plus the default partition's rows (empty unless written by hand).
+  // Until the leader has recounted every day partition once (right after the upgrade to V47), the
+  // 5th column is false and the history's part is the capped index range of before. The other
+  // states never read history. Each table is named rather than read through pgbus.job_all: with
+  // the state a value of the row being counted, the view's plan reads both tables for every pair.
   private static final String COUNTS =
       """
+      WITH parts AS (
+        SELECT i.inhrelid AS part,
+               c.relname::text OPERATOR(pg_catalog.~) '^job_history_p[0-9]{8}$' AS day,
+               EXISTS (SELECT 1 FROM pgbus.job_history_counted k
+                        WHERE k.part OPERATOR(pg_catalog.=) i.inhrelid) AS counted
+          FROM pg_catalog.pg_inherits i
+          JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.inhrelid
+         WHERE i.inhparent OPERATOR(pg_catalog.=) 'pgbus.job_history'::pg_catalog.regclass
+      ), exact AS (
+        SELECT coalesce(pg_catalog.bool_and(p.counted) FILTER (WHERE p.day), true) AS whole
+          FROM parts p
+      ), history AS (
+        SELECT c.queue, c.state, pg_catalog.sum(c.jobs) AS jobs
+          FROM pgbus.job_history_count c
+          JOIN parts p ON p.part OPERATOR(pg_catalog.=) c.part AND p.day
+         WHERE c.queue OPERATOR(pg_catalog.=) ANY (?::text[])
+         GROUP BY 1, 2
+      )
       SELECT q.queue, s.state::text,
              (SELECT count(*) FROM (SELECT 1 FROM pgbus.job j
                                      WHERE j.queue::text = q.queue AND j.state OPERATOR(pg_catalog.=) s.state
-                                     LIMIT ?) x)
-             + CASE WHEN s.state OPERATOR(pg_catalog.=) ANY ('{completed,cancelled}')
-                    THEN (SELECT count(*) FROM (SELECT 1 FROM pgbus.job_history h
-                                                 WHERE h.queue::text = q.queue AND h.state OPERATOR(pg_catalog.=) s.state
-                                                 LIMIT ?) y)
-                    ELSE 0 END
+                                     LIMIT ?) x),
+             CASE WHEN s.state OPERATOR(pg_catalog.<>) ALL ('{completed,cancelled}') THEN 0
+                  WHEN (SELECT e.whole FROM exact e)
+                  THEN coalesce((SELECT h.jobs FROM history h
+                                  WHERE h.queue OPERATOR(pg_catalog.=) q.queue
+                                    AND h.state OPERATOR(pg_catalog.=) s.state), 0)
+                       + (SELECT count(*) FROM pgbus.job_history_default d
+                           WHERE d.queue::text = q.queue AND d.state OPERATOR(pg_catalog.=) s.state)
+                  ELSE (SELECT count(*) FROM (SELECT 1 FROM pgbus.job_history h
+                                               WHERE h.queue::text = q.queue AND h.state OPERATOR(pg_catalog.=) s.state
+                                               LIMIT ?) y)
+             END,
+             (SELECT e.whole FROM exact e)
         FROM pg_catalog.unnest(?::text[]) AS q(queue)
        CROSS JOIN pg_catalog.unnest(pg_catalog.enum_range(NULL::pgbus.job_state)) AS s(state)
       """;
@@ -598,17 +626,19 @@ public final class JobAdminStore {
     var counts = new TreeMap<String, Map<JobState, Long>>();
     var capped = new TreeMap<String, Set<JobState>>();
     try (PreparedStatement ps = c.prepareStatement(COUNTS)) {
-      ps.setLong(1, cap + 1);
+      Array queueNames = c.createArrayOf("text", names);
+      ps.setArray(1, queueNames);
       ps.setLong(2, cap + 1);
-      ps.setArray(3, c.createArrayOf("text", names));
+      ps.setLong(3, cap + 1);
+      ps.setArray(4, queueNames);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String q = rs.getString(1);
           JobState s = JobState.parse(rs.getString(2));
-          long n = rs.getLong(3);
-          counts.computeIfAbsent(q, k -> new EnumMap<>(JobState.class)).put(s, Math.min(n, cap));
+          Count n = Count.of(rs.getLong(3), rs.getLong(4), rs.getBoolean(5), cap);
+          counts.computeIfAbsent(q, k -> new EnumMap<>(JobState.class)).put(s, n.jobs());
           Set<JobState> full = capped.computeIfAbsent(q, k -> EnumSet.noneOf(JobState.class));
-          if (n > cap) {
+          if (n.capped()) {
             full.add(s);
           }
         }
@@ -677,6 +707,21 @@ public final class JobAdminStore {
     ps.setObject(i, value, type);
     ps.setObject(i + 1, value, type);
     return i + 2;
+  }
+
+  /**
+   * A queue's count of one state: the live table's part (capped at {@code cap + 1}) and the
+   * history's part (exact when {@code historyExact}, else capped too).
+   */
+  record Count(long jobs, boolean capped) {
+    static Count of(long live, long history, boolean historyExact, long cap) {
+      if (historyExact) {
+        // Past the cap in the live table: at least the cap there, plus the exact history.
+        return live > cap ? new Count(cap + history, true) : new Count(live + history, false);
+      }
+      long n = live + history;
+      return n > cap ? new Count(cap, true) : new Count(n, false);
+    }
   }
 
   private static OffsetDateTime timestamp(Instant at) {
