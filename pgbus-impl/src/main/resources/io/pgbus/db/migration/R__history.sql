@@ -258,7 +258,10 @@ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i
                   WHERE i.inhrelid = day_partition
                     AND i.inhparent = 'pgbus.job_history'::pg_catalog.regclass) THEN
-    RAISE EXCEPTION 'pgbus: % is not a partition of pgbus.job_history: pass one of its partitions', day_partition
+    RAISE EXCEPTION 'pgbus: % is not a partition of pgbus.job_history: pass one of its partitions',
+      (SELECT pg_catalog.format('%I.%I', n.nspname, c.relname)
+         FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+        WHERE c.oid = day_partition)
       USING ERRCODE = '22023';
   END IF;
   -- Without the triggers a count would go stale at the next write: never mark it.
