@@ -58,6 +58,14 @@ final class AdminQueryWorkload {
       try (Connection c = ds.getConnection()) {
         enqueueCost = enqueueCost(c);
         long t0 = System.nanoTime();
+        int older = h.options.adminHistory();
+        if (older > 0) {
+          fillHistory(c, older);
+          h.log(
+              "ADMIN added %,d finished jobs over the 7 days before in %.1f s",
+              older, (System.nanoTime() - t0) / 1e9);
+          t0 = System.nanoTime();
+        }
         fill(c, jobs);
         h.log("ADMIN filled %,d jobs in %.1f s", jobs, (System.nanoTime() - t0) / 1e9);
         String backfill = recountHistory(c);
@@ -418,8 +426,10 @@ final class AdminQueryWorkload {
       st.execute("DELETE FROM pgbus.job_history WHERE queue = 'movecost'");
       st.execute("VACUUM ANALYZE pgbus.job");
       st.execute("VACUUM ANALYZE pgbus.job_history");
+      st.execute(
+          "SELECT pgbus.job_history_recount(('pgbus.job_history_p'"
+              + " || to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD'))::regclass)");
     }
-    recountHistory(c);
     return String.format(
         Locale.ROOT,
         "Cost of the count triggers (V47) on the archive's move: a batch of %,d jobs moved in"
@@ -429,6 +439,49 @@ final class AdminQueryWorkload {
         Stats.median(without),
         (Stats.median(with) / Stats.median(without) - 1) * 100,
         batches);
+  }
+
+  /**
+   * {@code n} more finished jobs straight into the history (issue #27's target at 10M history
+   * rows), over the 7 days before the table's 24 hours, a day partition each, in the table's 8
+   * queues (90% completed, 10% cancelled). One INSERT per day, oldest first, through
+   * pgbus.job_history (the count triggers see them), before the table's fill: ids from pgbus.job's
+   * sequence in time order, as the archive leaves them.
+   */
+  private static void fillHistory(Connection c, int n) throws SQLException {
+    int perDay = n / 7;
+    try (Statement st = c.createStatement()) {
+      for (int d = 1; d <= 7; d++) {
+        st.execute(
+            """
+            DO $$
+            DECLARE day date := (now() AT TIME ZONE 'UTC')::date - %d;
+            BEGIN
+              EXECUTE format('CREATE TABLE IF NOT EXISTS pgbus.%%I PARTITION OF pgbus.job_history'
+                             ' FOR VALUES FROM (%%L) TO (%%L)', 'job_history_p' || to_char(day, 'YYYYMMDD'),
+                             day::timestamp AT TIME ZONE 'UTC', (day + 1)::timestamp AT TIME ZONE 'UTC');
+            END $$
+            """
+                .formatted(d + 1));
+      }
+      for (int d = 7; d >= 1; d--) {
+        st.execute(
+            """
+            INSERT INTO pgbus.job_history (id, queue, state, payload, attempt, max_attempts, run_at,
+                                           created_at, attempted_at, finalized_at, unique_key)
+            SELECT nextval('pgbus.job_id_seq'), 'q' || (i %% 8),
+                   CASE WHEN i %% 10 = 0 THEN 'cancelled' ELSE 'completed' END::pgbus.job_state,
+                   jsonb_build_object('order', i, 'customer', 'c' || (i %% 1000), 'note', 'some text'),
+                   1, 1, t, t, t, t + interval '2 seconds',
+                   CASE WHEN i %% 10 = 0 THEN 'old-key-' || i END
+              FROM generate_series(1, %d) AS i,
+                   LATERAL (SELECT ((now() AT TIME ZONE 'UTC')::date - %d)::timestamp AT TIME ZONE 'UTC'
+                                   + (i::float8 / %d) * interval '23 hours 59 minutes' AS t) tt
+            """
+                .formatted(perDay, d + 1, perDay));
+      }
+      st.execute("VACUUM ANALYZE pgbus.job_history");
+    }
   }
 
   /**

@@ -204,20 +204,6 @@ BEGIN
 END;
 $$;
 
--- The triggers live here with their function (a V file runs before the R files). CREATE OR
--- REPLACE: applying this file again keeps them, under a brief lock of pgbus.job_history.
-CREATE OR REPLACE TRIGGER job_history_count_insert AFTER INSERT ON pgbus.job_history
-  REFERENCING NEW TABLE AS job_history_new
-  FOR EACH STATEMENT EXECUTE FUNCTION pgbus.job_history_count_delta();
-CREATE OR REPLACE TRIGGER job_history_count_delete AFTER DELETE ON pgbus.job_history
-  REFERENCING OLD TABLE AS job_history_old
-  FOR EACH STATEMENT EXECUTE FUNCTION pgbus.job_history_count_delta();
-CREATE OR REPLACE TRIGGER job_history_count_update AFTER UPDATE ON pgbus.job_history
-  REFERENCING OLD TABLE AS job_history_old NEW TABLE AS job_history_new
-  FOR EACH STATEMENT EXECUTE FUNCTION pgbus.job_history_count_delta();
-CREATE OR REPLACE TRIGGER job_history_count_truncate AFTER TRUNCATE ON pgbus.job_history
-  FOR EACH STATEMENT EXECUTE FUNCTION pgbus.job_history_count_delta();
-
 -- The counts of partitions that are gone (dropped by any release): rows no reader counts any more
 -- (they join pg_inherits), deleted so the table stays small. The leader calls it after a drop and
 -- with every recount.
@@ -269,7 +255,7 @@ BEGIN
        WHERE t.tgrelid = 'pgbus.job_history'::pg_catalog.regclass
          AND t.tgname IN ('job_history_count_insert', 'job_history_count_delete',
                           'job_history_count_update', 'job_history_count_truncate')) <> 4 THEN
-    RAISE EXCEPTION 'pgbus: the count triggers of pgbus.job_history are missing: apply R__history.sql again'
+    RAISE EXCEPTION 'pgbus: the count triggers of pgbus.job_history are missing: create them again as V47__history_counts.sql does'
       USING ERRCODE = '55000';
   END IF;
   EXECUTE pg_catalog.format('LOCK TABLE %s IN SHARE MODE', day_partition);
