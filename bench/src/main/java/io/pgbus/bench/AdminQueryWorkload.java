@@ -145,6 +145,7 @@ final class AdminQueryWorkload {
                 c,
                 "queues (capped counts, oldest, paused)",
                 (k, i) -> admin.queueStats(k, List.of(), JobAdmin.COUNT_CAP)));
+        rows.add(before47(c));
         rows.add(measure(c, "throughput (last hour per minute)", (k, i) -> admin.throughput(k)));
         rollUpADay(c);
         java.time.Instant now = java.time.Instant.now();
@@ -268,7 +269,10 @@ final class AdminQueryWorkload {
         Stats.percentile(ns, 50) / 1e6,
         Stats.percentile(ns, 95) / 1e6,
         ns[samples - 1] / 1e6,
-        name.startsWith("replay") || name.startsWith("retry") || name.startsWith("rollup"));
+        name.startsWith("replay")
+            || name.startsWith("retry")
+            || name.startsWith("rollup")
+            || name.startsWith("baseline"));
   }
 
   /**
@@ -326,6 +330,28 @@ final class AdminQueryWorkload {
       st.execute("VACUUM ANALYZE pgbus.job");
       st.execute("VACUUM ANALYZE pgbus.job_history");
     }
+  }
+
+  /**
+   * The baseline in the same run: the queue list as before V47 (and right after the upgrade, until
+   * the leader has counted each partition), the history's rows counted up to the cap. Marked an
+   * action: not a page of this build's console, so not in the target.
+   */
+  private Row before47(Connection c) throws SQLException {
+    try (Statement st = c.createStatement()) {
+      st.execute("CREATE TEMP TABLE counted_keep AS SELECT * FROM pgbus.job_history_counted");
+      st.execute("DELETE FROM pgbus.job_history_counted");
+    }
+    Row r =
+        measure(
+            c,
+            "baseline: queues, history counted as before V47",
+            (k, i) -> admin.queueStats(k, List.of(), JobAdmin.COUNT_CAP));
+    try (Statement st = c.createStatement()) {
+      st.execute("INSERT INTO pgbus.job_history_counted SELECT * FROM counted_keep");
+      st.execute("DROP TABLE counted_keep");
+    }
+    return r;
   }
 
   /**
