@@ -493,12 +493,13 @@ final class AdminQueryWorkload {
       for (int d = 7; d >= 1; d--) {
         st.execute(
             """
-            INSERT INTO pgbus.job_history (id, queue, state, payload, attempt, max_attempts, run_at,
-                                           created_at, attempted_at, finalized_at, unique_key)
+            INSERT INTO pgbus.job_history (id, queue, state, priority, payload, attempt, max_attempts,
+                                           run_at, errors, created_at, attempted_at, finalized_at,
+                                           linked, attempt_base, unique_key)
             SELECT nextval('pgbus.job_id_seq'), 'q' || (i %% 8),
-                   CASE WHEN i %% 10 = 0 THEN 'cancelled' ELSE 'completed' END::pgbus.job_state,
+                   CASE WHEN i %% 10 = 0 THEN 'cancelled' ELSE 'completed' END::pgbus.job_state, 0,
                    jsonb_build_object('order', i, 'customer', 'c' || (i %% 1000), 'note', 'some text'),
-                   1, 1, t, t, t, t + interval '2 seconds',
+                   1, 1, t, '[]', t, t, t + interval '2 seconds', false, 0,
                    CASE WHEN i %% 10 = 0 THEN 'old-key-' || i END
               FROM generate_series(1, %d) AS i,
                    LATERAL (SELECT ((now() AT TIME ZONE 'UTC')::date - %d)::timestamp AT TIME ZONE 'UTC'
