@@ -1897,6 +1897,137 @@ CREATE FUNCTION pgbus.job_finished_as(ids bigint[], batches bigint[], states tex
   END $$;
 
 --
+-- Name: job_history_count_delta(); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.job_history_count_delta() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+BEGIN
+  IF TG_OP = 'TRUNCATE' THEN
+    -- Every partition is empty now; they stay counted (at zero).
+    DELETE FROM pgbus.job_history_count;
+  ELSIF TG_OP = 'INSERT' THEN
+    INSERT INTO pgbus.job_history_count AS c (part, queue, state, jobs)
+    SELECT pgbus.job_history_part(d.day), d.queue, d.state, d.jobs
+      FROM (SELECT (n.finalized_at AT TIME ZONE 'UTC')::date AS day, n.queue::text AS queue,
+                   n.state, count(*) AS jobs
+              FROM job_history_new n GROUP BY 1, 2, 3) d
+     WHERE pgbus.job_history_part(d.day) IS NOT NULL
+     ORDER BY 1, 2, 3
+    ON CONFLICT (part, queue, state) DO UPDATE SET jobs = c.jobs + excluded.jobs;
+  ELSIF TG_OP = 'DELETE' THEN
+    INSERT INTO pgbus.job_history_count AS c (part, queue, state, jobs)
+    SELECT pgbus.job_history_part(d.day), d.queue, d.state, -d.jobs
+      FROM (SELECT (o.finalized_at AT TIME ZONE 'UTC')::date AS day, o.queue::text AS queue,
+                   o.state, count(*) AS jobs
+              FROM job_history_old o GROUP BY 1, 2, 3) d
+     WHERE pgbus.job_history_part(d.day) IS NOT NULL
+     ORDER BY 1, 2, 3
+    ON CONFLICT (part, queue, state) DO UPDATE SET jobs = c.jobs + excluded.jobs;
+  ELSE
+    -- An UPDATE (the reencryption's) rarely changes what is counted: only the keys whose count
+    -- moved are written.
+    INSERT INTO pgbus.job_history_count AS c (part, queue, state, jobs)
+    SELECT pgbus.job_history_part(d.day), d.queue, d.state, d.jobs
+      FROM (SELECT coalesce(a.day, r.day) AS day, coalesce(a.queue, r.queue) AS queue,
+                   coalesce(a.state, r.state) AS state,
+                   coalesce(a.jobs, 0) - coalesce(r.jobs, 0) AS jobs
+              FROM (SELECT (n.finalized_at AT TIME ZONE 'UTC')::date AS day, n.queue::text AS queue,
+                           n.state, count(*) AS jobs
+                      FROM job_history_new n GROUP BY 1, 2, 3) a
+              FULL JOIN (SELECT (o.finalized_at AT TIME ZONE 'UTC')::date AS day,
+                                o.queue::text AS queue, o.state, count(*) AS jobs
+                           FROM job_history_old o GROUP BY 1, 2, 3) r
+                ON r.day = a.day AND r.queue = a.queue AND r.state = a.state) d
+     WHERE d.jobs <> 0 AND pgbus.job_history_part(d.day) IS NOT NULL
+     ORDER BY 1, 2, 3
+    ON CONFLICT (part, queue, state) DO UPDATE SET jobs = c.jobs + excluded.jobs;
+  END IF;
+  RETURN NULL;
+END;
+$$;
+
+--
+-- Name: job_history_count_prune(); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.job_history_count_prune() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+DECLARE
+  v_gone integer;
+BEGIN
+  DELETE FROM pgbus.job_history_count c
+   WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i
+                      WHERE i.inhrelid = c.part
+                        AND i.inhparent = 'pgbus.job_history'::pg_catalog.regclass);
+  GET DIAGNOSTICS v_gone = ROW_COUNT;
+  DELETE FROM pgbus.job_history_counted c
+   WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i
+                      WHERE i.inhrelid = c.part
+                        AND i.inhparent = 'pgbus.job_history'::pg_catalog.regclass);
+  RETURN v_gone;
+END;
+$$;
+
+--
+-- Name: job_history_part(date); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.job_history_part(day date) RETURNS oid
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  SELECT pg_catalog.to_regclass('pgbus.job_history_p' || pg_catalog.to_char(day, 'YYYYMMDD'))::oid
+$$;
+
+--
+-- Name: job_history_recount(regclass); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.job_history_recount(day_partition regclass) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $_$
+DECLARE
+  v_jobs bigint;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i
+                  WHERE i.inhrelid = day_partition
+                    AND i.inhparent = 'pgbus.job_history'::pg_catalog.regclass) THEN
+    RAISE EXCEPTION 'pgbus: % is not a partition of pgbus.job_history: pass one of its partitions',
+      (SELECT pg_catalog.format('%I.%I', n.nspname, c.relname)
+         FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+        WHERE c.oid = day_partition)
+      USING ERRCODE = '22023';
+  END IF;
+  -- Without the triggers a count would go stale at the next write: never mark it.
+  IF (SELECT count(*) FROM pg_catalog.pg_trigger t
+       WHERE t.tgrelid = 'pgbus.job_history'::pg_catalog.regclass
+         AND t.tgname IN ('job_history_count_insert', 'job_history_count_delete',
+                          'job_history_count_update', 'job_history_count_truncate')) <> 4 THEN
+    RAISE EXCEPTION 'pgbus: the count triggers of pgbus.job_history are missing: create them again as V47__history_counts.sql does'
+      USING ERRCODE = '55000';
+  END IF;
+  EXECUTE pg_catalog.format('LOCK TABLE %s IN SHARE MODE', day_partition);
+  DELETE FROM pgbus.job_history_count c WHERE c.part = day_partition::oid;
+  EXECUTE pg_catalog.format(
+    'INSERT INTO pgbus.job_history_count (part, queue, state, jobs)'
+    ' SELECT $1, h.queue::text, h.state, count(*) FROM %s h GROUP BY 2, 3', day_partition)
+    USING day_partition::oid;
+  SELECT coalesce(sum(c.jobs), 0) INTO v_jobs FROM pgbus.job_history_count c
+   WHERE c.part = day_partition::oid;
+  INSERT INTO pgbus.job_history_counted (part) VALUES (day_partition::oid)
+  ON CONFLICT (part) DO UPDATE SET counted_at = now();
+  PERFORM pgbus.job_history_count_prune();
+  RETURN v_jobs;
+END;
+$_$;
+
+--
 -- Name: job_progress_valid(jsonb); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -3035,6 +3166,26 @@ CREATE TABLE pgbus.job_dependency (
 );
 
 --
+-- Name: job_history_count; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.job_history_count (
+    part oid NOT NULL,
+    queue text NOT NULL,
+    state pgbus.job_state NOT NULL,
+    jobs bigint NOT NULL
+);
+
+--
+-- Name: job_history_counted; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.job_history_counted (
+    part oid NOT NULL,
+    counted_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
 -- Name: job_history_default; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -3344,6 +3495,20 @@ ALTER TABLE ONLY pgbus.job_dependency
 
 ALTER DOMAIN pgbus.job_enqueued_by
     ADD CONSTRAINT job_enqueued_by_check CHECK (((length(VALUE) >= 1) AND (length(VALUE) <= 256))) NOT VALID;
+
+--
+-- Name: job_history_count job_history_count_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.job_history_count
+    ADD CONSTRAINT job_history_count_pkey PRIMARY KEY (part, queue, state);
+
+--
+-- Name: job_history_counted job_history_counted_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.job_history_counted
+    ADD CONSTRAINT job_history_counted_pkey PRIMARY KEY (part);
 
 --
 -- Name: job_history job_history_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
@@ -3762,6 +3927,30 @@ ALTER INDEX pgbus.job_history_unique_key_idx ATTACH PARTITION pgbus.job_history_
 --
 
 CREATE CONSTRAINT TRIGGER job_dependency_linked AFTER INSERT ON pgbus.job_dependency DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION pgbus.dependency_linked();
+
+--
+-- Name: job_history job_history_count_delete; Type: TRIGGER; Schema: pgbus; Owner: -
+--
+
+CREATE TRIGGER job_history_count_delete AFTER DELETE ON pgbus.job_history REFERENCING OLD TABLE AS job_history_old FOR EACH STATEMENT EXECUTE FUNCTION pgbus.job_history_count_delta();
+
+--
+-- Name: job_history job_history_count_insert; Type: TRIGGER; Schema: pgbus; Owner: -
+--
+
+CREATE TRIGGER job_history_count_insert AFTER INSERT ON pgbus.job_history REFERENCING NEW TABLE AS job_history_new FOR EACH STATEMENT EXECUTE FUNCTION pgbus.job_history_count_delta();
+
+--
+-- Name: job_history job_history_count_truncate; Type: TRIGGER; Schema: pgbus; Owner: -
+--
+
+CREATE TRIGGER job_history_count_truncate AFTER TRUNCATE ON pgbus.job_history FOR EACH STATEMENT EXECUTE FUNCTION pgbus.job_history_count_delta();
+
+--
+-- Name: job_history job_history_count_update; Type: TRIGGER; Schema: pgbus; Owner: -
+--
+
+CREATE TRIGGER job_history_count_update AFTER UPDATE ON pgbus.job_history REFERENCING OLD TABLE AS job_history_old NEW TABLE AS job_history_new FOR EACH STATEMENT EXECUTE FUNCTION pgbus.job_history_count_delta();
 
 --
 -- Name: job job_wake; Type: TRIGGER; Schema: pgbus; Owner: -

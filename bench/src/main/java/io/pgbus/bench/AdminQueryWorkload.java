@@ -58,8 +58,21 @@ final class AdminQueryWorkload {
       try (Connection c = ds.getConnection()) {
         enqueueCost = enqueueCost(c);
         long t0 = System.nanoTime();
+        int older = h.options.adminHistory();
+        if (older > 0) {
+          fillHistory(c, older);
+          h.log(
+              "ADMIN added %,d finished jobs over the 7 days before in %.1f s",
+              older, (System.nanoTime() - t0) / 1e9);
+          t0 = System.nanoTime();
+        }
         fill(c, jobs);
         h.log("ADMIN filled %,d jobs in %.1f s", jobs, (System.nanoTime() - t0) / 1e9);
+        String backfill = recountHistory(c);
+        h.log("ADMIN %s", backfill);
+        String moveCost = moveCost(c);
+        h.log("ADMIN %s", moveCost);
+        enqueueCost = enqueueCost + "\n\n" + backfill + "\n\n" + moveCost;
         long someDead =
             first(c, "SELECT id FROM pgbus.job WHERE state = 'dead' ORDER BY id LIMIT 1");
         long deepCursor =
@@ -132,6 +145,7 @@ final class AdminQueryWorkload {
                 c,
                 "queues (capped counts, oldest, paused)",
                 (k, i) -> admin.queueStats(k, List.of(), JobAdmin.COUNT_CAP)));
+        rows.add(before47(c));
         rows.add(measure(c, "throughput (last hour per minute)", (k, i) -> admin.throughput(k)));
         rollUpADay(c);
         java.time.Instant now = java.time.Instant.now();
@@ -255,7 +269,10 @@ final class AdminQueryWorkload {
         Stats.percentile(ns, 50) / 1e6,
         Stats.percentile(ns, 95) / 1e6,
         ns[samples - 1] / 1e6,
-        name.startsWith("replay") || name.startsWith("retry") || name.startsWith("rollup"));
+        name.startsWith("replay")
+            || name.startsWith("retry")
+            || name.startsWith("rollup")
+            || name.startsWith("baseline"));
   }
 
   /**
@@ -311,6 +328,185 @@ final class AdminQueryWorkload {
           INSERT INTO pgbus.job_history SELECT * FROM moved
           """);
       st.execute("VACUUM ANALYZE pgbus.job");
+      st.execute("VACUUM ANALYZE pgbus.job_history");
+    }
+  }
+
+  /**
+   * The baseline in the same run: the queue list as before V47 (and right after the upgrade, until
+   * the leader has counted each partition), the history's rows counted up to the cap. Marked an
+   * action: not a page of this build's console, so not in the target.
+   */
+  private Row before47(Connection c) throws SQLException {
+    try (Statement st = c.createStatement()) {
+      st.execute("CREATE TEMP TABLE counted_keep AS SELECT * FROM pgbus.job_history_counted");
+      st.execute("DELETE FROM pgbus.job_history_counted");
+    }
+    Row r =
+        measure(
+            c,
+            "baseline: queues, history counted as before V47",
+            (k, i) -> admin.queueStats(k, List.of(), JobAdmin.COUNT_CAP));
+    try (Statement st = c.createStatement()) {
+      st.execute("INSERT INTO pgbus.job_history_counted SELECT * FROM counted_keep");
+      st.execute("DROP TABLE counted_keep");
+    }
+    return r;
+  }
+
+  /**
+   * The leader's backfill after the upgrade to V47: each day partition of the history counted from
+   * its rows (pgbus.job_history_recount, under a SHARE lock of that partition), as ArchiveStore
+   * does for every partition not yet counted. The fill's own move was already counted by the
+   * triggers; this is what a database of the previous release pays once.
+   */
+  private static String recountHistory(Connection c) throws SQLException {
+    var perPartition = new ArrayList<String>();
+    long rows = 0;
+    double longest = 0;
+    double total = 0;
+    List<String> parts = new ArrayList<>();
+    try (Statement st = c.createStatement();
+        var rs =
+            st.executeQuery(
+                "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+                    + " WHERE i.inhparent = 'pgbus.job_history'::regclass"
+                    + " AND c.relname ~ '^job_history_p[0-9]{8}$' ORDER BY 1")) {
+      while (rs.next()) {
+        parts.add(rs.getString(1));
+      }
+    }
+    for (String part : parts) {
+      long t = System.nanoTime();
+      long n = first(c, "SELECT pgbus.job_history_recount('pgbus." + part + "')");
+      double s = (System.nanoTime() - t) / 1e9;
+      rows += n;
+      total += s;
+      longest = Math.max(longest, s);
+      perPartition.add(String.format(Locale.ROOT, "%s %,d rows %.2f s", part, n, s));
+    }
+    return String.format(
+        Locale.ROOT,
+        "History counts backfill (V47, once after the upgrade): %,d rows in %d day partitions"
+            + " counted in %.2f s, the longest partition %.2f s under its SHARE lock (%s).",
+        rows,
+        parts.size(),
+        total,
+        longest,
+        String.join("; ", perPartition));
+  }
+
+  /**
+   * What the count triggers (V47) cost the archive's move: batches of 1,000 completed jobs moved
+   * from pgbus.job into pgbus.job_history (ArchiveStore's statement without its batch checks), with
+   * the triggers and with them disabled, alternating, median of 5 rounds of 10 batches.
+   */
+  private static String moveCost(Connection c) throws SQLException {
+    int batch = 1000;
+    int batches = 10;
+    double[] with = new double[5];
+    double[] without = new double[5];
+    for (int round = 0; round < 5; round++) {
+      for (int k = 0; k < 2; k++) {
+        boolean triggers = k == 0;
+        try (Statement st = c.createStatement()) {
+          st.execute(
+              "INSERT INTO pgbus.job (queue, state, payload, attempt, run_at, created_at,"
+                  + " attempted_at, finalized_at) SELECT 'movecost', 'completed', '{}', 1,"
+                  + " now() - interval '5 minutes', now() - interval '5 minutes',"
+                  + " now() - interval '5 minutes', now() - interval '4 minutes'"
+                  + " FROM generate_series(1, "
+                  + batch * batches
+                  + ") g");
+          st.execute(
+              "ALTER TABLE pgbus.job_history "
+                  + (triggers ? "ENABLE" : "DISABLE")
+                  + " TRIGGER USER");
+        }
+        long t = System.nanoTime();
+        try (var ps =
+            c.prepareStatement(
+                """
+                WITH picked AS MATERIALIZED (
+                  SELECT f.id FROM pgbus.job f
+                   WHERE f.state = ANY ('{completed,cancelled}')
+                     AND f.finalized_at >= now() - interval '1 day'
+                     AND f.finalized_at < now() - interval '1 minute'
+                   LIMIT ? FOR UPDATE SKIP LOCKED
+                ), moved AS (
+                  DELETE FROM pgbus.job j USING picked p WHERE j.id = p.id RETURNING j.*)
+                INSERT INTO pgbus.job_history SELECT * FROM moved
+                """)) {
+          ps.setInt(1, batch);
+          for (int b = 0; b < batches; b++) {
+            ps.executeUpdate();
+          }
+        }
+        double ms = (System.nanoTime() - t) / 1e6 / batches;
+        (triggers ? with : without)[round] = ms;
+      }
+    }
+    // Gone again, and the counts made whole again (the moves without triggers were not counted).
+    try (Statement st = c.createStatement()) {
+      st.execute("ALTER TABLE pgbus.job_history ENABLE TRIGGER USER");
+      st.execute("DELETE FROM pgbus.job_history WHERE queue = 'movecost'");
+      st.execute("VACUUM ANALYZE pgbus.job");
+      st.execute("VACUUM ANALYZE pgbus.job_history");
+      st.execute(
+          "SELECT pgbus.job_history_recount(('pgbus.job_history_p'"
+              + " || to_char(now() AT TIME ZONE 'UTC', 'YYYYMMDD'))::regclass)");
+    }
+    return String.format(
+        Locale.ROOT,
+        "Cost of the count triggers (V47) on the archive's move: a batch of %,d jobs moved in"
+            + " %.1f ms with them, %.1f ms without (%+.0f%%; median of 5 rounds of %d batches).",
+        batch,
+        Stats.median(with),
+        Stats.median(without),
+        (Stats.median(with) / Stats.median(without) - 1) * 100,
+        batches);
+  }
+
+  /**
+   * {@code n} more finished jobs straight into the history (issue #27's target at 10M history
+   * rows), over the 7 days before the table's 24 hours, a day partition each, in the table's 8
+   * queues (90% completed, 10% cancelled). One INSERT per day, oldest first, through
+   * pgbus.job_history (the count triggers see them), before the table's fill: ids from pgbus.job's
+   * sequence in time order, as the archive leaves them.
+   */
+  private static void fillHistory(Connection c, int n) throws SQLException {
+    int perDay = n / 7;
+    try (Statement st = c.createStatement()) {
+      for (int d = 1; d <= 7; d++) {
+        st.execute(
+            """
+            DO $$
+            DECLARE day date := (now() AT TIME ZONE 'UTC')::date - %d;
+            BEGIN
+              EXECUTE format('CREATE TABLE IF NOT EXISTS pgbus.%%I PARTITION OF pgbus.job_history'
+                             ' FOR VALUES FROM (%%L) TO (%%L)', 'job_history_p' || to_char(day, 'YYYYMMDD'),
+                             day::timestamp AT TIME ZONE 'UTC', (day + 1)::timestamp AT TIME ZONE 'UTC');
+            END $$
+            """
+                .formatted(d + 1));
+      }
+      for (int d = 7; d >= 1; d--) {
+        st.execute(
+            """
+            INSERT INTO pgbus.job_history (id, queue, state, priority, payload, attempt, max_attempts,
+                                           run_at, errors, created_at, attempted_at, finalized_at,
+                                           linked, attempt_base, unique_key)
+            SELECT nextval('pgbus.job_id_seq'), 'q' || (i %% 8),
+                   CASE WHEN i %% 10 = 0 THEN 'cancelled' ELSE 'completed' END::pgbus.job_state, 0,
+                   jsonb_build_object('order', i, 'customer', 'c' || (i %% 1000), 'note', 'some text'),
+                   1, 1, t, '[]', t, t, t + interval '2 seconds', false, 0,
+                   CASE WHEN i %% 10 = 0 THEN 'old-key-' || i END
+              FROM generate_series(1, %d) AS i,
+                   LATERAL (SELECT ((now() AT TIME ZONE 'UTC')::date - %d)::timestamp AT TIME ZONE 'UTC'
+                                   + (i::float8 / %d) * interval '23 hours 59 minutes' AS t) tt
+            """
+                .formatted(perDay, d + 1, perDay));
+      }
       st.execute("VACUUM ANALYZE pgbus.job_history");
     }
   }

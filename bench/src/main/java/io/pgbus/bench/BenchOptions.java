@@ -45,6 +45,8 @@ import java.util.Set;
  *     leader of a group commit waits this long before its WAL flush, while the transactions that
  *     notified hold the notification lock: a slow flush, where a device-mapper delay is not at hand
  * @param partitionDayJobs partitions: the finished jobs of each of the 7 days (Oban's shape: 1M)
+ * @param adminHistory admin: finished jobs added to the history over the 7 days before the table's
+ *     day (issue #27's 10M history rows), 0 for none
  */
 record BenchOptions(
     boolean quick,
@@ -79,7 +81,8 @@ record BenchOptions(
     List<Integer> concWriters,
     int concSeconds,
     int commitDelayMicros,
-    int partitionDayJobs) {
+    int partitionDayJobs,
+    int adminHistory) {
 
   // W5 comes after W2, so its report can set the Java SE figures of the same run beside it.
   static final List<String> ALL =
@@ -98,7 +101,7 @@ record BenchOptions(
                          [--only=w1,w2,w3,fleet,w4,w5,admin,enq,concurrent-enqueue,
                                  size,xmin,queues,soak,conc-liberty,crypt,pooler,partitions]
                          [--partition-day-jobs=N]
-                         [--conc-writers=1,8,32,64] [--conc-seconds=N] [--admin-jobs=N] [--size-finished=0,1000000,10000000]
+                         [--conc-writers=1,8,32,64] [--conc-seconds=N] [--admin-jobs=N] [--admin-history=N] [--size-finished=0,1000000,10000000]
                          [--size-waiting=N] [--claim-samples=N] [--xmin-hold-seconds=N]
                          [--xmin-phase-seconds=N] [--queues=10,1000] [--soak-minutes=N]
                          [--w1-jobs=N] [--w1-batch=N] [--single-jobs=N] [--w2-jobs=N]
@@ -165,6 +168,7 @@ record BenchOptions(
     List<Integer> concWriters = quick ? List.of(1, 8, 32) : List.of(1, 8, 32, 64);
     int concSeconds = quick ? 2 : 5;
     int partitionDayJobs = quick ? 50_000 : 1_000_000;
+    int adminHistory = 0;
     for (String a : args) {
       String key = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
       String value = a.contains("=") ? a.substring(a.indexOf('=') + 1) : null;
@@ -267,6 +271,7 @@ record BenchOptions(
         }
         case "--conc-seconds" -> concSeconds = positive(key, value);
         case "--partition-day-jobs" -> partitionDayJobs = positive(key, value);
+        case "--admin-history" -> adminHistory = positive(key, value);
         default -> throw new IllegalArgumentException("unknown option " + a + "\n" + USAGE);
       }
     }
@@ -310,7 +315,8 @@ record BenchOptions(
         concWriters,
         concSeconds,
         commitDelay,
-        partitionDayJobs);
+        partitionDayJobs,
+        adminHistory);
   }
 
   boolean runs(String workload) {

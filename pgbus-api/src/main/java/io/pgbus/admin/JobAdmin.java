@@ -28,9 +28,10 @@ public interface JobAdmin {
   int MAX_BULK = 10_000;
 
   /**
-   * Where the per-state counts of {@link #queues()} stop counting: each count is exact up to this
-   * many jobs, and a count that reached it means "at least this many" ({@link
-   * QueueStats#capped()}).
+   * Where the per-state counts of {@link #queues()} stop counting the live jobs: a count is exact
+   * while the live table holds at most this many jobs of the queue and state, and the finished jobs
+   * in the history are counted exactly at any size. Past it the count is this many plus the
+   * history's, and means "at least" ({@link QueueStats#capped()}).
    */
   long COUNT_CAP = 100_000;
 
@@ -119,8 +120,8 @@ public interface JobAdmin {
 
   /**
    * Every queue that has jobs, is paused, or is read by a capsule of this application, by name,
-   * with its counts per state (each stopping at {@link #COUNT_CAP}), the wait of its oldest due job
-   * and its pause.
+   * with its counts per state (the live jobs counted up to {@link #COUNT_CAP}), the wait of its
+   * oldest due job and its pause.
    */
   List<QueueStats> queues();
 

@@ -56,7 +56,8 @@ final class ArchiveStore {
 
   // What a round needs to know, in one statement, so that an idle round costs one: the
   // database's clock, the day partitions, whether the safety net holds rows past the retention,
-  // and the oldest job the moves may take (one probe of job_finalized_queue_idx per state).
+  // the oldest job the moves may take (one probe of job_finalized_queue_idx per state), and the
+  // partitions whose counts (V47) are not yet whole.
   private static final String STATE =
       """
       SELECT now(),
@@ -74,8 +75,23 @@ final class ArchiveStore {
                    AND j.finalized_at >= now() - ?::float8 * interval '1 millisecond'),
                (SELECT min(j.finalized_at) FROM pgbus.job j
                  WHERE j.state OPERATOR(pg_catalog.=) 'cancelled'
-                   AND j.finalized_at >= now() - ?::float8 * interval '1 millisecond'))
+                   AND j.finalized_at >= now() - ?::float8 * interval '1 millisecond')),
+             ARRAY(
+               SELECT c.relname::text
+                 FROM pg_catalog.pg_inherits i
+                 JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.inhrelid
+                WHERE i.inhparent OPERATOR(pg_catalog.=) 'pgbus.job_history'::pg_catalog.regclass
+                  AND c.relname::text OPERATOR(pg_catalog.~) '^job_history_p[0-9]{8}$'
+                  AND NOT EXISTS (SELECT 1 FROM pgbus.job_history_counted k
+                                   WHERE k.part OPERATOR(pg_catalog.=) i.inhrelid)
+                ORDER BY c.relname)
       """;
+
+  // V47: a partition's counts from its rows, under a SHARE lock of that partition (R__history.sql).
+  private static final String RECOUNT = "SELECT pgbus.job_history_recount(?::pg_catalog.regclass)";
+
+  // V47: the counts of partitions dropped, by this round or by any release before.
+  private static final String PRUNE_COUNTS = "SELECT pgbus.job_history_count_prune()";
 
   // The move: one statement, so the job is in pgbus.job or in pgbus.job_history for every
   // snapshot, never in both or neither. As JobStore.PRUNE, the pick locks what it takes, skipping
@@ -122,9 +138,9 @@ final class ArchiveStore {
       """;
 
   /** What one round did. */
-  record Round(int created, int dropped, long moved) {
+  record Round(int created, int dropped, long moved, int recounted) {
     long total() {
-      return created + dropped + moved;
+      return created + dropped + moved + recounted;
     }
   }
 
@@ -137,6 +153,7 @@ final class ArchiveStore {
     TreeSet<LocalDate> days = new TreeSet<>();
     boolean defaultExpired;
     Instant oldest;
+    TreeSet<String> uncounted = new TreeSet<>();
     try (PreparedStatement ps = c.prepareStatement(STATE)) {
       for (int i = 1; i <= 3; i++) {
         ps.setDouble(i, retention.toMillis());
@@ -150,15 +167,22 @@ final class ArchiveStore {
         defaultExpired = rs.getBoolean(3);
         Timestamp t = rs.getTimestamp(4);
         oldest = t == null ? null : t.toInstant();
+        uncounted.addAll(List.of((String[]) rs.getArray(5).getArray()));
       }
     }
     Instant expired = now.minus(retention);
     int dropped = drop(c, days, expired);
+    if (dropped > 0) {
+      try (PreparedStatement ps = c.prepareStatement(PRUNE_COUNTS)) {
+        ps.executeQuery().close();
+      }
+    }
     if (defaultExpired) {
       pruneDefault(c, expired, batch);
     }
     if (retention.compareTo(DAY) < 0) {
-      return new Round(0, dropped, 0); // kept in pgbus.job: a day's partition would outlive it
+      // Kept in pgbus.job: a day's partition would outlive it.
+      return new Round(0, dropped, 0, recount(c, uncounted, days));
     }
     LocalDate from = day(oldest == null ? now : oldest);
     LocalDate to = day(now).plusDays(DAYS_AHEAD);
@@ -171,10 +195,12 @@ final class ArchiveStore {
       if (created < DDL_PER_ROUND && create(c, d)) {
         created++;
         days.add(d);
+        uncounted.add(name(d)); // empty: its recount is one lock and one empty scan
       } else if (coveredUntil == null) {
         coveredUntil = start(d);
       }
     }
+    int recounted = recount(c, uncounted, days);
     Instant until = now.minus(GRACE);
     if (coveredUntil != null && coveredUntil.isBefore(until)) {
       until = coveredUntil;
@@ -188,7 +214,45 @@ final class ArchiveStore {
         moved += n;
       } while (n == batch && System.nanoTime() - deadline < 0);
     }
-    return new Round(created, dropped, moved);
+    return new Round(created, dropped, moved, recounted);
+  }
+
+  /**
+   * Counts at most {@link #DDL_PER_ROUND} uncounted day partitions (V47) that still exist, oldest
+   * day first; each in its own transaction under a 1 s lock_timeout.
+   */
+  private int recount(Connection c, TreeSet<String> uncounted, TreeSet<LocalDate> days)
+      throws SQLException {
+    int done = 0;
+    for (String part : uncounted) {
+      if (done >= DDL_PER_ROUND) {
+        break;
+      }
+      // A day this round dropped is gone from days, and its counts with it.
+      if (days.contains(LocalDate.parse(part.substring(PREFIX.length()), DAY_NAME))
+          && recount(c, part)) {
+        done++;
+      }
+    }
+    return done;
+  }
+
+  /** Counts one partition from its rows; false when a lock stops it (the next round retries). */
+  boolean recount(Connection c, String part) throws SQLException {
+    // Only names read from pg_class of pgbus.job_history's partitions reach the statement, bound.
+    return transaction(
+        c,
+        "count the jobs of history partition " + part,
+        k -> {
+          try (PreparedStatement ps = k.prepareStatement(RECOUNT)) {
+            ps.setString(1, "pgbus." + quoted(part));
+            ps.executeQuery().close();
+          }
+        });
+  }
+
+  private static String quoted(String name) {
+    return '"' + name.replace("\"", "\"\"") + '"';
   }
 
   /** Moves at most {@code batch} finished jobs of [from, until) into the history. */
@@ -233,10 +297,26 @@ final class ArchiveStore {
   }
 
   private static boolean ddl(Connection c, String ddl, String what) throws SQLException {
+    return transaction(
+        c,
+        what,
+        k -> {
+          try (Statement st = k.createStatement()) {
+            st.execute(ddl);
+          }
+        });
+  }
+
+  @FunctionalInterface
+  private interface Step {
+    void run(Connection c) throws SQLException;
+  }
+
+  private static boolean transaction(Connection c, String what, Step step) throws SQLException {
     c.setAutoCommit(false);
     try (Statement st = c.createStatement()) {
       st.execute(LOCK_TIMEOUT);
-      st.execute(ddl);
+      step.run(c);
       c.commit();
       return true;
     } catch (SQLException e) {

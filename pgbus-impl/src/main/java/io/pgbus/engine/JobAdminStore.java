@@ -9,6 +9,7 @@ import io.pgbus.admin.JobView;
 import io.pgbus.admin.QueueStats;
 import io.pgbus.admin.SearchTimeoutException;
 import io.pgbus.admin.Throughput;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -46,9 +47,8 @@ import java.util.TreeSet;
  * walks the jobs of each wanted state newest first, on {@code job_queue_state_idx (queue, state,
  * id)} (for each queue that has jobs when none is given), each walk stopping after a page, and
  * merges the walks; no sort of a whole queue, no OFFSET. The filters are written {@code (? IS NULL
- * OR ...)}: PostgreSQL plans each execution with the values (custom plans: the generic plan of such
- * a query costs far more, so the plan cache keeps the custom one), which folds the unset filters
- * away and lets the index conditions through.
+ * OR ...)}: PostgreSQL plans each execution with the values (custom plans, forced for the search:
+ * see LIMIT_TIME), which folds the unset filters away and lets the index conditions through.
  */
 public final class JobAdminStore {
 
@@ -61,7 +61,14 @@ public final class JobAdminStore {
       j.progress::text, j.attempt_base
       """;
 
-  // The filter of JobFilter on alias j; bound by bindFilter, 20 parameters in this order. The error
+  // The filter of JobFilter on alias j; bound by bindFilter, 22 parameters in this order. The last
+  // line repeats createdFrom on finalized_at, which a job reaches after it was created (an hour of
+  // slack for a clock stepped back): redundant for the rows, it lets a custom plan prune the
+  // history's
+  // day partitions that ended before the window (partitioned by finalized_at, not created_at),
+  // which
+  // a time search otherwise walks whole, newest id first, to find none (issue #27; 175 -> 4 ms at
+  // 1M jobs, docs/performance.md). The error
   // filter (issue #29) reads the latest error of each job the others leave, without an index:
   // bounded like a payload filter by its creation window and the search's timeout.
   private static final String FILTER =
@@ -78,6 +85,8 @@ public final class JobAdminStore {
       AND (?::jsonb IS NULL OR j.payload OPERATOR(pg_catalog.@>) ?::jsonb)
       AND (?::timestamptz IS NULL OR j.created_at >= ?::timestamptz)
       AND (?::timestamptz IS NULL OR j.created_at < ?::timestamptz)
+      AND (?::timestamptz IS NULL OR j.finalized_at IS NULL
+           OR j.finalized_at >= ?::timestamptz - interval '1 hour')
       """;
 
   // Every queue that has jobs, as q(queue): a loose index scan over job_queue_state_idx, one probe
@@ -298,25 +307,57 @@ public final class JobAdminStore {
   // instead of reading a million rows for a DISTINCT.
   private static final String QUEUES = QUEUE_LIST + "SELECT queue FROM q WHERE queue IS NOT NULL";
 
-  // Counts per queue and state, each stopping one past the cap (so a count of exactly the cap is
-  // still exact): an index-only range of job_queue_state_idx per pair, at most cap + 1 entries
-  // long, so a queue of a million dead jobs costs what one of a hundred thousand does. Completed
-  // and cancelled jobs are in both tables (V33: a minute in pgbus.job, then pgbus.job_history), so
-  // their pairs add a range of job_history_queue_state_idx (one per day partition); the others
-  // never read history. Each table is named here rather than through pgbus.job_all: with the state
-  // a value of the row being counted, the view's plan reads both tables for every pair. The sum
-  // may pass cap + 1; queueStats reads anything over the cap as capped.
+  // Counts per queue and state. The live table's part (3rd column) stops one past the cap (so a
+  // count of exactly the cap is still exact): an index-only range of job_queue_state_idx per pair,
+  // at most cap + 1 entries long; with it the default partition's (empty unless rows were written
+  // by hand), capped the same way. Completed and cancelled jobs are also in pgbus.job_history
+  // (V33: a minute in pgbus.job, then the history), whose part (4th column) is exact: the sum of
+  // pgbus.job_history_count (V47, kept by triggers on every write) over the day partitions that
+  // exist, a few rows per day.
+  // Until the leader has recounted every day partition once (right after the upgrade to V47), the
+  // 5th column is false and the history's part is the capped index range of before. The other
+  // states never read history. Each table is named rather than read through pgbus.job_all: with
+  // the state a value of the row being counted, the view's plan reads both tables for every pair.
   private static final String COUNTS =
       """
+      WITH parts AS (
+        SELECT i.inhrelid AS part,
+               c.relname::text OPERATOR(pg_catalog.~) '^job_history_p[0-9]{8}$' AS day,
+               EXISTS (SELECT 1 FROM pgbus.job_history_counted k
+                        WHERE k.part OPERATOR(pg_catalog.=) i.inhrelid) AS counted
+          FROM pg_catalog.pg_inherits i
+          JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.inhrelid
+         WHERE i.inhparent OPERATOR(pg_catalog.=) 'pgbus.job_history'::pg_catalog.regclass
+      ), exact AS (
+        SELECT coalesce(pg_catalog.bool_and(p.counted) FILTER (WHERE p.day), true) AS whole
+          FROM parts p
+      ), history AS (
+        SELECT c.queue, c.state, pg_catalog.sum(c.jobs) AS jobs
+          FROM pgbus.job_history_count c
+          JOIN parts p ON p.part OPERATOR(pg_catalog.=) c.part AND p.day
+         WHERE c.queue OPERATOR(pg_catalog.=) ANY (?::text[])
+         GROUP BY 1, 2
+      )
       SELECT q.queue, s.state::text,
              (SELECT count(*) FROM (SELECT 1 FROM pgbus.job j
                                      WHERE j.queue::text = q.queue AND j.state OPERATOR(pg_catalog.=) s.state
                                      LIMIT ?) x)
              + CASE WHEN s.state OPERATOR(pg_catalog.=) ANY ('{completed,cancelled}')
-                    THEN (SELECT count(*) FROM (SELECT 1 FROM pgbus.job_history h
-                                                 WHERE h.queue::text = q.queue AND h.state OPERATOR(pg_catalog.=) s.state
-                                                 LIMIT ?) y)
-                    ELSE 0 END
+                         AND (SELECT e.whole FROM exact e)
+                    THEN (SELECT count(*) FROM (SELECT 1 FROM pgbus.job_history_default d
+                                                 WHERE d.queue::text = q.queue AND d.state OPERATOR(pg_catalog.=) s.state
+                                                 LIMIT ?) z)
+                    ELSE 0 END,
+             CASE WHEN s.state OPERATOR(pg_catalog.<>) ALL ('{completed,cancelled}') THEN 0
+                  WHEN (SELECT e.whole FROM exact e)
+                  THEN coalesce((SELECT h.jobs FROM history h
+                                  WHERE h.queue OPERATOR(pg_catalog.=) q.queue
+                                    AND h.state OPERATOR(pg_catalog.=) s.state), 0)
+                  ELSE (SELECT count(*) FROM (SELECT 1 FROM pgbus.job_history h
+                                               WHERE h.queue::text = q.queue AND h.state OPERATOR(pg_catalog.=) s.state
+                                               LIMIT ?) y)
+             END,
+             (SELECT e.whole FROM exact e)
         FROM pg_catalog.unnest(?::text[]) AS q(queue)
        CROSS JOIN pg_catalog.unnest(pg_catalog.enum_range(NULL::pgbus.job_state)) AS s(state)
       """;
@@ -352,16 +393,38 @@ public final class JobAdminStore {
   // search's own, set for the session and put back after the search. Session-level rather than
   // SET LOCAL, so that it holds on a connection in auto-commit too; inside a transaction a
   // failed search rolls the setting back with it. The previous value comes back in milliseconds.
+  //
+  // With it, plan_cache_mode = force_custom_plan, put back the same way (issue #27: the time search
+  // over job_all took p95 346 ms against 2.3 ms with literals). pgjdbc turns a statement it has run
+  // 5 times (prepareThreshold) into a named server-side one, and PostgreSQL's plan cache then
+  // switches to a generic plan when its estimate looks no dearer than the custom plans so far. A
+  // generic plan of these searches cannot fold the unset (? IS NULL OR ...) filters away, so it
+  // reads every partition's job_created_idx-less path; a custom plan, made with the values, keeps
+  // only the set filters and their index ranges (docs/performance.md, "Admin queries").
+  //
+  // And jit = off, put back the same way: the planner estimates the page's `id IN (...)` over
+  // job_all at every row of the view (a million rows' cost for 51), which passes jit_above_cost:
+  // JIT compiled 103 functions for a 37 ms walk (+50 ms at 4M history rows), and at 10M history
+  // rows the search of one queue ran past its 5 s timeout in the bench.
   private static final String LIMIT_TIME =
       """
       SELECT s.setting, pg_catalog.set_config('statement_timeout',
                CASE WHEN s.setting OPERATOR(pg_catalog.=) '0'::text THEN ?::integer
-                    ELSE LEAST(s.setting::integer, ?::integer) END::text, false)
-        FROM pg_catalog.pg_settings s WHERE s.name OPERATOR(pg_catalog.=) 'statement_timeout'::text
+                    ELSE LEAST(s.setting::integer, ?::integer) END::text, false),
+             p.setting, pg_catalog.set_config('plan_cache_mode', 'force_custom_plan', false),
+             x.setting, pg_catalog.set_config('jit', 'off', false)
+        FROM pg_catalog.pg_settings s, pg_catalog.pg_settings p, pg_catalog.pg_settings x
+       WHERE s.name OPERATOR(pg_catalog.=) 'statement_timeout'::text
+         AND p.name OPERATOR(pg_catalog.=) 'plan_cache_mode'::text
+         AND x.name OPERATOR(pg_catalog.=) 'jit'::text
       """;
 
   private static final String RESTORE_TIME =
-      "SELECT pg_catalog.set_config('statement_timeout', ?::text, false)";
+      """
+      SELECT pg_catalog.set_config('statement_timeout', ?::text, false),
+             pg_catalog.set_config('plan_cache_mode', ?::text, false),
+             pg_catalog.set_config('jit', ?::text, false)
+      """;
 
   private final int searchTimeoutMs;
 
@@ -401,7 +464,7 @@ public final class JobAdminStore {
       throw new InvalidFilterException("before", before, "use the next cursor of a page");
     }
     JobFilter bounded = payloadWindow(filter, Instant.now());
-    String previous = limitTime(c);
+    String[] previous = limitTime(c);
     boolean ok = false;
     try {
       JobPage page = search(c, bounded, before, limit);
@@ -418,16 +481,21 @@ public final class JobAdminStore {
       }
       throw e;
     } finally {
-      try {
-        try (PreparedStatement ps = c.prepareStatement(RESTORE_TIME)) {
-          ps.setString(1, previous);
-          ps.execute();
-        }
-      } catch (SQLException e) {
-        // In a transaction the search's failure aborted, whose rollback restores the setting.
-        if (ok) {
-          throw e;
-        }
+      restoreTime(c, previous, ok);
+    }
+  }
+
+  /** Puts back what {@link #limitTime} changed. */
+  private static void restoreTime(Connection c, String[] previous, boolean ok) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RESTORE_TIME)) {
+      ps.setString(1, previous[0]);
+      ps.setString(2, previous[1]);
+      ps.setString(3, previous[2]);
+      ps.execute();
+    } catch (SQLException e) {
+      // In a transaction the read's failure aborted, whose rollback restores the setting.
+      if (ok) {
+        throw e;
       }
     }
   }
@@ -461,14 +529,17 @@ public final class JobAdminStore {
     return f.withCreated(from, f.createdTo());
   }
 
-  /** Sets the search's statement timeout; the session's previous one, in milliseconds. */
-  private String limitTime(Connection c) throws SQLException {
+  /**
+   * Sets the search's statement timeout, custom plans and no JIT; the session's previous timeout
+   * (in milliseconds), plan_cache_mode and jit.
+   */
+  private String[] limitTime(Connection c) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(LIMIT_TIME)) {
       ps.setInt(1, searchTimeoutMs);
       ps.setInt(2, searchTimeoutMs);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        return rs.getString(1);
+        return new String[] {rs.getString(1), rs.getString(3), rs.getString(5)};
       }
     }
   }
@@ -597,22 +668,32 @@ public final class JobAdminStore {
     String[] names = queues.toArray(String[]::new);
     var counts = new TreeMap<String, Map<JobState, Long>>();
     var capped = new TreeMap<String, Set<JobState>>();
+    // The counts under the search's settings (LIMIT_TIME): their estimate passes jit_above_cost,
+    // and JIT compiled 109 functions for a 20 ms statement.
+    String[] previous = limitTime(c);
+    boolean ok = false;
     try (PreparedStatement ps = c.prepareStatement(COUNTS)) {
-      ps.setLong(1, cap + 1);
+      Array queueNames = c.createArrayOf("text", names);
+      ps.setArray(1, queueNames);
       ps.setLong(2, cap + 1);
-      ps.setArray(3, c.createArrayOf("text", names));
+      ps.setLong(3, cap + 1);
+      ps.setLong(4, cap + 1);
+      ps.setArray(5, queueNames);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String q = rs.getString(1);
           JobState s = JobState.parse(rs.getString(2));
-          long n = rs.getLong(3);
-          counts.computeIfAbsent(q, k -> new EnumMap<>(JobState.class)).put(s, Math.min(n, cap));
+          Count n = Count.of(rs.getLong(3), rs.getLong(4), rs.getBoolean(5), cap);
+          counts.computeIfAbsent(q, k -> new EnumMap<>(JobState.class)).put(s, n.jobs());
           Set<JobState> full = capped.computeIfAbsent(q, k -> EnumSet.noneOf(JobState.class));
-          if (n > cap) {
+          if (n.capped()) {
             full.add(s);
           }
         }
       }
+      ok = true;
+    } finally {
+      restoreTime(c, previous, ok);
     }
     var stats = new ArrayList<QueueStats>(names.length);
     try (PreparedStatement ps = c.prepareStatement(OLDEST)) {
@@ -669,6 +750,7 @@ public final class JobAdminStore {
     i = bindTwice(ps, i, f.payloadContains(), Types.VARCHAR);
     i = bindTwice(ps, i, timestamp(f.createdFrom()), Types.TIMESTAMP_WITH_TIMEZONE);
     i = bindTwice(ps, i, timestamp(f.createdTo()), Types.TIMESTAMP_WITH_TIMEZONE);
+    i = bindTwice(ps, i, timestamp(f.createdFrom()), Types.TIMESTAMP_WITH_TIMEZONE);
     return i;
   }
 
@@ -677,6 +759,21 @@ public final class JobAdminStore {
     ps.setObject(i, value, type);
     ps.setObject(i + 1, value, type);
     return i + 2;
+  }
+
+  /**
+   * A queue's count of one state from the part read capped ({@code live}, each table at most {@code
+   * cap + 1}) and the history's part (exact when {@code historyExact}, else capped too).
+   */
+  record Count(long jobs, boolean capped) {
+    static Count of(long live, long history, boolean historyExact, long cap) {
+      if (historyExact) {
+        // Past the cap in the live table: at least the cap there, plus the exact history.
+        return live > cap ? new Count(cap + history, true) : new Count(live + history, false);
+      }
+      long n = live + history;
+      return n > cap ? new Count(cap, true) : new Count(n, false);
+    }
   }
 
   private static OffsetDateTime timestamp(Instant at) {

@@ -201,7 +201,7 @@ public final class QueuesResource {
       LimitJson limit,
       List<ReaderJson> readers) {}
 
-  /** A queue's jobs per state, each stopping at {@link JobAdmin#COUNT_CAP}. */
+  /** A queue's jobs per state, the live ones counted up to {@link JobAdmin#COUNT_CAP}. */
   @JsonbPropertyOrder({
     "scheduled",
     "available",

@@ -127,3 +127,148 @@ BEGIN
   RETURN v_written + v_pruned;
 END;
 $$;
+
+-- V47: the finished jobs of pgbus.job_history counted per (partition, queue, state) in
+-- pgbus.job_history_count, which the admin API's counts read (JobAdminStore.COUNTS) instead of
+-- every history row. docs/schema.md, V47.
+--
+-- Kept by statement triggers on pgbus.job_history rather than by the archive's Java code, so that
+-- every writer keeps them: this release's move, the previous release's (a rolling upgrade runs
+-- both), an operator's delete, the reencryption's UPDATE, a manual DELETE in psql. One statement
+-- of the trigger per writing statement, whatever its row count (the move's batch of 1,000 rows
+-- adds one grouped upsert). Each delta is written in the writer's transaction: any snapshot sees
+-- the rows and their counts together.
+--
+-- The partition of a row is found by its day's name (ArchiveStore names every day partition
+-- job_history_pYYYYMMDD for [day, day + 1) UTC), one lookup per group, not per row. A day without
+-- one routes to the default partition, which is not counted here: it is empty unless rows were
+-- written by hand, the previous release prunes it without passing through pgbus.job_history, and
+-- the readers count it directly (an index range of an empty partition). The keys are upserted in order, so that two
+-- writers of the same keys wait for each other instead of deadlocking.
+CREATE OR REPLACE FUNCTION pgbus.job_history_part(day date)
+  RETURNS oid
+  LANGUAGE sql STABLE
+  SET search_path = pg_catalog, pgbus, pg_temp
+AS $$
+  SELECT pg_catalog.to_regclass('pgbus.job_history_p' || pg_catalog.to_char(day, 'YYYYMMDD'))::oid
+$$;
+
+-- Each branch reads only the transition tables its trigger has (an INSERT trigger has no old rows).
+CREATE OR REPLACE FUNCTION pgbus.job_history_count_delta()
+  RETURNS trigger
+  LANGUAGE plpgsql
+  SET search_path = pg_catalog, pgbus, pg_temp
+AS $$
+BEGIN
+  IF TG_OP = 'TRUNCATE' THEN
+    -- Every partition is empty now; they stay counted (at zero).
+    DELETE FROM pgbus.job_history_count;
+  ELSIF TG_OP = 'INSERT' THEN
+    INSERT INTO pgbus.job_history_count AS c (part, queue, state, jobs)
+    SELECT pgbus.job_history_part(d.day), d.queue, d.state, d.jobs
+      FROM (SELECT (n.finalized_at AT TIME ZONE 'UTC')::date AS day, n.queue::text AS queue,
+                   n.state, count(*) AS jobs
+              FROM job_history_new n GROUP BY 1, 2, 3) d
+     WHERE pgbus.job_history_part(d.day) IS NOT NULL
+     ORDER BY 1, 2, 3
+    ON CONFLICT (part, queue, state) DO UPDATE SET jobs = c.jobs + excluded.jobs;
+  ELSIF TG_OP = 'DELETE' THEN
+    INSERT INTO pgbus.job_history_count AS c (part, queue, state, jobs)
+    SELECT pgbus.job_history_part(d.day), d.queue, d.state, -d.jobs
+      FROM (SELECT (o.finalized_at AT TIME ZONE 'UTC')::date AS day, o.queue::text AS queue,
+                   o.state, count(*) AS jobs
+              FROM job_history_old o GROUP BY 1, 2, 3) d
+     WHERE pgbus.job_history_part(d.day) IS NOT NULL
+     ORDER BY 1, 2, 3
+    ON CONFLICT (part, queue, state) DO UPDATE SET jobs = c.jobs + excluded.jobs;
+  ELSE
+    -- An UPDATE (the reencryption's) rarely changes what is counted: only the keys whose count
+    -- moved are written.
+    INSERT INTO pgbus.job_history_count AS c (part, queue, state, jobs)
+    SELECT pgbus.job_history_part(d.day), d.queue, d.state, d.jobs
+      FROM (SELECT coalesce(a.day, r.day) AS day, coalesce(a.queue, r.queue) AS queue,
+                   coalesce(a.state, r.state) AS state,
+                   coalesce(a.jobs, 0) - coalesce(r.jobs, 0) AS jobs
+              FROM (SELECT (n.finalized_at AT TIME ZONE 'UTC')::date AS day, n.queue::text AS queue,
+                           n.state, count(*) AS jobs
+                      FROM job_history_new n GROUP BY 1, 2, 3) a
+              FULL JOIN (SELECT (o.finalized_at AT TIME ZONE 'UTC')::date AS day,
+                                o.queue::text AS queue, o.state, count(*) AS jobs
+                           FROM job_history_old o GROUP BY 1, 2, 3) r
+                ON r.day = a.day AND r.queue = a.queue AND r.state = a.state) d
+     WHERE d.jobs <> 0 AND pgbus.job_history_part(d.day) IS NOT NULL
+     ORDER BY 1, 2, 3
+    ON CONFLICT (part, queue, state) DO UPDATE SET jobs = c.jobs + excluded.jobs;
+  END IF;
+  RETURN NULL;
+END;
+$$;
+
+-- The counts of partitions that are gone (dropped by any release): rows no reader counts any more
+-- (they join pg_inherits), deleted so the table stays small. The leader calls it after a drop and
+-- with every recount.
+CREATE OR REPLACE FUNCTION pgbus.job_history_count_prune()
+  RETURNS integer
+  LANGUAGE plpgsql
+  SET search_path = pg_catalog, pgbus, pg_temp
+AS $$
+DECLARE
+  v_gone integer;
+BEGIN
+  DELETE FROM pgbus.job_history_count c
+   WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i
+                      WHERE i.inhrelid = c.part
+                        AND i.inhparent = 'pgbus.job_history'::pg_catalog.regclass);
+  GET DIAGNOSTICS v_gone = ROW_COUNT;
+  DELETE FROM pgbus.job_history_counted c
+   WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i
+                      WHERE i.inhrelid = c.part
+                        AND i.inhparent = 'pgbus.job_history'::pg_catalog.regclass);
+  RETURN v_gone;
+END;
+$$;
+
+-- Counts one partition from its rows and marks it counted: the backfill of the partitions that
+-- existed before V47 and of every partition the leader finds uncounted (one the previous release
+-- created, or this one an instant ago). Under a SHARE lock of that partition, so that no write
+-- lands between the count and the mark (a move into it waits; readers do not); the caller sets a
+-- lock_timeout. Its cost is one pass over the partition (docs/performance.md).
+CREATE OR REPLACE FUNCTION pgbus.job_history_recount(day_partition regclass)
+  RETURNS bigint
+  LANGUAGE plpgsql
+  SET search_path = pg_catalog, pgbus, pg_temp
+AS $$
+DECLARE
+  v_jobs bigint;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i
+                  WHERE i.inhrelid = day_partition
+                    AND i.inhparent = 'pgbus.job_history'::pg_catalog.regclass) THEN
+    RAISE EXCEPTION 'pgbus: % is not a partition of pgbus.job_history: pass one of its partitions',
+      (SELECT pg_catalog.format('%I.%I', n.nspname, c.relname)
+         FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+        WHERE c.oid = day_partition)
+      USING ERRCODE = '22023';
+  END IF;
+  -- Without the triggers a count would go stale at the next write: never mark it.
+  IF (SELECT count(*) FROM pg_catalog.pg_trigger t
+       WHERE t.tgrelid = 'pgbus.job_history'::pg_catalog.regclass
+         AND t.tgname IN ('job_history_count_insert', 'job_history_count_delete',
+                          'job_history_count_update', 'job_history_count_truncate')) <> 4 THEN
+    RAISE EXCEPTION 'pgbus: the count triggers of pgbus.job_history are missing: create them again as V47__history_counts.sql does'
+      USING ERRCODE = '55000';
+  END IF;
+  EXECUTE pg_catalog.format('LOCK TABLE %s IN SHARE MODE', day_partition);
+  DELETE FROM pgbus.job_history_count c WHERE c.part = day_partition::oid;
+  EXECUTE pg_catalog.format(
+    'INSERT INTO pgbus.job_history_count (part, queue, state, jobs)'
+    ' SELECT $1, h.queue::text, h.state, count(*) FROM %s h GROUP BY 2, 3', day_partition)
+    USING day_partition::oid;
+  SELECT coalesce(sum(c.jobs), 0) INTO v_jobs FROM pgbus.job_history_count c
+   WHERE c.part = day_partition::oid;
+  INSERT INTO pgbus.job_history_counted (part) VALUES (day_partition::oid)
+  ON CONFLICT (part) DO UPDATE SET counted_at = now();
+  PERFORM pgbus.job_history_count_prune();
+  RETURN v_jobs;
+END;
+$$;
