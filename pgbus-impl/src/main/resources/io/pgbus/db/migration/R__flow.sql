@@ -126,3 +126,64 @@ CREATE OR REPLACE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
     PERFORM pgbus.notify(v_queue, now());
     RETURN true;
   END $$;
+
+-- Sets or removes a queue's fair share (issue #30, V50; docs/schema.md, "Fair share"): fair_key
+-- 'concurrency_key' deals each priority level's due jobs over the jobs' concurrency keys,
+-- round-robin, weighted by weights ({"tenantA": 3}, 1 to 1000 each; a key not named weighs 1);
+-- NULL removes it (and the queue's passes). The queue keeps or gets its pgbus.queue_limit row (a
+-- new one with no limit and a key limit of 1, as pgbus.queue_limit_set makes it), whose other
+-- columns stay as they are. Raises on an unknown key source, a weights value that is not such an
+-- object, or weights without a key, and writes nothing then; the same bounds as FairShare in Java.
+--   SELECT pgbus.queue_fair_set('exports', 'concurrency_key', '{"tenantA": 3}');
+CREATE OR REPLACE FUNCTION pgbus.queue_fair_set(
+    queue      text,
+    fair_key   text,
+    weights    jsonb DEFAULT NULL,
+    updated_by text  DEFAULT NULL)
+  RETURNS void
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  #variable_conflict use_variable
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(queue_fair_set.queue);
+    v_bad text;
+  BEGIN
+    IF fair_key IS DISTINCT FROM 'concurrency_key' AND fair_key IS NOT NULL THEN
+      RAISE EXCEPTION 'pgbus: fair key % for queue % is invalid: use ''concurrency_key'' (the jobs'' concurrency keys are the tenants), or NULL for none',
+        pg_catalog.quote_literal(pg_catalog.left(fair_key, 80)), v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF weights IS NOT NULL AND fair_key IS NULL THEN
+      RAISE EXCEPTION 'pgbus: fair weights for queue % need a fair key: pass fair_key => ''concurrency_key''', v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF weights IS NOT NULL AND jsonb_typeof(weights) <> 'object' THEN
+      RAISE EXCEPTION 'pgbus: fair weights % for queue % are invalid: use an object of tenant: weight, for example {"tenantA": 3}',
+        pg_catalog.left(weights::text, 80), v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT pg_catalog.format('%s: %s', pg_catalog.left(w.key, 80), pg_catalog.left(w.value::text, 20)) INTO v_bad
+      FROM jsonb_each(coalesce(weights, '{}')) w
+     WHERE pg_catalog.length(w.key) NOT BETWEEN 1 AND 255 OR pg_catalog.btrim(w.key) = ''
+        OR jsonb_typeof(w.value) <> 'number' OR w.value::text !~ '^[0-9]+$'
+        OR w.value::text::numeric NOT BETWEEN 1 AND 1000
+     LIMIT 1;
+    IF FOUND THEN
+      RAISE EXCEPTION 'pgbus: fair weight % for queue % is invalid: use a concurrency key of 1 to 255 characters and a whole weight from 1 to 1000',
+        v_bad, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF fair_key IS NULL THEN
+      UPDATE pgbus.queue_limit l SET fair_key = NULL, fair_weights = NULL, fair_clock = 0
+       WHERE l.queue = v_queue AND l.fair_key IS NOT NULL;
+      DELETE FROM pgbus.queue_fair_pass p WHERE p.queue = v_queue;
+      RETURN;
+    END IF;
+    INSERT INTO pgbus.queue_limit AS l (queue, fair_key, fair_weights, updated_by)
+    VALUES (v_queue, fair_key, weights, coalesce(updated_by, current_user::text))
+    ON CONFLICT ON CONSTRAINT queue_limit_pkey DO UPDATE
+      SET fair_key = excluded.fair_key, fair_weights = excluded.fair_weights,
+          updated_at = now(), updated_by = excluded.updated_by
+      WHERE (l.fair_key, l.fair_weights) IS DISTINCT FROM (excluded.fair_key, excluded.fair_weights);
+  END $$;
