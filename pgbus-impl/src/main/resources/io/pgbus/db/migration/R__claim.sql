@@ -153,10 +153,11 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
       q_left := remaining;
       q_lanes := coalesce(v_lanes, 1);
       keyed := false;
-      fair := false;
       v_rate_left := NULL;
-      -- The same one probe of the limit row as an EXISTS, which also says whether the queue is fair.
+      -- The same one probe of the limit row as an EXISTS, which also says whether the queue is
+      -- fair (NULL when there is no row).
       SELECT l.fair_key IS NOT NULL INTO fair FROM pgbus.queue_limit l WHERE l.queue = q;
+      fair := coalesce(fair, false);
       IF FOUND THEN
         SELECT * INTO b FROM pgbus.claim_budget(q, remaining, max_jobs, v_lanes, v_per_lane, holding);
         holding := holding OR b.locked;  -- held to this claim's commit, also when it takes nothing

@@ -104,8 +104,8 @@ CREATE OR REPLACE FUNCTION pgbus.queue_limit_set(
   END $$;
 
 -- Removes a queue's limits: its claims no longer count running jobs. A queue whose waiting jobs
--- carry concurrency keys keeps its row (the keys still hold, one running job per key); true when
--- the row went.
+-- carry concurrency keys keeps its row (the keys still hold, one running job per key), and so does
+-- a fair queue (V50: its fair share stays; pgbus.queue_fair_set removes it); true when the row went.
 CREATE OR REPLACE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
   LANGUAGE plpgsql VOLATILE
   SET search_path = pg_catalog, pgbus, pg_temp
@@ -116,7 +116,9 @@ CREATE OR REPLACE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
     IF NOT EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = v_queue) THEN
       RETURN false;
     END IF;
-    IF EXISTS (SELECT 1 FROM pgbus.job j
+    IF EXISTS (SELECT 1 FROM pgbus.queue_limit l
+                WHERE l.queue = v_queue AND l.fair_key IS NOT NULL)
+       OR EXISTS (SELECT 1 FROM pgbus.job j
                 WHERE j.queue = v_queue AND j.concurrency_key IS NOT NULL
                   AND j.state IN ('available', 'scheduled', 'retryable', 'running')) THEN
       PERFORM pgbus.queue_limit_set(v_queue);
