@@ -33,8 +33,8 @@ import java.util.stream.Stream;
  *     queue; a queue without one keeps the globals
  * @param queueLimits the flow control of single queues ({@link QueueLimit}), by queue; written to
  *     the database at start for the queues the capsules read
- * @param fairShares the fair share between tenants of single queues ({@link FairShare}), by
- *     queue; written to the database with the limits
+ * @param fairShares the fair share between tenants of single queues ({@link FairShare}), by queue;
+ *     written to the database with the limits
  */
 public record EngineConfig(
     String workerId,

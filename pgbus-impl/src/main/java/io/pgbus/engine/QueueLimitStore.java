@@ -29,7 +29,8 @@ final class QueueLimitStore {
   // that a tenant's name needs no escaping here. Writes nothing when the row already says so.
   private static final String FAIR =
       "SELECT pgbus.queue_fair_set(?, ?, (SELECT pg_catalog.jsonb_object_agg(t, w)"
-          + " FROM pg_catalog.unnest(?::text[], ?::int[]) AS x(t, w)), ?)";
+          + " FROM ROWS FROM (pg_catalog.unnest(?::text[]), pg_catalog.unnest(?::int[]))"
+          + " AS x(t, w)), ?)";
 
   // The build that last wrote a queue's limits (V26), locked until the caller commits, so that two
   // engines starting at once compare against what the other wrote.
@@ -167,10 +168,12 @@ final class QueueLimitStore {
       var tenants = new ArrayList<String>();
       var weights = new ArrayList<Integer>();
       if (fair != null) {
-        fair.weights().forEach((t, w) -> {
-          tenants.add(t);
-          weights.add(w);
-        });
+        fair.weights()
+            .forEach(
+                (t, w) -> {
+                  tenants.add(t);
+                  weights.add(w);
+                });
       }
       ps.setArray(3, c.createArrayOf("text", tenants.toArray()));
       ps.setArray(4, c.createArrayOf("integer", weights.toArray()));

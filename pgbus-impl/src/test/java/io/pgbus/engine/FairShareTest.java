@@ -3,8 +3,11 @@ package io.pgbus.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pgbus.Outcome;
 import io.pgbus.engine.testing.AutoExplain;
+import io.pgbus.engine.testing.Await;
 import io.pgbus.engine.testing.TestDatabase;
+import io.pgbus.engine.testing.TestEngines;
 import jakarta.json.JsonArray;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonValue;
@@ -12,10 +15,14 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -29,6 +36,8 @@ class FairShareTest {
   static final TestDatabase db =
       TestDatabase.migrated()
           .emptiedBeforeEach("pgbus.job", "pgbus.queue_limit", "pgbus.queue_fair_pass");
+
+  @RegisterExtension final TestEngines engines = new TestEngines(db);
 
   private static final int BACKLOG = 100_000;
   private static final int TAKE = 10;
@@ -72,7 +81,10 @@ class FairShareTest {
     Map<String, Integer> by = new HashMap<>();
     for (int i = 0; i < 100; i++) {
       for (long id : claim("weighted", 7, null)) {
-        by.merge(db.queryText("SELECT concurrency_key FROM pgbus.job WHERE id = ?", id), 1, Integer::sum);
+        by.merge(
+            db.queryText("SELECT concurrency_key FROM pgbus.job WHERE id = ?", id),
+            1,
+            Integer::sum);
       }
     }
     // 700 claimed: 3:1:1 is 420, 140, 140.
@@ -92,7 +104,9 @@ class FairShareTest {
       order.add(db.queryText("SELECT concurrency_key FROM pgbus.job WHERE id = ?", id));
     }
     for (int i = 0; i + 1 < order.size(); i += 2) {
-      assertThat(order.subList(i, i + 2)).as("claims %s in %s", i, order).containsExactlyInAnyOrder("A", "B");
+      assertThat(order.subList(i, i + 2))
+          .as("claims %s in %s", i, order)
+          .containsExactlyInAnyOrder("A", "B");
     }
   }
 
@@ -117,11 +131,95 @@ class FairShareTest {
         .rootCause()
         .hasMessageContaining("fair weight A: 0 for queue q is invalid")
         .hasMessageContaining("1 to 1000");
-    assertThatThrownBy(
-            () -> db.queryText("SELECT pgbus.queue_fair_set('q', NULL, '{\"A\": 2}')"))
+    assertThatThrownBy(() -> db.queryText("SELECT pgbus.queue_fair_set('q', NULL, '{\"A\": 2}')"))
         .rootCause()
         .hasMessageContaining("need a fair key");
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.queue_limit")).isZero();
+  }
+
+  @Test
+  void threeEnginesStartANewTenantsJobWithinAClaimRoundAndClaimNoJobTwice() throws Exception {
+    String q = "tenants";
+    insert(q, "A", BACKLOG, 0);
+    Set<Long> handled = ConcurrentHashMap.newKeySet();
+    var duplicates = new AtomicInteger();
+    startEngines(q, Map.of(), handled, duplicates);
+    Await.until(
+        "the engines to work the backlog", Duration.ofMinutes(2), () -> handled.size() >= 300);
+    long b = insert(q, "B", 1, 0).get(0);
+    Await.until("B's job to run", Duration.ofMinutes(2), () -> handled.contains(b));
+    // The claims that took A's jobs after B's enqueue began and before B's own claim: each
+    // engine's claim in flight when B's job committed (3), then at most one round (3) that did not
+    // take it yet. Claims, not jobs: a claim takes up to a group of jobs per free slot.
+    String between =
+        " FROM pgbus.job WHERE queue = ? AND concurrency_key = 'A' AND attempt > 0"
+            + " AND attempted_at >= (SELECT created_at FROM pgbus.job WHERE id = ?)"
+            + " AND attempted_at < (SELECT attempted_at FROM pgbus.job WHERE id = ?)";
+    long claims = db.queryLong("SELECT count(DISTINCT attempted_at)" + between, q, b, b);
+    long jobs = db.queryLong("SELECT count(*)" + between, q, b, b);
+    long waiting =
+        db.queryLong("SELECT count(*) FROM pgbus.job WHERE queue = ? AND attempt = 0", q);
+    System.out.printf(
+        "[measure] fair share, 3 engines x 4 slots, A's backlog %d (%d still waiting): between"
+            + " B's enqueue and B's claim, %d claims took %d of A's jobs%n",
+        BACKLOG, waiting, claims, jobs);
+    assertThat(claims).as("claims of A's jobs before B's").isLessThanOrEqualTo(6);
+    assertThat(waiting).as("A's backlog still waiting").isGreaterThan(BACKLOG / 2);
+    assertThat(duplicates).as("jobs run twice").hasValue(0);
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE queue = ? AND attempt > 1", q))
+        .as("jobs claimed twice")
+        .isZero();
+  }
+
+  @Test
+  void threeEnginesHonourWeightsWithinFivePercent() throws Exception {
+    String q = "weights";
+    for (String t : List.of("A", "B", "C")) {
+      insert(q, t, 2_000, 0);
+    }
+    Set<Long> handled = ConcurrentHashMap.newKeySet();
+    var duplicates = new AtomicInteger();
+    startEngines(q, Map.of("A", 3), handled, duplicates);
+    Await.until("1,500 jobs to run", Duration.ofMinutes(2), () -> handled.size() >= 1_500);
+    // The first 1,000 claims in claim order (the limit row orders the fleet's claims).
+    Map<String, Long> share = new HashMap<>();
+    for (String t : List.of("A", "B", "C")) {
+      share.put(
+          t,
+          db.queryLong(
+              "SELECT count(*) FROM (SELECT concurrency_key FROM pgbus.job WHERE queue = ?"
+                  + " AND attempt > 0 ORDER BY attempted_at, id LIMIT 1000) f"
+                  + " WHERE concurrency_key = ?",
+              q,
+              t));
+    }
+    System.out.printf("[measure] fair share 3:1:1 over 3 engines, first 1000 claims: %s%n", share);
+    assertThat(share.get("A")).isBetween(550L, 650L);
+    assertThat(share.get("B")).isBetween(150L, 250L);
+    assertThat(share.get("C")).isBetween(150L, 250L);
+    assertThat(duplicates).as("jobs run twice").hasValue(0);
+  }
+
+  private void startEngines(
+      String q, Map<String, Integer> weights, Set<Long> handled, AtomicInteger duplicates) {
+    for (int e = 0; e < 3; e++) {
+      EngineConfig config =
+          engines
+              .config()
+              .capsule("main", 4, q)
+              .queueLimit(new QueueLimit(q, null, 100_000))
+              .fairShare(new FairShare(q, weights))
+              .build();
+      engines.start(
+          config,
+          (job, tx) -> {
+            if (!handled.add(job.id())) {
+              duplicates.incrementAndGet();
+            }
+            Thread.sleep(1);
+            return Outcome.complete();
+          });
+    }
   }
 
   /** Makes the queue fair, with room for 100000 running jobs per tenant. */
@@ -136,7 +234,10 @@ class FairShareTest {
         "INSERT INTO pgbus.job (queue, payload, concurrency_key, priority)"
             + " SELECT ?, jsonb_build_object('n', i), ?, ? FROM generate_series(1, ?) AS i"
             + " RETURNING id",
-        queue, tenant, priority, n);
+        queue,
+        tenant,
+        priority,
+        n);
   }
 
   /** One claim, committed; its plans in {@code plans} when not null. */
