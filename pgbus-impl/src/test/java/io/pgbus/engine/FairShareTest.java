@@ -111,6 +111,21 @@ class FairShareTest {
   }
 
   @Test
+  void explainNamesWaitingForItsTurnForATenantServedAhead() throws Exception {
+    fair("turns", "{\"A\": 2}");
+    List<Long> a = insert("turns", "A", 3, 0);
+    long b = insert("turns", "B", 1, 0).get(0);
+    assertThat(claim("turns", 1, null)).containsExactly(a.get(0));
+    String third = db.queryText("SELECT pgbus.explain(?)::text", a.get(2));
+    assertThat(third)
+        .contains("\"code\": \"waiting_for_turn\"")
+        .contains("\"ahead\": 1")
+        .contains("\"weight\": 2")
+        .contains("pgbus.queue.turns.fair-weights");
+    assertThat(db.queryText("SELECT pgbus.explain(?)::text", b)).doesNotContain("waiting_for_turn");
+  }
+
+  @Test
   void theKeyLimitStillHoldsInAFairQueue() throws Exception {
     db.queryText("SELECT pgbus.queue_limit_set('capped', key_concurrency => 2)");
     db.queryText("SELECT pgbus.queue_fair_set('capped', 'concurrency_key')");
