@@ -638,6 +638,10 @@ CREATE OR REPLACE FUNCTION pgbus.claim_keyed(
 -- that only job_fair_idx has as an index bound, so no statistics make another index cheaper. The
 -- cost is per tenant with a waiting job (a probe to find it, one for its running count, one for its
 -- pass, one for its range), not per waiting job: a tenant's backlog of 100,000 costs what one does.
+-- Each tenant's range is read only up to its quota (the candidates that can finish by the take-th
+-- finish), so a claim reads about take job rows; a tenant with fewer due jobs than its quota leaves
+-- the claim short, and the capsule's next claim deals the rest. One statement: the passes, the
+-- clock and the pruning are data-modifying parts of it (each PL/pgSQL statement costs a call).
 --
 -- A job without a concurrency key in a fair queue has no tenant: it is dealt only when the
 -- tenants leave room in the claim, from the level's first take jobs in claim order.
@@ -652,7 +656,6 @@ CREATE OR REPLACE FUNCTION pgbus.claim_fair(
   DECLARE
     v_weights jsonb;
     v_clock double precision;
-    v_start double precision;  -- the earliest pass this claim dealt from
     v_ids bigint[];
   BEGIN
     SELECT l.fair_weights, l.fair_clock INTO v_weights, v_clock
@@ -683,9 +686,24 @@ CREATE OR REPLACE FUNCTION pgbus.claim_fair(
         FROM tenants t
         LEFT JOIN pgbus.queue_fair_pass p ON p.queue = q AND p.tenant = t.k
        WHERE t.k IS NOT NULL
+    ), cut AS (
+      -- The take-th earliest finish among every tenant's possible candidates: arithmetic on the
+      -- shares, no row read. A tenant needs candidates only up to it (its quota below), so a
+      -- claim reads about take rows of pgbus.job however many tenants it deals over.
+      SELECT max(x.finish) AS finish
+        FROM (SELECT s.pass + g.n / s.w AS finish
+                FROM shares s
+                CROSS JOIN LATERAL generate_series(1, greatest(least(take, s.room), 0)) AS g(n)
+               ORDER BY 1
+               LIMIT take) x
+    ), quotas AS (
+      SELECT s.k, s.w, s.pass, s.room,
+             least(take, s.room,
+                   floor((x.finish - s.pass) * s.w + 1e-9)::bigint) AS quota
+        FROM shares s, cut x
     ), cand AS (
       SELECT s.k, s.pass, j.id, j.run_at, s.pass + j.n / s.w AS finish
-        FROM shares s
+        FROM quotas s
         CROSS JOIN LATERAL (
           SELECT c.id, c.run_at, row_number() OVER (ORDER BY c.run_at, c.id) AS n
             FROM pgbus.job c
@@ -696,8 +714,8 @@ CREATE OR REPLACE FUNCTION pgbus.claim_fair(
              AND c.run_at <= now()
              AND (c.start_by IS NULL OR c.start_by > now())
            ORDER BY c.priority, c.run_at, c.id
-           LIMIT greatest(least(take, s.room), 0)) j
-       WHERE s.room > 0
+           LIMIT greatest(s.quota, 0)) j
+       WHERE s.quota > 0
          -- FIFO: the key's head only, as pgbus.claim_keyed decides.
          AND (NOT fifo OR NOT EXISTS (
                SELECT 1 FROM pgbus.job o
@@ -715,15 +733,23 @@ CREATE OR REPLACE FUNCTION pgbus.claim_fair(
       INSERT INTO pgbus.queue_fair_pass AS p (queue, tenant, pass)
       SELECT q, d.k, max(d.finish) FROM dealt d GROUP BY d.k
       ON CONFLICT (queue, tenant) DO UPDATE SET pass = excluded.pass
+    ), start AS (
+      SELECT min(d.pass) AS pass FROM dealt d
+    ), clocked AS (
+      UPDATE pgbus.queue_limit l SET fair_clock = x.pass
+        FROM start x
+       WHERE l.queue = q AND x.pass > l.fair_clock
+    ), pruned AS (
+      -- Rows at or below the new clock say nothing any more. Not the tenants just served: their
+      -- rows are the upsert's (one statement may not change a row twice), and above it.
+      DELETE FROM pgbus.queue_fair_pass p
+       USING start x
+       WHERE p.queue = q AND p.pass <= x.pass
+         AND p.tenant <> ALL (ARRAY(SELECT d.k FROM dealt d))
     )
-    SELECT coalesce(array_agg(d.id ORDER BY d.finish, d.run_at, d.id), '{}'), min(d.pass)
-      INTO v_ids, v_start
+    SELECT coalesce(array_agg(d.id ORDER BY d.finish, d.run_at, d.id), '{}')
+      INTO v_ids
       FROM dealt d;
-    IF v_start > v_clock THEN
-      UPDATE pgbus.queue_limit l SET fair_clock = v_start WHERE l.queue = q;
-      -- Rows at or below the clock say nothing any more.
-      DELETE FROM pgbus.queue_fair_pass p WHERE p.queue = q AND p.pass <= v_start;
-    END IF;
     IF cardinality(v_ids) < take THEN
       v_ids := v_ids || ARRAY(
         SELECT h.id
