@@ -639,9 +639,10 @@ CREATE OR REPLACE FUNCTION pgbus.claim_keyed(
 -- cost is per tenant with a waiting job (a probe to find it, one for its running count, one for its
 -- pass, one for its range), not per waiting job: a tenant's backlog of 100,000 costs what one does.
 -- Each tenant's range is read only up to its quota (the candidates that can finish by the take-th
--- finish), so a claim reads about take job rows; a tenant with fewer due jobs than its quota leaves
--- the claim short, and the capsule's next claim deals the rest. One statement: the passes, the
--- clock and the pruning are data-modifying parts of it (each PL/pgSQL statement costs a call).
+-- finish), so a claim reads about take job rows. A tenant with fewer due jobs than its quota (a new
+-- one with a single job) leaves the pass short; a second pass, from the passes the first wrote,
+-- deals the rest with each tenant's candidates read up to its room. One statement per pass: the
+-- passes, the clock and the pruning are data-modifying parts of it (each statement costs a call).
 --
 -- A job without a concurrency key in a fair queue has no tenant: it is dealt only when the
 -- tenants leave room in the claim, from the level's first take jobs in claim order.
@@ -656,8 +657,13 @@ CREATE OR REPLACE FUNCTION pgbus.claim_fair(
   DECLARE
     v_weights jsonb;
     v_clock double precision;
-    v_ids bigint[];
+    v_ids bigint[] := '{}';
+    v_keys text[] := '{}';     -- the key of each id dealt so far
+    v_more bigint[];
+    v_more_keys text[];
+    v_exact boolean := false;  -- second pass: every tenant's candidates up to its room
   BEGIN
+    LOOP
     SELECT l.fair_weights, l.fair_clock INTO v_weights, v_clock
       FROM pgbus.queue_limit l WHERE l.queue = q;
     WITH RECURSIVE tenants(k) AS (
@@ -682,7 +688,8 @@ CREATE OR REPLACE FUNCTION pgbus.claim_fair(
              greatest(coalesce(p.pass, v_clock), v_clock) AS pass,
              CASE WHEN fifo THEN 1 ELSE coalesce(key_limit, 1) END
                - (SELECT count(*) FROM pgbus.job x
-                   WHERE x.queue = q AND x.concurrency_key = t.k AND x.state = 'running') AS room
+                   WHERE x.queue = q AND x.concurrency_key = t.k AND x.state = 'running')
+               - (SELECT count(*) FROM unnest(v_keys) AS z(k) WHERE z.k = t.k) AS room
         FROM tenants t
         LEFT JOIN pgbus.queue_fair_pass p ON p.queue = q AND p.tenant = t.k
        WHERE t.k IS NOT NULL
@@ -695,11 +702,12 @@ CREATE OR REPLACE FUNCTION pgbus.claim_fair(
                 FROM shares s
                 CROSS JOIN LATERAL generate_series(1, greatest(least(take, s.room), 0)) AS g(n)
                ORDER BY 1
-               LIMIT take) x
+               LIMIT take - cardinality(v_ids)) x
     ), quotas AS (
       SELECT s.k, s.w, s.pass, s.room,
-             least(take, s.room,
-                   floor((x.finish - s.pass) * s.w + 1e-9)::bigint) AS quota
+             CASE WHEN v_exact THEN least(take, s.room)
+                  ELSE least(take, s.room, floor((x.finish - s.pass) * s.w + 1e-9)::bigint)
+             END AS quota
         FROM shares s, cut x
     ), cand AS (
       SELECT s.k, s.pass, j.id, j.run_at, s.pass + j.n / s.w AS finish
@@ -713,6 +721,7 @@ CREATE OR REPLACE FUNCTION pgbus.claim_fair(
              AND c.state IN ('available', 'scheduled', 'retryable')
              AND c.run_at <= now()
              AND (c.start_by IS NULL OR c.start_by > now())
+             AND c.id <> ALL (v_ids)
            ORDER BY c.priority, c.run_at, c.id
            LIMIT greatest(s.quota, 0)) j
        WHERE s.quota > 0
@@ -728,7 +737,7 @@ CREATE OR REPLACE FUNCTION pgbus.claim_fair(
       SELECT d.k, d.pass, d.id, d.run_at, d.finish
         FROM cand d
        ORDER BY d.finish, d.run_at, d.id
-       LIMIT take
+       LIMIT take - cardinality(v_ids)
     ), served AS (
       INSERT INTO pgbus.queue_fair_pass AS p (queue, tenant, pass)
       SELECT q, d.k, max(d.finish) FROM dealt d GROUP BY d.k
@@ -747,9 +756,17 @@ CREATE OR REPLACE FUNCTION pgbus.claim_fair(
        WHERE p.queue = q AND p.pass <= x.pass
          AND p.tenant <> ALL (ARRAY(SELECT d.k FROM dealt d))
     )
-    SELECT coalesce(array_agg(d.id ORDER BY d.finish, d.run_at, d.id), '{}')
-      INTO v_ids
+    SELECT coalesce(array_agg(d.id ORDER BY d.finish, d.run_at, d.id), '{}'),
+           coalesce(array_agg(d.k ORDER BY d.finish, d.run_at, d.id), '{}')
+      INTO v_more, v_more_keys
       FROM dealt d;
+    v_ids := v_ids || v_more;
+    v_keys := v_keys || v_more_keys;
+    -- Short by the quotas: a tenant had fewer due jobs than its quota. Once more, from the passes
+    -- just written, with every tenant's candidates up to its room.
+    EXIT WHEN v_exact OR cardinality(v_ids) >= take;
+    v_exact := true;
+    END LOOP;
     IF cardinality(v_ids) < take THEN
       v_ids := v_ids || ARRAY(
         SELECT h.id
