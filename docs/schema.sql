@@ -625,9 +625,13 @@ CREATE FUNCTION pgbus.claim_fair(q text, prio smallint, take integer, key_limit 
   DECLARE
     v_weights jsonb;
     v_clock double precision;
-    v_start double precision;  -- the earliest pass this claim dealt from
-    v_ids bigint[];
+    v_ids bigint[] := '{}';
+    v_keys text[] := '{}';     -- the key of each id dealt so far
+    v_more bigint[];
+    v_more_keys text[];
+    v_exact boolean := false;  -- second pass: every tenant's candidates up to its room
   BEGIN
+    LOOP
     SELECT l.fair_weights, l.fair_clock INTO v_weights, v_clock
       FROM pgbus.queue_limit l WHERE l.queue = q;
     WITH RECURSIVE tenants(k) AS (
@@ -652,13 +656,30 @@ CREATE FUNCTION pgbus.claim_fair(q text, prio smallint, take integer, key_limit 
              greatest(coalesce(p.pass, v_clock), v_clock) AS pass,
              CASE WHEN fifo THEN 1 ELSE coalesce(key_limit, 1) END
                - (SELECT count(*) FROM pgbus.job x
-                   WHERE x.queue = q AND x.concurrency_key = t.k AND x.state = 'running') AS room
+                   WHERE x.queue = q AND x.concurrency_key = t.k AND x.state = 'running')
+               - (SELECT count(*) FROM unnest(v_keys) AS z(k) WHERE z.k = t.k) AS room
         FROM tenants t
         LEFT JOIN pgbus.queue_fair_pass p ON p.queue = q AND p.tenant = t.k
        WHERE t.k IS NOT NULL
+    ), cut AS (
+      -- The take-th earliest finish among every tenant's possible candidates: arithmetic on the
+      -- shares, no row read. A tenant needs candidates only up to it (its quota below), so a
+      -- claim reads about take rows of pgbus.job however many tenants it deals over.
+      SELECT max(x.finish) AS finish
+        FROM (SELECT s.pass + g.n / s.w AS finish
+                FROM shares s
+                CROSS JOIN LATERAL generate_series(1, greatest(least(take, s.room), 0)) AS g(n)
+               ORDER BY 1
+               LIMIT take - cardinality(v_ids)) x
+    ), quotas AS (
+      SELECT s.k, s.w, s.pass, s.room,
+             CASE WHEN v_exact THEN least(take, s.room)
+                  ELSE least(take, s.room, floor((x.finish - s.pass) * s.w + 1e-9)::bigint)
+             END AS quota
+        FROM shares s, cut x
     ), cand AS (
       SELECT s.k, s.pass, j.id, j.run_at, s.pass + j.n / s.w AS finish
-        FROM shares s
+        FROM quotas s
         CROSS JOIN LATERAL (
           SELECT c.id, c.run_at, row_number() OVER (ORDER BY c.run_at, c.id) AS n
             FROM pgbus.job c
@@ -668,9 +689,10 @@ CREATE FUNCTION pgbus.claim_fair(q text, prio smallint, take integer, key_limit 
              AND c.state IN ('available', 'scheduled', 'retryable')
              AND c.run_at <= now()
              AND (c.start_by IS NULL OR c.start_by > now())
+             AND c.id <> ALL (v_ids)
            ORDER BY c.priority, c.run_at, c.id
-           LIMIT greatest(least(take, s.room), 0)) j
-       WHERE s.room > 0
+           LIMIT greatest(s.quota, 0)) j
+       WHERE s.quota > 0
          -- FIFO: the key's head only, as pgbus.claim_keyed decides.
          AND (NOT fifo OR NOT EXISTS (
                SELECT 1 FROM pgbus.job o
@@ -683,20 +705,36 @@ CREATE FUNCTION pgbus.claim_fair(q text, prio smallint, take integer, key_limit 
       SELECT d.k, d.pass, d.id, d.run_at, d.finish
         FROM cand d
        ORDER BY d.finish, d.run_at, d.id
-       LIMIT take
+       LIMIT take - cardinality(v_ids)
     ), served AS (
       INSERT INTO pgbus.queue_fair_pass AS p (queue, tenant, pass)
       SELECT q, d.k, max(d.finish) FROM dealt d GROUP BY d.k
       ON CONFLICT (queue, tenant) DO UPDATE SET pass = excluded.pass
+    ), start AS (
+      SELECT min(d.pass) AS pass FROM dealt d
+    ), clocked AS (
+      UPDATE pgbus.queue_limit l SET fair_clock = x.pass
+        FROM start x
+       WHERE l.queue = q AND x.pass > l.fair_clock
+    ), pruned AS (
+      -- Rows at or below the new clock say nothing any more. Not the tenants just served: their
+      -- rows are the upsert's (one statement may not change a row twice), and above it.
+      DELETE FROM pgbus.queue_fair_pass p
+       USING start x
+       WHERE p.queue = q AND p.pass <= x.pass
+         AND p.tenant <> ALL (ARRAY(SELECT d.k FROM dealt d))
     )
-    SELECT coalesce(array_agg(d.id ORDER BY d.finish, d.run_at, d.id), '{}'), min(d.pass)
-      INTO v_ids, v_start
+    SELECT coalesce(array_agg(d.id ORDER BY d.finish, d.run_at, d.id), '{}'),
+           coalesce(array_agg(d.k ORDER BY d.finish, d.run_at, d.id), '{}')
+      INTO v_more, v_more_keys
       FROM dealt d;
-    IF v_start > v_clock THEN
-      UPDATE pgbus.queue_limit l SET fair_clock = v_start WHERE l.queue = q;
-      -- Rows at or below the clock say nothing any more.
-      DELETE FROM pgbus.queue_fair_pass p WHERE p.queue = q AND p.pass <= v_start;
-    END IF;
+    v_ids := v_ids || v_more;
+    v_keys := v_keys || v_more_keys;
+    -- Short by the quotas: a tenant had fewer due jobs than its quota. Once more, from the passes
+    -- just written, with every tenant's candidates up to its room.
+    EXIT WHEN v_exact OR cardinality(v_ids) >= take;
+    v_exact := true;
+    END LOOP;
     IF cardinality(v_ids) < take THEN
       v_ids := v_ids || ARRAY(
         SELECT h.id
