@@ -621,6 +621,7 @@ CREATE FUNCTION pgbus.claim_fair(q text, prio smallint, take integer, key_limit 
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
     SET jit TO 'off'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
   DECLARE
     v_weights jsonb;
