@@ -149,6 +149,13 @@ class FairShareTest {
     assertThatThrownBy(() -> db.queryText("SELECT pgbus.queue_fair_set('q', NULL, '{\"A\": 2}')"))
         .rootCause()
         .hasMessageContaining("need a fair key");
+    assertThatThrownBy(
+            () ->
+                db.queryText(
+                    "SELECT pgbus.queue_fair_set('q', 'concurrency_key',"
+                        + " (SELECT jsonb_object_agg('t' || i, 1) FROM generate_series(1, 1001) i))"))
+        .rootCause()
+        .hasMessageContaining("name 1001 tenants, over the limit of 1000");
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.queue_limit")).isZero();
   }
 
