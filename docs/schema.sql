@@ -2215,6 +2215,11 @@ CREATE FUNCTION pgbus.queue_fair_set(queue text, fair_key text, weights jsonb DE
         pg_catalog.left(weights::text, 80), v_queue::text
         USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF (SELECT count(*) FROM jsonb_object_keys(coalesce(weights, '{}'))) > 1000 THEN
+      RAISE EXCEPTION 'pgbus: fair weights for queue % name % tenants, over the limit of 1000: weigh the few that need it (a tenant not named weighs 1)',
+        v_queue::text, (SELECT count(*) FROM jsonb_object_keys(weights))
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     SELECT pg_catalog.format('%s: %s', pg_catalog.left(w.key, 80), pg_catalog.left(w.value::text, 20)) INTO v_bad
       FROM jsonb_each(coalesce(weights, '{}')) w
      WHERE pg_catalog.length(w.key) NOT BETWEEN 1 AND 255 OR pg_catalog.btrim(w.key) = ''
