@@ -136,6 +136,16 @@ class FairShareTest {
   }
 
   @Test
+  void fifoPerKeyHoldsInAFairQueue() throws Exception {
+    db.queryText("SELECT pgbus.queue_limit_set('fifo', key_fifo => true)");
+    db.queryText("SELECT pgbus.queue_fair_set('fifo', 'concurrency_key')");
+    List<Long> a = insert("fifo", "A", 3, 0);
+    List<Long> b = insert("fifo", "B", 3, 0);
+    assertThat(claim("fifo", 10, null)).containsExactlyInAnyOrder(a.get(0), b.get(0));
+    assertThat(claim("fifo", 10, null)).isEmpty();
+  }
+
+  @Test
   void badFairSettingsAreRefusedInSqlNamingTheValue() {
     assertThatThrownBy(() -> db.queryText("SELECT pgbus.queue_fair_set('q', 'tenant_id')"))
         .rootCause()

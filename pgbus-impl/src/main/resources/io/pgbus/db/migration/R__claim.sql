@@ -658,6 +658,10 @@ CREATE OR REPLACE FUNCTION pgbus.claim_fair(
   -- plan (LATERAL ... LIMIT, key equalities only job_fair_idx serves), so no value needs seeing;
   -- FairShareTest checks the plan on a cold table.
   SET plan_cache_mode = force_generic_plan
+  -- And no sequential scan: the generic plan of the FIFO probe below (a subplan that runs only
+  -- under key_fifo) was once a Seq Scan of pgbus.job on a table never analyzed, which would read
+  -- the whole table per candidate. Every table here has the index each statement needs.
+  SET enable_seqscan = off
   AS $$
   DECLARE
     v_weights jsonb;
