@@ -622,6 +622,7 @@ CREATE FUNCTION pgbus.claim_fair(q text, prio smallint, take integer, key_limit 
     SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
     SET jit TO 'off'
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
     AS $$
   DECLARE
     v_weights jsonb;
