@@ -362,6 +362,7 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
     holding boolean := false;  -- this claim holds a limit row (until its commit)
     q_left integer;      -- what this queue may still take
     keyed boolean;       -- the queue counts running jobs per concurrency key
+    fair boolean;        -- the queue deals its levels over its tenants (pgbus.claim_fair)
     v_ids bigint[];      -- keyed: the candidates that keep every key within its limit; NULL: no key
     v_buried bigint[];   -- buried linked jobs, reported to their batches and dependents at the end
     v_lanes integer := lanes;        -- NULL: every job a lane of its own (lane NULL)
@@ -416,13 +417,18 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
       q_lanes := coalesce(v_lanes, 1);
       keyed := false;
       v_rate_left := NULL;
-      IF EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
+      -- The same one probe of the limit row as an EXISTS, which also says whether the queue is
+      -- fair (NULL when there is no row).
+      SELECT l.fair_key IS NOT NULL INTO fair FROM pgbus.queue_limit l WHERE l.queue = q;
+      fair := coalesce(fair, false);
+      IF FOUND THEN
         SELECT * INTO b FROM pgbus.claim_budget(q, remaining, max_jobs, v_lanes, v_per_lane, holding);
         holding := holding OR b.locked;  -- held to this claim's commit, also when it takes nothing
         CONTINUE WHEN b.take = 0;
         q_left := b.take;
         q_lanes := b.take_lanes;
         keyed := b.locked;
+        fair := fair AND keyed;
         v_rate_left := b.rate_left;
       END IF;
       q_base := v_taken % coalesce(v_lanes, 1);
@@ -460,13 +466,19 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
         LOOP
           buried := 0;
           v_ids := NULL;
-          IF keyed THEN
+          IF fair THEN
+            v_ids := pgbus.claim_fair(q, prio, q_left, b.key_concurrency, b.key_fifo,
+                                      b.key_fifo_skip_dead);
+            EXIT WHEN pg_catalog.cardinality(v_ids) = 0;  -- no tenant may start a job now
+          ELSIF keyed THEN
             v_ids := pgbus.claim_keyed(q, prio, q_left, b.key_concurrency, b.key_fifo,
                                        b.key_fifo_skip_dead);
             EXIT WHEN pg_catalog.cardinality(v_ids) = 0;  -- every candidate's key is at its limit
           END IF;
           FOR r IN
             WITH picked AS (
+              -- Not a fair queue: the level's due jobs in claim order (a fair one: nothing here,
+              -- a one-time filter).
               SELECT c.id,
                      CASE WHEN pg_column_size(c.payload) > v_limit / 1536
                           THEN octet_length(c.payload::text) END AS bytes
@@ -486,14 +498,38 @@ CREATE FUNCTION pgbus.claim(queues text[], max_jobs integer, worker text, lease 
                  AND CASE WHEN v_ids IS NOT NULL THEN c.id = ANY (v_ids)
                           WHEN keyed THEN c.concurrency_key IS NULL
                           ELSE true END
+                 AND NOT fair
                ORDER BY c.priority, c.run_at, c.id
                LIMIT q_left
                FOR UPDATE SKIP LOCKED
+            ), picked_fair AS (
+              -- A fair queue: the ids pgbus.claim_fair dealt, each a probe of the primary key
+              -- (a nested loop over the array), rechecked under the lock. Planner trap: with the
+              -- recheck written as plain conditions (c.queue = q, c.state IN (...), ...), a table
+              -- never analyzed makes job_claim_idx's range of the queue look like one row, and
+              -- the planner read that range with the ids as a filter: a tenant's job behind
+              -- another's backlog of 100,000 was found at the end of that walk. Inside a CASE
+              -- they match no index (nor job_claim_idx's predicate), so the primary key is the
+              -- only way in. Unordered: only lanes depend on the order.
+              SELECT c.id,
+                     CASE WHEN pg_column_size(c.payload) > v_limit / 1536
+                          THEN octet_length(c.payload::text) END AS bytes
+                FROM pg_catalog.unnest(v_ids) AS u(id)
+                JOIN pgbus.job c ON c.id = u.id
+               WHERE fair
+                 AND CASE WHEN c.queue = q
+                           AND c.state IN ('available', 'scheduled', 'retryable')
+                           AND c.run_at <= now()
+                           AND (c.start_by IS NULL OR c.start_by > now()) THEN true
+                          ELSE false END
+               LIMIT q_left
+               FOR UPDATE OF c SKIP LOCKED
             ), numbered AS (
               -- The round-robin position of each row. picked comes out in claim order (the index
               -- scan's), and if a plan ever numbered it otherwise only the lanes' contents would
               -- change, never how many lanes there are.
-              SELECT p.id, p.bytes, (row_number() OVER () - 1)::integer AS n FROM picked p
+              SELECT p.id, p.bytes, (row_number() OVER () - 1)::integer AS n
+                FROM (SELECT * FROM picked UNION ALL SELECT * FROM picked_fair) p
             ), claimed AS (
               UPDATE pgbus.job j
                  SET state = CASE WHEN p.bytes > v_limit THEN 'dead' ELSE 'running' END::job_state,
@@ -641,6 +677,147 @@ CREATE FUNCTION pgbus.claim_executions(q text) RETURNS integer
       FROM pgbus.job x
      WHERE x.queue = q AND x.state = 'running'
   $$;
+
+--
+-- Name: claim_fair(text, smallint, integer, integer, boolean, boolean); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.claim_fair(q text, prio smallint, take integer, key_limit integer, fifo boolean, fifo_skip_dead boolean) RETURNS bigint[]
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    SET jit TO 'off'
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    AS $$
+  DECLARE
+    v_weights jsonb;
+    v_clock double precision;
+    v_ids bigint[] := '{}';
+    v_keys text[] := '{}';     -- the key of each id dealt so far
+    v_more bigint[];
+    v_more_keys text[];
+    v_exact boolean := false;  -- second pass: every tenant's candidates up to its room
+  BEGIN
+    LOOP
+    SELECT l.fair_weights, l.fair_clock INTO v_weights, v_clock
+      FROM pgbus.queue_limit l WHERE l.queue = q;
+    WITH RECURSIVE tenants(k) AS (
+      (SELECT c.concurrency_key::text
+         FROM pgbus.job c
+        WHERE c.queue = q AND c.concurrency_key IS NOT NULL
+          AND c.state IN ('available', 'scheduled', 'retryable')
+        ORDER BY c.concurrency_key
+        LIMIT 1)
+      UNION ALL
+      SELECT (SELECT c.concurrency_key::text
+                FROM pgbus.job c
+               WHERE c.queue = q AND c.concurrency_key > t.k
+                 AND c.state IN ('available', 'scheduled', 'retryable')
+               ORDER BY c.concurrency_key
+               LIMIT 1)
+        FROM tenants t
+       WHERE t.k IS NOT NULL
+    ), shares AS (
+      SELECT t.k,
+             coalesce((v_weights ->> t.k)::double precision, 1) AS w,
+             greatest(coalesce(p.pass, v_clock), v_clock) AS pass,
+             CASE WHEN fifo THEN 1 ELSE coalesce(key_limit, 1) END
+               - (SELECT count(*) FROM pgbus.job x
+                   WHERE x.queue = q AND x.concurrency_key = t.k AND x.state = 'running')
+               - (SELECT count(*) FROM unnest(v_keys) AS z(k) WHERE z.k = t.k) AS room
+        FROM tenants t
+        LEFT JOIN pgbus.queue_fair_pass p ON p.queue = q AND p.tenant = t.k
+       WHERE t.k IS NOT NULL
+    ), cut AS (
+      -- The take-th earliest finish among every tenant's possible candidates: arithmetic on the
+      -- shares, no row read. A tenant needs candidates only up to it (its quota below), so a
+      -- claim reads about take rows of pgbus.job however many tenants it deals over.
+      SELECT max(x.finish) AS finish
+        FROM (SELECT s.pass + g.n / s.w AS finish
+                FROM shares s
+                CROSS JOIN LATERAL generate_series(1, greatest(least(take, s.room), 0)) AS g(n)
+               ORDER BY 1
+               LIMIT take - cardinality(v_ids)) x
+    ), quotas AS (
+      SELECT s.k, s.w, s.pass, s.room,
+             CASE WHEN v_exact THEN least(take, s.room)
+                  ELSE least(take, s.room, floor((x.finish - s.pass) * s.w + 1e-9)::bigint)
+             END AS quota
+        FROM shares s, cut x
+    ), cand AS (
+      SELECT s.k, s.pass, j.id, j.run_at, s.pass + j.n / s.w AS finish
+        FROM quotas s
+        CROSS JOIN LATERAL (
+          SELECT c.id, c.run_at, row_number() OVER (ORDER BY c.run_at, c.id) AS n
+            FROM pgbus.job c
+           WHERE c.queue = q
+             AND c.concurrency_key = s.k
+             AND c.priority = prio
+             AND c.state IN ('available', 'scheduled', 'retryable')
+             AND c.run_at <= now()
+             AND (c.start_by IS NULL OR c.start_by > now())
+             AND c.id <> ALL (v_ids)
+           ORDER BY c.priority, c.run_at, c.id
+           LIMIT greatest(s.quota, 0)) j
+       WHERE s.quota > 0
+         -- FIFO: the key's head only, as pgbus.claim_keyed decides.
+         AND (NOT fifo OR NOT EXISTS (
+               SELECT 1 FROM pgbus.job o
+                WHERE o.queue = q
+                  AND o.concurrency_key = s.k
+                  AND o.id < j.id
+                  AND o.state IN ('available', 'scheduled', 'retryable', 'dead')
+                  AND (o.state <> 'dead' OR NOT fifo_skip_dead)))
+    ), dealt AS (
+      SELECT d.k, d.pass, d.id, d.run_at, d.finish
+        FROM cand d
+       ORDER BY d.finish, d.run_at, d.id
+       LIMIT take - cardinality(v_ids)
+    ), served AS (
+      INSERT INTO pgbus.queue_fair_pass AS p (queue, tenant, pass)
+      SELECT q, d.k, max(d.finish) FROM dealt d GROUP BY d.k
+      ON CONFLICT (queue, tenant) DO UPDATE SET pass = excluded.pass
+    ), start AS (
+      SELECT min(d.pass) AS pass FROM dealt d
+    ), clocked AS (
+      UPDATE pgbus.queue_limit l SET fair_clock = x.pass
+        FROM start x
+       WHERE l.queue = q AND x.pass > l.fair_clock
+    ), pruned AS (
+      -- Rows at or below the new clock say nothing any more. Not the tenants just served: their
+      -- rows are the upsert's (one statement may not change a row twice), and above it.
+      DELETE FROM pgbus.queue_fair_pass p
+       USING start x
+       WHERE p.queue = q AND p.pass <= x.pass
+         AND p.tenant <> ALL (ARRAY(SELECT d.k FROM dealt d))
+    )
+    SELECT coalesce(array_agg(d.id ORDER BY d.finish, d.run_at, d.id), '{}'),
+           coalesce(array_agg(d.k ORDER BY d.finish, d.run_at, d.id), '{}')
+      INTO v_more, v_more_keys
+      FROM dealt d;
+    v_ids := v_ids || v_more;
+    v_keys := v_keys || v_more_keys;
+    -- Short by the quotas: a tenant had fewer due jobs than its quota. Once more, from the passes
+    -- just written, with every tenant's candidates up to its room.
+    EXIT WHEN v_exact OR cardinality(v_ids) >= take;
+    v_exact := true;
+    END LOOP;
+    IF cardinality(v_ids) < take THEN
+      v_ids := v_ids || ARRAY(
+        SELECT h.id
+          FROM (SELECT c.id, c.concurrency_key
+                  FROM pgbus.job c
+                 WHERE c.queue = q
+                   AND c.priority = prio
+                   AND c.state IN ('available', 'scheduled', 'retryable')
+                   AND c.run_at <= now()
+                 ORDER BY c.priority, c.run_at, c.id
+                 LIMIT take) h
+         WHERE h.concurrency_key IS NULL
+         LIMIT take - cardinality(v_ids));
+    END IF;
+    RETURN v_ids;
+  END $$;
 
 --
 -- Name: claim_keyed(text, smallint, integer, integer, boolean, boolean); Type: FUNCTION; Schema: pgbus; Owner: -
@@ -1377,6 +1554,7 @@ CREATE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
     v_batch record;             -- the batch
     v_tx record;                -- the oldest open transaction
     v_ahead bigint;
+    v_pass double precision;  -- fair share: the job's tenant's pass (pgbus.claim_fair)
   BEGIN
     -- V33: a completed or cancelled job may have moved to pgbus.job_history (same columns).
     SELECT * INTO j FROM pgbus.job_all WHERE id = explain.job_id;
@@ -1656,6 +1834,36 @@ CREATE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
               jsonb_build_object('key', j.concurrency_key, 'key_concurrency', coalesce(lim.key_concurrency, 1),
                                  'running', to_jsonb(v_blocker.ids)),
               format('Wait for a job of the key to finish, or raise pgbus.queue.%s.key-concurrency.', j.queue),
+              NULL);
+          END IF;
+        END IF;
+        -- Fair share (V50, pgbus.claim_fair): a due job of a fair queue
+        -- waits for its tenant's turn while its key has due jobs ahead of it at its level, or has
+        -- been served ahead of the queue's clock (the other tenants' jobs come first).
+        IF lim.fair_key IS NOT NULL AND j.concurrency_key IS NOT NULL AND v_due THEN
+          SELECT count(*) INTO v_ahead
+            FROM (SELECT 1 FROM pgbus.job c
+                   WHERE c.queue = j.queue AND c.concurrency_key = j.concurrency_key
+                     AND c.priority = j.priority
+                     AND c.state IN ('available', 'scheduled', 'retryable')
+                     AND c.run_at <= now()
+                     AND (c.run_at, c.id) < (j.run_at, j.id)
+                   LIMIT 10000) c;
+          SELECT p.pass INTO v_pass
+            FROM pgbus.queue_fair_pass p
+           WHERE p.queue = j.queue AND p.tenant = j.concurrency_key;
+          IF v_ahead > 0 OR v_pass > lim.fair_clock THEN
+            blocked := true;
+            rs := rs || pgbus.explain_reason('waiting_for_turn',
+              format('Queue %s deals its jobs over its tenants in turn (fair share): key %s has %s due jobs ahead of this one and has been served %s turns ahead of the queue.',
+                     j.queue, j.concurrency_key, v_ahead,
+                     round(greatest(coalesce(v_pass, lim.fair_clock) - lim.fair_clock, 0)::numeric, 2)),
+              jsonb_build_object('key', j.concurrency_key,
+                                 'weight', coalesce((lim.fair_weights ->> j.concurrency_key)::integer, 1),
+                                 'ahead', v_ahead, 'ahead_capped', v_ahead >= 10000,
+                                 'pass', greatest(coalesce(v_pass, lim.fair_clock), lim.fair_clock),
+                                 'clock', lim.fair_clock),
+              format('Wait for its turn, or raise the key''s weight (pgbus.queue.%s.fair-weights).', j.queue),
               NULL);
           END IF;
         END IF;
@@ -2325,6 +2533,63 @@ CREATE FUNCTION pgbus.queue_blockers_of(wanted text) RETURNS TABLE(queue text, w
   END $$;
 
 --
+-- Name: queue_fair_set(text, text, jsonb, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.queue_fair_set(queue text, fair_key text, weights jsonb DEFAULT NULL::jsonb, updated_by text DEFAULT NULL::text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $_$
+  #variable_conflict use_variable
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(queue_fair_set.queue);
+    v_bad text;
+  BEGIN
+    IF fair_key IS DISTINCT FROM 'concurrency_key' AND fair_key IS NOT NULL THEN
+      RAISE EXCEPTION 'pgbus: fair key % for queue % is invalid: use ''concurrency_key'' (the jobs'' concurrency keys are the tenants), or NULL for none',
+        pg_catalog.quote_literal(pg_catalog.left(fair_key, 80)), v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF weights IS NOT NULL AND fair_key IS NULL THEN
+      RAISE EXCEPTION 'pgbus: fair weights for queue % need a fair key: pass fair_key => ''concurrency_key''', v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF weights IS NOT NULL AND jsonb_typeof(weights) <> 'object' THEN
+      RAISE EXCEPTION 'pgbus: fair weights % for queue % are invalid: use an object of tenant: weight, for example {"tenantA": 3}',
+        pg_catalog.left(weights::text, 80), v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF (SELECT count(*) FROM jsonb_object_keys(coalesce(weights, '{}'))) > 1000 THEN
+      RAISE EXCEPTION 'pgbus: fair weights for queue % name % tenants, over the limit of 1000: weigh the few that need it (a tenant not named weighs 1)',
+        v_queue::text, (SELECT count(*) FROM jsonb_object_keys(weights))
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT pg_catalog.format('%s: %s', pg_catalog.left(w.key, 80), pg_catalog.left(w.value::text, 20)) INTO v_bad
+      FROM jsonb_each(coalesce(weights, '{}')) w
+     WHERE pg_catalog.length(w.key) NOT BETWEEN 1 AND 255 OR pg_catalog.btrim(w.key) = ''
+        OR jsonb_typeof(w.value) <> 'number' OR w.value::text !~ '^[0-9]+$'
+        OR w.value::text::numeric NOT BETWEEN 1 AND 1000
+     LIMIT 1;
+    IF FOUND THEN
+      RAISE EXCEPTION 'pgbus: fair weight % for queue % is invalid: use a concurrency key of 1 to 255 characters and a whole weight from 1 to 1000',
+        v_bad, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF fair_key IS NULL THEN
+      UPDATE pgbus.queue_limit l SET fair_key = NULL, fair_weights = NULL, fair_clock = 0
+       WHERE l.queue = v_queue AND l.fair_key IS NOT NULL;
+      DELETE FROM pgbus.queue_fair_pass p WHERE p.queue = v_queue;
+      RETURN;
+    END IF;
+    INSERT INTO pgbus.queue_limit AS l (queue, fair_key, fair_weights, updated_by)
+    VALUES (v_queue, fair_key, weights, coalesce(updated_by, current_user::text))
+    ON CONFLICT ON CONSTRAINT queue_limit_pkey DO UPDATE
+      SET fair_key = excluded.fair_key, fair_weights = excluded.fair_weights,
+          updated_at = now(), updated_by = excluded.updated_by
+      WHERE (l.fair_key, l.fair_weights) IS DISTINCT FROM (excluded.fair_key, excluded.fair_weights);
+  END $_$;
+
+--
 -- Name: queue_head(text, boolean); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -2489,7 +2754,9 @@ CREATE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
     IF NOT EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = v_queue) THEN
       RETURN false;
     END IF;
-    IF EXISTS (SELECT 1 FROM pgbus.job j
+    IF EXISTS (SELECT 1 FROM pgbus.queue_limit l
+                WHERE l.queue = v_queue AND l.fair_key IS NOT NULL)
+       OR EXISTS (SELECT 1 FROM pgbus.job j
                 WHERE j.queue = v_queue AND j.concurrency_key IS NOT NULL
                   AND j.state IN ('available', 'scheduled', 'retryable', 'running')) THEN
       PERFORM pgbus.queue_limit_set(v_queue);
@@ -3266,6 +3533,16 @@ CREATE TABLE pgbus.node (
 );
 
 --
+-- Name: queue_fair_pass; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.queue_fair_pass (
+    queue pgbus.queue_name NOT NULL,
+    tenant text NOT NULL,
+    pass double precision NOT NULL
+);
+
+--
 -- Name: queue_limit; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -3282,7 +3559,12 @@ CREATE TABLE pgbus.queue_limit (
     key_fifo boolean DEFAULT false NOT NULL,
     key_fifo_skip_dead boolean DEFAULT false NOT NULL,
     build text,
+    fair_key text,
+    fair_weights jsonb,
+    fair_clock double precision DEFAULT 0 NOT NULL,
     CONSTRAINT queue_limit_build_check CHECK ((build ~ '^[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}$'::text)),
+    CONSTRAINT queue_limit_fair_key_chk CHECK ((fair_key = 'concurrency_key'::text)),
+    CONSTRAINT queue_limit_fair_weights_chk CHECK ((jsonb_typeof(fair_weights) = 'object'::text)),
     CONSTRAINT queue_limit_global_chk CHECK (((global_concurrency >= 1) AND (global_concurrency <= 100000))),
     CONSTRAINT queue_limit_key_chk CHECK (((key_concurrency >= 1) AND (key_concurrency <= 100000))),
     CONSTRAINT queue_limit_rate_chk CHECK (((rate_limit >= 1) AND (rate_limit <= 1000000))),
@@ -3623,6 +3905,13 @@ ALTER TABLE ONLY pgbus.node
     ADD CONSTRAINT node_pkey PRIMARY KEY (worker_id);
 
 --
+-- Name: queue_fair_pass queue_fair_pass_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.queue_fair_pass
+    ADD CONSTRAINT queue_fair_pass_pkey PRIMARY KEY (queue, tenant);
+
+--
 -- Name: queue_limit queue_limit_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
 --
 
@@ -3759,6 +4048,12 @@ CREATE INDEX job_dead_payload_idx ON pgbus.job USING gin (payload jsonb_path_ops
 --
 
 CREATE INDEX job_dependency_job_idx ON pgbus.job_dependency USING btree (job_id);
+
+--
+-- Name: job_fair_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_fair_idx ON pgbus.job USING btree (queue, concurrency_key, priority, run_at, id) WHERE ((concurrency_key IS NOT NULL) AND (state = ANY (ARRAY['available'::pgbus.job_state, 'scheduled'::pgbus.job_state, 'retryable'::pgbus.job_state])));
 
 --
 -- Name: job_finalized_queue_idx; Type: INDEX; Schema: pgbus; Owner: -

@@ -58,7 +58,8 @@ public final class Bench {
       var results = new Results();
       CpuMeter.Sample cpu0 = h.cpu.sample();
       // W5's consumers are the demo server's: it warms them up itself.
-      if (!Set.of("w5", "admin", "enq", "conc-liberty", "crypt").containsAll(options.workloads())
+      if (!Set.of("w5", "admin", "enq", "conc-liberty", "crypt", "fair")
+              .containsAll(options.workloads())
           && options.workloads().stream().noneMatch(BenchOptions.OPT_IN::contains)) {
         h.log("warm-up (unmeasured) ...");
         new ThroughputWorkload(h).warmUp();
@@ -84,6 +85,7 @@ public final class Bench {
           case "queues" -> new ManyQueuesWorkload(h).run(results);
           case "soak" -> new SoakWorkload(h).run(results);
           case "crypt" -> new CryptWorkload(h).run(results);
+          case "fair" -> new FairWorkload(h).run(results);
           case "partitions" -> new PartitionWorkload(h).run(results);
           default -> throw new IllegalStateException(w);
         }

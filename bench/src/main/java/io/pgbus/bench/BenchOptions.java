@@ -93,13 +93,22 @@ record BenchOptions(
    * (docs/performance.md "As the work grows").
    */
   static final List<String> OPT_IN =
-      List.of("size", "xmin", "queues", "soak", "conc-liberty", "crypt", "pooler", "partitions");
+      List.of(
+          "size",
+          "xmin",
+          "queues",
+          "soak",
+          "conc-liberty",
+          "crypt",
+          "pooler",
+          "partitions",
+          "fair");
 
   static final String USAGE =
       """
       usage: ./run-bench [--with-demo] [--quick] [--url=JDBC_URL] [--runs=N]
                          [--only=w1,w2,w3,fleet,w4,w5,admin,enq,concurrent-enqueue,
-                                 size,xmin,queues,soak,conc-liberty,crypt,pooler,partitions]
+                                 size,xmin,queues,soak,conc-liberty,crypt,pooler,partitions,fair]
                          [--partition-day-jobs=N]
                          [--conc-writers=1,8,32,64] [--conc-seconds=N] [--admin-jobs=N] [--admin-history=N] [--size-finished=0,1000000,10000000]
                          [--size-waiting=N] [--claim-samples=N] [--xmin-hold-seconds=N]

@@ -53,6 +53,12 @@ public record Reason(
   /** Under FIFO per key, an older job of its key comes first. */
   public static final String FIFO_HEAD_BLOCKED = "fifo_head_blocked";
 
+  /**
+   * In a fair queue, its tenant (concurrency key) has due jobs ahead of it or has been served ahead
+   * of the others: the other tenants' jobs come first.
+   */
+  public static final String WAITING_FOR_TURN = "waiting_for_turn";
+
   /** Claims run above floors while a long transaction slows them, and may pass it for a while. */
   public static final String CLAIM_FLOORS = "claim_floors";
 

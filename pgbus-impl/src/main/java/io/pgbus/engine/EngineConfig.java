@@ -33,6 +33,8 @@ import java.util.stream.Stream;
  *     queue; a queue without one keeps the globals
  * @param queueLimits the flow control of single queues ({@link QueueLimit}), by queue; written to
  *     the database at start for the queues the capsules read
+ * @param fairShares the fair share between tenants of single queues ({@link FairShare}), by queue;
+ *     written to the database with the limits
  */
 public record EngineConfig(
     String workerId,
@@ -47,7 +49,8 @@ public record EngineConfig(
     WakeMode wakeMode,
     List<CronJob> crons,
     Map<String, QueuePolicy> queuePolicies,
-    Map<String, QueueLimit> queueLimits) {
+    Map<String, QueueLimit> queueLimits,
+    Map<String, FairShare> fairShares) {
 
   public static final Setting<Integer> MAX_PAYLOAD_BYTES =
       Setting.integer("pgbus.max-payload-bytes", 1024 * 1024, 2, 256 * 1024 * 1024);
@@ -104,6 +107,12 @@ public record EngineConfig(
       e.getValue().resolve(execution); // refuses a bad one now, naming its key
     }
     queueLimits = Map.copyOf(queueLimits);
+    fairShares = Map.copyOf(fairShares);
+  }
+
+  /** The queue's fair share as configured here; null: none (oldest first). */
+  public FairShare fairShare(String queue) {
+    return fairShares.get(queue);
   }
 
   /** The queue's flow control as configured here: none set means no limit. */
@@ -170,7 +179,8 @@ public record EngineConfig(
         wakeMode,
         crons,
         merged,
-        queueLimits);
+        queueLimits,
+        fairShares);
   }
 
   /**
@@ -230,6 +240,7 @@ public record EngineConfig(
     private final List<CronJob> crons = new ArrayList<>();
     private final Map<String, QueuePolicy> policies = new HashMap<>();
     private final Map<String, QueueLimit> limits = new HashMap<>();
+    private final Map<String, FairShare> fairs = new HashMap<>();
     private final Map<Setting<?>, Object> values = new HashMap<>();
     private SettingSource base = SettingSource.DEFAULTS;
 
@@ -290,6 +301,12 @@ public record EngineConfig(
     /** A queue's flow control across the fleet; replaces its earlier one. */
     public Builder queueLimit(QueueLimit v) {
       limits.put(v.queue(), v);
+      return this;
+    }
+
+    /** A queue's fair share between tenants; replaces its earlier one. */
+    public Builder fairShare(FairShare v) {
+      fairs.put(v.queue(), v);
       return this;
     }
 
@@ -390,7 +407,8 @@ public record EngineConfig(
           source.valueOrDefault(WAKE_MODE),
           crons,
           policies,
-          limits);
+          limits,
+          fairs);
     }
   }
 }

@@ -63,7 +63,8 @@ final class FlowControl {
           () -> {
             for (String q : queues) {
               BuildVersion newer =
-                  limits.queueLimitPublish(c, config.queueLimit(q), build, config.workerId());
+                  limits.queueLimitPublish(
+                      c, config.queueLimit(q), config.fairShare(q), build, config.workerId());
               if (newer != null) {
                 kept.put(q, newer);
               }

@@ -25,6 +25,13 @@ final class QueueLimitStore {
 
   private static final String CLEAR = "SELECT pgbus.queue_limit_clear(?)";
 
+  // A queue's fair share (V50), or none: the weights as two arrays made a JSON object in SQL, so
+  // that a tenant's name needs no escaping here. Writes nothing when the row already says so.
+  private static final String FAIR =
+      "SELECT pgbus.queue_fair_set(?, ?, (SELECT pg_catalog.jsonb_object_agg(t, w)"
+          + " FROM ROWS FROM (pg_catalog.unnest(?::text[]), pg_catalog.unnest(?::int[]))"
+          + " AS x(t, w)), ?)";
+
   // The build that last wrote a queue's limits (V26), locked until the caller commits, so that two
   // engines starting at once compare against what the other wrote.
   private static final String WRITER =
@@ -100,7 +107,8 @@ final class QueueLimitStore {
    * kept, or null when this one's were written. In the caller's transaction, which holds the row's
    * lock until it commits.
    */
-  BuildVersion queueLimitPublish(Connection c, QueueLimit limit, BuildVersion build, String by)
+  BuildVersion queueLimitPublish(
+      Connection c, QueueLimit limit, FairShare fair, BuildVersion build, String by)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(WRITER)) {
       ps.setString(1, limit.queue());
@@ -111,6 +119,7 @@ final class QueueLimitStore {
         }
       }
     }
+    queueFairWrite(c, limit.queue(), fair, by);
     queueLimitWrite(c, limit, by);
     try (PreparedStatement ps = c.prepareStatement(MARK_WRITER)) {
       ps.setString(1, build.toString());
@@ -143,6 +152,32 @@ final class QueueLimitStore {
       }
       ps.setBoolean(7, limit.fifo());
       ps.setBoolean(8, limit.fifoSkipsDead());
+      ps.executeQuery().close();
+    }
+  }
+
+  /**
+   * Writes a queue's fair share, or removes it when {@code fair} is null. Before {@link
+   * #queueLimitWrite}: clearing the limits keeps the row of a fair queue and removes the row of a
+   * queue that just stopped being fair.
+   */
+  void queueFairWrite(Connection c, String queue, FairShare fair, String by) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(FAIR)) {
+      ps.setString(1, queue);
+      ps.setString(2, fair == null ? null : "concurrency_key");
+      var tenants = new ArrayList<String>();
+      var weights = new ArrayList<Integer>();
+      if (fair != null) {
+        fair.weights()
+            .forEach(
+                (t, w) -> {
+                  tenants.add(t);
+                  weights.add(w);
+                });
+      }
+      ps.setArray(3, c.createArrayOf("text", tenants.toArray()));
+      ps.setArray(4, c.createArrayOf("integer", weights.toArray()));
+      ps.setString(5, by);
       ps.executeQuery().close();
     }
   }

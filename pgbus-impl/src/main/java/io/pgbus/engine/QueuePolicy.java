@@ -50,7 +50,7 @@ public record QueuePolicy(
                   "encrypt",
                   "run-as",
                   "max-wait"),
-              QueueLimit.SUFFIXES.stream())
+              Stream.concat(QueueLimit.SUFFIXES.stream(), FairShare.SUFFIXES.stream()))
           .toList();
 
   public QueuePolicy {

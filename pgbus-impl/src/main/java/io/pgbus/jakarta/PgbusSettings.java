@@ -8,6 +8,7 @@ import io.pgbus.engine.DeployCheck;
 import io.pgbus.engine.Durations;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.ErrorDetail;
+import io.pgbus.engine.FairShare;
 import io.pgbus.engine.InvalidConfigException;
 import io.pgbus.engine.QueueLimit;
 import io.pgbus.engine.QueuePolicy;
@@ -163,6 +164,19 @@ record PgbusSettings(
       }
       if (!l.isEmpty()) {
         b.queueLimit(l);
+      }
+      FairShare fair;
+      try {
+        fair =
+            FairShare.parse(
+                queue,
+                r.string(FairShare.keyKey(queue)).orElse(null),
+                r.string(FairShare.weightsKey(queue)).orElse(null));
+      } catch (InvalidConfigException e) {
+        throw refused(e);
+      }
+      if (fair != null) {
+        b.fairShare(fair);
       }
     }
     EngineConfig engine;

@@ -2,7 +2,8 @@
 -- to helpers, each defined below it with a header of its own:
 --   pgbus.claim_budget      what a limited queue may take in this claim: limits, rate window, lanes;
 --   pgbus.claim_next_level  the queue's next priority level, when the caller passed floors;
---   pgbus.claim_keyed       which due jobs of a level a keyed queue may take: per-key limits, FIFO.
+--   pgbus.claim_keyed       which due jobs of a level a keyed queue may take: per-key limits, FIFO;
+--   pgbus.claim_fair        the same for a fair queue, dealt over its tenants (issue #30).
 -- Flyway applies it after the versioned migrations and again whenever this file changes. See
 -- docs/schema.md, "The claim and its contract".
 --
@@ -98,6 +99,7 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
     holding boolean := false;  -- this claim holds a limit row (until its commit)
     q_left integer;      -- what this queue may still take
     keyed boolean;       -- the queue counts running jobs per concurrency key
+    fair boolean;        -- the queue deals its levels over its tenants (pgbus.claim_fair)
     v_ids bigint[];      -- keyed: the candidates that keep every key within its limit; NULL: no key
     v_buried bigint[];   -- buried linked jobs, reported to their batches and dependents at the end
     v_lanes integer := lanes;        -- NULL: every job a lane of its own (lane NULL)
@@ -152,13 +154,18 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
       q_lanes := coalesce(v_lanes, 1);
       keyed := false;
       v_rate_left := NULL;
-      IF EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = q) THEN
+      -- The same one probe of the limit row as an EXISTS, which also says whether the queue is
+      -- fair (NULL when there is no row).
+      SELECT l.fair_key IS NOT NULL INTO fair FROM pgbus.queue_limit l WHERE l.queue = q;
+      fair := coalesce(fair, false);
+      IF FOUND THEN
         SELECT * INTO b FROM pgbus.claim_budget(q, remaining, max_jobs, v_lanes, v_per_lane, holding);
         holding := holding OR b.locked;  -- held to this claim's commit, also when it takes nothing
         CONTINUE WHEN b.take = 0;
         q_left := b.take;
         q_lanes := b.take_lanes;
         keyed := b.locked;
+        fair := fair AND keyed;
         v_rate_left := b.rate_left;
       END IF;
       q_base := v_taken % coalesce(v_lanes, 1);
@@ -196,13 +203,19 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
         LOOP
           buried := 0;
           v_ids := NULL;
-          IF keyed THEN
+          IF fair THEN
+            v_ids := pgbus.claim_fair(q, prio, q_left, b.key_concurrency, b.key_fifo,
+                                      b.key_fifo_skip_dead);
+            EXIT WHEN pg_catalog.cardinality(v_ids) = 0;  -- no tenant may start a job now
+          ELSIF keyed THEN
             v_ids := pgbus.claim_keyed(q, prio, q_left, b.key_concurrency, b.key_fifo,
                                        b.key_fifo_skip_dead);
             EXIT WHEN pg_catalog.cardinality(v_ids) = 0;  -- every candidate's key is at its limit
           END IF;
           FOR r IN
             WITH picked AS (
+              -- Not a fair queue: the level's due jobs in claim order (a fair one: nothing here,
+              -- a one-time filter).
               SELECT c.id,
                      CASE WHEN pg_column_size(c.payload) > v_limit / 1536
                           THEN octet_length(c.payload::text) END AS bytes
@@ -222,14 +235,38 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
                  AND CASE WHEN v_ids IS NOT NULL THEN c.id = ANY (v_ids)
                           WHEN keyed THEN c.concurrency_key IS NULL
                           ELSE true END
+                 AND NOT fair
                ORDER BY c.priority, c.run_at, c.id
                LIMIT q_left
                FOR UPDATE SKIP LOCKED
+            ), picked_fair AS (
+              -- A fair queue: the ids pgbus.claim_fair dealt, each a probe of the primary key
+              -- (a nested loop over the array), rechecked under the lock. Planner trap: with the
+              -- recheck written as plain conditions (c.queue = q, c.state IN (...), ...), a table
+              -- never analyzed makes job_claim_idx's range of the queue look like one row, and
+              -- the planner read that range with the ids as a filter: a tenant's job behind
+              -- another's backlog of 100,000 was found at the end of that walk. Inside a CASE
+              -- they match no index (nor job_claim_idx's predicate), so the primary key is the
+              -- only way in. Unordered: only lanes depend on the order.
+              SELECT c.id,
+                     CASE WHEN pg_column_size(c.payload) > v_limit / 1536
+                          THEN octet_length(c.payload::text) END AS bytes
+                FROM pg_catalog.unnest(v_ids) AS u(id)
+                JOIN pgbus.job c ON c.id = u.id
+               WHERE fair
+                 AND CASE WHEN c.queue = q
+                           AND c.state IN ('available', 'scheduled', 'retryable')
+                           AND c.run_at <= now()
+                           AND (c.start_by IS NULL OR c.start_by > now()) THEN true
+                          ELSE false END
+               LIMIT q_left
+               FOR UPDATE OF c SKIP LOCKED
             ), numbered AS (
               -- The round-robin position of each row. picked comes out in claim order (the index
               -- scan's), and if a plan ever numbered it otherwise only the lanes' contents would
               -- change, never how many lanes there are.
-              SELECT p.id, p.bytes, (row_number() OVER () - 1)::integer AS n FROM picked p
+              SELECT p.id, p.bytes, (row_number() OVER () - 1)::integer AS n
+                FROM (SELECT * FROM picked UNION ALL SELECT * FROM picked_fair) p
             ), claimed AS (
               UPDATE pgbus.job j
                  SET state = CASE WHEN p.bytes > v_limit THEN 'dead' ELSE 'running' END::job_state,
@@ -568,6 +605,191 @@ CREATE OR REPLACE FUNCTION pgbus.claim_keyed(
       EXIT WHEN cardinality(v_ids) >= take OR v_seen < v_window OR v_window >= 10000;
       v_window := least(v_window * 4, 10000);
     END LOOP;
+    RETURN v_ids;
+  END $$;
+
+-- Which due jobs of priority level prio a fair queue may take (issue #30, V50; docs/schema.md,
+-- "Fair share"): at most take ids, dealt over the queue's tenants (its jobs' concurrency keys)
+-- round-robin, weighted by the limit row's fair_weights, instead of oldest first. Called instead
+-- of pgbus.claim_keyed, under the same lock of the queue's limit row (pgbus.claim_budget), which
+-- orders these claims: so the passes below are read and written by one claim at a time, and the
+-- per-key limit and FIFO hold as pgbus.claim_keyed holds them.
+--
+-- Weighted round-robin as stride scheduling. Each tenant has a pass (pgbus.queue_fair_pass): the
+-- virtual time up to which it has been served. Its n-th candidate of this claim finishes at
+-- pass + n / weight, and the take candidates that finish first are dealt, ties in claim order
+-- (run_at, id). A tenant's pass then moves to its last dealt candidate's. The queue's fair_clock
+-- is the earliest pass any claim dealt from, and a tenant without a row, or with one below the
+-- clock, is read at the clock: a tenant that arrives, or comes back after a pause, joins level
+-- with the tenants that have been served and neither jumps ahead with credit it saved nor waits
+-- behind another's backlog. With one tenant A served for a while, the clock trails A's pass by
+-- one claim's share, so a new tenant B's first job finishes a share earlier than A's next one and
+-- the next claim deals it first (equal weights; with A at weight w, after at most w of A's).
+--
+-- The plan: a skip-scan over job_fair_idx (queue, concurrency_key, priority, run_at, id): the
+-- recursive CTE finds the next key above the last one by one probe, then each tenant's due jobs
+-- of the level are one range of the same index (LATERAL ... LIMIT). Planner trap: the obvious
+-- shapes read the whole backlog. SELECT DISTINCT concurrency_key (or GROUP BY) has no skip scan
+-- before PostgreSQL 18 and reads every waiting entry of the queue (100,000 for one busy tenant);
+-- a join of the tenants to pgbus.job without LATERAL ... LIMIT lets the planner, which guesses a
+-- recursive CTE's size, choose a hash join over the queue's whole range; and a per-tenant probe
+-- that job_claim_idx (queue, priority, run_at, id) could serve with a filter on the key would walk
+-- the other tenants' jobs ahead of it. Each statement here names a key range or a key equality
+-- that only job_fair_idx has as an index bound, so no statistics make another index cheaper. The
+-- cost is per tenant with a waiting job (a probe to find it, one for its running count, one for its
+-- pass, one for its range), not per waiting job: a tenant's backlog of 100,000 costs what one does.
+-- Each tenant's range is read only up to its quota (the candidates that can finish by the take-th
+-- finish), so a claim reads about take job rows. A tenant with fewer due jobs than its quota (a new
+-- one with a single job) leaves the pass short; a second pass, from the passes the first wrote,
+-- deals the rest with each tenant's candidates read up to its room. One statement per pass: the
+-- passes, the clock and the pruning are data-modifying parts of it (each statement costs a call).
+--
+-- A job without a concurrency key in a fair queue has no tenant: it is dealt only when the
+-- tenants leave room in the claim, from the level's first take jobs in claim order.
+CREATE OR REPLACE FUNCTION pgbus.claim_fair(
+    q text, prio smallint, take integer,
+    key_limit integer, fifo boolean, fifo_skip_dead boolean)
+  RETURNS bigint[]
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  SET jit = off
+  -- Planned once per session: with custom plans PostgreSQL planned the statement below at every
+  -- call (its generic cost never looked cheaper), about 3 ms of a 4 ms call. Its shape fixes the
+  -- plan (LATERAL ... LIMIT, key equalities only job_fair_idx serves), so no value needs seeing;
+  -- FairShareTest checks the plan on a cold table.
+  SET plan_cache_mode = force_generic_plan
+  -- And no sequential scan: the generic plan of the FIFO probe below (a subplan that runs only
+  -- under key_fifo) was once a Seq Scan of pgbus.job on a table never analyzed, which would read
+  -- the whole table per candidate. Every table here has the index each statement needs.
+  SET enable_seqscan = off
+  AS $$
+  DECLARE
+    v_weights jsonb;
+    v_clock double precision;
+    v_ids bigint[] := '{}';
+    v_keys text[] := '{}';     -- the key of each id dealt so far
+    v_more bigint[];
+    v_more_keys text[];
+    v_exact boolean := false;  -- second pass: every tenant's candidates up to its room
+  BEGIN
+    LOOP
+    SELECT l.fair_weights, l.fair_clock INTO v_weights, v_clock
+      FROM pgbus.queue_limit l WHERE l.queue = q;
+    WITH RECURSIVE tenants(k) AS (
+      (SELECT c.concurrency_key::text
+         FROM pgbus.job c
+        WHERE c.queue = q AND c.concurrency_key IS NOT NULL
+          AND c.state IN ('available', 'scheduled', 'retryable')
+        ORDER BY c.concurrency_key
+        LIMIT 1)
+      UNION ALL
+      SELECT (SELECT c.concurrency_key::text
+                FROM pgbus.job c
+               WHERE c.queue = q AND c.concurrency_key > t.k
+                 AND c.state IN ('available', 'scheduled', 'retryable')
+               ORDER BY c.concurrency_key
+               LIMIT 1)
+        FROM tenants t
+       WHERE t.k IS NOT NULL
+    ), shares AS (
+      SELECT t.k,
+             coalesce((v_weights ->> t.k)::double precision, 1) AS w,
+             greatest(coalesce(p.pass, v_clock), v_clock) AS pass,
+             CASE WHEN fifo THEN 1 ELSE coalesce(key_limit, 1) END
+               - (SELECT count(*) FROM pgbus.job x
+                   WHERE x.queue = q AND x.concurrency_key = t.k AND x.state = 'running')
+               - (SELECT count(*) FROM unnest(v_keys) AS z(k) WHERE z.k = t.k) AS room
+        FROM tenants t
+        LEFT JOIN pgbus.queue_fair_pass p ON p.queue = q AND p.tenant = t.k
+       WHERE t.k IS NOT NULL
+    ), cut AS (
+      -- The take-th earliest finish among every tenant's possible candidates: arithmetic on the
+      -- shares, no row read. A tenant needs candidates only up to it (its quota below), so a
+      -- claim reads about take rows of pgbus.job however many tenants it deals over.
+      SELECT max(x.finish) AS finish
+        FROM (SELECT s.pass + g.n / s.w AS finish
+                FROM shares s
+                CROSS JOIN LATERAL generate_series(1, greatest(least(take, s.room), 0)) AS g(n)
+               ORDER BY 1
+               LIMIT take - cardinality(v_ids)) x
+    ), quotas AS (
+      SELECT s.k, s.w, s.pass, s.room,
+             CASE WHEN v_exact THEN least(take, s.room)
+                  ELSE least(take, s.room, floor((x.finish - s.pass) * s.w + 1e-9)::bigint)
+             END AS quota
+        FROM shares s, cut x
+    ), cand AS (
+      SELECT s.k, s.pass, j.id, j.run_at, s.pass + j.n / s.w AS finish
+        FROM quotas s
+        CROSS JOIN LATERAL (
+          SELECT c.id, c.run_at, row_number() OVER (ORDER BY c.run_at, c.id) AS n
+            FROM pgbus.job c
+           WHERE c.queue = q
+             AND c.concurrency_key = s.k
+             AND c.priority = prio
+             AND c.state IN ('available', 'scheduled', 'retryable')
+             AND c.run_at <= now()
+             AND (c.start_by IS NULL OR c.start_by > now())
+             AND c.id <> ALL (v_ids)
+           ORDER BY c.priority, c.run_at, c.id
+           LIMIT greatest(s.quota, 0)) j
+       WHERE s.quota > 0
+         -- FIFO: the key's head only, as pgbus.claim_keyed decides.
+         AND (NOT fifo OR NOT EXISTS (
+               SELECT 1 FROM pgbus.job o
+                WHERE o.queue = q
+                  AND o.concurrency_key = s.k
+                  AND o.id < j.id
+                  AND o.state IN ('available', 'scheduled', 'retryable', 'dead')
+                  AND (o.state <> 'dead' OR NOT fifo_skip_dead)))
+    ), dealt AS (
+      SELECT d.k, d.pass, d.id, d.run_at, d.finish
+        FROM cand d
+       ORDER BY d.finish, d.run_at, d.id
+       LIMIT take - cardinality(v_ids)
+    ), served AS (
+      INSERT INTO pgbus.queue_fair_pass AS p (queue, tenant, pass)
+      SELECT q, d.k, max(d.finish) FROM dealt d GROUP BY d.k
+      ON CONFLICT (queue, tenant) DO UPDATE SET pass = excluded.pass
+    ), start AS (
+      SELECT min(d.pass) AS pass FROM dealt d
+    ), clocked AS (
+      UPDATE pgbus.queue_limit l SET fair_clock = x.pass
+        FROM start x
+       WHERE l.queue = q AND x.pass > l.fair_clock
+    ), pruned AS (
+      -- Rows at or below the new clock say nothing any more. Not the tenants just served: their
+      -- rows are the upsert's (one statement may not change a row twice), and above it.
+      DELETE FROM pgbus.queue_fair_pass p
+       USING start x
+       WHERE p.queue = q AND p.pass <= x.pass
+         AND p.tenant <> ALL (ARRAY(SELECT d.k FROM dealt d))
+    )
+    SELECT coalesce(array_agg(d.id ORDER BY d.finish, d.run_at, d.id), '{}'),
+           coalesce(array_agg(d.k ORDER BY d.finish, d.run_at, d.id), '{}')
+      INTO v_more, v_more_keys
+      FROM dealt d;
+    v_ids := v_ids || v_more;
+    v_keys := v_keys || v_more_keys;
+    -- Short by the quotas: a tenant had fewer due jobs than its quota. Once more, from the passes
+    -- just written, with every tenant's candidates up to its room.
+    EXIT WHEN v_exact OR cardinality(v_ids) >= take;
+    v_exact := true;
+    END LOOP;
+    IF cardinality(v_ids) < take THEN
+      v_ids := v_ids || ARRAY(
+        SELECT h.id
+          FROM (SELECT c.id, c.concurrency_key
+                  FROM pgbus.job c
+                 WHERE c.queue = q
+                   AND c.priority = prio
+                   AND c.state IN ('available', 'scheduled', 'retryable')
+                   AND c.run_at <= now()
+                 ORDER BY c.priority, c.run_at, c.id
+                 LIMIT take) h
+         WHERE h.concurrency_key IS NULL
+         LIMIT take - cardinality(v_ids));
+    END IF;
     RETURN v_ids;
   END $$;
 

@@ -99,6 +99,7 @@ CREATE OR REPLACE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
     v_batch record;             -- the batch
     v_tx record;                -- the oldest open transaction
     v_ahead bigint;
+    v_pass double precision;  -- fair share: the job's tenant's pass (pgbus.claim_fair)
   BEGIN
     -- V33: a completed or cancelled job may have moved to pgbus.job_history (same columns).
     SELECT * INTO j FROM pgbus.job_all WHERE id = explain.job_id;
@@ -378,6 +379,36 @@ CREATE OR REPLACE FUNCTION pgbus.explain(job_id bigint) RETURNS jsonb
               jsonb_build_object('key', j.concurrency_key, 'key_concurrency', coalesce(lim.key_concurrency, 1),
                                  'running', to_jsonb(v_blocker.ids)),
               format('Wait for a job of the key to finish, or raise pgbus.queue.%s.key-concurrency.', j.queue),
+              NULL);
+          END IF;
+        END IF;
+        -- Fair share (V50, pgbus.claim_fair): a due job of a fair queue
+        -- waits for its tenant's turn while its key has due jobs ahead of it at its level, or has
+        -- been served ahead of the queue's clock (the other tenants' jobs come first).
+        IF lim.fair_key IS NOT NULL AND j.concurrency_key IS NOT NULL AND v_due THEN
+          SELECT count(*) INTO v_ahead
+            FROM (SELECT 1 FROM pgbus.job c
+                   WHERE c.queue = j.queue AND c.concurrency_key = j.concurrency_key
+                     AND c.priority = j.priority
+                     AND c.state IN ('available', 'scheduled', 'retryable')
+                     AND c.run_at <= now()
+                     AND (c.run_at, c.id) < (j.run_at, j.id)
+                   LIMIT 10000) c;
+          SELECT p.pass INTO v_pass
+            FROM pgbus.queue_fair_pass p
+           WHERE p.queue = j.queue AND p.tenant = j.concurrency_key;
+          IF v_ahead > 0 OR v_pass > lim.fair_clock THEN
+            blocked := true;
+            rs := rs || pgbus.explain_reason('waiting_for_turn',
+              format('Queue %s deals its jobs over its tenants in turn (fair share): key %s has %s due jobs ahead of this one and has been served %s turns ahead of the queue.',
+                     j.queue, j.concurrency_key, v_ahead,
+                     round(greatest(coalesce(v_pass, lim.fair_clock) - lim.fair_clock, 0)::numeric, 2)),
+              jsonb_build_object('key', j.concurrency_key,
+                                 'weight', coalesce((lim.fair_weights ->> j.concurrency_key)::integer, 1),
+                                 'ahead', v_ahead, 'ahead_capped', v_ahead >= 10000,
+                                 'pass', greatest(coalesce(v_pass, lim.fair_clock), lim.fair_clock),
+                                 'clock', lim.fair_clock),
+              format('Wait for its turn, or raise the key''s weight (pgbus.queue.%s.fair-weights).', j.queue),
               NULL);
           END IF;
         END IF;

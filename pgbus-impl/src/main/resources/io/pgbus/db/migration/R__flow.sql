@@ -104,8 +104,8 @@ CREATE OR REPLACE FUNCTION pgbus.queue_limit_set(
   END $$;
 
 -- Removes a queue's limits: its claims no longer count running jobs. A queue whose waiting jobs
--- carry concurrency keys keeps its row (the keys still hold, one running job per key); true when
--- the row went.
+-- carry concurrency keys keeps its row (the keys still hold, one running job per key), and so does
+-- a fair queue (V50: its fair share stays; pgbus.queue_fair_set removes it); true when the row went.
 CREATE OR REPLACE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
   LANGUAGE plpgsql VOLATILE
   SET search_path = pg_catalog, pgbus, pg_temp
@@ -116,7 +116,9 @@ CREATE OR REPLACE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
     IF NOT EXISTS (SELECT 1 FROM pgbus.queue_limit l WHERE l.queue = v_queue) THEN
       RETURN false;
     END IF;
-    IF EXISTS (SELECT 1 FROM pgbus.job j
+    IF EXISTS (SELECT 1 FROM pgbus.queue_limit l
+                WHERE l.queue = v_queue AND l.fair_key IS NOT NULL)
+       OR EXISTS (SELECT 1 FROM pgbus.job j
                 WHERE j.queue = v_queue AND j.concurrency_key IS NOT NULL
                   AND j.state IN ('available', 'scheduled', 'retryable', 'running')) THEN
       PERFORM pgbus.queue_limit_set(v_queue);
@@ -125,4 +127,70 @@ CREATE OR REPLACE FUNCTION pgbus.queue_limit_clear(queue text) RETURNS boolean
     DELETE FROM pgbus.queue_limit l WHERE l.queue = v_queue;
     PERFORM pgbus.notify(v_queue, now());
     RETURN true;
+  END $$;
+
+-- Sets or removes a queue's fair share (issue #30, V50; docs/schema.md, "Fair share"): fair_key
+-- 'concurrency_key' deals each priority level's due jobs over the jobs' concurrency keys,
+-- round-robin, weighted by weights ({"tenantA": 3}, 1 to 1000 each; a key not named weighs 1);
+-- NULL removes it (and the queue's passes). The queue keeps or gets its pgbus.queue_limit row (a
+-- new one with no limit and a key limit of 1, as pgbus.queue_limit_set makes it), whose other
+-- columns stay as they are. Raises on an unknown key source, a weights value that is not such an
+-- object, or weights without a key, and writes nothing then; the same bounds as FairShare in Java.
+--   SELECT pgbus.queue_fair_set('exports', 'concurrency_key', '{"tenantA": 3}');
+CREATE OR REPLACE FUNCTION pgbus.queue_fair_set(
+    queue      text,
+    fair_key   text,
+    weights    jsonb DEFAULT NULL,
+    updated_by text  DEFAULT NULL)
+  RETURNS void
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  #variable_conflict use_variable
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(queue_fair_set.queue);
+    v_bad text;
+  BEGIN
+    IF fair_key IS DISTINCT FROM 'concurrency_key' AND fair_key IS NOT NULL THEN
+      RAISE EXCEPTION 'pgbus: fair key % for queue % is invalid: use ''concurrency_key'' (the jobs'' concurrency keys are the tenants), or NULL for none',
+        pg_catalog.quote_literal(pg_catalog.left(fair_key, 80)), v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF weights IS NOT NULL AND fair_key IS NULL THEN
+      RAISE EXCEPTION 'pgbus: fair weights for queue % need a fair key: pass fair_key => ''concurrency_key''', v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF weights IS NOT NULL AND jsonb_typeof(weights) <> 'object' THEN
+      RAISE EXCEPTION 'pgbus: fair weights % for queue % are invalid: use an object of tenant: weight, for example {"tenantA": 3}',
+        pg_catalog.left(weights::text, 80), v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF (SELECT count(*) FROM jsonb_object_keys(coalesce(weights, '{}'))) > 1000 THEN
+      RAISE EXCEPTION 'pgbus: fair weights for queue % name % tenants, over the limit of 1000: weigh the few that need it (a tenant not named weighs 1)',
+        v_queue::text, (SELECT count(*) FROM jsonb_object_keys(weights))
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT pg_catalog.format('%s: %s', pg_catalog.left(w.key, 80), pg_catalog.left(w.value::text, 20)) INTO v_bad
+      FROM jsonb_each(coalesce(weights, '{}')) w
+     WHERE pg_catalog.length(w.key) NOT BETWEEN 1 AND 255 OR pg_catalog.btrim(w.key) = ''
+        OR jsonb_typeof(w.value) <> 'number' OR w.value::text !~ '^[0-9]+$'
+        OR w.value::text::numeric NOT BETWEEN 1 AND 1000
+     LIMIT 1;
+    IF FOUND THEN
+      RAISE EXCEPTION 'pgbus: fair weight % for queue % is invalid: use a concurrency key of 1 to 255 characters and a whole weight from 1 to 1000',
+        v_bad, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF fair_key IS NULL THEN
+      UPDATE pgbus.queue_limit l SET fair_key = NULL, fair_weights = NULL, fair_clock = 0
+       WHERE l.queue = v_queue AND l.fair_key IS NOT NULL;
+      DELETE FROM pgbus.queue_fair_pass p WHERE p.queue = v_queue;
+      RETURN;
+    END IF;
+    INSERT INTO pgbus.queue_limit AS l (queue, fair_key, fair_weights, updated_by)
+    VALUES (v_queue, fair_key, weights, coalesce(updated_by, current_user::text))
+    ON CONFLICT ON CONSTRAINT queue_limit_pkey DO UPDATE
+      SET fair_key = excluded.fair_key, fair_weights = excluded.fair_weights,
+          updated_at = now(), updated_by = excluded.updated_by
+      WHERE (l.fair_key, l.fair_weights) IS DISTINCT FROM (excluded.fair_key, excluded.fair_weights);
   END $$;
