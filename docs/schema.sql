@@ -1728,6 +1728,8 @@ CREATE FUNCTION pgbus.job_wake() RETURNS trigger
     v_at   integer;
     v_mode text;
     v_sent timestamptz;
+    v_got  boolean;
+    v_now  timestamptz;
   BEGIN
     IF current_setting('pgbus.wake', true) = 'client' THEN
       RETURN NULL;  -- the Java API wakes after its commit itself
@@ -1741,15 +1743,22 @@ CREATE FUNCTION pgbus.job_wake() RETURNS trigger
         RETURN NULL;  -- a row of this transaction is due earlier: its event sends
       END IF;
     END IF;
-    SELECT s.wake_mode, c.sent_at INTO v_mode, v_sent
+    SELECT s.wake_mode, c.sent_at, c.queue IS NOT NULL INTO v_mode, v_sent, v_got
       FROM pgbus.setting s
-      LEFT JOIN pgbus.wake_clock c ON c.queue = NEW.queue AND c.later = (NEW.run_at > now());
+      LEFT JOIN LATERAL (SELECT k.sent_at, k.queue FROM pgbus.wake_clock k
+                          WHERE k.queue = NEW.queue AND k.later = (NEW.run_at > now())
+                            FOR UPDATE SKIP LOCKED) c ON true;
+    v_now := clock_timestamp();
     IF v_mode = 'in_transaction' THEN
       PERFORM pgbus.notify(NEW.queue, NEW.run_at);
-    ELSIF v_sent > clock_timestamp() - interval '2 milliseconds' AND v_sent <= clock_timestamp() THEN
+    ELSIF NOT coalesce(v_got, false) THEN
+      PERFORM pgbus.wake_coalesced(NEW.queue, NEW.run_at);
+    ELSIF v_sent > v_now - interval '2 milliseconds' AND v_sent <= v_now THEN
       RETURN NULL;  -- a wake just went out (the window of pgbus.wake_coalesced)
     ELSE
-      PERFORM pgbus.wake_coalesced(NEW.queue, NEW.run_at);
+      UPDATE pgbus.wake_clock c SET sent_at = v_now
+       WHERE c.queue = NEW.queue AND c.later = (NEW.run_at > now());
+      PERFORM pgbus.notify(NEW.queue, NEW.run_at);
     END IF;
     RETURN NULL;
   END $$;
