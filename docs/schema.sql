@@ -2277,6 +2277,10 @@ CREATE FUNCTION pgbus.job_wake() RETURNS trigger
     v_seen text;
     v_key  text;
     v_at   integer;
+    v_mode text;
+    v_sent timestamptz;
+    v_got  boolean;
+    v_now  timestamptz;
   BEGIN
     IF current_setting('pgbus.wake', true) = 'client' THEN
       RETURN NULL;  -- the Java API wakes after its commit itself
@@ -2290,10 +2294,22 @@ CREATE FUNCTION pgbus.job_wake() RETURNS trigger
         RETURN NULL;  -- a row of this transaction is due earlier: its event sends
       END IF;
     END IF;
-    IF (SELECT s.wake_mode FROM pgbus.setting s) = 'in_transaction' THEN
+    SELECT s.wake_mode, c.sent_at, c.queue IS NOT NULL INTO v_mode, v_sent, v_got
+      FROM pgbus.setting s
+      LEFT JOIN LATERAL (SELECT k.sent_at, k.queue FROM pgbus.wake_clock k
+                          WHERE k.queue = NEW.queue AND k.later = (NEW.run_at > now())
+                            FOR UPDATE SKIP LOCKED) c ON true;
+    v_now := clock_timestamp();
+    IF v_mode = 'in_transaction' THEN
       PERFORM pgbus.notify(NEW.queue, NEW.run_at);
-    ELSE
+    ELSIF NOT coalesce(v_got, false) THEN
       PERFORM pgbus.wake_coalesced(NEW.queue, NEW.run_at);
+    ELSIF v_sent > v_now - interval '2 milliseconds' AND v_sent <= v_now THEN
+      RETURN NULL;  -- a wake just went out (the window of pgbus.wake_coalesced)
+    ELSE
+      UPDATE pgbus.wake_clock c SET sent_at = v_now
+       WHERE c.queue = NEW.queue AND c.later = (NEW.run_at > now());
+      PERFORM pgbus.notify(NEW.queue, NEW.run_at);
     END IF;
     RETURN NULL;
   END $$;
@@ -3203,19 +3219,26 @@ CREATE FUNCTION pgbus.wake_first(queue text, run_at timestamp with time zone) RE
     LANGUAGE plpgsql
     AS $$
   DECLARE
-    v_seen text := coalesce(pg_catalog.current_setting('pgbus.wake_queued', true), '');
+    v_seen text;
     v_key  text;
     v_at   integer;
     v_due  text;
     v_old  text;
   BEGIN
+    IF pg_catalog.current_setting('pgbus.wake', true) = 'client' THEN
+      v_seen := pg_catalog.set_config('pgbus.wake_now', wake_first.queue, true);
+      RETURN false;
+    END IF;
+    v_seen := coalesce(pg_catalog.current_setting('pgbus.wake_queued', true), '');
     IF wake_first.run_at <= now() THEN
       v_key := '/' || wake_first.queue || ':n/';
-      IF pg_catalog.strpos(v_seen, v_key) > 0 THEN
-        RETURN false;
+      IF pg_catalog.strpos(v_seen, v_key) = 0 THEN
+        v_seen := pg_catalog.set_config('pgbus.wake_queued', v_seen || v_key, true);
+        v_seen := pg_catalog.set_config('pgbus.wake_now', wake_first.queue, true);
+        RETURN true;
       END IF;
-      v_seen := pg_catalog.set_config('pgbus.wake_queued', v_seen || v_key, true);
-      RETURN true;
+      v_seen := pg_catalog.set_config('pgbus.wake_now', wake_first.queue, true);
+      RETURN false;
     END IF;
     IF NOT pg_catalog.isfinite(wake_first.run_at) THEN
       RETURN false;  -- never due: no wake (and no hint: infinity has no epoch milliseconds)
@@ -4251,7 +4274,7 @@ CREATE TRIGGER job_history_count_update AFTER UPDATE ON pgbus.job_history REFERE
 -- Name: job job_wake; Type: TRIGGER; Schema: pgbus; Owner: -
 --
 
-CREATE CONSTRAINT TRIGGER job_wake AFTER INSERT ON pgbus.job DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((((new.run_at > now()) OR (strpos(COALESCE(current_setting('pgbus.wake_queued'::text, true), ''::text), (('/'::text || (new.queue)::text) || ':n/'::text)) = 0)) AND pgbus.wake_first((new.queue)::text, new.run_at))) EXECUTE FUNCTION pgbus.job_wake();
+CREATE CONSTRAINT TRIGGER job_wake AFTER INSERT ON pgbus.job DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((((new.run_at > now()) OR (current_setting('pgbus.wake_now'::text, true) IS DISTINCT FROM (new.queue)::text)) AND pgbus.wake_first((new.queue)::text, new.run_at))) EXECUTE FUNCTION pgbus.job_wake();
 
 --
 -- Name: queue_limit queue_limit_changed; Type: TRIGGER; Schema: pgbus; Owner: -

@@ -209,6 +209,50 @@ class SqlWakeTest {
     }
   }
 
+  // V48: pgbus.wake_now remembers only the last queue due now; it must not swallow a later job
+  // of that queue, nor a queue that comes back after another in the same batch.
+  @Test
+  void aLaterJobAfterAJobDueNowOfTheSameQueueStillWakesWithItsDueTime() throws Exception {
+    try (NotificationListener listener = db.listen("mixed");
+        Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      execute(c, "SELECT pgbus.enqueue('mixed', '{}')");
+      execute(c, "SELECT pgbus.enqueue('mixed', '{}', run_at => now() + interval '20 minutes')");
+      execute(c, "SELECT pgbus.enqueue('mixed', '{}')");
+      execute(c, "SELECT pgbus.enqueue('mixed', '{}', run_at => now() + interval '10 minutes')");
+      c.commit();
+
+      List<Received> got = listener.untilBarrier();
+      assertThat(got).hasSize(2).contains(nowWake("mixed"));
+      long hint =
+          Long.parseLong(
+              got.stream().filter(r -> !r.payload().isEmpty()).findFirst().orElseThrow().payload());
+      assertThat(hint).isEqualTo(dueMillis(c));
+    }
+  }
+
+  @Test
+  void aBatchOfInterleavedQueuesWakesEachQueueOnce() throws Exception {
+    try (NotificationListener listener = db.listen("inter_a", "inter_b");
+        Connection c = db.connect()) {
+      c.setAutoCommit(false);
+      execute(
+          c,
+          """
+          SELECT count(*) FROM pgbus.enqueue_many(
+            ARRAY['inter_a', 'inter_b', 'inter_a', 'inter_b', 'inter_a'],
+            array_fill('{}'::jsonb, ARRAY[5]), NULL, array_fill(0, ARRAY[5]),
+            array_fill(25, ARRAY[5]))
+          """);
+      execute(c, "SELECT pgbus.enqueue('inter_b', '{}')");
+      c.commit();
+
+      assertThat(listener.untilBarrier())
+          .containsExactlyInAnyOrder(nowWake("inter_a"), nowWake("inter_b"));
+      assertThat(db.jobCount("inter_a", "available")).isEqualTo(3);
+    }
+  }
+
   @Test
   void aSavepointRolledBackTakesItsQueuedWakeWithItAndTheNextEnqueueQueuesItAgain()
       throws Exception {

@@ -74,12 +74,23 @@ CREATE OR REPLACE FUNCTION pgbus.tell_engines() RETURNS trigger
 -- 2 ms and none is being sent right now (pgbus.wake_coalesced); never when the transaction set
 -- pgbus.wake to 'client' (the Java API, which wakes after its commit itself).
 
--- The trigger's WHEN, at each INSERT into pgbus.job: true for the first row of a queue and kind
--- (due now; due later) in the transaction, and for a later row of a queue due earlier than any
--- before it, so that a batch of 10,000 rows queues one event per queue and kind for the commit,
+-- The trigger's WHEN (V48), at each INSERT into pgbus.job: true for the first row of a queue and
+-- kind (due now; due later) in the transaction, and for a later row of a queue due earlier than
+-- any before it, so that a batch of 10,000 rows queues one event per queue and kind for the commit,
 -- not 10,000. Remembered in the transaction-local setting pgbus.wake_queued, '/<queue>:n/' for
 -- now and '/<queue>:l<due ms>/' for later (a queue name has neither '/' nor ':'); a savepoint
--- rolled back takes back its rows, their events and this setting together.
+-- rolled back takes back its rows, their events and these settings together.
+--
+-- pgbus.wake_now holds the queue of the last row due now that came here: the WHEN's plain test
+-- (NEW.run_at > now() OR that setting IS DISTINCT FROM NEW.queue) lets a batch's later rows of the
+-- same queue by without a PL/pgSQL call, and is short because PostgreSQL reads, plans and compiles
+-- the whole WHEN again at every statement (a single enqueue paid ~50,000 instructions more for
+-- V27's longer test: docs/performance.md, "The wake's cost"). Rows of queues interleaved in one
+-- batch call here at each change of queue and get false from the memo above.
+--
+-- false at once when the transaction set pgbus.wake to 'client' (the Java API, which wakes after
+-- its commit itself): no event is queued, so the commit fires no trigger (job_wake still checks,
+-- for the events queued before the setting).
 --
 -- Per row, on the enqueue path: path-independent (see R__enqueue.sql's header), assignments
 -- rather than PERFORM so that each statement is a simple expression.
@@ -87,19 +98,26 @@ CREATE OR REPLACE FUNCTION pgbus.wake_first(queue text, run_at timestamptz) RETU
   LANGUAGE plpgsql VOLATILE
   AS $$
   DECLARE
-    v_seen text := coalesce(pg_catalog.current_setting('pgbus.wake_queued', true), '');
+    v_seen text;
     v_key  text;
     v_at   integer;
     v_due  text;
     v_old  text;
   BEGIN
+    IF pg_catalog.current_setting('pgbus.wake', true) = 'client' THEN
+      v_seen := pg_catalog.set_config('pgbus.wake_now', wake_first.queue, true);
+      RETURN false;
+    END IF;
+    v_seen := coalesce(pg_catalog.current_setting('pgbus.wake_queued', true), '');
     IF wake_first.run_at <= now() THEN
       v_key := '/' || wake_first.queue || ':n/';
-      IF pg_catalog.strpos(v_seen, v_key) > 0 THEN
-        RETURN false;
+      IF pg_catalog.strpos(v_seen, v_key) = 0 THEN
+        v_seen := pg_catalog.set_config('pgbus.wake_queued', v_seen || v_key, true);
+        v_seen := pg_catalog.set_config('pgbus.wake_now', wake_first.queue, true);
+        RETURN true;
       END IF;
-      v_seen := pg_catalog.set_config('pgbus.wake_queued', v_seen || v_key, true);
-      RETURN true;
+      v_seen := pg_catalog.set_config('pgbus.wake_now', wake_first.queue, true);
+      RETURN false;
     END IF;
     IF NOT pg_catalog.isfinite(wake_first.run_at) THEN
       RETURN false;  -- never due: no wake (and no hint: infinity has no epoch milliseconds)
@@ -130,6 +148,13 @@ CREATE OR REPLACE FUNCTION pgbus.due_hint(due timestamptz) RETURNS text
 -- docs/architecture.md) for the rows wake_first let through. Of a queue's later rows only the one
 -- with the transaction's earliest due time sends, so the alarm it sets is the earliest.
 --
+-- In the default mode most commits send nothing: a wake for the queue and kind went out less than
+-- 2 ms ago. One statement reads the mode and takes the clock row (FOR UPDATE SKIP LOCKED), and the
+-- trigger decides on what it got: pgbus.wake_coalesced's rules, without its second read and call
+-- (V48: about 55,000 instructions less on a commit that sends, 70,000 on one that does not, than
+-- main before it). A row not got (missing, or locked: being sent right now) goes to
+-- pgbus.wake_coalesced, which tells the two apart.
+--
 -- SECURITY DEFINER, so that the stamp in pgbus.wake_clock needs no grant: any role that may
 -- insert a job may wake its queue, and none may write the clock directly. Once per queue and
 -- kind per commit, off the per-row path: pinned.
@@ -141,6 +166,10 @@ CREATE OR REPLACE FUNCTION pgbus.job_wake() RETURNS trigger
     v_seen text;
     v_key  text;
     v_at   integer;
+    v_mode text;
+    v_sent timestamptz;
+    v_got  boolean;
+    v_now  timestamptz;
   BEGIN
     IF current_setting('pgbus.wake', true) = 'client' THEN
       RETURN NULL;  -- the Java API wakes after its commit itself
@@ -154,10 +183,22 @@ CREATE OR REPLACE FUNCTION pgbus.job_wake() RETURNS trigger
         RETURN NULL;  -- a row of this transaction is due earlier: its event sends
       END IF;
     END IF;
-    IF (SELECT s.wake_mode FROM pgbus.setting s) = 'in_transaction' THEN
+    SELECT s.wake_mode, c.sent_at, c.queue IS NOT NULL INTO v_mode, v_sent, v_got
+      FROM pgbus.setting s
+      LEFT JOIN LATERAL (SELECT k.sent_at, k.queue FROM pgbus.wake_clock k
+                          WHERE k.queue = NEW.queue AND k.later = (NEW.run_at > now())
+                            FOR UPDATE SKIP LOCKED) c ON true;
+    v_now := clock_timestamp();
+    IF v_mode = 'in_transaction' THEN
       PERFORM pgbus.notify(NEW.queue, NEW.run_at);
-    ELSE
+    ELSIF NOT coalesce(v_got, false) THEN
       PERFORM pgbus.wake_coalesced(NEW.queue, NEW.run_at);
+    ELSIF v_sent > v_now - interval '2 milliseconds' AND v_sent <= v_now THEN
+      RETURN NULL;  -- a wake just went out (the window of pgbus.wake_coalesced)
+    ELSE
+      UPDATE pgbus.wake_clock c SET sent_at = v_now
+       WHERE c.queue = NEW.queue AND c.later = (NEW.run_at > now());
+      PERFORM pgbus.notify(NEW.queue, NEW.run_at);
     END IF;
     RETURN NULL;
   END $$;
