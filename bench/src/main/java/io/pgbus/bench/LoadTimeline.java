@@ -13,9 +13,10 @@ import java.util.concurrent.TimeUnit;
  * A steady load on pgbus with default settings, read window by window: a producer on its own
  * connection commits what is due every tick (as W4), and at the end of each window the timeline
  * records jobs done, commit-to-start latency of the jobs committed in it, the claim's mean server
- * time (pg_stat_statements), pgbus.job's sizes and dead tuples, autovacuum runs, the database's
- * client connections and this JVM's threads. Phases run one after the other; each may start with an
- * action (the long-transaction workload opens and commits its transaction there).
+ * time (pg_stat_statements), pgbus.job's sizes and dead tuples, pgbus.job_history's size,
+ * autovacuum runs, the database's client connections and this JVM's threads. Phases run one after
+ * the other; each may start with an action (the long-transaction workload opens and commits its
+ * transaction there).
  */
 final class LoadTimeline {
 
@@ -53,6 +54,7 @@ final class LoadTimeline {
             "heap MB",
             "indexes MB",
             "claim idx MB",
+            "history MB",
             "dead tuples",
             "autovacuums",
             "connections",
@@ -70,6 +72,7 @@ final class LoadTimeline {
           JobTable.Sample.mb(table.heapBytes()),
           JobTable.Sample.mb(table.indexBytes()),
           JobTable.Sample.mb(table.claimIndexBytes()),
+          JobTable.Sample.mb(table.historyBytes()),
           String.format(Locale.ROOT, "%,d", table.deadTuples()),
           Long.toString(table.autovacuums()),
           Long.toString(connections),

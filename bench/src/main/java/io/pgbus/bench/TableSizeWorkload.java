@@ -14,10 +14,11 @@ import java.util.Locale;
 /**
  * Size: does the claim, and W1 processing, stay flat as the table grows? Two databases side by
  * side: a reference table that holds only the jobs of the measurement, and a grown one that keeps
- * 0, 1M, 10M finished (completed) jobs in the measured queue, then also a backlog waiting in one
- * queue. At each stage both are measured back to back, so the ratio grown / reference is taken
- * under the same machine load. A measurement times {@code claimSamples} single claims of up to 10
- * jobs (pgbus.claim from JDBC, round trip included), then W1 on the same database: a batch of jobs
+ * 0, 1M, 10M finished (completed) jobs of the measured queue in pgbus.job_history's day partitions
+ * (where the leader's archive moves them, V33), then also a backlog waiting in one queue. At each
+ * stage both are measured back to back, so the ratio grown / reference is taken under the same
+ * machine load. A measurement times {@code claimSamples} single claims of up to 10 jobs
+ * (pgbus.claim from JDBC, round trip included), then W1 on the same database: a batch of jobs
  * worked off by the engine with default settings.
  */
 final class TableSizeWorkload {
@@ -66,18 +67,7 @@ final class TableSizeWorkload {
           JobTable.addFinished(c, ThroughputWorkload.QUEUE, target - have, h);
         }
         have = target;
-        String label = String.format(Locale.ROOT, "%,d finished", target);
-        stage(label, ref, refPool, grown, grownPool, ThroughputWorkload.QUEUE, rows, claimRatios);
-      }
-      if (have > 0) {
-        // The same finished jobs in pgbus.job_history (V33), where the leader moves them a minute
-        // after they end: the claim's table holds only what waits.
-        long moved;
-        try (Connection c = grownPool.getConnection()) {
-          h.log("size: moving the %,d finished jobs into pgbus.job_history ...", have);
-          moved = JobTable.moveFinishedToHistory(c);
-        }
-        String label = String.format(Locale.ROOT, "%,d finished, moved to job_history", moved);
+        String label = String.format(Locale.ROOT, "%,d finished in job_history", target);
         stage(label, ref, refPool, grown, grownPool, ThroughputWorkload.QUEUE, rows, claimRatios);
       }
       if (o.sizeWaiting() > 0) {
@@ -102,8 +92,9 @@ final class TableSizeWorkload {
                     + " back to back at each stage. Claim: %,d calls of pgbus.claim for up to %d"
                     + " jobs from one queue, timed from JDBC. W1: %,d jobs worked off by the"
                     + " engine with default settings (%d slots). The finished jobs are completed"
-                    + " jobs of the claimed queue, within retention; the table is VACUUM ANALYZEd"
-                    + " after each fill. The waiting stage claims from a queue holding the"
+                    + " jobs of the claimed queue, within retention, in pgbus.job_history's day"
+                    + " partitions as the leader leaves them; each table is VACUUM ANALYZEd after"
+                    + " its fill. The waiting stage claims from a queue holding the"
                     + " backlog; its W1 works off %,d of the backlog.%n%n",
                 o.claimSamples(),
                 CLAIM_BATCH,
@@ -120,7 +111,8 @@ final class TableSizeWorkload {
                     "W1 grown / ref",
                     "heap MB",
                     "indexes MB",
-                    "job_claim_idx MB"),
+                    "job_claim_idx MB",
+                    "history MB"),
                 rows));
     double worst = claimRatios.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
     results.target(
@@ -147,7 +139,7 @@ final class TableSizeWorkload {
     claimRatios.add(claimRatio);
     h.log(
         "size %s: claim p50 %.3f ms (ref %.3f), p99 %.3f ms (ref %.3f); W1 %s jobs/s (ref %s);"
-            + " heap %s MB, indexes %s MB, job_claim_idx %s MB",
+            + " heap %s MB, indexes %s MB, job_claim_idx %s MB, history %s MB",
         label,
         g.claimP50,
         r.claimP50,
@@ -157,7 +149,8 @@ final class TableSizeWorkload {
         Stats.rate(r.processPerSec),
         JobTable.Sample.mb(g.table.heapBytes()),
         JobTable.Sample.mb(g.table.indexBytes()),
-        JobTable.Sample.mb(g.table.claimIndexBytes()));
+        JobTable.Sample.mb(g.table.claimIndexBytes()),
+        JobTable.Sample.mb(g.table.historyBytes()));
     rows.add(
         List.of(
             label,
@@ -168,7 +161,8 @@ final class TableSizeWorkload {
             Stats.f("%.2f", g.processPerSec / r.processPerSec),
             JobTable.Sample.mb(g.table.heapBytes()),
             JobTable.Sample.mb(g.table.indexBytes()),
-            JobTable.Sample.mb(g.table.claimIndexBytes())));
+            JobTable.Sample.mb(g.table.claimIndexBytes()),
+            JobTable.Sample.mb(g.table.historyBytes())));
   }
 
   private Measure measure(BenchDatabase db, HikariDataSource pool, String queue, boolean preloaded)
