@@ -191,18 +191,24 @@ final class AdminQueryWorkload {
       table.add(List.of(r.name, f(r.p50), f(r.p95), f(r.max)));
       h.log("ADMIN %-50s p50 %6s ms  p95 %6s ms", r.name, f(r.p50), f(r.p95));
     }
+    String size =
+        String.format(Locale.ROOT, "%,d jobs", jobs)
+            + (h.options.adminHistory() > 0
+                ? String.format(
+                    Locale.ROOT, " and %,d older finished jobs", h.options.adminHistory())
+                : "");
     results.section(
-        "ADMIN: admin API queries on " + String.format(Locale.ROOT, "%,d", jobs) + " jobs",
+        "ADMIN: admin API queries on " + size,
         Results.table(List.of("query", "p50 ms", "p95 ms", "max ms"), table)
             + "\n\n"
             + enqueueCost);
     double worst = rows.stream().filter(r -> !r.action()).mapToDouble(Row::p95).max().orElse(0);
     results.target(
-        "admin read queries (every page of the console) at " + jobs + " jobs",
+        "admin read queries (every page of the console) at " + size,
         "every p95 < 100 ms",
         "worst p95 " + f(worst) + " ms",
         worst < 100,
-        null);
+        "the queue list's live counts read up to 100,001 index entries per queue and state");
   }
 
   /** The leader's first rollup after a day without one: every minute of the table's day. */
