@@ -671,12 +671,28 @@ final class UpgradeWorkload {
               oneLine(w.query),
               oneLine(w.blockers == null ? "" : w.blockers)));
     }
+    var client =
+        waits.values().stream()
+            .filter(w -> w.waiter.startsWith("upgrade-old"))
+            .max((a, b) -> Double.compare(a.ms, b.ms));
     md.append(
         String.format(
             Locale.ROOT,
-            "Lock waits seen: %d in all, %d of them the old writers' and workers'. The longest:%n%n",
+            "Lock waits seen: %d in all, %d of them the old writers' and workers'; the longest of"
+                + " theirs %s. The longest of all:%n%n",
             waits.size(),
-            waits.values().stream().filter(w -> w.waiter.startsWith("upgrade-old")).count()));
+            waits.values().stream().filter(w -> w.waiter.startsWith("upgrade-old")).count(),
+            client
+                .map(
+                    w ->
+                        String.format(
+                            Locale.ROOT,
+                            "%.0f ms (%s on %s, behind: %s)",
+                            w.ms,
+                            w.waiter,
+                            w.lock,
+                            oneLine(w.blockers == null ? "?" : w.blockers)))
+                .orElse("none")));
     md.append(
             Results.table(
                 List.of("waited ms (at least)", "who", "lock", "statement", "blocked by"),
