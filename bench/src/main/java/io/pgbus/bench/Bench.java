@@ -87,6 +87,7 @@ public final class Bench {
           case "crypt" -> new CryptWorkload(h).run(results);
           case "fair" -> new FairWorkload(h).run(results);
           case "partitions" -> new PartitionWorkload(h).run(results);
+          case "upgrade" -> new UpgradeWorkload(h).run(results);
           default -> throw new IllegalStateException(w);
         }
       }

@@ -47,6 +47,8 @@ import java.util.Set;
  * @param partitionDayJobs partitions: the finished jobs of each of the 7 days (Oban's shape: 1M)
  * @param adminHistory admin: finished jobs added to the history over the 7 days before the table's
  *     day (issue #27's 10M history rows), 0 for none
+ * @param upgradeFinished upgrade: the previous release's finished jobs (a tenth as many wait)
+ * @param upgradeRate upgrade: jobs per second of the previous release's SQL during the upgrade
  */
 record BenchOptions(
     boolean quick,
@@ -82,7 +84,9 @@ record BenchOptions(
     int concSeconds,
     int commitDelayMicros,
     int partitionDayJobs,
-    int adminHistory) {
+    int adminHistory,
+    int upgradeFinished,
+    int upgradeRate) {
 
   // W5 comes after W2, so its report can set the Java SE figures of the same run beside it.
   static final List<String> ALL =
@@ -102,14 +106,16 @@ record BenchOptions(
           "crypt",
           "pooler",
           "partitions",
-          "fair");
+          "fair",
+          "upgrade");
 
   static final String USAGE =
       """
       usage: ./run-bench [--with-demo] [--quick] [--url=JDBC_URL] [--runs=N]
                          [--only=w1,w2,w3,fleet,w4,w5,admin,enq,concurrent-enqueue,
-                                 size,xmin,queues,soak,conc-liberty,crypt,pooler,partitions,fair]
-                         [--partition-day-jobs=N]
+                                 size,xmin,queues,soak,conc-liberty,crypt,pooler,partitions,fair,
+                                 upgrade]
+                         [--partition-day-jobs=N] [--upgrade-finished=N] [--upgrade-rate=N]
                          [--conc-writers=1,8,32,64] [--conc-seconds=N] [--admin-jobs=N] [--admin-history=N] [--size-finished=0,1000000,10000000]
                          [--size-waiting=N] [--claim-samples=N] [--xmin-hold-seconds=N]
                          [--xmin-phase-seconds=N] [--queues=10,1000] [--soak-minutes=N]
@@ -178,6 +184,8 @@ record BenchOptions(
     int concSeconds = quick ? 2 : 5;
     int partitionDayJobs = quick ? 50_000 : 1_000_000;
     int adminHistory = 0;
+    int upgradeFinished = quick ? 100_000 : 1_000_000;
+    int upgradeRate = 500;
     for (String a : args) {
       String key = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
       String value = a.contains("=") ? a.substring(a.indexOf('=') + 1) : null;
@@ -281,6 +289,8 @@ record BenchOptions(
         case "--conc-seconds" -> concSeconds = positive(key, value);
         case "--partition-day-jobs" -> partitionDayJobs = positive(key, value);
         case "--admin-history" -> adminHistory = positive(key, value);
+        case "--upgrade-finished" -> upgradeFinished = positive(key, value);
+        case "--upgrade-rate" -> upgradeRate = positive(key, value);
         default -> throw new IllegalArgumentException("unknown option " + a + "\n" + USAGE);
       }
     }
@@ -325,7 +335,9 @@ record BenchOptions(
         concSeconds,
         commitDelay,
         partitionDayJobs,
-        adminHistory);
+        adminHistory,
+        upgradeFinished,
+        upgradeRate);
   }
 
   boolean runs(String workload) {

@@ -5,8 +5,11 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.FlywayException;
 import org.flywaydb.core.api.output.MigrateResult;
 
 /**
@@ -96,7 +99,7 @@ public final class Schema {
               before.message());
           return before.installed();
         }
-        MigrateResult result =
+        Flyway flyway =
             Flyway.configure(Schema.class.getClassLoader())
                 .dataSource(new MigrationDataSource(dataSource))
                 .schemas(schema.name())
@@ -113,8 +116,10 @@ public final class Schema {
                 // then has no file, which is no error. A newer versioned one (a newer build ran
                 // first) is not an error either; the version check after migrating reports it.
                 .ignoreMigrationPatterns("*:future", "repeatable:missing")
-                .load()
-                .migrate();
+                // Each migration waits at most MigrationLockTimeout.TIMEOUT for a lock.
+                .callbacks(new MigrationLockTimeout())
+                .load();
+        MigrateResult result = migrateRetryingLocks(flyway);
         recordMigrator(lockHolder, build);
         return result.targetSchemaVersion != null
             ? result.targetSchemaVersion
@@ -130,6 +135,70 @@ public final class Schema {
       throw new PgbusException("pgbus could not migrate its schema: " + e.getMessage(), e);
     }
   }
+
+  /**
+   * Runs Flyway's migrate, again when a migration gave up a lock ({@link MigrationLockTimeout}): it
+   * rolled back whole, so the next run starts from it. Up to {@link #LOCK_ATTEMPTS} runs, a
+   * jittered pause between them, in which the writers the migration held up go on.
+   */
+  private static MigrateResult migrateRetryingLocks(Flyway flyway) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return flyway.migrate();
+      } catch (FlywayException e) {
+        if (!lockTimedOut(e) || attempt >= LOCK_ATTEMPTS) {
+          if (lockTimedOut(e)) {
+            throw new PgbusException(
+                "pgbus could not migrate its schema: a migration waited over "
+                    + MigrationLockTimeout.TIMEOUT.toMillis()
+                    + " ms for a table lock in each of "
+                    + attempt
+                    + " attempts (a long transaction on a pgbus table, see pg_stat_activity);"
+                    + " the start tries again later",
+                e);
+          }
+          throw e;
+        }
+        long pause =
+            ThreadLocalRandom.current()
+                .nextLong(LOCK_RETRY_PAUSE.toMillis() / 2, LOCK_RETRY_PAUSE.toMillis() + 1);
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "pgbus: a migration gave up waiting for a table lock after {0} ms and rolled back"
+                + " (attempt {1} of {2}); trying again in {3} ms",
+            MigrationLockTimeout.TIMEOUT.toMillis(),
+            attempt,
+            LOCK_ATTEMPTS,
+            pause);
+        try {
+          Thread.sleep(pause);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw new PgbusException("pgbus: interrupted while migrating its schema", ie);
+        }
+      }
+    }
+  }
+
+  /** Whether a migration failed on lock_timeout (55P03) or as a deadlock's victim (40P01). */
+  static boolean lockTimedOut(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLException s
+          && ("55P03".equals(s.getSQLState()) || "40P01".equals(s.getSQLState()))) {
+        return true;
+      }
+      if (t.getCause() == t) {
+        break;
+      }
+    }
+    return false;
+  }
+
+  /** Runs of the migrations that gave up a lock before the start fails (and is retried). */
+  static final int LOCK_ATTEMPTS = 30;
+
+  /** The pause between them: from half of this to this. */
+  static final Duration LOCK_RETRY_PAUSE = Duration.ofSeconds(1);
 
   // Before V25 (a test migrating an older build's files) there is no row to write.
   private static void recordMigrator(Connection c, BuildVersion build) throws SQLException {
