@@ -621,6 +621,16 @@ public final class JobStore {
 
   private static final String SET_START_BY = "SELECT pgbus.set_start_by(?::bigint, ?)";
 
+  // A bulk enqueue's deadlines in one round trip: pgbus.set_start_by (its checks) per job that has
+  // none yet; the CASE keeps the call from a job that has one (a unique key's holder).
+  private static final String SET_START_BY_MANY =
+      """
+      SELECT count(*)
+        FROM unnest(?::bigint[], ?::timestamptz[]) AS t(i, s)
+        JOIN pgbus.job j ON j.id OPERATOR(pg_catalog.=) t.i
+       WHERE CASE WHEN j.start_by IS NULL THEN pgbus.set_start_by(t.i, t.s) ELSE false END
+      """;
+
   private static final String FINISHED_DELETED =
       """
       SELECT pgbus.job_finished_as(?::bigint[], ?::bigint[],
@@ -991,6 +1001,23 @@ public final class JobStore {
       }
       jobFinished(c, linked);
       return perQueue;
+    }
+  }
+
+  /**
+   * Gives each job of a bulk enqueue that has none its deadline ({@code pgbus.set_start_by} per
+   * job, in one statement); how many it wrote.
+   */
+  int jobSetStartByMany(Connection c, java.util.Map<Long, Instant> startBys) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(SET_START_BY_MANY)) {
+      ps.setArray(1, c.createArrayOf("int8", startBys.keySet().toArray()));
+      // ISO-8601 instants, as jobInsertMany's run_ats: Timestamps in arrays lose their offset.
+      ps.setArray(
+          2, c.createArrayOf("text", startBys.values().stream().map(Instant::toString).toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
     }
   }
 

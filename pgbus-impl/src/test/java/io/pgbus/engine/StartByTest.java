@@ -195,6 +195,89 @@ class StartByTest {
   }
 
   @Test
+  void aQueuesMaxWaitReachesEnqueueAllBatchMembersAndScheduleRuns() throws Exception {
+    Jobs jobs =
+        new Jobs(
+            EngineConfig.builder()
+                .queuePolicy(
+                    new QueuePolicy("mw_bulk", null, null, null, null, Duration.ofMinutes(5)))
+                .build());
+    Instant own = Instant.now().plusSeconds(3600);
+    List<Long> ids;
+    long holder;
+    try (Connection c = db.connect()) {
+      holder =
+          jobs.enqueue(
+              c,
+              new NewJob(
+                  "mw_bulk", "{}", EnqueueOptions.defaults().withUniqueKey("held").startBy(own)));
+      ids =
+          jobs.enqueueAll(
+              c,
+              List.of(
+                  NewJob.of("mw_bulk", "{}"),
+                  new NewJob(
+                      "mw_bulk", "{}", EnqueueOptions.defaults().withDelay(Duration.ofHours(1))),
+                  // Its own deadline wins over the queue's, in a bulk enqueue too.
+                  new NewJob("mw_bulk", "{}", EnqueueOptions.defaults().startBy(own)),
+                  // A duplicate: the holder keeps its deadline.
+                  new NewJob("mw_bulk", "{}", EnqueueOptions.defaults().withUniqueKey("held")),
+                  NewJob.of("no_mw_bulk", "{}")));
+    }
+    assertThat(ids.get(3)).isEqualTo(holder);
+    assertThat(maxWaitAfterDue(ids.get(0))).isBetween(299L, 301L);
+    assertThat(maxWaitAfterDue(ids.get(1))).isBetween(299L, 301L);
+    assertThat(startBy(ids.get(2))).isEqualTo(startBy(holder)).isNotNull();
+    assertThat(startBy(ids.get(4))).as("a queue without max-wait").isNull();
+
+    io.pgbus.EnqueuedBatch batch;
+    try (Connection c = db.connect()) {
+      batch =
+          jobs.enqueueBatch(
+              c,
+              List.of(
+                  NewJob.of("mw_bulk", "{}"),
+                  new NewJob("mw_bulk", "{}", EnqueueOptions.defaults().startBy(own))),
+              NewJob.of("mw_bulk", "{}"));
+    }
+    assertThat(maxWaitAfterDue(batch.jobIds().get(0))).isBetween(299L, 301L);
+    assertThat(startBy(batch.jobIds().get(1))).isEqualTo(startBy(holder));
+
+    // A schedule's run, as the leader enqueues it: counted from the run's time, or from now for
+    // a run whose time is past (this one, ten minutes ago).
+    ScheduleEnqueuer cron =
+        new ScheduleEnqueuer(
+            List.of(CronJob.of("mw_cron", "* * * * *", "mw_bulk")),
+            store,
+            new JdbcTransactions(db.dataSource()),
+            ScheduleEnqueuer.MAX_WAIT,
+            jobs::scheduleRun);
+    Instant run =
+        Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MINUTES).minusSeconds(600);
+    try (Connection c = db.connect()) {
+      cron.tick(c, run.minusSeconds(1));
+      assertThat(cron.tick(c, run.plusSeconds(1)).enqueued()).isEqualTo(1);
+    }
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.job WHERE queue = 'mw_bulk' AND unique_key LIKE"
+                    + " '%mw_cron%' AND start_by BETWEEN now() + interval '299 seconds'"
+                    + " AND now() + interval '301 seconds'"))
+        .as("a late run's wait counted from now")
+        .isEqualTo(1);
+  }
+
+  /** Seconds from when the job is due (its run_at) to its deadline. */
+  private static long maxWaitAfterDue(long id) {
+    return db.queryLong(
+        "SELECT extract(epoch FROM start_by - run_at)::bigint FROM pgbus.job WHERE id = ?", id);
+  }
+
+  private static String startBy(long id) {
+    return db.queryText("SELECT start_by::text FROM pgbus.job WHERE id = ?", id);
+  }
+
+  @Test
   void aDeadlineInThePastIsRefusedOnTheJavaAndTheSqlPathNamingTheValue() throws Exception {
     Jobs jobs = new Jobs(EngineConfig.builder().build());
     Instant past = Instant.parse("2020-01-01T00:00:00Z");
@@ -221,8 +304,20 @@ class StartByTest {
               () ->
                   jobs.enqueueAll(
                       c,
-                      List.of(new NewJob("bad_sb", "{}", EnqueueOptions.defaults().startBy(soon)))))
-          .hasMessageContaining("enqueueAll does not take startBy");
+                      List.of(
+                          NewJob.of("bad_sb", "{}"),
+                          new NewJob("bad_sb", "{}", EnqueueOptions.defaults().startBy(past)))))
+          .isInstanceOf(InvalidJobException.class)
+          .hasMessageContaining("startBy 2020-01-01T00:00:00Z for queue 'bad_sb' is not after now");
+      assertThatThrownBy(
+              () ->
+                  jobs.enqueueBatch(
+                      c,
+                      List.of(NewJob.of("bad_sb", "{}")),
+                      new NewJob("bad_sb", "{}", EnqueueOptions.defaults().startBy(soon))))
+          .isInstanceOf(InvalidJobException.class)
+          .hasMessageContaining("a batch's callback does not take startBy")
+          .hasMessageContaining("give the members deadlines");
     }
     assertThatThrownBy(
             () ->
