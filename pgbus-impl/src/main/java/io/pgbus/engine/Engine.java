@@ -315,6 +315,7 @@ public final class Engine {
     }
     started = true;
     PayloadLimit.publish(config, dataSource);
+    QueueMaxWait.publish(config, dataSource);
     flow.publish();
     cron.syncConfigAtStart();
     if (node != null) {
