@@ -381,7 +381,18 @@ public final class Jobs {
             jobs.get(0).queue(),
             "enqueue " + jobs.size() + " jobs",
             () -> {
-              List<Long> inserted = store.jobInsertMany(c, jobs, tracing.capture(), wake != null);
+              TraceContext trace = tracing.capture();
+              if (StartBy.keyedWithDeadline(jobs)) {
+                // One by one, in input order, to tell an inserted job from a key's holder.
+                List<Long> one = new java.util.ArrayList<>(jobs.size());
+                for (NewJob job : jobs) {
+                  Enqueued e = store.jobInsertIfAbsent(c, job, trace, wake != null);
+                  StartBy.write(c, store, job, e);
+                  one.add(e.id());
+                }
+                return one;
+              }
+              List<Long> inserted = store.jobInsertMany(c, jobs, trace, wake != null);
               StartBy.writeAll(c, store, jobs, inserted);
               return inserted;
             });

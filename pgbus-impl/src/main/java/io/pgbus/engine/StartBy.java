@@ -93,19 +93,25 @@ final class StartBy {
   }
 
   /**
-   * Writes the deadlines of jobs a bulk enqueue just inserted ({@code ids}, in the order of {@code
-   * jobs}), in one statement. A job whose unique key another job held returned that job's id: an id
-   * met before in {@code ids} is skipped, and the statement leaves a job that has a deadline as it
-   * is; a holder without one, waiting before this enqueue, gets this one (a bulk enqueue cannot
-   * tell it from a job it inserted).
+   * Whether a bulk enqueue holds a job with a unique key and a deadline: its id may be a holder's,
+   * whose own deadline stays, so such an enqueue inserts one by one to know ({@link #write}).
+   */
+  static boolean keyedWithDeadline(List<NewJob> jobs) {
+    return jobs.stream()
+        .anyMatch(j -> j.options().uniqueKey() != null && j.options().startBy() != null);
+  }
+
+  /**
+   * Writes the deadlines of the jobs a bulk enqueue just inserted ({@code ids}, in the order of
+   * {@code jobs}; none with a unique key and a deadline: {@link #keyedWithDeadline}), in one
+   * statement. Checked before ({@link #check}), as every job's.
    */
   static void writeAll(Connection c, JobStore store, List<NewJob> jobs, List<Long> ids)
       throws SQLException {
-    var seen = new java.util.HashSet<Long>();
     var write = new java.util.LinkedHashMap<Long, Instant>();
     for (int i = 0; i < jobs.size(); i++) {
       Instant startBy = jobs.get(i).options().startBy();
-      if (seen.add(ids.get(i)) && startBy != null) {
+      if (startBy != null) {
         write.put(ids.get(i), startBy);
       }
     }
