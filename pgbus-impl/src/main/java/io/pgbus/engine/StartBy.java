@@ -76,8 +76,8 @@ final class StartBy {
   }
 
   /**
-   * Refuses a deadline on a batch's callback ({@code what}): it is enqueued later, by the
-   * transaction that finishes the last member, which has no deadline to give it.
+   * Refuses a deadline on a batch's callback: it is enqueued later, by the transaction that
+   * finishes the last member, which has no deadline to give it.
    */
   static void refuseOnCallback(NewJob callback) {
     if (callback.options().startBy() != null) {
