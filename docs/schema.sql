@@ -1081,7 +1081,13 @@ CREATE FUNCTION pgbus.enqueue_after(queue text, payload jsonb, depends_on bigint
     IF enqueue_after.duplicate THEN
       RETURN;
     END IF;
-    UPDATE pgbus.job j SET linked = true WHERE j.id = enqueue_after.id;
+    -- Due when its dependencies are done: the queue's max-wait (V56) counts from now, not from the
+    -- far run_at enqueue_job gave it while they wait.
+    UPDATE pgbus.job j
+       SET linked = true,
+           start_by = now() + (SELECT w.max_wait FROM pgbus.queue_max_wait w
+                                WHERE w.queue::text = j.queue::text)
+     WHERE j.id = enqueue_after.id;
     -- A dependency given twice keeps its first policy. In id order: the deferred triggers lock
     -- the dependencies at commit in the order of these rows.
     INSERT INTO pgbus.job_dependency (depends_on, job_id, on_failure, state, result)
@@ -1146,11 +1152,13 @@ CREATE FUNCTION pgbus.enqueue_batch(queues text[], payloads jsonb[], priorities 
     -- are in input order.
     WITH inserted AS (
       INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, trace_parent,
-                             trace_state, batch_id, linked)
+                             trace_state, batch_id, linked, start_by)
       SELECT pgbus.queue(t.q), 'available', t.pr, t.p, t.m, trace_parents[t.ord],
-             trace_states[t.ord], enqueue_batch.batch_id, true
+             trace_states[t.ord], enqueue_batch.batch_id, true,
+             now() + w.max_wait -- the queue's max-wait (V56), from now: a member is due at once
         FROM unnest(queues, payloads, priorities, max_attempts)
              WITH ORDINALITY AS t(q, p, pr, m, ord)
+        LEFT JOIN pgbus.queue_max_wait w ON w.queue::text = t.q
        ORDER BY t.ord
       RETURNING id, queue)
     SELECT array_agg(i.id ORDER BY i.id) INTO job_ids FROM inserted i;
@@ -1208,11 +1216,16 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
     IF enqueue_job.unique_key IS NULL THEN
       -- No key, no conflict possible: a plain INSERT, without ON CONFLICT's speculative insertion.
       INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at,
-                                  trace_parent, trace_state, concurrency_key)
+                                  trace_parent, trace_state, concurrency_key, start_by)
       VALUES (v_queue,
               CASE WHEN v_run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
               enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
-              enqueue_job.trace_parent, enqueue_job.trace_state, enqueue_job.concurrency_key)
+              enqueue_job.trace_parent, enqueue_job.trace_state, enqueue_job.concurrency_key,
+              -- The queue's max-wait (V56), counted from when the job is due; NULL: none. A
+              -- caller's own deadline replaces it after (pgbus.set_start_by).
+              greatest(v_run_at, now())
+                + (SELECT w.max_wait FROM pgbus.queue_max_wait w
+                    WHERE w.queue::text = v_queue::text))
       -- The limit as pgbus.check_payload reads it (the default stands in should the row be
       -- gone) comes back with the row: one statement in all.
       RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576)
@@ -1222,12 +1235,16 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
         -- The inference predicate is job_unique_idx's, word for word but for the operator, which
         -- is the one the index was built with (enum_eq), named so that no look-alike can stand in.
         INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at,
-                                    unique_key, trace_parent, trace_state, concurrency_key)
+                                    unique_key, trace_parent, trace_state, concurrency_key,
+                                    start_by)
         VALUES (v_queue,
                 CASE WHEN v_run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
                 enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
                 enqueue_job.unique_key, enqueue_job.trace_parent, enqueue_job.trace_state,
-                enqueue_job.concurrency_key)
+                enqueue_job.concurrency_key,
+                greatest(v_run_at, now())
+                  + (SELECT w.max_wait FROM pgbus.queue_max_wait w
+                      WHERE w.queue::text = v_queue::text))
         ON CONFLICT (queue, unique_key)
           WHERE unique_key IS NOT NULL
             AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
@@ -1329,14 +1346,17 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
       WITH inserted AS (
         INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, run_at,
                                trace_parent, trace_state, concurrency_key, enqueued_by,
-                               correlation_id)
+                               correlation_id, start_by)
         SELECT t.q::pgbus.queue_name,
                CASE WHEN coalesce(t.r, now()) <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
                t.pr, t.p, t.m, coalesce(t.r, now()),
                trace_parents[t.ord], trace_states[t.ord], concurrency_keys[t.ord], v_by,
-               v_correlation
+               v_correlation,
+               -- The queue's max-wait (V56) from when the job is due, as pgbus.enqueue_job.
+               greatest(coalesce(t.r, now()), now()) + w.max_wait
           FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
                WITH ORDINALITY AS t(q, p, r, pr, m, ord)
+          LEFT JOIN pgbus.queue_max_wait w ON w.queue::text = t.q
          ORDER BY t.ord
         RETURNING id
       )
@@ -1451,7 +1471,7 @@ CREATE FUNCTION pgbus.enqueue_unique(queue text, payload jsonb, unique_key text,
         v_hold := e.id;
       END IF;
       -- The holder, locked: a worker's claim skips it until this transaction ends.
-      SELECT x.id, x.queue, x.state, x.run_at, x.created_at, x.linked INTO j
+      SELECT x.id, x.queue, x.state, x.run_at, x.created_at, x.linked, x.start_by INTO j
         FROM pgbus.job x WHERE x.id = v_hold FOR UPDATE;
       IF NOT FOUND OR j.state = ANY ('{completed,dead,cancelled}'::pgbus.job_state[]) THEN
         -- Finished since it was read.
@@ -1483,6 +1503,18 @@ CREATE FUNCTION pgbus.enqueue_unique(queue text, payload jsonb, unique_key text,
           greatest(j.run_at, least(now() + debounce, j.created_at + max_wait))
         WHEN 'run_at' = ANY (replace) THEN coalesce(run_at, now())
         ELSE j.run_at END;
+      -- The holder's start-by deadline (V43) bounds where an enqueue moves its run_at: the claim
+      -- refuses it from the deadline on, so a run_at there would only make it expire. A debounce's
+      -- push stops short: the job keeps its run_at (it runs after this enqueue all the same) and
+      -- the fields in replace are still replaced ('not_replaced' when there are none). A run_at the
+      -- caller asked for there is not given: the holder is left as it is ('not_replaced').
+      IF j.start_by IS NOT NULL AND v_new_run >= j.start_by AND v_new_run > j.run_at THEN
+        IF debounce IS NULL OR replace IS NULL THEN
+          outcome := 'not_replaced';
+          RETURN;
+        END IF;
+        v_new_run := j.run_at;
+      END IF;
       IF 'payload' = ANY (coalesce(replace, '{}')) THEN
         PERFORM pgbus.check_payload(queue, payload);
       END IF;
@@ -2868,6 +2900,36 @@ CREATE FUNCTION pgbus.queue_limit_set(queue text, global_concurrency integer DEF
   END $$;
 
 --
+-- Name: queue_max_wait_set(text, interval, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.queue_max_wait_set(queue text, max_wait interval, updated_by text DEFAULT NULL::text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  #variable_conflict use_column
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(queue_max_wait_set.queue);
+  BEGIN
+    IF queue_max_wait_set.max_wait IS NULL THEN
+      DELETE FROM pgbus.queue_max_wait w WHERE w.queue = v_queue;
+      RETURN FOUND;
+    END IF;
+    IF NOT (queue_max_wait_set.max_wait BETWEEN interval '1 millisecond' AND interval '36500 days') THEN
+      RAISE EXCEPTION 'pgbus: max_wait % for queue % is invalid: use 1 millisecond to 36500 days (how long a job may wait to start), or NULL for no deadline',
+        queue_max_wait_set.max_wait, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO pgbus.queue_max_wait AS w (queue, max_wait, updated_by)
+    VALUES (v_queue, queue_max_wait_set.max_wait,
+            coalesce(queue_max_wait_set.updated_by, current_user::text))
+    ON CONFLICT (queue) DO UPDATE
+      SET max_wait = excluded.max_wait, updated_at = now(), updated_by = excluded.updated_by
+      WHERE w.max_wait IS DISTINCT FROM excluded.max_wait;
+    RETURN FOUND;
+  END $$;
+
+--
 -- Name: rate_left(integer, timestamp with time zone, integer, timestamp with time zone); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -2905,7 +2967,7 @@ CREATE FUNCTION pgbus.replace_job(job_id bigint, payload jsonb DEFAULT NULL::jso
     j record;
     v_state pgbus.job_state;
   BEGIN
-    SELECT x.id, x.queue, x.state, x.run_at, x.linked INTO j
+    SELECT x.id, x.queue, x.state, x.run_at, x.linked, x.start_by INTO j
       FROM pgbus.job x WHERE x.id = job_id FOR UPDATE;
     IF NOT FOUND THEN
       SELECT h.state INTO v_state FROM pgbus.job_history h WHERE h.id = job_id;
@@ -2927,6 +2989,11 @@ CREATE FUNCTION pgbus.replace_job(job_id bigint, payload jsonb DEFAULT NULL::jso
     END IF;
     IF run_at IS NOT NULL THEN
       PERFORM pgbus.check_run_at(j.queue, run_at);
+    END IF;
+    -- The claim refuses a job from its start-by deadline on (V43): a run_at there never runs.
+    IF run_at >= j.start_by THEN
+      RAISE EXCEPTION 'pgbus: run_at % is not before job %''s start-by deadline %: it would never start; give an earlier run_at, or cancel the job and enqueue it again with a later deadline',
+        run_at, job_id, j.start_by USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF priority IS NOT NULL AND (priority < -100 OR priority > 100) THEN
       RAISE EXCEPTION 'pgbus: priority % is out of range (job %): use -100 to 100 (lower runs first)',
@@ -3596,6 +3663,20 @@ CREATE TABLE pgbus.queue_limit (
 );
 
 --
+-- Name: queue_max_wait; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.queue_max_wait (
+    queue pgbus.queue_name NOT NULL,
+    max_wait interval NOT NULL,
+    build text,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_by text,
+    CONSTRAINT queue_max_wait_build_chk CHECK ((build ~ '^[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}$'::text)),
+    CONSTRAINT queue_max_wait_chk CHECK (((max_wait >= '00:00:00.001'::interval) AND (max_wait <= '36500 days'::interval)))
+);
+
+--
 -- Name: queue_minute; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -3940,6 +4021,13 @@ ALTER TABLE ONLY pgbus.queue_fair_pass
 
 ALTER TABLE ONLY pgbus.queue_limit
     ADD CONSTRAINT queue_limit_pkey PRIMARY KEY (queue);
+
+--
+-- Name: queue_max_wait queue_max_wait_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.queue_max_wait
+    ADD CONSTRAINT queue_max_wait_pkey PRIMARY KEY (queue);
 
 --
 -- Name: queue_minute_mark queue_minute_mark_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
@@ -4323,6 +4411,12 @@ REVOKE ALL ON FUNCTION pgbus.wake(queues text[], dues timestamp with time zone[]
 --
 
 REVOKE ALL ON FUNCTION pgbus.wake_coalesced(queue pgbus.queue_name, due timestamp with time zone) FROM PUBLIC;
+
+--
+-- Name: TABLE queue_max_wait; Type: ACL; Schema: pgbus; Owner: -
+--
+
+GRANT SELECT ON TABLE pgbus.queue_max_wait TO PUBLIC;
 
 --
 -- Name: TABLE schema_compat; Type: ACL; Schema: pgbus; Owner: -

@@ -387,8 +387,8 @@ public final class EnqueueOptions {
    * cancels it soon after with the error {@code expired: not started by <startBy>} (explain code
    * {@code expired}). It must be after the clock at enqueue and after the job's run_at or delay, or
    * the enqueue fails naming it. A queue may set one for every job it gets ({@code
-   * pgbus.queue.<name>.max-wait}, counted from when the job is due); this one wins. Not for {@link
-   * JobQueue#enqueueAll} or batches.
+   * pgbus.queue.<name>.max-wait}, counted from when the job is due); this one wins. A debounce or
+   * replace never moves the job's run time to or past it. Not for a batch's callback.
    */
   public EnqueueOptions startBy(Instant startBy) {
     return new EnqueueOptions(

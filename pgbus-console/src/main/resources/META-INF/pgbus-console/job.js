@@ -52,6 +52,8 @@ export async function render(view, id) {
       fact('created', when(j.createdAt)),
       // A start-by deadline (V43): not claimed by then, the job never runs (explain: expired).
       j.startBy ? fact('start by', h('span', { id: 'job-start-by' }, when(j.startBy))) : null,
+      // Cancelled for it: the reason, pgbus's own text, shown where error texts are masked too.
+      j.expired ? fact('expired', h('span', { id: 'job-expired' }, j.expired)) : null,
       fact('last attempted', when(j.attemptedAt)),
       fact('finished', when(j.finalizedAt)),
       fact('progress', h('span', { id: 'job-progress' }, progress(j.progress))),
@@ -139,10 +141,14 @@ function events(j) {
   let errors = [];
   try { errors = JSON.parse(j.errors || '[]') || []; } catch (e) { errors = []; }
   const out = [{ at: j.createdAt, kind: '', title: 'Enqueued' }];
-  for (const e of errors) out.push({ at: e.at, kind: 'error', title: `Attempt ${e.attempt} failed`, detail: e.error });
+  for (const e of errors) {
+    // The leader's expiry is no failed attempt: it cancelled a job that never started in time.
+    const expiry = j.expired && String(e.error).startsWith('expired: ');
+    out.push({ at: e.at, kind: 'error', title: expiry ? 'Expired' : `Attempt ${e.attempt} failed`, detail: e.error });
+  }
   const failedLast = errors.some((e) => e.attempt === j.attempt);
   if (j.attemptedAt && !failedLast) out.push({ at: j.attemptedAt, kind: '', title: `Attempt ${j.attempt} started` });
-  if (j.finalizedAt) out.push({ at: j.finalizedAt, kind: j.state === 'completed' ? 'done' : 'error', title: `Finished: ${j.state}` });
+  if (j.finalizedAt) out.push({ at: j.finalizedAt, kind: j.state === 'completed' ? 'done' : 'error', title: j.expired ? `Finished: cancelled, expired (${j.expired})` : `Finished: ${j.state}` });
   else out.push({ at: j.runAt, kind: '', title: j.state === 'running' ? 'Running' : `Next run (${j.state})` });
   return out.sort((a, b) => new Date(a.at || 0) - new Date(b.at || 0));
 }

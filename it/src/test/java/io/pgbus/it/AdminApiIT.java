@@ -819,7 +819,7 @@ class AdminApiIT {
     String full =
         "{batchId:null,dependencies:null,errors:%s,"
             + JOB
-            + ",payload:%s,payloadMasked:b,result:%s,startBy:null}";
+            + ",expired:null,payload:%s,payloadMasked:b,result:%s,startBy:null}";
     Http.Response one = get("jobs/" + dead, "admin", "admin-secret");
     assertEquals(200, one.status(), one.body());
     assertEquals(sortedShape(full.formatted("s", "s", "s", "s")), shape(one.body()));
@@ -834,7 +834,8 @@ class AdminApiIT {
             "batchId",
             "dependencies",
             "attemptsBeforeReplay",
-            "startBy"));
+            "startBy",
+            "expired"));
     assertEquals(fullKeys, keys(json(one.body())));
     assertFalse(json(one.body()).asJsonObject().getBoolean("payloadMasked"));
     Http.Response masked = get("jobs/" + dead, "viewer", "viewer-secret");

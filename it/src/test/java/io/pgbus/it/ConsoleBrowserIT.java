@@ -481,6 +481,40 @@ class ConsoleBrowserIT {
   }
 
   @Test
+  void aViewerSeesWhyAJobExpiredAndTheSchedulesOverlapPolicy() throws Exception {
+    long expired = plant(QUEUE, "cancelled", "{\"order\":\"too-late\"}");
+    try (Connection c = db();
+        PreparedStatement ps =
+            c.prepareStatement(
+                // As the leader's expiry leaves it (JobStore.EXPIRE).
+                "UPDATE pgbus.job SET attempt = 0, start_by = '2026-01-02T03:04:05Z',"
+                    + " errors = jsonb_build_array(jsonb_build_object('attempt', 0, 'at', now(),"
+                    + " 'error', 'expired: not started by 2026-01-02T03:04:05.000Z'))"
+                    + " WHERE id = ?")) {
+      ps.setLong(1, expired);
+      assertEquals(1, ps.executeUpdate());
+    }
+    try (Browser b = new Browser()) {
+      String console = console("viewer", "viewer-secret");
+      b.open(console + "#/job/" + expired);
+      b.find("#job-state[data-state=cancelled]");
+      b.find("#job-start-by");
+      // pgbus's own reason, shown although the viewer's error texts are masked.
+      assertTrue(
+          b.find("#job-expired").getText().contains("not started by 2026-01-02T03:04:05.000Z"),
+          b.find("#job-expired").getText());
+      assertTrue(
+          b.find("#timeline").getText().contains("Finished: cancelled, expired"),
+          b.find("#timeline").getText());
+      b.screenshot("expired-job");
+      b.open(console + "#/crons");
+      assertEquals(
+          "allow",
+          b.find("tr[data-schedule=nightly] td[data-overlap]").getAttribute("data-overlap"));
+    }
+  }
+
+  @Test
   void theCronsAndFleetPagesShowTheCronAndTheDoctor() throws Exception {
     try (Browser b = new Browser()) {
       String console = console("admin", "admin-secret");

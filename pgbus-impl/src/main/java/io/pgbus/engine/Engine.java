@@ -125,7 +125,8 @@ public final class Engine {
             new BatchRunner(single, store, dataSource, tx, b.events, config.execution().lease()));
     // Always there: schedules made through the API need the leader's tick without any config.
     this.cron =
-        new ScheduleEnqueuer(config.crons(), store, tx, config.ticker().ceiling(), jobs::sealed);
+        new ScheduleEnqueuer(
+            config.crons(), store, tx, config.ticker().ceiling(), jobs::scheduleRun);
     // The maintainer asks the elector through this engine, and the elector tells the maintainer of
     // a change: neither needs the other at construction.
     this.maintainer =
@@ -314,6 +315,7 @@ public final class Engine {
     }
     started = true;
     PayloadLimit.publish(config, dataSource);
+    QueueMaxWait.publish(config, dataSource);
     flow.publish();
     cron.syncConfigAtStart();
     if (node != null) {

@@ -621,6 +621,17 @@ public final class JobStore {
 
   private static final String SET_START_BY = "SELECT pgbus.set_start_by(?::bigint, ?)";
 
+  // A bulk enqueue's deadlines, checked in Java (StartBy.check), in one set-based statement: a
+  // call of pgbus.set_start_by per job cost 10,000 PL/pgSQL calls for a full enqueueAll. Only jobs
+  // that have not started yet, as set_start_by.
+  private static final String SET_START_BY_MANY =
+      """
+      UPDATE pgbus.job j SET start_by = t.s
+        FROM unnest(?::bigint[], ?::timestamptz[]) AS t(i, s)
+       WHERE j.id OPERATOR(pg_catalog.=) t.i
+         AND j.state OPERATOR(pg_catalog.=) ANY ('{scheduled,available}') AND j.attempt = 0
+      """;
+
   private static final String FINISHED_DELETED =
       """
       SELECT pgbus.job_finished_as(?::bigint[], ?::bigint[],
@@ -991,6 +1002,20 @@ public final class JobStore {
       }
       jobFinished(c, linked);
       return perQueue;
+    }
+  }
+
+  /**
+   * Gives the jobs of a bulk enqueue their deadlines, checked by the caller, in one statement; how
+   * many it wrote.
+   */
+  int jobSetStartByMany(Connection c, java.util.Map<Long, Instant> startBys) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(SET_START_BY_MANY)) {
+      ps.setArray(1, c.createArrayOf("int8", startBys.keySet().toArray()));
+      // ISO-8601 instants, as jobInsertMany's run_ats: Timestamps in arrays lose their offset.
+      ps.setArray(
+          2, c.createArrayOf("text", startBys.values().stream().map(Instant::toString).toArray()));
+      return ps.executeUpdate();
     }
   }
 

@@ -152,6 +152,15 @@ public final class Jobs {
         job.runAs());
   }
 
+  /**
+   * A schedule's run as this JVM enqueues it: its payload sealed when its queue encrypts, and its
+   * queue's max-wait as its deadline, counted from the run's time (or now, for a late run); the
+   * leader writes the deadline after the insert ({@link RunOverlap}).
+   */
+  NewJob scheduleRun(NewJob run) {
+    return StartBy.withQueueMaxWait(sealed(run), queueMaxWait, Instant.now());
+  }
+
   /** The cipher of these operations' queues. */
   public JobCipher cipher() {
     return cipher;
@@ -300,22 +309,29 @@ public final class Jobs {
               + JobBatch.MAX_SIZE
               + " members; split a larger one, or chain batches through their callbacks");
     }
-    StartBy.refuseInBulk(members, "a batch");
-    StartBy.refuseInBulk(List.of(callback), "a batch's callback");
+    StartBy.refuseOnCallback(callback);
     UniqueEnqueue.refuseInBulk(members, "a batch");
     UniqueEnqueue.refuseInBulk(List.of(callback), "a batch's callback");
     NewJob cb = prepared(callback);
     checkPayload(cb);
-    List<NewJob> jobs = members.stream().map(this::prepared).toList();
+    Instant now = Instant.now();
+    List<NewJob> jobs =
+        StartBy.withQueueMaxWait(members.stream().map(this::prepared).toList(), queueMaxWait, now);
     for (NewJob job : jobs) {
       checkPayload(job);
+      StartBy.check(job, now);
     }
     PendingWake wake = pendingWake(c, callback.queue());
     EnqueuedBatch b =
         sql(
             callback.queue(),
             "enqueue a batch of " + jobs.size() + " jobs",
-            () -> linkStore.enqueueBatch(c, jobs, cb, tracing.capture(), wake != null));
+            () -> {
+              EnqueuedBatch done =
+                  linkStore.enqueueBatch(c, jobs, cb, tracing.capture(), wake != null);
+              StartBy.writeAll(c, store, jobs, done.jobIds());
+              return done;
+            });
     if (wake != null) {
       jobs.forEach(j -> wake.add(j.queue(), null)); // the callback waits for the members
       wake.statementDone();
@@ -350,20 +366,36 @@ public final class Jobs {
           "enqueueAll does not take afterJobs: enqueue a job that waits on others with enqueue,"
               + " or wait on a batch's callback");
     }
-    StartBy.refuseInBulk(given, "enqueueAll");
     UniqueEnqueue.refuseInBulk(given, "enqueueAll");
-    List<NewJob> jobs = given.stream().map(this::prepared).toList();
     Instant now = Instant.now();
+    List<NewJob> jobs =
+        StartBy.withQueueMaxWait(given.stream().map(this::prepared).toList(), queueMaxWait, now);
     for (NewJob job : jobs) {
       checkPayload(job);
       checkRunAt(job, now);
+      StartBy.check(job, now);
     }
     PendingWake wake = pendingWake(c, jobs.get(0).queue());
     List<Long> ids =
         sql(
             jobs.get(0).queue(),
             "enqueue " + jobs.size() + " jobs",
-            () -> store.jobInsertMany(c, jobs, tracing.capture(), wake != null));
+            () -> {
+              TraceContext trace = tracing.capture();
+              if (StartBy.keyedWithDeadline(jobs)) {
+                // One by one, in input order, to tell an inserted job from a key's holder.
+                List<Long> one = new java.util.ArrayList<>(jobs.size());
+                for (NewJob job : jobs) {
+                  Enqueued e = store.jobInsertIfAbsent(c, job, trace, wake != null);
+                  StartBy.write(c, store, job, e);
+                  one.add(e.id());
+                }
+                return one;
+              }
+              List<Long> inserted = store.jobInsertMany(c, jobs, trace, wake != null);
+              StartBy.writeAll(c, store, jobs, inserted);
+              return inserted;
+            });
     if (wake != null) {
       for (NewJob job : jobs) {
         wake.add(job.queue(), due(job, now));

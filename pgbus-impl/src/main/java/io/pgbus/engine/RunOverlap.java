@@ -1,5 +1,6 @@
 package io.pgbus.engine;
 
+import io.pgbus.Enqueued;
 import io.pgbus.OverlapPolicy;
 import io.pgbus.ScheduleDefinition;
 import java.sql.Connection;
@@ -55,7 +56,9 @@ final class RunOverlap {
         // A dependency, as any job's: released when the previous run completes (by whichever JVM
         // finishes it), cancelled with it when it dies or is cancelled.
         NewJob after = seal.apply(ScheduleBook.runJobAfter(d, run, previous));
-        return new Dealt(links.enqueueAfter(c, after, null, false).id(), QUEUED, true);
+        Enqueued queued = links.enqueueAfter(c, after, null, false);
+        StartBy.write(c, jobs, after, queued);
+        return new Dealt(queued.id(), QUEUED, true);
       case CANCEL_PREVIOUS:
         // The operator's cancel: a waiting job at once; a running one gets the request its JVM
         // hears at this commit (NOTIFY pgbus-cancel), so its handler is asked to stop.
@@ -67,7 +70,11 @@ final class RunOverlap {
     }
   }
 
-  private long insert(Connection c, NewJob job) throws SQLException {
-    return jobs.jobInsertIfAbsent(c, seal.apply(job)).id();
+  /** Inserts a run, with its deadline when its queue has a max-wait. */
+  private long insert(Connection c, NewJob run) throws SQLException {
+    NewJob job = seal.apply(run);
+    Enqueued e = jobs.jobInsertIfAbsent(c, job);
+    StartBy.write(c, jobs, job, e);
+    return e.id();
   }
 }

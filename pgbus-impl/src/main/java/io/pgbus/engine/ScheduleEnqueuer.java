@@ -85,8 +85,8 @@ final class ScheduleEnqueuer {
   }
 
   /**
-   * @param seal seals a run's payload when its queue encrypts ({@link Jobs#sealed}), as every other
-   *     enqueue of this JVM does
+   * @param seal prepares a run as every other enqueue of this JVM does ({@link Jobs#scheduleRun}):
+   *     its payload sealed when its queue encrypts, its queue's max-wait as its deadline
    */
   ScheduleEnqueuer(
       List<CronJob> configured,

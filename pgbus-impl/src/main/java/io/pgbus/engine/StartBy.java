@@ -21,9 +21,10 @@ final class StartBy {
   private StartBy() {}
 
   /**
-   * The job with its queue's max-wait as its deadline, counted from when it is due, unless it has
-   * one of its own or the queue none. A job that waits on others is due when they are done: the
-   * wait is counted from the enqueue then.
+   * The job with its queue's max-wait as its deadline, counted from when it is due (its run_at or
+   * delay, a debounce's first window, else now; never before now), unless it has one of its own or
+   * the queue none. A job that waits on others is due when they are done: the wait is counted from
+   * the enqueue then.
    */
   static NewJob withQueueMaxWait(NewJob job, Function<String, Duration> maxWait, Instant now) {
     if (job.options().startBy() != null) {
@@ -33,6 +34,12 @@ final class StartBy {
     return wait == null
         ? job
         : job.withOptions(job.options().startBy(due(job.options(), now).plus(wait)));
+  }
+
+  /** {@link #withQueueMaxWait} of each job, in order. */
+  static List<NewJob> withQueueMaxWait(
+      List<NewJob> jobs, Function<String, Duration> maxWait, Instant now) {
+    return jobs.stream().map(j -> withQueueMaxWait(j, maxWait, now)).toList();
   }
 
   /**
@@ -68,19 +75,48 @@ final class StartBy {
         "startBy " + job.options().startBy() + " for queue '" + job.queue() + "' " + problem);
   }
 
-  /** Refuses a deadline in a bulk enqueue ({@code what}), which does not write one. */
-  static void refuseInBulk(List<NewJob> jobs, String what) {
-    for (NewJob job : jobs) {
-      if (job.options().startBy() != null) {
-        throw new InvalidJobException(
-            job.queue(),
-            what
-                + " does not take startBy ("
-                + job.options().startBy()
-                + ", queue '"
-                + job.queue()
-                + "'): enqueue a job with a deadline on its own, with enqueue");
+  /**
+   * Refuses a deadline on a batch's callback: it is enqueued later, by the transaction that
+   * finishes the last member, which has no deadline to give it.
+   */
+  static void refuseOnCallback(NewJob callback) {
+    if (callback.options().startBy() != null) {
+      throw new InvalidJobException(
+          callback.queue(),
+          "a batch's callback does not take startBy ("
+              + callback.options().startBy()
+              + ", queue '"
+              + callback.queue()
+              + "'): it is enqueued when the batch is done; give the members deadlines, or let"
+              + " the callback check its own time");
+    }
+  }
+
+  /**
+   * Whether a bulk enqueue holds a job with a unique key and a deadline: its id may be a holder's,
+   * whose own deadline stays, so such an enqueue inserts one by one to know ({@link #write}).
+   */
+  static boolean keyedWithDeadline(List<NewJob> jobs) {
+    return jobs.stream()
+        .anyMatch(j -> j.options().uniqueKey() != null && j.options().startBy() != null);
+  }
+
+  /**
+   * Writes the deadlines of the jobs a bulk enqueue just inserted ({@code ids}, in the order of
+   * {@code jobs}; none with a unique key and a deadline: {@link #keyedWithDeadline}), in one
+   * statement. Checked before ({@link #check}), as every job's.
+   */
+  static void writeAll(Connection c, JobStore store, List<NewJob> jobs, List<Long> ids)
+      throws SQLException {
+    var write = new java.util.LinkedHashMap<Long, Instant>();
+    for (int i = 0; i < jobs.size(); i++) {
+      Instant startBy = jobs.get(i).options().startBy();
+      if (startBy != null) {
+        write.put(ids.get(i), startBy);
       }
+    }
+    if (!write.isEmpty()) {
+      store.jobSetStartByMany(c, write);
     }
   }
 
@@ -91,10 +127,18 @@ final class StartBy {
     }
   }
 
+  /** When a job with these options is due: its run_at, delay or debounce window; not before now. */
   private static Instant due(EnqueueOptions o, Instant now) {
+    Instant due;
     if (o.runAt() != null) {
-      return o.runAt();
+      due = o.runAt();
+    } else if (o.delay() != null) {
+      due = now.plus(o.delay());
+    } else if (o.debounceWindow() != null) {
+      due = now.plus(o.debounceWindow()); // the first enqueue's run_at (pgbus.enqueue_unique)
+    } else {
+      due = now;
     }
-    return o.delay() == null ? now : now.plus(o.delay());
+    return due.isBefore(now) ? now : due;
   }
 }

@@ -57,7 +57,7 @@ public final class SyncRunner {
   private final Transactions transactions;
   private final JobStore store = new JobStore();
   private final JobRunner runner;
-  private final Jobs sealing; // seals the cron runs of encrypting queues, as the leader does
+  private final Jobs sealing; // prepares the cron runs (sealed, max-wait), as the leader does
 
   /**
    * @param config supplies the worker id, the lease, the job timeout and the retry policy
@@ -150,7 +150,7 @@ public final class SyncRunner {
     }
     var enqueuer =
         new ScheduleEnqueuer(
-            crons, store, transactions, ScheduleEnqueuer.MAX_WAIT, sealing::sealed);
+            crons, store, transactions, ScheduleEnqueuer.MAX_WAIT, sealing::scheduleRun);
     try (Connection c = dataSource.getConnection()) {
       int n = enqueuer.tick(c, clock).enqueued();
       if (!ahead.isZero()) {

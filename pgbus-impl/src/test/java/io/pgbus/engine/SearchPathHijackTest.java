@@ -260,6 +260,8 @@ class SearchPathHijackTest {
     // The SQL API, as an operator or another application calls it.
     try (Connection c = db().connect();
         Statement st = c.createStatement()) {
+      // A max-wait (V56): every enqueue below reads it and writes a deadline.
+      st.execute("SELECT pgbus.queue_max_wait_set('sql', interval '1 hour')");
       st.execute("SELECT pgbus.enqueue('sql', '{}')");
       st.execute("SELECT pgbus.enqueue('sql', '{}', unique_key => 'k')");
       st.execute("SELECT pgbus.enqueue('sql', '{}', run_at => now() + interval '1 hour')");
@@ -293,6 +295,7 @@ class SearchPathHijackTest {
       st.execute("SELECT pgbus.resume('sql')");
       st.execute("SELECT * FROM pgbus.claim(ARRAY['sql'], 10, 'me', interval '1 minute')");
       st.execute("SELECT pgbus.listen(ARRAY['pgbus_sql'])");
+      st.execute("SELECT pgbus.queue_max_wait_set('sql', NULL)");
     }
 
     assertThat(trapped()).as("look-alikes in public that pgbus ran").isEmpty();

@@ -29,7 +29,12 @@ class StartByTest {
   @RegisterExtension
   static final TestDatabase db =
       TestDatabase.migrated()
-          .emptiedBeforeEach("pgbus.job", "pgbus.queue_pause", "pgbus.audit", "pgbus.leader");
+          .emptiedBeforeEach(
+              "pgbus.job",
+              "pgbus.queue_pause",
+              "pgbus.audit",
+              "pgbus.leader",
+              "pgbus.queue_max_wait");
 
   @RegisterExtension final TestEngines engines = new TestEngines(db);
 
@@ -60,7 +65,8 @@ class StartByTest {
 
     Await.until(
         "the leader to expire the job", WAIT, () -> db.job(id).state(), "cancelled"::equals);
-    assertThat(engine.status().expired()).isEqualTo(1);
+    // Counted after the expiry's commit, which the state above may show first.
+    Await.until("the expiry counted", WAIT, () -> engine.status().expired() == 1);
     assertThat(
             db.queryLong(
                 "SELECT count(*) FROM pgbus.job WHERE id = ? AND start_by IS NOT NULL"
@@ -114,7 +120,8 @@ class StartByTest {
         Duration.ofSeconds(8),
         () -> db.job(id).state(),
         "cancelled"::equals);
-    assertThat(engine.status().expired()).isEqualTo(1);
+    // Counted after the expiry's commit, which the state above may show first.
+    Await.until("the expiry counted", WAIT, () -> engine.status().expired() == 1);
   }
 
   @Test
@@ -195,6 +202,175 @@ class StartByTest {
   }
 
   @Test
+  void aQueuesMaxWaitReachesEnqueueAllBatchMembersAndScheduleRuns() throws Exception {
+    Jobs jobs =
+        new Jobs(
+            EngineConfig.builder()
+                .queuePolicy(
+                    new QueuePolicy("mw_bulk", null, null, null, null, Duration.ofMinutes(5)))
+                .build());
+    Instant own = Instant.now().plusSeconds(3600);
+    List<Long> ids;
+    long holder;
+    try (Connection c = db.connect()) {
+      holder =
+          jobs.enqueue(
+              c,
+              new NewJob(
+                  "mw_bulk", "{}", EnqueueOptions.defaults().withUniqueKey("held").startBy(own)));
+      ids =
+          jobs.enqueueAll(
+              c,
+              List.of(
+                  NewJob.of("mw_bulk", "{}"),
+                  new NewJob(
+                      "mw_bulk", "{}", EnqueueOptions.defaults().withDelay(Duration.ofHours(1))),
+                  // Its own deadline wins over the queue's, in a bulk enqueue too.
+                  new NewJob("mw_bulk", "{}", EnqueueOptions.defaults().startBy(own)),
+                  // A duplicate: the holder keeps its deadline.
+                  new NewJob("mw_bulk", "{}", EnqueueOptions.defaults().withUniqueKey("held")),
+                  NewJob.of("no_mw_bulk", "{}")));
+    }
+    assertThat(ids.get(3)).isEqualTo(holder);
+    assertThat(maxWaitAfterDue(ids.get(0))).isBetween(299L, 301L);
+    assertThat(maxWaitAfterDue(ids.get(1))).isBetween(299L, 301L);
+    assertThat(startBy(ids.get(2))).isEqualTo(startBy(holder)).isNotNull();
+    assertThat(startBy(ids.get(4))).as("a queue without max-wait").isNull();
+
+    io.pgbus.EnqueuedBatch batch;
+    try (Connection c = db.connect()) {
+      batch =
+          jobs.enqueueBatch(
+              c,
+              List.of(
+                  NewJob.of("mw_bulk", "{}"),
+                  new NewJob("mw_bulk", "{}", EnqueueOptions.defaults().startBy(own))),
+              NewJob.of("mw_bulk", "{}"));
+    }
+    assertThat(maxWaitAfterDue(batch.jobIds().get(0))).isBetween(299L, 301L);
+    assertThat(startBy(batch.jobIds().get(1))).isEqualTo(startBy(holder));
+
+    // A schedule's run, as the leader enqueues it: counted from the run's time, or from now for
+    // a run whose time is past (this one, ten minutes ago).
+    ScheduleEnqueuer cron =
+        new ScheduleEnqueuer(
+            List.of(CronJob.of("mw_cron", "* * * * *", "mw_bulk")),
+            store,
+            new JdbcTransactions(db.dataSource()),
+            ScheduleEnqueuer.MAX_WAIT,
+            jobs::scheduleRun);
+    Instant run =
+        Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MINUTES).minusSeconds(600);
+    try (Connection c = db.connect()) {
+      cron.tick(c, run.minusSeconds(1));
+      assertThat(cron.tick(c, run.plusSeconds(1)).enqueued()).isEqualTo(1);
+    }
+    assertThat(
+            db.queryLong(
+                "SELECT count(*) FROM pgbus.job WHERE queue = 'mw_bulk' AND unique_key LIKE"
+                    + " '%mw_cron%' AND start_by BETWEEN now() + interval '299 seconds'"
+                    + " AND now() + interval '301 seconds'"))
+        .as("a late run's wait counted from now")
+        .isEqualTo(1);
+  }
+
+  @Test
+  void theDatabaseKnowsAQueuesMaxWaitSoEverySqlEnqueueGivesItsJobsADeadline() throws Exception {
+    EngineConfig config =
+        EngineConfig.builder()
+            .capsule("main", 1, "mw_sql", "mw_none")
+            .queuePolicy(new QueuePolicy("mw_sql", null, null, null, null, Duration.ofMinutes(5)))
+            .queuePolicy(
+                new QueuePolicy("mw_elsewhere", null, null, null, null, Duration.ofMinutes(7)))
+            .build();
+    QueueMaxWait.publish(config, db.dataSource());
+    assertThat(
+            db.queryText(
+                "SELECT string_agg(queue::text || '=' || max_wait, ',' ORDER BY queue)"
+                    + " FROM pgbus.queue_max_wait"))
+        .as("the queues it reads and those it configures")
+        .isEqualTo("mw_elsewhere=00:07:00,mw_sql=00:05:00");
+
+    long plain = db.queryLong("SELECT pgbus.enqueue('mw_sql', '{}')");
+    long later =
+        db.queryLong("SELECT pgbus.enqueue('mw_sql', '{}', run_at => now() + interval '1 hour')");
+    long past =
+        db.queryLong("SELECT pgbus.enqueue('mw_sql', '{}', run_at => now() - interval '1 hour')");
+    long keyed = db.queryLong("SELECT pgbus.enqueue('mw_sql', '{}', unique_key => 'k1')");
+    long own =
+        db.queryLong("SELECT pgbus.enqueue_start_by('mw_sql', '{}', now() + interval '2 minutes')");
+    long none = db.queryLong("SELECT pgbus.enqueue('mw_none', '{}')");
+    assertThat(secondsFromNowToDeadline(plain)).isBetween(299L, 300L);
+    assertThat(maxWaitAfterDue(later)).isEqualTo(300L);
+    assertThat(secondsFromNowToDeadline(past))
+        .as("a past run_at counts from now")
+        .isBetween(299L, 300L);
+    assertThat(secondsFromNowToDeadline(keyed)).isBetween(299L, 300L);
+    assertThat(secondsFromNowToDeadline(own)).as("its own wins").isBetween(119L, 120L);
+    assertThat(startBy(none)).isNull();
+
+    List<Long> many =
+        db.queryLongs(
+            "SELECT * FROM pgbus.enqueue_many(ARRAY['mw_sql', 'mw_none'], ARRAY['{}', '{}']::jsonb[],"
+                + " ARRAY[now() + interval '1 hour', NULL], ARRAY[0, 0], ARRAY[25, 25])");
+    assertThat(maxWaitAfterDue(many.get(0))).isEqualTo(300L);
+    assertThat(startBy(many.get(1))).isNull();
+    List<Long> manyKeyed =
+        db.queryLongs(
+            "SELECT * FROM pgbus.enqueue_many(ARRAY['mw_sql'], ARRAY['{}']::jsonb[], ARRAY[NULL::timestamptz],"
+                + " ARRAY[0], ARRAY[25], ARRAY['k2'])");
+    assertThat(secondsFromNowToDeadline(manyKeyed.get(0))).isBetween(299L, 300L);
+
+    List<Long> members =
+        db.queryLongs(
+            "SELECT unnest(b.job_ids) FROM pgbus.enqueue_batch(ARRAY['mw_sql', 'mw_none'],"
+                + " ARRAY['{}', '{}']::jsonb[], ARRAY[0, 0], ARRAY[25, 25], 'mw_sql', '{}') b");
+    assertThat(secondsFromNowToDeadline(members.get(0))).isBetween(299L, 300L);
+    assertThat(startBy(members.get(1))).isNull();
+
+    long after =
+        db.queryLong("SELECT id FROM pgbus.enqueue_after('mw_sql', '{}', ARRAY[?::bigint])", later);
+    assertThat(secondsFromNowToDeadline(after))
+        .as("due when its dependency is done: counted from the enqueue")
+        .isBetween(299L, 300L);
+
+    assertThatThrownBy(
+            () ->
+                db.queryLong(
+                    "SELECT pgbus.queue_max_wait_set('mw_sql', interval '-5 seconds')::int"))
+        .hasStackTraceContaining("max_wait -00:00:05 for queue mw_sql is invalid")
+        .hasStackTraceContaining("use 1 millisecond to 36500 days");
+
+    // A newer build's window stays; an engine of this build that configures none for a queue it
+    // reads removes the window.
+    db.update("UPDATE pgbus.queue_max_wait SET build = '999.0.0' WHERE queue = 'mw_elsewhere'");
+    QueueMaxWait.publish(
+        EngineConfig.builder().capsule("main", 1, "mw_sql", "mw_elsewhere").build(),
+        db.dataSource());
+    assertThat(
+            db.queryText(
+                "SELECT string_agg(queue::text || '=' || max_wait, ',' ORDER BY queue)"
+                    + " FROM pgbus.queue_max_wait"))
+        .isEqualTo("mw_elsewhere=00:07:00");
+    assertThat(startBy(db.queryLong("SELECT pgbus.enqueue('mw_sql', '{}')"))).isNull();
+  }
+
+  private static long secondsFromNowToDeadline(long id) {
+    return db.queryLong(
+        "SELECT extract(epoch FROM start_by - now())::bigint FROM pgbus.job WHERE id = ?", id);
+  }
+
+  /** Seconds from when the job is due (its run_at) to its deadline. */
+  private static long maxWaitAfterDue(long id) {
+    return db.queryLong(
+        "SELECT extract(epoch FROM start_by - run_at)::bigint FROM pgbus.job WHERE id = ?", id);
+  }
+
+  private static String startBy(long id) {
+    return db.queryText("SELECT start_by::text FROM pgbus.job WHERE id = ?", id);
+  }
+
+  @Test
   void aDeadlineInThePastIsRefusedOnTheJavaAndTheSqlPathNamingTheValue() throws Exception {
     Jobs jobs = new Jobs(EngineConfig.builder().build());
     Instant past = Instant.parse("2020-01-01T00:00:00Z");
@@ -221,8 +397,20 @@ class StartByTest {
               () ->
                   jobs.enqueueAll(
                       c,
-                      List.of(new NewJob("bad_sb", "{}", EnqueueOptions.defaults().startBy(soon)))))
-          .hasMessageContaining("enqueueAll does not take startBy");
+                      List.of(
+                          NewJob.of("bad_sb", "{}"),
+                          new NewJob("bad_sb", "{}", EnqueueOptions.defaults().startBy(past)))))
+          .isInstanceOf(InvalidJobException.class)
+          .hasMessageContaining("startBy 2020-01-01T00:00:00Z for queue 'bad_sb' is not after now");
+      assertThatThrownBy(
+              () ->
+                  jobs.enqueueBatch(
+                      c,
+                      List.of(NewJob.of("bad_sb", "{}")),
+                      new NewJob("bad_sb", "{}", EnqueueOptions.defaults().startBy(soon))))
+          .isInstanceOf(InvalidJobException.class)
+          .hasMessageContaining("a batch's callback does not take startBy")
+          .hasMessageContaining("give the members deadlines");
     }
     assertThatThrownBy(
             () ->

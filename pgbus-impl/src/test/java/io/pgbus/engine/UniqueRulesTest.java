@@ -312,6 +312,94 @@ class UniqueRulesTest {
   }
 
   @Test
+  void aDebounceNeverPushesAJobToItsStartByDeadlineUnderThreeConcurrentProducers()
+      throws Exception {
+    // The queue's max-wait gives the first enqueue its deadline: due in the window, 800 ms on.
+    List<Jobs> withMaxWait =
+        List.of(maxWaitJobs(), maxWaitJobs(), maxWaitJobs()); // one per producer
+    EnqueueOptions o =
+        EnqueueOptions.defaults()
+            .withUniqueKey("search-doc-sb")
+            .debounce(Duration.ofMillis(400), Duration.ofSeconds(10));
+    Instant stop = Instant.now().plusMillis(2000); // past the deadline: pushes must stop short
+    List<List<Enqueued>> got =
+        atOnce(
+            (ignored, c, n) -> {
+              List<Enqueued> mine = new ArrayList<>();
+              c.setAutoCommit(true);
+              while (Instant.now().isBefore(stop)) {
+                mine.add(withMaxWait.get(n).enqueueIfAbsent(c, new NewJob("unique_sb", "{}", o)));
+                Thread.sleep(20);
+              }
+              return mine;
+            });
+    List<Enqueued> all = got.stream().flatMap(List::stream).toList();
+    assertThat(all).extracting(Enqueued::id).containsOnly(all.get(0).id());
+    assertThat(all).filteredOn(Enqueued::inserted).hasSize(1);
+    // Pushed while the push stayed before the deadline, then left where it was.
+    assertThat(all)
+        .filteredOn(e -> !e.inserted())
+        .extracting(Enqueued::result)
+        .contains(Enqueued.Result.REPLACED, Enqueued.Result.NOT_REPLACED)
+        .containsOnly(Enqueued.Result.REPLACED, Enqueued.Result.NOT_REPLACED);
+    assertThat(
+            db.queryText(
+                "SELECT (start_by BETWEEN created_at + interval '1000 milliseconds'"
+                    + " AND created_at + interval '1400 milliseconds')::text || ' '"
+                    + " || (run_at > created_at + interval '400 milliseconds')::text || ' '"
+                    + " || (run_at < start_by)::text FROM pgbus.job WHERE queue = 'unique_sb'"))
+        .isEqualTo("true true true");
+  }
+
+  @Test
+  void aRunAtReplacedToOrPastTheHoldersDeadlineLeavesItAsItIsOnTheJavaAndTheSqlPath()
+      throws Exception {
+    Instant deadline = Instant.now().plusSeconds(3600);
+    Enqueued first =
+        enqueue(
+            "unique_sbr",
+            "{\"v\":1}",
+            EnqueueOptions.defaults()
+                .withUniqueKey("k")
+                .withDelay(Duration.ofMinutes(10))
+                .startBy(deadline));
+    EnqueueOptions replace =
+        EnqueueOptions.defaults()
+            .withUniqueKey("k")
+            .replacing(ReplaceField.RUN_AT, ReplaceField.PAYLOAD)
+            .withRunAt(deadline.plusSeconds(60));
+    Enqueued late = enqueue("unique_sbr", "{\"v\":2}", replace);
+    assertThat(late.id()).isEqualTo(first.id());
+    assertThat(late.result()).isEqualTo(Enqueued.Result.NOT_REPLACED);
+    assertThat(db.queryText("SELECT payload::text FROM pgbus.job WHERE id = ?", first.id()))
+        .isEqualTo("{\"v\": 1}");
+    assertThat(
+            db.queryText(
+                "SELECT e.outcome FROM pgbus.enqueue_unique('unique_sbr', '{\"v\":3}', 'k',"
+                    + " replace => '{run_at}', run_at => now() + interval '2 hours') e"))
+        .isEqualTo("not_replaced");
+    // Before the deadline it is replaced as any waiting job.
+    assertThat(
+            enqueue("unique_sbr", "{\"v\":4}", replace.withRunAt(Instant.now().plusSeconds(1800)))
+                .result())
+        .isEqualTo(Enqueued.Result.REPLACED);
+    // By id, the SQL path refuses it naming the value and the fix.
+    assertThat(
+            sqlError(
+                "SELECT pgbus.replace_job(?, run_at => now() + interval '2 hours')", first.id()))
+        .contains("is not before job " + first.id() + "'s start-by deadline")
+        .contains("give an earlier run_at");
+  }
+
+  private static Jobs maxWaitJobs() {
+    return new Jobs(
+        EngineConfig.builder()
+            .queuePolicy(
+                new QueuePolicy("unique_sb", null, null, null, null, Duration.ofMillis(800)))
+            .build());
+  }
+
+  @Test
   void badInputIsRefusedNamingTheValueAndTheFixOnTheJavaPath() {
     EnqueueOptions keyed = EnqueueOptions.defaults().withUniqueKey("k");
     assertThatThrownBy(() -> keyed.forPeriod(Duration.ZERO))

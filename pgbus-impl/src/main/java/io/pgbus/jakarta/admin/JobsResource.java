@@ -6,6 +6,7 @@ import io.pgbus.admin.InvalidFilterException;
 import io.pgbus.admin.JobAdmin;
 import io.pgbus.admin.JobFilter;
 import io.pgbus.admin.JobPage;
+import io.pgbus.admin.JobState;
 import io.pgbus.admin.JobView;
 import io.pgbus.admin.Reason;
 import jakarta.annotation.security.RolesAllowed;
@@ -375,7 +376,8 @@ public final class JobsResource {
     "batchId",
     "dependencies",
     "attemptsBeforeReplay",
-    "startBy"
+    "startBy",
+    "expired"
   })
   public record JobDetailJson(
       String id,
@@ -402,7 +404,11 @@ public final class JobsResource {
       String batchId,
       String dependencies,
       int attemptsBeforeReplay,
-      String startBy) {
+      String startBy,
+      String expired) {
+
+    /** The error the leader's expiry writes (JobStore.EXPIRE), before the deadline. */
+    private static final String EXPIRED = "expired: not started by ";
 
     static JobDetailJson of(JobView j, boolean masked) {
       JobJson s = JobJson.of(j, masked);
@@ -431,7 +437,21 @@ public final class JobsResource {
           j.batchId() == null ? null : String.valueOf(j.batchId()),
           j.dependencies(),
           j.attemptsBeforeReplay(),
-          text(j.startBy()));
+          text(j.startBy()),
+          expiredReason(j));
+    }
+
+    /**
+     * Why a job cancelled for its start-by deadline ended ({@code not started by <T>}), or null:
+     * pgbus's own text, not the handler's, so it is shown where error texts are masked too.
+     */
+    static String expiredReason(JobView j) {
+      return j.state() == JobState.CANCELLED
+              && j.startBy() != null
+              && j.lastError() != null
+              && j.lastError().startsWith(EXPIRED)
+          ? j.lastError().substring("expired: ".length())
+          : null;
     }
   }
 }

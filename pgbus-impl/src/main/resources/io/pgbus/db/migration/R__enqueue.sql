@@ -91,11 +91,16 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
     IF enqueue_job.unique_key IS NULL THEN
       -- No key, no conflict possible: a plain INSERT, without ON CONFLICT's speculative insertion.
       INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at,
-                                  trace_parent, trace_state, concurrency_key)
+                                  trace_parent, trace_state, concurrency_key, start_by)
       VALUES (v_queue,
               CASE WHEN v_run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
               enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
-              enqueue_job.trace_parent, enqueue_job.trace_state, enqueue_job.concurrency_key)
+              enqueue_job.trace_parent, enqueue_job.trace_state, enqueue_job.concurrency_key,
+              -- The queue's max-wait (V56), counted from when the job is due; NULL: none. A
+              -- caller's own deadline replaces it after (pgbus.set_start_by).
+              greatest(v_run_at, now())
+                + (SELECT w.max_wait FROM pgbus.queue_max_wait w
+                    WHERE w.queue::text = v_queue::text))
       -- The limit as pgbus.check_payload reads it (the default stands in should the row be
       -- gone) comes back with the row: one statement in all.
       RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576)
@@ -105,12 +110,16 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
         -- The inference predicate is job_unique_idx's, word for word but for the operator, which
         -- is the one the index was built with (enum_eq), named so that no look-alike can stand in.
         INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at,
-                                    unique_key, trace_parent, trace_state, concurrency_key)
+                                    unique_key, trace_parent, trace_state, concurrency_key,
+                                    start_by)
         VALUES (v_queue,
                 CASE WHEN v_run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
                 enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
                 enqueue_job.unique_key, enqueue_job.trace_parent, enqueue_job.trace_state,
-                enqueue_job.concurrency_key)
+                enqueue_job.concurrency_key,
+                greatest(v_run_at, now())
+                  + (SELECT w.max_wait FROM pgbus.queue_max_wait w
+                      WHERE w.queue::text = v_queue::text))
         ON CONFLICT (queue, unique_key)
           WHERE unique_key IS NOT NULL
             AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
@@ -250,14 +259,17 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
       WITH inserted AS (
         INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, run_at,
                                trace_parent, trace_state, concurrency_key, enqueued_by,
-                               correlation_id)
+                               correlation_id, start_by)
         SELECT t.q::pgbus.queue_name,
                CASE WHEN coalesce(t.r, now()) <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
                t.pr, t.p, t.m, coalesce(t.r, now()),
                trace_parents[t.ord], trace_states[t.ord], concurrency_keys[t.ord], v_by,
-               v_correlation
+               v_correlation,
+               -- The queue's max-wait (V56) from when the job is due, as pgbus.enqueue_job.
+               greatest(coalesce(t.r, now()), now()) + w.max_wait
           FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
                WITH ORDINALITY AS t(q, p, r, pr, m, ord)
+          LEFT JOIN pgbus.queue_max_wait w ON w.queue::text = t.q
          ORDER BY t.ord
         RETURNING id
       )

@@ -241,7 +241,13 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_after(
     IF enqueue_after.duplicate THEN
       RETURN;
     END IF;
-    UPDATE pgbus.job j SET linked = true WHERE j.id = enqueue_after.id;
+    -- Due when its dependencies are done: the queue's max-wait (V56) counts from now, not from the
+    -- far run_at enqueue_job gave it while they wait.
+    UPDATE pgbus.job j
+       SET linked = true,
+           start_by = now() + (SELECT w.max_wait FROM pgbus.queue_max_wait w
+                                WHERE w.queue::text = j.queue::text)
+     WHERE j.id = enqueue_after.id;
     -- A dependency given twice keeps its first policy. In id order: the deferred triggers lock
     -- the dependencies at commit in the order of these rows.
     INSERT INTO pgbus.job_dependency (depends_on, job_id, on_failure, state, result)
@@ -431,11 +437,13 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_batch(
     -- are in input order.
     WITH inserted AS (
       INSERT INTO pgbus.job (queue, state, priority, payload, max_attempts, trace_parent,
-                             trace_state, batch_id, linked)
+                             trace_state, batch_id, linked, start_by)
       SELECT pgbus.queue(t.q), 'available', t.pr, t.p, t.m, trace_parents[t.ord],
-             trace_states[t.ord], enqueue_batch.batch_id, true
+             trace_states[t.ord], enqueue_batch.batch_id, true,
+             now() + w.max_wait -- the queue's max-wait (V56), from now: a member is due at once
         FROM unnest(queues, payloads, priorities, max_attempts)
              WITH ORDINALITY AS t(q, p, pr, m, ord)
+        LEFT JOIN pgbus.queue_max_wait w ON w.queue::text = t.q
        ORDER BY t.ord
       RETURNING id, queue)
     SELECT array_agg(i.id ORDER BY i.id) INTO job_ids FROM inserted i;

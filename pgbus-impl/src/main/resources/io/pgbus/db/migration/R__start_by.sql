@@ -71,3 +71,37 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_start_by(
     END IF;
     RETURN e.id;
   END $$;
+
+-- Sets a queue's max-wait (V56): every enqueue function gives a job of the queue without a deadline
+-- of its own start_by = when it is due + max_wait. NULL removes it. Bounds as
+-- pgbus.queue.<name>.max-wait: 1 millisecond to 36500 days, else refused with the value and the
+-- fix. Engines call it at start for the queues they configure or read (QueueMaxWait: the newest
+-- build wins); an operator may from psql. True when the row changed.
+--   SELECT pgbus.queue_max_wait_set('reports', interval '10 minutes');
+CREATE OR REPLACE FUNCTION pgbus.queue_max_wait_set(
+    queue text, max_wait interval, updated_by text DEFAULT NULL)
+  RETURNS boolean
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  #variable_conflict use_column
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(queue_max_wait_set.queue);
+  BEGIN
+    IF queue_max_wait_set.max_wait IS NULL THEN
+      DELETE FROM pgbus.queue_max_wait w WHERE w.queue = v_queue;
+      RETURN FOUND;
+    END IF;
+    IF NOT (queue_max_wait_set.max_wait BETWEEN interval '1 millisecond' AND interval '36500 days') THEN
+      RAISE EXCEPTION 'pgbus: max_wait % for queue % is invalid: use 1 millisecond to 36500 days (how long a job may wait to start), or NULL for no deadline',
+        queue_max_wait_set.max_wait, v_queue::text
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    INSERT INTO pgbus.queue_max_wait AS w (queue, max_wait, updated_by)
+    VALUES (v_queue, queue_max_wait_set.max_wait,
+            coalesce(queue_max_wait_set.updated_by, current_user::text))
+    ON CONFLICT (queue) DO UPDATE
+      SET max_wait = excluded.max_wait, updated_at = now(), updated_by = excluded.updated_by
+      WHERE w.max_wait IS DISTINCT FROM excluded.max_wait;
+    RETURN FOUND;
+  END $$;

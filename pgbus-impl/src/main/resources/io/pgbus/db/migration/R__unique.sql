@@ -78,7 +78,9 @@ CREATE OR REPLACE FUNCTION pgbus.check_unique_rule(
 --                   least(now() + debounce, its created_at + max_wait), never earlier than it was;
 --   'not_replaced'  replace or debounce was asked but the holder is running (or, with a period,
 --                   finished in one of the claim's states): it is never changed; nothing is
---                   inserted either; the caller decides (enqueue again once it is done).
+--                   inserted either; the caller decides (enqueue again once it is done). Also
+--                   when the run_at asked for, or a debounce alone, would move a waiting holder to
+--                   or past its start-by deadline (below).
 -- The holder: with period, the job of the key's claim (pgbus.unique_claim) while the claim lasts
 -- and that job is waiting, running, or finished in one of the claim's states (a job no longer found,
 -- deleted on completion or pruned, counts as completed); else, and always, a waiting or running job
@@ -178,7 +180,7 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_unique(
         v_hold := e.id;
       END IF;
       -- The holder, locked: a worker's claim skips it until this transaction ends.
-      SELECT x.id, x.queue, x.state, x.run_at, x.created_at, x.linked INTO j
+      SELECT x.id, x.queue, x.state, x.run_at, x.created_at, x.linked, x.start_by INTO j
         FROM pgbus.job x WHERE x.id = v_hold FOR UPDATE;
       IF NOT FOUND OR j.state = ANY ('{completed,dead,cancelled}'::pgbus.job_state[]) THEN
         -- Finished since it was read.
@@ -210,6 +212,18 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_unique(
           greatest(j.run_at, least(now() + debounce, j.created_at + max_wait))
         WHEN 'run_at' = ANY (replace) THEN coalesce(run_at, now())
         ELSE j.run_at END;
+      -- The holder's start-by deadline (V43) bounds where an enqueue moves its run_at: the claim
+      -- refuses it from the deadline on, so a run_at there would only make it expire. A debounce's
+      -- push stops short: the job keeps its run_at (it runs after this enqueue all the same) and
+      -- the fields in replace are still replaced ('not_replaced' when there are none). A run_at the
+      -- caller asked for there is not given: the holder is left as it is ('not_replaced').
+      IF j.start_by IS NOT NULL AND v_new_run >= j.start_by AND v_new_run > j.run_at THEN
+        IF debounce IS NULL OR replace IS NULL THEN
+          outcome := 'not_replaced';
+          RETURN;
+        END IF;
+        v_new_run := j.run_at;
+      END IF;
       IF 'payload' = ANY (coalesce(replace, '{}')) THEN
         PERFORM pgbus.check_payload(queue, payload);
       END IF;
@@ -258,7 +272,7 @@ CREATE OR REPLACE FUNCTION pgbus.replace_job(
     j record;
     v_state pgbus.job_state;
   BEGIN
-    SELECT x.id, x.queue, x.state, x.run_at, x.linked INTO j
+    SELECT x.id, x.queue, x.state, x.run_at, x.linked, x.start_by INTO j
       FROM pgbus.job x WHERE x.id = job_id FOR UPDATE;
     IF NOT FOUND THEN
       SELECT h.state INTO v_state FROM pgbus.job_history h WHERE h.id = job_id;
@@ -280,6 +294,11 @@ CREATE OR REPLACE FUNCTION pgbus.replace_job(
     END IF;
     IF run_at IS NOT NULL THEN
       PERFORM pgbus.check_run_at(j.queue, run_at);
+    END IF;
+    -- The claim refuses a job from its start-by deadline on (V43): a run_at there never runs.
+    IF run_at >= j.start_by THEN
+      RAISE EXCEPTION 'pgbus: run_at % is not before job %''s start-by deadline %: it would never start; give an earlier run_at, or cancel the job and enqueue it again with a later deadline',
+        run_at, job_id, j.start_by USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF priority IS NOT NULL AND (priority < -100 OR priority > 100) THEN
       RAISE EXCEPTION 'pgbus: priority % is out of range (job %): use -100 to 100 (lower runs first)',

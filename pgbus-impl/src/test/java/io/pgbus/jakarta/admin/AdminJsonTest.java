@@ -90,13 +90,13 @@ class AdminJsonTest {
         .endsWith(
             ",\"payload\":null,\"payloadMasked\":true,\"errors\":null,\"result\":null,"
                 + "\"batchId\":\"7\",\"dependencies\":null,\"attemptsBeforeReplay\":0,"
-                + "\"startBy\":null}")
+                + "\"startBy\":null,\"expired\":null}")
         .doesNotContain("order");
     assertThat(json(JobsResource.JobDetailJson.of(job(null), false)))
         .endsWith(
             ",\"payload\":\"{\\\"order\\\": 42}\",\"payloadMasked\":false,\"errors\":\"[]\","
                 + "\"result\":null,\"batchId\":null,\"dependencies\":null,"
-                + "\"attemptsBeforeReplay\":0,\"startBy\":null}");
+                + "\"attemptsBeforeReplay\":0,\"startBy\":null,\"expired\":null}");
   }
 
   @Test
