@@ -315,6 +315,7 @@ public final class Engine {
     started = true;
     PayloadLimit.publish(config, dataSource);
     flow.publish();
+    QueueEncryption.publish(config, jobs.cipher(), dataSource);
     cron.syncConfigAtStart();
     if (node != null) {
       node.started();

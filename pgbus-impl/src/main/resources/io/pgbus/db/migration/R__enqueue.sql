@@ -60,6 +60,7 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
     v_queue  pgbus.queue_name;
     v_run_at timestamptz := coalesce(enqueue_job.run_at, now());
     v_limit  integer;
+    v_sealed boolean;
   BEGIN
     -- pgbus.queue's rule; it raises the message.
     IF enqueue_job.queue IS NULL OR enqueue_job.queue !~ '^[a-z][a-z0-9_]*$'
@@ -97,9 +98,10 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
               enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
               enqueue_job.trace_parent, enqueue_job.trace_state, enqueue_job.concurrency_key)
       -- The limit as pgbus.check_payload reads it (the default stands in should the row be
-      -- gone) comes back with the row: one statement in all.
-      RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576)
-        INTO id, v_limit;
+      -- gone) and whether the queue encrypts (V53) come back with the row: one statement in all.
+      RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
+                EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue::text = v_queue::text)
+        INTO id, v_limit, v_sealed;
     ELSE
       LOOP
         -- The inference predicate is job_unique_idx's, word for word but for the operator, which
@@ -115,8 +117,9 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
           WHERE unique_key IS NOT NULL
             AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
           DO NOTHING
-        RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576)
-          INTO id, v_limit;
+        RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
+                  EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue::text = v_queue::text)
+          INTO id, v_limit, v_sealed;
         EXIT WHEN FOUND;
         -- Only a keyed job can conflict, so here unique_key is set.
         SELECT j.id INTO id
@@ -126,6 +129,9 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
         IF FOUND THEN
           -- Refused all the same, as when the limit was checked before the INSERT.
           PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
+          IF EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue::text = v_queue::text) THEN
+            PERFORM pgbus.check_sealed(v_queue, enqueue_job.payload);
+          END IF;
           duplicate := true;
           RETURN;
         END IF;
@@ -137,6 +143,11 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
     IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6
        OR pg_catalog.pg_column_compression(enqueue_job.payload) IS NOT NULL THEN
       PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
+    END IF;
+    -- An encrypting queue (V53) takes only a payload the Java API sealed; the error undoes the row.
+    -- A batch's callback, enqueued from what its batch stored (pgbus.job_finished_as), is let by.
+    IF v_sealed AND pg_catalog.current_setting('pgbus.stored_payload', true) IS DISTINCT FROM 'on' THEN
+      PERFORM pgbus.check_sealed(v_queue, enqueue_job.payload);
     END IF;
     duplicate := false;
     -- No NOTIFY here: the row's deferred trigger (job_wake, V27) sends the wake at commit.
@@ -197,6 +208,8 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
     v_by text := coalesce(nullif(pg_catalog.current_setting('pgbus.principal', true), ''),
                           session_user::text);
     v_correlation text := nullif(pg_catalog.current_setting('pgbus.correlation_id', true), '');
+    -- The queues that encrypt (V53): a few rows at most, read once per batch.
+    v_sealed text[] := ARRAY(SELECT e.queue::text FROM pgbus.queue_encrypt e);
   BEGIN
     -- The batch limit, as JobQueue.MAX_BATCH_SIZE in Java (docs/configuration.md, "Limits").
     IF v_n > 10000 THEN
@@ -223,6 +236,11 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
       WHERE pg_catalog.pg_column_size(t.p) > v_limit / 6
          OR pg_catalog.pg_column_compression(t.p) IS NOT NULL
          OR NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days';
+    IF pg_catalog.cardinality(v_sealed) > 0 THEN
+      PERFORM pgbus.check_sealed(t.q, t.p, t.ord::integer)
+         FROM unnest(queues, payloads) WITH ORDINALITY AS t(q, p, ord)
+        WHERE t.q = ANY (v_sealed);
+    END IF;
     IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
       PERFORM pgbus.check_trace(queues[i]::pgbus.queue_name, trace_parents[i], trace_states[i])
          FROM pg_catalog.generate_series(1, v_n) AS g(i);

@@ -194,3 +194,34 @@ CREATE OR REPLACE FUNCTION pgbus.queue_fair_set(
           updated_at = now(), updated_by = excluded.updated_by
       WHERE (l.fair_key, l.fair_weights) IS DISTINCT FROM (excluded.fair_key, excluded.fair_weights);
   END $$;
+
+-- Records whether a queue encrypts its payloads (issue #30, V53; docs/schema.md, "V53: encrypting
+-- queues"): with encrypt true the SQL enqueue functions refuse a plaintext payload for it
+-- (pgbus.check_sealed); false removes the row, and plain payloads are taken again. Every engine
+-- calls it at start for the queues it serves or encrypts, from pgbus.queue.<name>.encrypt: the last
+-- to start decides. Writes nothing when the table already says so; true when it changed.
+--   SELECT pgbus.queue_encrypt_set('payroll', true);
+CREATE OR REPLACE FUNCTION pgbus.queue_encrypt_set(
+    queue      text,
+    encrypt    boolean,
+    updated_by text DEFAULT NULL)
+  RETURNS boolean
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(queue_encrypt_set.queue);
+  BEGIN
+    IF queue_encrypt_set.encrypt IS NULL THEN
+      RAISE EXCEPTION 'pgbus: encrypt for queue % is NULL: pass true (SQL enqueues must be sealed) or false', v_queue::text
+        USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF NOT queue_encrypt_set.encrypt THEN
+      DELETE FROM pgbus.queue_encrypt e WHERE e.queue = v_queue;
+      RETURN FOUND;
+    END IF;
+    INSERT INTO pgbus.queue_encrypt AS e (queue, updated_by)
+    VALUES (v_queue, coalesce(queue_encrypt_set.updated_by, current_user::text))
+    ON CONFLICT ON CONSTRAINT queue_encrypt_pkey DO NOTHING;
+    RETURN FOUND;
+  END $$;

@@ -66,9 +66,14 @@ CREATE OR REPLACE FUNCTION pgbus.job_finished_as(
                   k.callback_priority, k.callback_attempts
           INTO x;
         IF FOUND AND x.pending = 0 AND x.callback_job_id IS NULL THEN
+          -- A callback stored before its queue began to encrypt (V53) may be plain: it is
+          -- enqueued as stored, for the handler to refuse and `pgbus reencrypt` to seal, rather
+          -- than failing the completion of the batch's last member.
+          PERFORM set_config('pgbus.stored_payload', 'on', true);
           SELECT e.id INTO v_cb
             FROM pgbus.enqueue_job(x.callback_queue::text, x.callback_payload, NULL,
                                    x.callback_priority::int, x.callback_attempts) e;
+          PERFORM set_config('pgbus.stored_payload', '', true);
           UPDATE pgbus.batch k SET callback_job_id = v_cb, finished_at = now() WHERE k.id = x.id;
         END IF;
       END LOOP;
@@ -418,6 +423,13 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_batch(
         coalesce(array_position(payloads, NULL), array_position(payloads, 'null'::jsonb))
         USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    -- An encrypting queue (V53) takes only sealed payloads, the callback's included.
+    IF EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue = v_cbq) THEN
+      PERFORM pgbus.check_sealed(v_cbq, enqueue_batch.callback_payload);
+    END IF;
+    PERFORM pgbus.check_sealed(t.q, t.p, t.ord::integer)
+       FROM unnest(queues, payloads) WITH ORDINALITY AS t(q, p, ord)
+      WHERE t.q IN (SELECT e.queue::text FROM pgbus.queue_encrypt e);
     -- As in pgbus.enqueue_many: only a payload that could be over the limit is measured.
     PERFORM pgbus.check_payload(t.q, t.p)
        FROM unnest(queues, payloads) AS t(q, p)
