@@ -208,6 +208,24 @@ CREATE FUNCTION pgbus.check_run_at(queue text, run_at timestamp with time zone) 
   END $$;
 
 --
+-- Name: check_sealed(text, jsonb, integer); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.check_sealed(queue text, payload jsonb, ordinal integer DEFAULT NULL::integer) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $_$
+  BEGIN
+    IF check_sealed.payload IS NULL
+       OR check_sealed.payload::text !~ '^\{"pgbus\.enc": "pgbus\.enc\.v1:[A-Za-z0-9._-]{1,32}:[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]+"\}$' THEN
+      RAISE EXCEPTION 'pgbus: queue % encrypts its payloads, and the payload% is plaintext: SQL has no key and cannot encrypt; enqueue through the Java API (JobQueue, or `pgbus enqueue` with the keys), which seals it, or stop encrypting the queue (encrypt=false on the deployment that serves it)',
+        check_sealed.queue, coalesce(' ' || check_sealed.ordinal || ' of the batch', '')
+        USING ERRCODE = 'invalid_parameter_value',
+              HINT = 'the deployment sets a queue''s encryption at start (pgbus.queue_encrypt)';
+    END IF;
+  END $_$;
+
+--
 -- Name: check_trace(pgbus.queue_name, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -1133,6 +1151,13 @@ CREATE FUNCTION pgbus.enqueue_batch(queues text[], payloads jsonb[], priorities 
         coalesce(array_position(payloads, NULL), array_position(payloads, 'null'::jsonb))
         USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    -- An encrypting queue (V53) takes only sealed payloads, the callback's included.
+    IF EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue = v_cbq) THEN
+      PERFORM pgbus.check_sealed(v_cbq, enqueue_batch.callback_payload);
+    END IF;
+    PERFORM pgbus.check_sealed(t.q, t.p, t.ord::integer)
+       FROM unnest(queues, payloads) WITH ORDINALITY AS t(q, p, ord)
+      WHERE t.q IN (SELECT e.queue::text FROM pgbus.queue_encrypt e);
     -- As in pgbus.enqueue_many: only a payload that could be over the limit is measured.
     PERFORM pgbus.check_payload(t.q, t.p)
        FROM unnest(queues, payloads) AS t(q, p)
@@ -1177,6 +1202,7 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
     v_queue  pgbus.queue_name;
     v_run_at timestamptz := coalesce(enqueue_job.run_at, now());
     v_limit  integer;
+    v_sealed boolean;
   BEGIN
     -- pgbus.queue's rule; it raises the message.
     IF enqueue_job.queue IS NULL OR enqueue_job.queue !~ '^[a-z][a-z0-9_]*$'
@@ -1214,9 +1240,10 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
               enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
               enqueue_job.trace_parent, enqueue_job.trace_state, enqueue_job.concurrency_key)
       -- The limit as pgbus.check_payload reads it (the default stands in should the row be
-      -- gone) comes back with the row: one statement in all.
-      RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576)
-        INTO id, v_limit;
+      -- gone) and whether the queue encrypts (V53) come back with the row: one statement in all.
+      RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
+                EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue::text = v_queue::text)
+        INTO id, v_limit, v_sealed;
     ELSE
       LOOP
         -- The inference predicate is job_unique_idx's, word for word but for the operator, which
@@ -1232,8 +1259,9 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
           WHERE unique_key IS NOT NULL
             AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
           DO NOTHING
-        RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576)
-          INTO id, v_limit;
+        RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
+                  EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue::text = v_queue::text)
+          INTO id, v_limit, v_sealed;
         EXIT WHEN FOUND;
         -- Only a keyed job can conflict, so here unique_key is set.
         SELECT j.id INTO id
@@ -1243,6 +1271,9 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
         IF FOUND THEN
           -- Refused all the same, as when the limit was checked before the INSERT.
           PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
+          IF EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue::text = v_queue::text) THEN
+            PERFORM pgbus.check_sealed(v_queue, enqueue_job.payload);
+          END IF;
           duplicate := true;
           RETURN;
         END IF;
@@ -1254,6 +1285,11 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
     IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6
        OR pg_catalog.pg_column_compression(enqueue_job.payload) IS NOT NULL THEN
       PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
+    END IF;
+    -- An encrypting queue (V53) takes only a payload the Java API sealed; the error undoes the row.
+    -- A batch's callback, enqueued from what its batch stored (pgbus.job_finished_as), is let by.
+    IF v_sealed AND pg_catalog.current_setting('pgbus.stored_payload', true) IS DISTINCT FROM 'on' THEN
+      PERFORM pgbus.check_sealed(v_queue, enqueue_job.payload);
     END IF;
     duplicate := false;
     -- No NOTIFY here: the row's deferred trigger (job_wake, V27) sends the wake at commit.
@@ -1276,6 +1312,8 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
     v_by text := coalesce(nullif(pg_catalog.current_setting('pgbus.principal', true), ''),
                           session_user::text);
     v_correlation text := nullif(pg_catalog.current_setting('pgbus.correlation_id', true), '');
+    -- The queues that encrypt (V53): a few rows at most, read once per batch.
+    v_sealed text[] := ARRAY(SELECT e.queue::text FROM pgbus.queue_encrypt e);
   BEGIN
     -- The batch limit, as JobQueue.MAX_BATCH_SIZE in Java (docs/configuration.md, "Limits").
     IF v_n > 10000 THEN
@@ -1302,6 +1340,11 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
       WHERE pg_catalog.pg_column_size(t.p) > v_limit / 6
          OR pg_catalog.pg_column_compression(t.p) IS NOT NULL
          OR NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days';
+    IF pg_catalog.cardinality(v_sealed) > 0 THEN
+      PERFORM pgbus.check_sealed(t.q, t.p, t.ord::integer)
+         FROM unnest(queues, payloads) WITH ORDINALITY AS t(q, p, ord)
+        WHERE t.q = ANY (v_sealed);
+    END IF;
     IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
       PERFORM pgbus.check_trace(queues[i]::pgbus.queue_name, trace_parents[i], trace_states[i])
          FROM pg_catalog.generate_series(1, v_n) AS g(i);
@@ -1485,6 +1528,9 @@ CREATE FUNCTION pgbus.enqueue_unique(queue text, payload jsonb, unique_key text,
         ELSE j.run_at END;
       IF 'payload' = ANY (coalesce(replace, '{}')) THEN
         PERFORM pgbus.check_payload(queue, payload);
+        IF EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue = j.queue) THEN
+          PERFORM pgbus.check_sealed(j.queue, payload);
+        END IF;
       END IF;
       IF NOT isfinite(v_new_run) OR v_new_run > now() + interval '36500 days' THEN
         PERFORM pgbus.check_run_at(j.queue, v_new_run);
@@ -2030,9 +2076,14 @@ CREATE FUNCTION pgbus.job_finished_as(ids bigint[], batches bigint[], states tex
                   k.callback_priority, k.callback_attempts
           INTO x;
         IF FOUND AND x.pending = 0 AND x.callback_job_id IS NULL THEN
+          -- A callback stored before its queue began to encrypt (V53) may be plain: it is
+          -- enqueued as stored, for the handler to refuse and `pgbus reencrypt` to seal, rather
+          -- than failing the completion of the batch's last member.
+          PERFORM set_config('pgbus.stored_payload', 'on', true);
           SELECT e.id INTO v_cb
             FROM pgbus.enqueue_job(x.callback_queue::text, x.callback_payload, NULL,
                                    x.callback_priority::int, x.callback_attempts) e;
+          PERFORM set_config('pgbus.stored_payload', '', true);
           UPDATE pgbus.batch k SET callback_job_id = v_cb, finished_at = now() WHERE k.id = x.id;
         END IF;
       END LOOP;
@@ -2549,6 +2600,31 @@ CREATE FUNCTION pgbus.queue_blockers_of(wanted text) RETURNS TABLE(queue text, w
   END $$;
 
 --
+-- Name: queue_encrypt_set(text, boolean, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.queue_encrypt_set(queue text, encrypt boolean, updated_by text DEFAULT NULL::text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(queue_encrypt_set.queue);
+  BEGIN
+    IF queue_encrypt_set.encrypt IS NULL THEN
+      RAISE EXCEPTION 'pgbus: encrypt for queue % is NULL: pass true (SQL enqueues must be sealed) or false', v_queue::text
+        USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF NOT queue_encrypt_set.encrypt THEN
+      DELETE FROM pgbus.queue_encrypt e WHERE e.queue = v_queue;
+      RETURN FOUND;
+    END IF;
+    INSERT INTO pgbus.queue_encrypt AS e (queue, updated_by)
+    VALUES (v_queue, coalesce(queue_encrypt_set.updated_by, current_user::text))
+    ON CONFLICT ON CONSTRAINT queue_encrypt_pkey DO NOTHING;
+    RETURN FOUND;
+  END $$;
+
+--
 -- Name: queue_fair_set(text, text, jsonb, text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -2920,6 +2996,9 @@ CREATE FUNCTION pgbus.replace_job(job_id bigint, payload jsonb DEFAULT NULL::jso
     END IF;
     IF payload IS NOT NULL THEN
       PERFORM pgbus.check_payload(j.queue, payload);
+      IF EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue = j.queue) THEN
+        PERFORM pgbus.check_sealed(j.queue, payload);
+      END IF;
     END IF;
     IF run_at IS NOT NULL AND j.linked THEN
       RAISE EXCEPTION 'pgbus: job % waits on other jobs or is in a batch, so it runs when they are done and run_at % cannot move it: replace its priority only, or cancel it',
@@ -3556,6 +3635,16 @@ CREATE TABLE pgbus.node (
 );
 
 --
+-- Name: queue_encrypt; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.queue_encrypt (
+    queue pgbus.queue_name NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_by text DEFAULT CURRENT_USER NOT NULL
+);
+
+--
 -- Name: queue_fair_pass; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -3926,6 +4015,13 @@ ALTER TABLE ONLY pgbus.leader
 
 ALTER TABLE ONLY pgbus.node
     ADD CONSTRAINT node_pkey PRIMARY KEY (worker_id);
+
+--
+-- Name: queue_encrypt queue_encrypt_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.queue_encrypt
+    ADD CONSTRAINT queue_encrypt_pkey PRIMARY KEY (queue);
 
 --
 -- Name: queue_fair_pass queue_fair_pass_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -

@@ -289,6 +289,21 @@ class EncryptionTest {
         .hasStackTraceContaining(why + " 1 of the batch is plaintext");
     assertThat(db.jobCount()).isEqualTo(before);
 
+    // A batch stored its plain callback before the queue began to encrypt: the completion of its
+    // last member still enqueues it (its handler refuses it, `pgbus reencrypt` seals it).
+    db.queryText("SELECT pgbus.queue_encrypt_set('late_sealed', false)");
+    long member =
+        db.queryLong(
+            "SELECT job_ids[1] FROM pgbus.enqueue_batch(ARRAY['plain_q'], ARRAY['{}']::jsonb[],"
+                + " ARRAY[0], ARRAY[25], 'late_sealed', '{}')");
+    db.queryText("SELECT pgbus.queue_encrypt_set('late_sealed', true)");
+    db.queryText(
+        "WITH f AS (UPDATE pgbus.job SET state = 'completed', finalized_at = now() WHERE id = ?"
+            + " RETURNING id) SELECT pgbus.job_finished(ARRAY(SELECT id FROM f))",
+        member);
+    assertThat(db.jobCount("late_sealed", "available")).isEqualTo(1);
+    db.queryText("SELECT pgbus.queue_encrypt_set('late_sealed', false)");
+
     // A payload the Java API sealed is taken from SQL, one or in a batch, and runs.
     String sealed = cipher.sealPayload("sealed_at", "{\"x\": 2}");
     long one = db.queryLong("SELECT pgbus.enqueue('sealed_at', ?::jsonb)", sealed);
