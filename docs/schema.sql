@@ -221,7 +221,7 @@ CREATE FUNCTION pgbus.check_sealed(queue text, payload jsonb, ordinal integer DE
       RAISE EXCEPTION 'pgbus: queue % encrypts its payloads, and the payload% is plaintext: SQL has no key and cannot encrypt; enqueue through the Java API (JobQueue, or `pgbus enqueue` with the keys), which seals it, or stop encrypting the queue (encrypt=false on the deployment that serves it)',
         check_sealed.queue, coalesce(' ' || check_sealed.ordinal || ' of the batch', '')
         USING ERRCODE = 'invalid_parameter_value',
-              HINT = 'the deployment sets a queue''s encryption at start (pgbus.queue_encrypt)';
+              HINT = 'the deployment sets a queue''s encryption at start (pgbus.queue_encrypt_set)';
     END IF;
   END $_$;
 
@@ -1130,6 +1130,7 @@ CREATE FUNCTION pgbus.enqueue_batch(queues text[], payloads jsonb[], priorities 
     v_n integer := coalesce(array_length(queues, 1), 0);
     v_cbq pgbus.queue_name := pgbus.queue(enqueue_batch.callback_queue);
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
+    v_sealed text[] := (SELECT s.encrypted_queues FROM pgbus.setting s);  -- V53
   BEGIN
     IF v_n = 0 OR v_n > 10000 THEN
       RAISE EXCEPTION 'pgbus: a batch of % jobs is out of range: a batch has 1 to 10000 members; split a larger one, or chain batches through their callbacks', v_n
@@ -1152,12 +1153,14 @@ CREATE FUNCTION pgbus.enqueue_batch(queues text[], payloads jsonb[], priorities 
         USING ERRCODE = 'null_value_not_allowed';
     END IF;
     -- An encrypting queue (V53) takes only sealed payloads, the callback's included.
-    IF EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue = v_cbq) THEN
-      PERFORM pgbus.check_sealed(v_cbq, enqueue_batch.callback_payload);
+    IF v_sealed IS NOT NULL THEN
+      IF v_cbq::text = ANY (v_sealed) THEN
+        PERFORM pgbus.check_sealed(v_cbq, enqueue_batch.callback_payload);
+      END IF;
+      PERFORM pgbus.check_sealed(t.q, t.p, t.ord::integer)
+         FROM unnest(queues, payloads) WITH ORDINALITY AS t(q, p, ord)
+        WHERE t.q = ANY (v_sealed);
     END IF;
-    PERFORM pgbus.check_sealed(t.q, t.p, t.ord::integer)
-       FROM unnest(queues, payloads) WITH ORDINALITY AS t(q, p, ord)
-      WHERE t.q IN (SELECT e.queue::text FROM pgbus.queue_encrypt e);
     -- As in pgbus.enqueue_many: only a payload that could be over the limit is measured.
     PERFORM pgbus.check_payload(t.q, t.p)
        FROM unnest(queues, payloads) AS t(q, p)
@@ -1202,7 +1205,6 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
     v_queue  pgbus.queue_name;
     v_run_at timestamptz := coalesce(enqueue_job.run_at, now());
     v_limit  integer;
-    v_sealed boolean;
   BEGIN
     -- pgbus.queue's rule; it raises the message.
     IF enqueue_job.queue IS NULL OR enqueue_job.queue !~ '^[a-z][a-z0-9_]*$'
@@ -1240,10 +1242,12 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
               enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
               enqueue_job.trace_parent, enqueue_job.trace_state, enqueue_job.concurrency_key)
       -- The limit as pgbus.check_payload reads it (the default stands in should the row be
-      -- gone) and whether the queue encrypts (V53) come back with the row: one statement in all.
-      RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
-                EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue::text = v_queue::text)
-        INTO id, v_limit, v_sealed;
+      -- gone) comes back with the row: one statement in all. 0 for a queue that encrypts (V53):
+      -- then the test below always calls the checks, and check_payload reads the limit itself.
+      RETURNING j.id, coalesce((SELECT CASE WHEN v_queue::text = ANY (s.encrypted_queues) THEN 0
+                                            ELSE s.max_payload_bytes END
+                                  FROM pgbus.setting s), 1048576)
+        INTO id, v_limit;
     ELSE
       LOOP
         -- The inference predicate is job_unique_idx's, word for word but for the operator, which
@@ -1259,9 +1263,10 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
           WHERE unique_key IS NOT NULL
             AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
           DO NOTHING
-        RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
-                  EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue::text = v_queue::text)
-          INTO id, v_limit, v_sealed;
+        RETURNING j.id, coalesce((SELECT CASE WHEN v_queue::text = ANY (s.encrypted_queues) THEN 0
+                                              ELSE s.max_payload_bytes END
+                                    FROM pgbus.setting s), 1048576)
+          INTO id, v_limit;
         EXIT WHEN FOUND;
         -- Only a keyed job can conflict, so here unique_key is set.
         SELECT j.id INTO id
@@ -1271,7 +1276,7 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
         IF FOUND THEN
           -- Refused all the same, as when the limit was checked before the INSERT.
           PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
-          IF EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue::text = v_queue::text) THEN
+          IF EXISTS (SELECT 1 FROM pgbus.setting s WHERE v_queue::text = ANY (s.encrypted_queues)) THEN
             PERFORM pgbus.check_sealed(v_queue, enqueue_job.payload);
           END IF;
           duplicate := true;
@@ -1285,11 +1290,12 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
     IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6
        OR pg_catalog.pg_column_compression(enqueue_job.payload) IS NOT NULL THEN
       PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
-    END IF;
-    -- An encrypting queue (V53) takes only a payload the Java API sealed; the error undoes the row.
-    -- A batch's callback, enqueued from what its batch stored (pgbus.job_finished_as), is let by.
-    IF v_sealed AND pg_catalog.current_setting('pgbus.stored_payload', true) IS DISTINCT FROM 'on' THEN
-      PERFORM pgbus.check_sealed(v_queue, enqueue_job.payload);
+      -- An encrypting queue (V53, v_limit 0) takes only a payload the Java API sealed. A batch's
+      -- callback, enqueued from what its batch stored (pgbus.job_finished_as), is let by.
+      IF v_limit = 0
+         AND pg_catalog.current_setting('pgbus.stored_payload', true) IS DISTINCT FROM 'on' THEN
+        PERFORM pgbus.check_sealed(v_queue, enqueue_job.payload);
+      END IF;
     END IF;
     duplicate := false;
     -- No NOTIFY here: the row's deferred trigger (job_wake, V27) sends the wake at commit.
@@ -1312,8 +1318,8 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
     v_by text := coalesce(nullif(pg_catalog.current_setting('pgbus.principal', true), ''),
                           session_user::text);
     v_correlation text := nullif(pg_catalog.current_setting('pgbus.correlation_id', true), '');
-    -- The queues that encrypt (V53): a few rows at most, read once per batch.
-    v_sealed text[] := ARRAY(SELECT e.queue::text FROM pgbus.queue_encrypt e);
+    -- The queues that encrypt (V53), read once per batch.
+    v_sealed text[] := (SELECT s.encrypted_queues FROM pgbus.setting s);
   BEGIN
     -- The batch limit, as JobQueue.MAX_BATCH_SIZE in Java (docs/configuration.md, "Limits").
     IF v_n > 10000 THEN
@@ -1528,7 +1534,7 @@ CREATE FUNCTION pgbus.enqueue_unique(queue text, payload jsonb, unique_key text,
         ELSE j.run_at END;
       IF 'payload' = ANY (coalesce(replace, '{}')) THEN
         PERFORM pgbus.check_payload(queue, payload);
-        IF EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue = j.queue) THEN
+        IF EXISTS (SELECT 1 FROM pgbus.setting s WHERE j.queue::text = ANY (s.encrypted_queues)) THEN
           PERFORM pgbus.check_sealed(j.queue, payload);
         END IF;
       END IF;
@@ -2614,13 +2620,14 @@ CREATE FUNCTION pgbus.queue_encrypt_set(queue text, encrypt boolean, updated_by 
       RAISE EXCEPTION 'pgbus: encrypt for queue % is NULL: pass true (SQL enqueues must be sealed) or false', v_queue::text
         USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF NOT queue_encrypt_set.encrypt THEN
-      DELETE FROM pgbus.queue_encrypt e WHERE e.queue = v_queue;
-      RETURN FOUND;
-    END IF;
-    INSERT INTO pgbus.queue_encrypt AS e (queue, updated_by)
-    VALUES (v_queue, coalesce(queue_encrypt_set.updated_by, current_user::text))
-    ON CONFLICT ON CONSTRAINT queue_encrypt_pkey DO NOTHING;
+    -- Sorted and without duplicates; NULL when no queue encrypts, which the enqueue tests first.
+    UPDATE pgbus.setting s
+       SET encrypted_queues = nullif(ARRAY(
+             SELECT DISTINCT x.q
+               FROM unnest(coalesce(s.encrypted_queues, '{}') || ARRAY[v_queue::text]) AS x(q)
+              WHERE x.q <> v_queue::text OR queue_encrypt_set.encrypt
+              ORDER BY x.q), '{}')
+     WHERE (v_queue::text = ANY (coalesce(s.encrypted_queues, '{}'))) IS DISTINCT FROM queue_encrypt_set.encrypt;
     RETURN FOUND;
   END $$;
 
@@ -2996,7 +3003,7 @@ CREATE FUNCTION pgbus.replace_job(job_id bigint, payload jsonb DEFAULT NULL::jso
     END IF;
     IF payload IS NOT NULL THEN
       PERFORM pgbus.check_payload(j.queue, payload);
-      IF EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue = j.queue) THEN
+      IF EXISTS (SELECT 1 FROM pgbus.setting s WHERE j.queue::text = ANY (s.encrypted_queues)) THEN
         PERFORM pgbus.check_sealed(j.queue, payload);
       END IF;
     END IF;
@@ -3635,16 +3642,6 @@ CREATE TABLE pgbus.node (
 );
 
 --
--- Name: queue_encrypt; Type: TABLE; Schema: pgbus; Owner: -
---
-
-CREATE TABLE pgbus.queue_encrypt (
-    queue pgbus.queue_name NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    updated_by text DEFAULT CURRENT_USER NOT NULL
-);
-
---
 -- Name: queue_fair_pass; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -3791,6 +3788,7 @@ CREATE TABLE pgbus.setting (
     updated_by text,
     build text,
     wake_mode text DEFAULT 'coalesced'::text NOT NULL,
+    encrypted_queues text[],
     CONSTRAINT setting_build_check CHECK ((build ~ '^[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}$'::text)),
     CONSTRAINT setting_id_check CHECK (id),
     CONSTRAINT setting_max_payload_bytes_check CHECK ((max_payload_bytes > 0)),
@@ -4015,13 +4013,6 @@ ALTER TABLE ONLY pgbus.leader
 
 ALTER TABLE ONLY pgbus.node
     ADD CONSTRAINT node_pkey PRIMARY KEY (worker_id);
-
---
--- Name: queue_encrypt queue_encrypt_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
---
-
-ALTER TABLE ONLY pgbus.queue_encrypt
-    ADD CONSTRAINT queue_encrypt_pkey PRIMARY KEY (queue);
 
 --
 -- Name: queue_fair_pass queue_fair_pass_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -

@@ -11,11 +11,12 @@ import java.util.TreeSet;
 import javax.sql.DataSource;
 
 /**
- * Which queues encrypt, where the SQL enqueue functions read it ({@code pgbus.queue_encrypt}, V53):
- * an SQL enqueue of a plaintext payload into such a queue is refused at the enqueue ({@code
- * pgbus.check_sealed}), since SQL has no key. Written by every engine at its start for the queues
- * it serves or encrypts, from {@code pgbus.queue.<name>.encrypt} ({@link JobCipher}): the last to
- * start decides, and one that no longer encrypts a queue removes its row.
+ * Which queues encrypt, where the SQL enqueue functions read it ({@code
+ * pgbus.setting.encrypted_queues}, V53): an SQL enqueue of a plaintext payload into such a queue is
+ * refused at the enqueue ({@code pgbus.check_sealed}), since SQL has no key. Written by every
+ * engine at its start for the queues it serves or encrypts, from {@code pgbus.queue.<name>.encrypt}
+ * ({@link JobCipher}): the last to start decides, and one that no longer encrypts a queue removes
+ * its row.
  */
 final class QueueEncryption {
 
@@ -28,8 +29,8 @@ final class QueueEncryption {
 
   /**
    * Marks each queue the engine serves or encrypts as encrypting or not, as {@code cipher} says, in
-   * one transaction. A failure (a role without EXECUTE on pgbus.queue_encrypt_set) is logged: the
-   * Java API seals all the same, and only the SQL enqueue's refusal is missing.
+   * one transaction. A failure (a role without UPDATE on pgbus.setting) is logged: the Java API
+   * seals all the same, and only the SQL enqueue's refusal is missing.
    */
   static void publish(EngineConfig config, JobCipher cipher, DataSource dataSource) {
     var queues = new TreeSet<>(config.queues());
@@ -60,7 +61,7 @@ final class QueueEncryption {
       if (!changed.isEmpty()) {
         LOG.log(
             Level.INFO,
-            "pgbus engine {0}: {1} (pgbus.queue_encrypt): SQL enqueues of a plaintext payload into"
+            "pgbus engine {0}: {1} (pgbus.setting.encrypted_queues): SQL enqueues of a plaintext payload into"
                 + " an encrypting queue are refused; keep pgbus.queue.<name>.encrypt equal on all"
                 + " JVMs",
             config.workerId(),
@@ -70,9 +71,9 @@ final class QueueEncryption {
       LOG.log(
           Level.WARNING,
           "pgbus engine {0} could not record which of its queues encrypt ({1}) in"
-              + " pgbus.queue_encrypt: {2}; the Java API still seals their payloads, but an SQL"
+              + " pgbus.setting.encrypted_queues: {2}; the Java API still seals their payloads, but an SQL"
               + " enqueue of a plaintext payload is not refused. Grant the application's role"
-              + " EXECUTE on pgbus.queue_encrypt_set",
+              + " UPDATE on pgbus.setting",
           config.workerId(),
           cipher.queues(),
           e.getMessage());

@@ -253,7 +253,7 @@ class EncryptionTest {
               return Outcome.complete();
             });
     // The engine's start recorded that the queue encrypts (V53).
-    assertThat(db.queryText("SELECT string_agg(queue, ',') FROM pgbus.queue_encrypt"))
+    assertThat(db.queryText("SELECT array_to_string(encrypted_queues, ',') FROM pgbus.setting"))
         .isEqualTo("sealed_at");
     long before = db.jobCount();
     String why = "queue sealed_at encrypts its payloads, and the payload";
@@ -323,7 +323,7 @@ class EncryptionTest {
     engines.start(
         engines.config().capsule(new CapsuleConfig("c", List.of("sealed_at"), 1)).build(),
         (job, tx) -> Outcome.complete());
-    assertThat(db.queryLong("SELECT count(*) FROM pgbus.queue_encrypt")).isZero();
+    assertThat(db.queryText("SELECT encrypted_queues::text FROM pgbus.setting")).isNull();
     assertThat(db.queryLong("SELECT pgbus.enqueue('sealed_at', '{\"x\": 3}')")).isPositive();
   }
 

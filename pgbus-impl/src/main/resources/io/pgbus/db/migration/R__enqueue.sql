@@ -60,7 +60,6 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
     v_queue  pgbus.queue_name;
     v_run_at timestamptz := coalesce(enqueue_job.run_at, now());
     v_limit  integer;
-    v_sealed boolean;
   BEGIN
     -- pgbus.queue's rule; it raises the message.
     IF enqueue_job.queue IS NULL OR enqueue_job.queue !~ '^[a-z][a-z0-9_]*$'
@@ -98,10 +97,12 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
               enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
               enqueue_job.trace_parent, enqueue_job.trace_state, enqueue_job.concurrency_key)
       -- The limit as pgbus.check_payload reads it (the default stands in should the row be
-      -- gone) and whether the queue encrypts (V53) come back with the row: one statement in all.
-      RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
-                EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue::text = v_queue::text)
-        INTO id, v_limit, v_sealed;
+      -- gone) comes back with the row: one statement in all. 0 for a queue that encrypts (V53):
+      -- then the test below always calls the checks, and check_payload reads the limit itself.
+      RETURNING j.id, coalesce((SELECT CASE WHEN v_queue::text = ANY (s.encrypted_queues) THEN 0
+                                            ELSE s.max_payload_bytes END
+                                  FROM pgbus.setting s), 1048576)
+        INTO id, v_limit;
     ELSE
       LOOP
         -- The inference predicate is job_unique_idx's, word for word but for the operator, which
@@ -117,9 +118,10 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
           WHERE unique_key IS NOT NULL
             AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
           DO NOTHING
-        RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576),
-                  EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue::text = v_queue::text)
-          INTO id, v_limit, v_sealed;
+        RETURNING j.id, coalesce((SELECT CASE WHEN v_queue::text = ANY (s.encrypted_queues) THEN 0
+                                              ELSE s.max_payload_bytes END
+                                    FROM pgbus.setting s), 1048576)
+          INTO id, v_limit;
         EXIT WHEN FOUND;
         -- Only a keyed job can conflict, so here unique_key is set.
         SELECT j.id INTO id
@@ -129,7 +131,7 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
         IF FOUND THEN
           -- Refused all the same, as when the limit was checked before the INSERT.
           PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
-          IF EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue::text = v_queue::text) THEN
+          IF EXISTS (SELECT 1 FROM pgbus.setting s WHERE v_queue::text = ANY (s.encrypted_queues)) THEN
             PERFORM pgbus.check_sealed(v_queue, enqueue_job.payload);
           END IF;
           duplicate := true;
@@ -143,11 +145,12 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
     IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6
        OR pg_catalog.pg_column_compression(enqueue_job.payload) IS NOT NULL THEN
       PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
-    END IF;
-    -- An encrypting queue (V53) takes only a payload the Java API sealed; the error undoes the row.
-    -- A batch's callback, enqueued from what its batch stored (pgbus.job_finished_as), is let by.
-    IF v_sealed AND pg_catalog.current_setting('pgbus.stored_payload', true) IS DISTINCT FROM 'on' THEN
-      PERFORM pgbus.check_sealed(v_queue, enqueue_job.payload);
+      -- An encrypting queue (V53, v_limit 0) takes only a payload the Java API sealed. A batch's
+      -- callback, enqueued from what its batch stored (pgbus.job_finished_as), is let by.
+      IF v_limit = 0
+         AND pg_catalog.current_setting('pgbus.stored_payload', true) IS DISTINCT FROM 'on' THEN
+        PERFORM pgbus.check_sealed(v_queue, enqueue_job.payload);
+      END IF;
     END IF;
     duplicate := false;
     -- No NOTIFY here: the row's deferred trigger (job_wake, V27) sends the wake at commit.
@@ -208,8 +211,8 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
     v_by text := coalesce(nullif(pg_catalog.current_setting('pgbus.principal', true), ''),
                           session_user::text);
     v_correlation text := nullif(pg_catalog.current_setting('pgbus.correlation_id', true), '');
-    -- The queues that encrypt (V53): a few rows at most, read once per batch.
-    v_sealed text[] := ARRAY(SELECT e.queue::text FROM pgbus.queue_encrypt e);
+    -- The queues that encrypt (V53), read once per batch.
+    v_sealed text[] := (SELECT s.encrypted_queues FROM pgbus.setting s);
   BEGIN
     -- The batch limit, as JobQueue.MAX_BATCH_SIZE in Java (docs/configuration.md, "Limits").
     IF v_n > 10000 THEN

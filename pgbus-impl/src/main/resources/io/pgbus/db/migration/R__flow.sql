@@ -196,10 +196,10 @@ CREATE OR REPLACE FUNCTION pgbus.queue_fair_set(
   END $$;
 
 -- Records whether a queue encrypts its payloads (issue #30, V53; docs/schema.md, "V53: encrypting
--- queues"): with encrypt true the SQL enqueue functions refuse a plaintext payload for it
--- (pgbus.check_sealed); false removes the row, and plain payloads are taken again. Every engine
--- calls it at start for the queues it serves or encrypts, from pgbus.queue.<name>.encrypt: the last
--- to start decides. Writes nothing when the table already says so; true when it changed.
+-- queues") in pgbus.setting.encrypted_queues: with encrypt true the SQL enqueue functions refuse
+-- a plaintext payload for it (pgbus.check_sealed); false takes it out, and plain payloads are taken
+-- again. Every engine calls it at start for the queues it serves or encrypts, from
+-- pgbus.queue.<name>.encrypt: the last to start decides. True when it changed anything.
 --   SELECT pgbus.queue_encrypt_set('payroll', true);
 CREATE OR REPLACE FUNCTION pgbus.queue_encrypt_set(
     queue      text,
@@ -216,12 +216,13 @@ CREATE OR REPLACE FUNCTION pgbus.queue_encrypt_set(
       RAISE EXCEPTION 'pgbus: encrypt for queue % is NULL: pass true (SQL enqueues must be sealed) or false', v_queue::text
         USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF NOT queue_encrypt_set.encrypt THEN
-      DELETE FROM pgbus.queue_encrypt e WHERE e.queue = v_queue;
-      RETURN FOUND;
-    END IF;
-    INSERT INTO pgbus.queue_encrypt AS e (queue, updated_by)
-    VALUES (v_queue, coalesce(queue_encrypt_set.updated_by, current_user::text))
-    ON CONFLICT ON CONSTRAINT queue_encrypt_pkey DO NOTHING;
+    -- Sorted and without duplicates; NULL when no queue encrypts, which the enqueue tests first.
+    UPDATE pgbus.setting s
+       SET encrypted_queues = nullif(ARRAY(
+             SELECT DISTINCT x.q
+               FROM unnest(coalesce(s.encrypted_queues, '{}') || ARRAY[v_queue::text]) AS x(q)
+              WHERE x.q <> v_queue::text OR queue_encrypt_set.encrypt
+              ORDER BY x.q), '{}')
+     WHERE (v_queue::text = ANY (coalesce(s.encrypted_queues, '{}'))) IS DISTINCT FROM queue_encrypt_set.encrypt;
     RETURN FOUND;
   END $$;

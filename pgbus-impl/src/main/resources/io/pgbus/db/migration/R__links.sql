@@ -402,6 +402,7 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_batch(
     v_n integer := coalesce(array_length(queues, 1), 0);
     v_cbq pgbus.queue_name := pgbus.queue(enqueue_batch.callback_queue);
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
+    v_sealed text[] := (SELECT s.encrypted_queues FROM pgbus.setting s);  -- V53
   BEGIN
     IF v_n = 0 OR v_n > 10000 THEN
       RAISE EXCEPTION 'pgbus: a batch of % jobs is out of range: a batch has 1 to 10000 members; split a larger one, or chain batches through their callbacks', v_n
@@ -424,12 +425,14 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_batch(
         USING ERRCODE = 'null_value_not_allowed';
     END IF;
     -- An encrypting queue (V53) takes only sealed payloads, the callback's included.
-    IF EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue = v_cbq) THEN
-      PERFORM pgbus.check_sealed(v_cbq, enqueue_batch.callback_payload);
+    IF v_sealed IS NOT NULL THEN
+      IF v_cbq::text = ANY (v_sealed) THEN
+        PERFORM pgbus.check_sealed(v_cbq, enqueue_batch.callback_payload);
+      END IF;
+      PERFORM pgbus.check_sealed(t.q, t.p, t.ord::integer)
+         FROM unnest(queues, payloads) WITH ORDINALITY AS t(q, p, ord)
+        WHERE t.q = ANY (v_sealed);
     END IF;
-    PERFORM pgbus.check_sealed(t.q, t.p, t.ord::integer)
-       FROM unnest(queues, payloads) WITH ORDINALITY AS t(q, p, ord)
-      WHERE t.q IN (SELECT e.queue::text FROM pgbus.queue_encrypt e);
     -- As in pgbus.enqueue_many: only a payload that could be over the limit is measured.
     PERFORM pgbus.check_payload(t.q, t.p)
        FROM unnest(queues, payloads) AS t(q, p)

@@ -212,7 +212,7 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_unique(
         ELSE j.run_at END;
       IF 'payload' = ANY (coalesce(replace, '{}')) THEN
         PERFORM pgbus.check_payload(queue, payload);
-        IF EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue = j.queue) THEN
+        IF EXISTS (SELECT 1 FROM pgbus.setting s WHERE j.queue::text = ANY (s.encrypted_queues)) THEN
           PERFORM pgbus.check_sealed(j.queue, payload);
         END IF;
       END IF;
@@ -276,7 +276,7 @@ CREATE OR REPLACE FUNCTION pgbus.replace_job(
     END IF;
     IF payload IS NOT NULL THEN
       PERFORM pgbus.check_payload(j.queue, payload);
-      IF EXISTS (SELECT 1 FROM pgbus.queue_encrypt e WHERE e.queue = j.queue) THEN
+      IF EXISTS (SELECT 1 FROM pgbus.setting s WHERE j.queue::text = ANY (s.encrypted_queues)) THEN
         PERFORM pgbus.check_sealed(j.queue, payload);
       END IF;
     END IF;
