@@ -5,7 +5,7 @@
 -- A column of the one pgbus.setting row, which every enqueue reads already (the payload limit):
 -- pgbus.enqueue_job learns whether its queue encrypts in the same subquery, so an enqueue of a
 -- queue that does not encrypt reads nothing more (a table of its own cost every enqueue a probe of
--- it: 3.6% more instructions, tools/enqueue-callgrind). Not pgbus.queue_limit: a row there makes a
+-- it: 3.6% more instructions, tools/enqueue-callgrind; this, 0.3 to 0.6%). Not pgbus.queue_limit: a row there makes a
 -- queue limited (its claims take the row's lock). NULL: no queue encrypts. Written by every engine
 -- at start for the queues it serves or encrypts (pgbus.queue_encrypt_set, R__flow.sql).
 --
