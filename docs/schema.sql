@@ -208,6 +208,24 @@ CREATE FUNCTION pgbus.check_run_at(queue text, run_at timestamp with time zone) 
   END $$;
 
 --
+-- Name: check_sealed(text, jsonb, integer); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.check_sealed(queue text, payload jsonb, ordinal integer DEFAULT NULL::integer) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $_$
+  BEGIN
+    IF check_sealed.payload IS NULL
+       OR check_sealed.payload::text !~ '^\{"pgbus\.enc": "pgbus\.enc\.v1:[A-Za-z0-9._-]{1,32}:[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]+"\}$' THEN
+      RAISE EXCEPTION 'pgbus: queue % encrypts its payloads, and the payload% is plaintext: SQL has no key and cannot encrypt; enqueue through the Java API (JobQueue, or `pgbus enqueue` with the keys), which seals it, or stop encrypting the queue (encrypt=false on the deployment that serves it)',
+        check_sealed.queue, coalesce(' ' || check_sealed.ordinal || ' of the batch', '')
+        USING ERRCODE = 'invalid_parameter_value',
+              HINT = 'the deployment sets a queue''s encryption at start (pgbus.queue_encrypt_set)';
+    END IF;
+  END $_$;
+
+--
 -- Name: check_trace(pgbus.queue_name, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -1118,6 +1136,7 @@ CREATE FUNCTION pgbus.enqueue_batch(queues text[], payloads jsonb[], priorities 
     v_n integer := coalesce(array_length(queues, 1), 0);
     v_cbq pgbus.queue_name := pgbus.queue(enqueue_batch.callback_queue);
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
+    v_sealed text[] := (SELECT s.encrypted_queues FROM pgbus.setting s);  -- V53
   BEGIN
     IF v_n = 0 OR v_n > 10000 THEN
       RAISE EXCEPTION 'pgbus: a batch of % jobs is out of range: a batch has 1 to 10000 members; split a larger one, or chain batches through their callbacks', v_n
@@ -1138,6 +1157,15 @@ CREATE FUNCTION pgbus.enqueue_batch(queues text[], payloads jsonb[], priorities 
       RAISE EXCEPTION 'pgbus: payload % of the batch is null; use ''{}'' for an empty payload',
         coalesce(array_position(payloads, NULL), array_position(payloads, 'null'::jsonb))
         USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- An encrypting queue (V53) takes only sealed payloads, the callback's included.
+    IF v_sealed IS NOT NULL THEN
+      IF v_cbq::text = ANY (v_sealed) THEN
+        PERFORM pgbus.check_sealed(v_cbq, enqueue_batch.callback_payload);
+      END IF;
+      PERFORM pgbus.check_sealed(t.q, t.p, t.ord::integer)
+         FROM unnest(queues, payloads) WITH ORDINALITY AS t(q, p, ord)
+        WHERE t.q = ANY (v_sealed);
     END IF;
     -- As in pgbus.enqueue_many: only a payload that could be over the limit is measured.
     PERFORM pgbus.check_payload(t.q, t.p)
@@ -1227,8 +1255,11 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
                 + (SELECT w.max_wait FROM pgbus.queue_max_wait w
                     WHERE w.queue::text = v_queue::text))
       -- The limit as pgbus.check_payload reads it (the default stands in should the row be
-      -- gone) comes back with the row: one statement in all.
-      RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576)
+      -- gone) comes back with the row: one statement in all. 0 for a queue that encrypts (V53):
+      -- then the test below always calls the checks, and check_payload reads the limit itself.
+      RETURNING j.id, coalesce((SELECT CASE WHEN v_queue::text = ANY (s.encrypted_queues) THEN 0
+                                            ELSE s.max_payload_bytes END
+                                  FROM pgbus.setting s), 1048576)
         INTO id, v_limit;
     ELSE
       LOOP
@@ -1249,7 +1280,9 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
           WHERE unique_key IS NOT NULL
             AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
           DO NOTHING
-        RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576)
+        RETURNING j.id, coalesce((SELECT CASE WHEN v_queue::text = ANY (s.encrypted_queues) THEN 0
+                                              ELSE s.max_payload_bytes END
+                                    FROM pgbus.setting s), 1048576)
           INTO id, v_limit;
         EXIT WHEN FOUND;
         -- Only a keyed job can conflict, so here unique_key is set.
@@ -1260,6 +1293,9 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
         IF FOUND THEN
           -- Refused all the same, as when the limit was checked before the INSERT.
           PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
+          IF EXISTS (SELECT 1 FROM pgbus.setting s WHERE v_queue::text = ANY (s.encrypted_queues)) THEN
+            PERFORM pgbus.check_sealed(v_queue, enqueue_job.payload);
+          END IF;
           duplicate := true;
           RETURN;
         END IF;
@@ -1271,6 +1307,12 @@ CREATE FUNCTION pgbus.enqueue_job(queue text, payload jsonb, run_at timestamp wi
     IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6
        OR pg_catalog.pg_column_compression(enqueue_job.payload) IS NOT NULL THEN
       PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
+      -- An encrypting queue (V53, v_limit 0) takes only a payload the Java API sealed. A batch's
+      -- callback, enqueued from what its batch stored (pgbus.job_finished_as), is let by.
+      IF v_limit = 0
+         AND pg_catalog.current_setting('pgbus.stored_payload', true) IS DISTINCT FROM 'on' THEN
+        PERFORM pgbus.check_sealed(v_queue, enqueue_job.payload);
+      END IF;
     END IF;
     duplicate := false;
     -- No NOTIFY here: the row's deferred trigger (job_wake, V27) sends the wake at commit.
@@ -1293,6 +1335,8 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
     v_by text := coalesce(nullif(pg_catalog.current_setting('pgbus.principal', true), ''),
                           session_user::text);
     v_correlation text := nullif(pg_catalog.current_setting('pgbus.correlation_id', true), '');
+    -- The queues that encrypt (V53), read once per batch.
+    v_sealed text[] := (SELECT s.encrypted_queues FROM pgbus.setting s);
   BEGIN
     -- The batch limit, as JobQueue.MAX_BATCH_SIZE in Java (docs/configuration.md, "Limits").
     IF v_n > 10000 THEN
@@ -1319,6 +1363,11 @@ CREATE FUNCTION pgbus.enqueue_many(queues text[], payloads jsonb[], run_ats time
       WHERE pg_catalog.pg_column_size(t.p) > v_limit / 6
          OR pg_catalog.pg_column_compression(t.p) IS NOT NULL
          OR NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days';
+    IF pg_catalog.cardinality(v_sealed) > 0 THEN
+      PERFORM pgbus.check_sealed(t.q, t.p, t.ord::integer)
+         FROM unnest(queues, payloads) WITH ORDINALITY AS t(q, p, ord)
+        WHERE t.q = ANY (v_sealed);
+    END IF;
     IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
       PERFORM pgbus.check_trace(queues[i]::pgbus.queue_name, trace_parents[i], trace_states[i])
          FROM pg_catalog.generate_series(1, v_n) AS g(i);
@@ -1517,6 +1566,9 @@ CREATE FUNCTION pgbus.enqueue_unique(queue text, payload jsonb, unique_key text,
       END IF;
       IF 'payload' = ANY (coalesce(replace, '{}')) THEN
         PERFORM pgbus.check_payload(queue, payload);
+        IF EXISTS (SELECT 1 FROM pgbus.setting s WHERE j.queue::text = ANY (s.encrypted_queues)) THEN
+          PERFORM pgbus.check_sealed(j.queue, payload);
+        END IF;
       END IF;
       IF NOT isfinite(v_new_run) OR v_new_run > now() + interval '36500 days' THEN
         PERFORM pgbus.check_run_at(j.queue, v_new_run);
@@ -2062,9 +2114,14 @@ CREATE FUNCTION pgbus.job_finished_as(ids bigint[], batches bigint[], states tex
                   k.callback_priority, k.callback_attempts
           INTO x;
         IF FOUND AND x.pending = 0 AND x.callback_job_id IS NULL THEN
+          -- A callback stored before its queue began to encrypt (V53) may be plain: it is
+          -- enqueued as stored, for the handler to refuse and `pgbus reencrypt` to seal, rather
+          -- than failing the completion of the batch's last member.
+          PERFORM set_config('pgbus.stored_payload', 'on', true);
           SELECT e.id INTO v_cb
             FROM pgbus.enqueue_job(x.callback_queue::text, x.callback_payload, NULL,
                                    x.callback_priority::int, x.callback_attempts) e;
+          PERFORM set_config('pgbus.stored_payload', '', true);
           UPDATE pgbus.batch k SET callback_job_id = v_cb, finished_at = now() WHERE k.id = x.id;
         END IF;
       END LOOP;
@@ -2581,6 +2638,32 @@ CREATE FUNCTION pgbus.queue_blockers_of(wanted text) RETURNS TABLE(queue text, w
   END $$;
 
 --
+-- Name: queue_encrypt_set(text, boolean, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.queue_encrypt_set(queue text, encrypt boolean, updated_by text DEFAULT NULL::text) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(queue_encrypt_set.queue);
+  BEGIN
+    IF queue_encrypt_set.encrypt IS NULL THEN
+      RAISE EXCEPTION 'pgbus: encrypt for queue % is NULL: pass true (SQL enqueues must be sealed) or false', v_queue::text
+        USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- Sorted and without duplicates; NULL when no queue encrypts, which the enqueue tests first.
+    UPDATE pgbus.setting s
+       SET encrypted_queues = nullif(ARRAY(
+             SELECT DISTINCT x.q
+               FROM unnest(coalesce(s.encrypted_queues, '{}') || ARRAY[v_queue::text]) AS x(q)
+              WHERE x.q <> v_queue::text OR queue_encrypt_set.encrypt
+              ORDER BY x.q), '{}')
+     WHERE (v_queue::text = ANY (coalesce(s.encrypted_queues, '{}'))) IS DISTINCT FROM queue_encrypt_set.encrypt;
+    RETURN FOUND;
+  END $$;
+
+--
 -- Name: queue_fair_set(text, text, jsonb, text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -2982,6 +3065,9 @@ CREATE FUNCTION pgbus.replace_job(job_id bigint, payload jsonb DEFAULT NULL::jso
     END IF;
     IF payload IS NOT NULL THEN
       PERFORM pgbus.check_payload(j.queue, payload);
+      IF EXISTS (SELECT 1 FROM pgbus.setting s WHERE j.queue::text = ANY (s.encrypted_queues)) THEN
+        PERFORM pgbus.check_sealed(j.queue, payload);
+      END IF;
     END IF;
     IF run_at IS NOT NULL AND j.linked THEN
       RAISE EXCEPTION 'pgbus: job % waits on other jobs or is in a batch, so it runs when they are done and run_at % cannot move it: replace its priority only, or cancel it',
@@ -3783,6 +3869,7 @@ CREATE TABLE pgbus.setting (
     updated_by text,
     build text,
     wake_mode text DEFAULT 'coalesced'::text NOT NULL,
+    encrypted_queues text[],
     CONSTRAINT setting_build_check CHECK ((build ~ '^[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}$'::text)),
     CONSTRAINT setting_id_check CHECK (id),
     CONSTRAINT setting_max_payload_bytes_check CHECK ((max_payload_bytes > 0)),

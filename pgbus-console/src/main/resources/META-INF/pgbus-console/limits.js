@@ -24,9 +24,20 @@ export function describe(l) {
   return parts.join(', ');
 }
 
+/**
+ * A fair queue's share between tenants (fairKey, fairWeights: set by the deployment, not here):
+ * "fair share by concurrency-key, weights tenantA:3, tenantB:1; other tenants 1", or null.
+ */
+export function describeFair(s) {
+  if (!s || !s.fairKey) return null;
+  const w = Object.entries(s.fairWeights ?? {}).map(([t, n]) => `${t}:${n}`);
+  return `fair share by ${s.fairKey}` + (w.length ? `, weights ${w.join(', ')}; other tenants 1` : ', every tenant 1');
+}
+
 export function limitsCard(queue) {
   const box = h('section', { class: 'card', id: 'limits' });
   const current = h('p', { id: 'limits-current' });
+  const fair = h('p', { id: 'limits-fair', class: 'muted' });
   const form = h('form', { class: 'search', id: 'limits-form' });
   const history = h('div', { id: 'limits-history' });
   const inputs = {};
@@ -46,7 +57,7 @@ export function limitsCard(queue) {
   }, true, () => `Change the limits of queue ${queue} for every JVM, now?\n${describe(stored)} → ${describe(preview())}`);
   if (session.admin) form.append(h('div', {}, apply));
   // fill, not append: a viewer's missing form must not become the text "null".
-  fill(box, h('h2', {}, 'Limits'), current, session.admin ? form : null, h('h3', {}, 'Changes'), history);
+  fill(box, h('h2', {}, 'Limits'), current, fair, session.admin ? form : null, h('h3', {}, 'Changes'), history);
 
   /** The form's values as the API's parameters; empty fields are left out (no such limit). */
   function wanted() {
@@ -77,6 +88,10 @@ export function limitsCard(queue) {
     box.dataset.loaded = 'true';
     current.dataset.limits = JSON.stringify(s.limit);
     fill(current, describe(s.limit));
+    // The fair share comes from the deployment's pgbus.queue.<name>.fair-key and fair-weights.
+    const f = describeFair(s);
+    fill(fair, f ?? '');
+    fair.hidden = !f;
     if (first || reset) fillForm(s.limit);
     fill(history, s.history.length === 0 ? h('p', { class: 'muted' }, 'No changes through the console or the API yet.')
       : h('table', { class: 'limit-history' },

@@ -925,6 +925,25 @@ class AdminApiIT {
               "startsInWindow"),
           keys(rate));
       assertEquals(1000, rate.getInt("rateWindowMs"));
+      // The limits card's read: the limits, the fair share (V50, set by a deployment), the history.
+      Sql.execute(
+          ds, "SELECT pgbus.queue_fair_set(?, 'concurrency_key', '{\"b\": 3, \"a\": 2}')", limited);
+      Http.Response card = get("queues/" + limited + "/limit", "viewer", "viewer-secret");
+      assertEquals(200, card.status(), card.body());
+      assertEquals(
+          "{\"queue\":\""
+              + limited
+              + "\",\"limit\":{\"globalConcurrency\":5,\"keyConcurrency\":1,\"rateLimit\":null,"
+              + "\"rateWindowMs\":null,\"keyFifo\":false,\"keyFifoSkipDead\":false},"
+              + "\"fairKey\":\"concurrency-key\",\"fairWeights\":{\"a\":2,\"b\":3},"
+              + "\"history\":[]}",
+          card.body());
+      Http.Response none = get("queues/" + plain + "/limit", "viewer", "viewer-secret");
+      assertEquals(
+          "{\"queue\":\""
+              + plain
+              + "\",\"limit\":null,\"fairKey\":null,\"fairWeights\":null,\"history\":[]}",
+          none.body());
       // The capsule's own queue: read by this JVM's capsule.
       assertEquals(
           "{capsule:s,worker:s}",

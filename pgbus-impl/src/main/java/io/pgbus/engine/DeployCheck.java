@@ -313,10 +313,11 @@ public final class DeployCheck {
     for (QueueLimitStatus s : new QueueLimitStore().queueLimitStatus(c)) {
       stored.put(s.queue(), s);
     }
+    Map<String, FairShare> fair = new QueueLimits().fairShares(c);
     for (String q : new TreeSet<>(config.queues())) {
-      String mine = describe(config.queueLimit(q));
+      String mine = describe(describe(config.queueLimit(q)), config.fairShare(q));
       QueueLimitStatus s = stored.get(q);
-      String theirs = s == null ? NO_LIMIT : describe(s);
+      String theirs = describe(s == null ? NO_LIMIT : describe(s), fair.get(q));
       if (!mine.equals(theirs)) {
         findings.add(
             new Finding(
@@ -341,6 +342,14 @@ public final class DeployCheck {
   }
 
   static final String NO_LIMIT = "none";
+
+  /** The limits and the fair share (V50) as one comparable text. */
+  static String describe(String limits, FairShare fair) {
+    if (fair == null) {
+      return limits;
+    }
+    return limits.equals(NO_LIMIT) ? fair.describe() : limits + ", " + fair.describe();
+  }
 
   /** A queue's limits as one comparable text; a key limit of 1 alone is no limit. */
   static String describe(QueueLimit l) {

@@ -276,23 +276,26 @@ public final class Doctor {
    * Which queues pgbus.queue_limit limits (V14), and how many of their due jobs wait on a limit
    * rather than on a worker. Informational: a limit is a choice, so it never warns.
    */
-  private static Check limited(Connection c) throws SQLException {
+  static Check limited(Connection c) throws SQLException {
     List<QueueLimitStatus> limits = new QueueLimitStore().queueLimitStatus(c);
     if (limits.isEmpty()) {
       return new Check("flow control", Status.OK, "no queue is limited", null);
     }
+    var fair = new QueueLimits().fairShares(c);
     var parts = new ArrayList<String>();
     for (QueueLimitStatus l : limits) {
+      FairShare f = fair.get(l.queue());
       parts.add(
           String.format(
               Locale.ROOT,
-              "%s (global %s, per key %d%s%s: %d running, %d waiting on the limit, %d on a"
+              "%s (global %s, per key %d%s%s%s: %d running, %d waiting on the limit, %d on a"
                   + " worker)",
               l.queue(),
               l.globalConcurrency() == null ? "none" : l.globalConcurrency().toString(),
               l.keyConcurrency(),
               l.describeFifo(),
               l.describeRate(),
+              f == null ? "" : ", " + f.describe(),
               l.running(),
               l.waitingOnLimit(),
               l.waitingOnWorker()));

@@ -317,6 +317,7 @@ public final class Engine {
     PayloadLimit.publish(config, dataSource);
     QueueMaxWait.publish(config, dataSource);
     flow.publish();
+    QueueEncryption.publish(config, jobs.cipher(), dataSource);
     cron.syncConfigAtStart();
     if (node != null) {
       node.started();

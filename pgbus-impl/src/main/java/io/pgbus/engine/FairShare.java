@@ -2,9 +2,11 @@ package io.pgbus.engine;
 
 import io.pgbus.EnqueueOptions;
 import io.pgbus.QueueNames;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * A queue's fair share between tenants (issue #30): its claims deal each priority level's due jobs
@@ -35,6 +37,18 @@ public record FairShare(String queue, Map<String, Integer> weights) {
   public FairShare {
     QueueNames.require(queue);
     weights = Map.copyOf(weights);
+  }
+
+  /**
+   * The fair share as the doctor, the deploy check and the admin API name it: {@code fair by
+   * concurrency-key} and the weights in tenant order ({@code , weights tenantA:3, tenantB:1}).
+   */
+  public String describe() {
+    var parts = new ArrayList<String>();
+    new TreeMap<>(weights).forEach((t, w) -> parts.add(t + ":" + w));
+    return "fair by "
+        + CONCURRENCY_KEY
+        + (parts.isEmpty() ? "" : ", weights " + String.join(", ", parts));
   }
 
   public static String keyKey(String queue) {

@@ -8,8 +8,11 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 
 /**
  * An operator's live change of a queue's flow control (the admin API's {@code POST
@@ -51,6 +54,16 @@ public final class QueueLimits {
    *     as the admin API writes them
    */
   public record Entry(Instant at, String actor, String detail) {}
+
+  // Each fair queue with each weighted tenant (a row with NULLs for one without weights).
+  private static final String FAIR =
+      """
+      SELECT l.queue::text, w.key, w.value::integer
+        FROM pgbus.queue_limit l
+        LEFT JOIN LATERAL pg_catalog.jsonb_each_text(l.fair_weights) w ON true
+       WHERE l.fair_key IS NOT NULL
+       ORDER BY l.queue, w.key
+      """;
 
   // The row as it stands, locked until the caller commits.
   private static final String READ =
@@ -119,6 +132,26 @@ public final class QueueLimits {
             rs.getBoolean(6));
       }
     }
+  }
+
+  /**
+   * The fair share of every fair queue as stored (V50, {@code pgbus.queue_fair_set}), by queue:
+   * what the doctor, the deploy check and the admin API's limit card show.
+   */
+  public Map<String, FairShare> fairShares(Connection c) throws SQLException {
+    var weights = new TreeMap<String, Map<String, Integer>>();
+    try (PreparedStatement ps = c.prepareStatement(FAIR);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        var w = weights.computeIfAbsent(rs.getString(1), q -> new LinkedHashMap<>());
+        if (rs.getString(2) != null) {
+          w.put(rs.getString(2), rs.getInt(3));
+        }
+      }
+    }
+    var out = new TreeMap<String, FairShare>();
+    weights.forEach((q, w) -> out.put(q, new FairShare(q, w)));
+    return out;
   }
 
   /** The queue's latest audited limit changes, newest first, at most {@code limit}. */

@@ -7,6 +7,7 @@ import io.pgbus.engine.DeployCheck.Kind;
 import io.pgbus.engine.testing.TestDatabase;
 import java.sql.Connection;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -129,6 +130,43 @@ class DeployCheckTest {
           .contains("queue 'orders' limits: database global 5, this build none");
     } finally {
       db.update("UPDATE pgbus.setting SET max_payload_bytes = ?", (int) stored);
+    }
+  }
+
+  @Test
+  void aFairShareThisBuildChangesIsListedWithItsWeights() throws Exception {
+    EngineConfig fair =
+        EngineConfig.builder()
+            .workerId("new-build")
+            .capsule("main", 2, "tenants")
+            .fairShare(new FairShare("tenants", Map.of("b", 3, "a", 2)))
+            .build();
+
+    assertThat(check(fair))
+        .extracting(Finding::detail)
+        .contains(
+            "queue 'tenants' limits: database none, this build fair by concurrency-key, weights"
+                + " a:2, b:3");
+
+    db.queryText("SELECT pgbus.queue_fair_set('tenants', 'concurrency_key', '{\"a\": 2}')");
+    try {
+      assertThat(check(fair))
+          .extracting(Finding::detail)
+          .contains(
+              "queue 'tenants' limits: database fair by concurrency-key, weights a:2, this build"
+                  + " fair by concurrency-key, weights a:2, b:3");
+      db.queryText(
+          "SELECT pgbus.queue_fair_set('tenants', 'concurrency_key', '{\"b\": 3, \"a\": 2}')");
+      assertThat(check(fair)).extracting(Finding::detail).noneMatch(d -> d.contains("tenants"));
+      // The doctor's flow-control line names it too.
+      try (Connection c = db.connect()) {
+        assertThat(Doctor.limited(c).detail())
+            .contains(
+                "tenants (global none, per key 1, fair by concurrency-key, weights a:2, b:3:");
+      }
+    } finally {
+      db.queryText("SELECT pgbus.queue_fair_set('tenants', NULL)");
+      db.update("DELETE FROM pgbus.queue_limit WHERE queue = 'tenants'");
     }
   }
 

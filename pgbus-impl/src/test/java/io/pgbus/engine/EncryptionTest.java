@@ -169,6 +169,9 @@ class EncryptionTest {
               ran.put(job.id(), job.claimed().payload());
               return Outcome.complete();
             });
+    // The schedule's change below wakes the leader through its listener: listening first (a warm
+    // JVM got here before it did, and the leader then waited for its next tick).
+    TestEngines.awaitDelivering(engine);
     try (Connection c = db.connect()) {
       engine
           .schedules()
@@ -231,6 +234,97 @@ class EncryptionTest {
     events.awaitFinished(Outcome.Kind.COMPLETE, 1, Duration.ofSeconds(20));
     assertThat(ran.get(id)).contains(MARKER);
     engine.stop();
+  }
+
+  @Test
+  void anSqlEnqueueOfAPlainPayloadIsRefusedWhileTheQueueEncryptsAndTakenOnceItStops()
+      throws Exception {
+    JobCipher cipher = new JobCipher(ring(Map.of("k1", key())), Set.of("sealed_at"));
+    var events = new RecordingEvents();
+    var ran = new ConcurrentHashMap<Long, String>();
+    Engine engine =
+        start(
+            "sealed_at",
+            Duration.ofHours(1),
+            cipher,
+            events,
+            (job, tx) -> {
+              ran.put(job.id(), job.claimed().payload());
+              return Outcome.complete();
+            });
+    // The engine's start recorded that the queue encrypts (V53).
+    assertThat(db.queryText("SELECT array_to_string(encrypted_queues, ',') FROM pgbus.setting"))
+        .isEqualTo("sealed_at");
+    long before = db.jobCount();
+    String why = "queue sealed_at encrypts its payloads, and the payload";
+    String fix = "enqueue through the Java API (JobQueue";
+    for (String sql :
+        List.of(
+            "SELECT pgbus.enqueue('sealed_at', '{\"x\": 1}')",
+            "SELECT pgbus.enqueue('sealed_at', '{\"x\": 1}', unique_key => 'u1')",
+            "SELECT id FROM pgbus.enqueue_unique('sealed_at', '{\"x\": 1}', 'u2',"
+                + " period => interval '1 hour')",
+            "SELECT id FROM pgbus.enqueue_after('sealed_at', '{\"x\": 1}',"
+                + " ARRAY[pgbus.enqueue('plain_q', '{}')])",
+            // A wrapper that only looks like an envelope is plaintext too.
+            "SELECT pgbus.enqueue('sealed_at', '{\"pgbus.enc\": \"secret\"}')")) {
+      assertThatThrownBy(() -> db.queryLong(sql))
+          .as(sql)
+          .hasStackTraceContaining(why + " is plaintext")
+          .hasStackTraceContaining(fix);
+    }
+    // A batch names the payload; nothing of it is written, the plain queue's jobs neither.
+    assertThatThrownBy(
+            () ->
+                db.queryLong(
+                    "SELECT * FROM pgbus.enqueue_many(ARRAY['plain_q', 'sealed_at'],"
+                        + " ARRAY['{}', '{}']::jsonb[], ARRAY[NULL, NULL]::timestamptz[],"
+                        + " ARRAY[0, 0], ARRAY[25, 25])"))
+        .hasStackTraceContaining(why + " 2 of the batch is plaintext");
+    assertThatThrownBy(
+            () ->
+                db.queryLong(
+                    "SELECT batch_id FROM pgbus.enqueue_batch(ARRAY['sealed_at'],"
+                        + " ARRAY['{}']::jsonb[], ARRAY[0], ARRAY[25], 'plain_q', '{}')"))
+        .hasStackTraceContaining(why + " 1 of the batch is plaintext");
+    assertThat(db.jobCount()).isEqualTo(before);
+
+    // A batch stored its plain callback before the queue began to encrypt: the completion of its
+    // last member still enqueues it (its handler refuses it, `pgbus reencrypt` seals it).
+    db.queryText("SELECT pgbus.queue_encrypt_set('late_sealed', false)");
+    long member =
+        db.queryLong(
+            "SELECT job_ids[1] FROM pgbus.enqueue_batch(ARRAY['plain_q'], ARRAY['{}']::jsonb[],"
+                + " ARRAY[0], ARRAY[25], 'late_sealed', '{}')");
+    db.queryText("SELECT pgbus.queue_encrypt_set('late_sealed', true)");
+    db.queryText(
+        "WITH f AS (UPDATE pgbus.job SET state = 'completed', finalized_at = now() WHERE id = ?"
+            + " RETURNING id) SELECT pgbus.job_finished(ARRAY(SELECT id FROM f))",
+        member);
+    assertThat(db.jobCount("late_sealed", "available")).isEqualTo(1);
+    db.queryText("SELECT pgbus.queue_encrypt_set('late_sealed', false)");
+
+    // A payload the Java API sealed is taken from SQL, one or in a batch, and runs.
+    String sealed = cipher.sealPayload("sealed_at", "{\"x\": 2}");
+    long one = db.queryLong("SELECT pgbus.enqueue('sealed_at', ?::jsonb)", sealed);
+    long many =
+        db.queryLong(
+            "SELECT * FROM pgbus.enqueue_many(ARRAY['plain_q', 'sealed_at'],"
+                + " ARRAY['{}', ?]::jsonb[], ARRAY[NULL, NULL]::timestamptz[], ARRAY[0, 0],"
+                + " ARRAY[25, 25]) ORDER BY 1 DESC LIMIT 1",
+            sealed);
+    events.awaitFinished(one, 1, Duration.ofSeconds(20));
+    events.awaitFinished(many, 1, Duration.ofSeconds(20));
+    assertThat(ran.get(one)).isEqualTo("{\"x\": 2}");
+    assertThat(ran.get(many)).isEqualTo("{\"x\": 2}");
+    engine.stop();
+
+    // The deployment stops encrypting the queue: its next start clears the flag, plain is taken.
+    engines.start(
+        engines.config().capsule(new CapsuleConfig("c", List.of("sealed_at"), 1)).build(),
+        (job, tx) -> Outcome.complete());
+    assertThat(db.queryText("SELECT encrypted_queues::text FROM pgbus.setting")).isNull();
+    assertThat(db.queryLong("SELECT pgbus.enqueue('sealed_at', '{\"x\": 3}')")).isPositive();
   }
 
   @Test

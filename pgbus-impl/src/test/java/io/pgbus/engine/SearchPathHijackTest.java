@@ -1,6 +1,7 @@
 package io.pgbus.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.pgbus.EnqueueOptions;
 import io.pgbus.Outcome;
@@ -288,6 +289,25 @@ class SearchPathHijackTest {
       st.execute(
           "SELECT * FROM pgbus.enqueue_many(ARRAY['sql'], ARRAY['{}']::jsonb[],"
               + " ARRAY[NULL]::timestamptz[], ARRAY[0], ARRAY[25], NULL, NULL, NULL, ARRAY['c'])");
+      // An encrypting queue (V53): a sealed payload is taken, one or in a batch, a plain one is
+      // refused; a batch's callback of a plain payload is let by.
+      String sealed = "'{\"pgbus.enc\": \"pgbus.enc.v1:k1:AAAAAAAAAAAAAAAA:AAAAAAAA\"}'";
+      st.execute("SELECT pgbus.queue_encrypt_set('sealed', true)");
+      st.execute("SELECT pgbus.enqueue('sealed', " + sealed + ")");
+      st.execute("SELECT pgbus.enqueue('sealed', " + sealed + ", unique_key => 'k')");
+      st.execute(
+          "SELECT * FROM pgbus.enqueue_many(ARRAY['sql', 'sealed'], ARRAY['{}', "
+              + sealed
+              + "]::jsonb[], ARRAY[NULL, NULL]::timestamptz[], ARRAY[0, 0], ARRAY[25, 25])");
+      assertThatThrownBy(() -> st.execute("SELECT pgbus.enqueue('sealed', '{}')"))
+          .hasMessageContaining("queue sealed encrypts its payloads");
+      assertThatThrownBy(
+              () ->
+                  st.execute(
+                      "SELECT * FROM pgbus.enqueue_many(ARRAY['sealed'], ARRAY['{}']::jsonb[],"
+                          + " ARRAY[NULL]::timestamptz[], ARRAY[0], ARRAY[25])"))
+          .hasMessageContaining("queue sealed encrypts its payloads");
+      st.execute("SELECT pgbus.queue_encrypt_set('sealed', false)");
       st.execute("SELECT pgbus.queue_limit_set('sql', global_concurrency => 3)");
       st.execute("SELECT * FROM pgbus.claim(ARRAY['sql'], 10, 'me', interval '1 minute')");
       st.execute("SELECT pgbus.queue_limit_clear('sql')");

@@ -2,6 +2,7 @@ package io.pgbus.jakarta.admin;
 
 import io.pgbus.admin.InvalidFilterException;
 import io.pgbus.admin.JobFilter;
+import io.pgbus.engine.FairShare;
 import io.pgbus.engine.InvalidConfigException;
 import io.pgbus.engine.QueueLimit;
 import io.pgbus.engine.QueueLimits;
@@ -25,7 +26,9 @@ import java.io.StringReader;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * {@code queues/{queue}/limit}: a queue's flow control as stored and its audited changes ({@code
@@ -71,9 +74,10 @@ public final class QueueLimitResource {
           return AdminCall.ok(
               sql(
                   c ->
-                      new LimitStateJson(
+                      LimitStateJson.of(
                           queue,
                           LimitValuesJson.of(limits.read(c, queue)),
+                          limits.fairShares(c).get(queue),
                           limits.history(c, queue, HISTORY).stream()
                               .map(LimitAuditJson::of)
                               .toList())));
@@ -205,8 +209,29 @@ public final class QueueLimitResource {
 
   /** The queue's limits as stored (null: none) and its latest audited changes, newest first. */
   @JsonbNillable
-  @JsonbPropertyOrder({"queue", "limit", "history"})
-  public record LimitStateJson(String queue, LimitValuesJson limit, List<LimitAuditJson> history) {}
+  @JsonbPropertyOrder({"queue", "limit", "fairKey", "fairWeights", "history"})
+  public record LimitStateJson(
+      String queue,
+      LimitValuesJson limit,
+      String fairKey,
+      Map<String, Integer> fairWeights,
+      List<LimitAuditJson> history) {
+
+    /**
+     * With the queue's fair share (V50): {@code fairKey} {@code concurrency-key} and {@code
+     * fairWeights} the named tenants' weights in tenant order ({@code {}}: all weigh 1); both null
+     * when the queue is served oldest first.
+     */
+    static LimitStateJson of(
+        String queue, LimitValuesJson limit, FairShare fair, List<LimitAuditJson> history) {
+      return new LimitStateJson(
+          queue,
+          limit,
+          fair == null ? null : FairShare.CONCURRENCY_KEY,
+          fair == null ? null : new TreeMap<>(fair.weights()),
+          history);
+    }
+  }
 
   /** What a change did. */
   @JsonbNillable

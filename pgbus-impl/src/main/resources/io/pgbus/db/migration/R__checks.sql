@@ -192,3 +192,26 @@ CREATE OR REPLACE FUNCTION pgbus.node_capsules_valid(capsules jsonb) RETURNS boo
                   ELSE EXISTS (SELECT 1 FROM jsonb_array_elements(e.c -> 'queues') AS q(v)
                                 WHERE jsonb_typeof(q.v) <> 'string') END);
   END $$;
+
+-- An encrypting queue's payload must be sealed (issue #30, V53): the queues of
+-- pgbus.setting.encrypted_queues hold only payloads that the Java API sealed with the deployment's
+-- key (JobCipher), the jsonb {"pgbus.enc": "pgbus.enc.v1:<key id>:<iv>:<ciphertext>"}, which is what this reads from the
+-- payload's JSON text (one key, so jsonb writes it exactly so). SQL has no key and cannot seal: a
+-- plain payload for such a queue is refused here, at the enqueue, rather than stored in plaintext
+-- for its handler to refuse at run time. ordinal names the payload within a batch (NULL: one
+-- job). Only called for a queue the caller found in encrypted_queues, so it reads nothing and
+-- a queue that does not encrypt never pays for it; pinned (not on the plain enqueue path).
+CREATE OR REPLACE FUNCTION pgbus.check_sealed(queue text, payload jsonb, ordinal integer DEFAULT NULL)
+  RETURNS void
+  LANGUAGE plpgsql IMMUTABLE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  BEGIN
+    IF check_sealed.payload IS NULL
+       OR check_sealed.payload::text !~ '^\{"pgbus\.enc": "pgbus\.enc\.v1:[A-Za-z0-9._-]{1,32}:[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]+"\}$' THEN
+      RAISE EXCEPTION 'pgbus: queue % encrypts its payloads, and the payload% is plaintext: SQL has no key and cannot encrypt; enqueue through the Java API (JobQueue, or `pgbus enqueue` with the keys), which seals it, or stop encrypting the queue (encrypt=false on the deployment that serves it)',
+        check_sealed.queue, coalesce(' ' || check_sealed.ordinal || ' of the batch', '')
+        USING ERRCODE = 'invalid_parameter_value',
+              HINT = 'the deployment sets a queue''s encryption at start (pgbus.queue_encrypt_set)';
+    END IF;
+  END $$;

@@ -102,8 +102,11 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
                 + (SELECT w.max_wait FROM pgbus.queue_max_wait w
                     WHERE w.queue::text = v_queue::text))
       -- The limit as pgbus.check_payload reads it (the default stands in should the row be
-      -- gone) comes back with the row: one statement in all.
-      RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576)
+      -- gone) comes back with the row: one statement in all. 0 for a queue that encrypts (V53):
+      -- then the test below always calls the checks, and check_payload reads the limit itself.
+      RETURNING j.id, coalesce((SELECT CASE WHEN v_queue::text = ANY (s.encrypted_queues) THEN 0
+                                            ELSE s.max_payload_bytes END
+                                  FROM pgbus.setting s), 1048576)
         INTO id, v_limit;
     ELSE
       LOOP
@@ -124,7 +127,9 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
           WHERE unique_key IS NOT NULL
             AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
           DO NOTHING
-        RETURNING j.id, coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576)
+        RETURNING j.id, coalesce((SELECT CASE WHEN v_queue::text = ANY (s.encrypted_queues) THEN 0
+                                              ELSE s.max_payload_bytes END
+                                    FROM pgbus.setting s), 1048576)
           INTO id, v_limit;
         EXIT WHEN FOUND;
         -- Only a keyed job can conflict, so here unique_key is set.
@@ -135,6 +140,9 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
         IF FOUND THEN
           -- Refused all the same, as when the limit was checked before the INSERT.
           PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
+          IF EXISTS (SELECT 1 FROM pgbus.setting s WHERE v_queue::text = ANY (s.encrypted_queues)) THEN
+            PERFORM pgbus.check_sealed(v_queue, enqueue_job.payload);
+          END IF;
           duplicate := true;
           RETURN;
         END IF;
@@ -146,6 +154,12 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
     IF pg_catalog.pg_column_size(enqueue_job.payload) > v_limit / 6
        OR pg_catalog.pg_column_compression(enqueue_job.payload) IS NOT NULL THEN
       PERFORM pgbus.check_payload(v_queue, enqueue_job.payload);
+      -- An encrypting queue (V53, v_limit 0) takes only a payload the Java API sealed. A batch's
+      -- callback, enqueued from what its batch stored (pgbus.job_finished_as), is let by.
+      IF v_limit = 0
+         AND pg_catalog.current_setting('pgbus.stored_payload', true) IS DISTINCT FROM 'on' THEN
+        PERFORM pgbus.check_sealed(v_queue, enqueue_job.payload);
+      END IF;
     END IF;
     duplicate := false;
     -- No NOTIFY here: the row's deferred trigger (job_wake, V27) sends the wake at commit.
@@ -206,6 +220,8 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
     v_by text := coalesce(nullif(pg_catalog.current_setting('pgbus.principal', true), ''),
                           session_user::text);
     v_correlation text := nullif(pg_catalog.current_setting('pgbus.correlation_id', true), '');
+    -- The queues that encrypt (V53), read once per batch.
+    v_sealed text[] := (SELECT s.encrypted_queues FROM pgbus.setting s);
   BEGIN
     -- The batch limit, as JobQueue.MAX_BATCH_SIZE in Java (docs/configuration.md, "Limits").
     IF v_n > 10000 THEN
@@ -232,6 +248,11 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
       WHERE pg_catalog.pg_column_size(t.p) > v_limit / 6
          OR pg_catalog.pg_column_compression(t.p) IS NOT NULL
          OR NOT pg_catalog.isfinite(t.r) OR t.r > now() + interval '36500 days';
+    IF pg_catalog.cardinality(v_sealed) > 0 THEN
+      PERFORM pgbus.check_sealed(t.q, t.p, t.ord::integer)
+         FROM unnest(queues, payloads) WITH ORDINALITY AS t(q, p, ord)
+        WHERE t.q = ANY (v_sealed);
+    END IF;
     IF trace_parents IS NOT NULL OR trace_states IS NOT NULL THEN
       PERFORM pgbus.check_trace(queues[i]::pgbus.queue_name, trace_parents[i], trace_states[i])
          FROM pg_catalog.generate_series(1, v_n) AS g(i);

@@ -194,3 +194,35 @@ CREATE OR REPLACE FUNCTION pgbus.queue_fair_set(
           updated_at = now(), updated_by = excluded.updated_by
       WHERE (l.fair_key, l.fair_weights) IS DISTINCT FROM (excluded.fair_key, excluded.fair_weights);
   END $$;
+
+-- Records whether a queue encrypts its payloads (issue #30, V53; docs/schema.md, "V53: encrypting
+-- queues") in pgbus.setting.encrypted_queues: with encrypt true the SQL enqueue functions refuse
+-- a plaintext payload for it (pgbus.check_sealed); false takes it out, and plain payloads are taken
+-- again. Every engine calls it at start for the queues it serves or encrypts, from
+-- pgbus.queue.<name>.encrypt: the last to start decides. True when it changed anything.
+--   SELECT pgbus.queue_encrypt_set('payroll', true);
+CREATE OR REPLACE FUNCTION pgbus.queue_encrypt_set(
+    queue      text,
+    encrypt    boolean,
+    updated_by text DEFAULT NULL)
+  RETURNS boolean
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  DECLARE
+    v_queue pgbus.queue_name := pgbus.queue(queue_encrypt_set.queue);
+  BEGIN
+    IF queue_encrypt_set.encrypt IS NULL THEN
+      RAISE EXCEPTION 'pgbus: encrypt for queue % is NULL: pass true (SQL enqueues must be sealed) or false', v_queue::text
+        USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- Sorted and without duplicates; NULL when no queue encrypts, which the enqueue tests first.
+    UPDATE pgbus.setting s
+       SET encrypted_queues = nullif(ARRAY(
+             SELECT DISTINCT x.q
+               FROM unnest(coalesce(s.encrypted_queues, '{}') || ARRAY[v_queue::text]) AS x(q)
+              WHERE x.q <> v_queue::text OR queue_encrypt_set.encrypt
+              ORDER BY x.q), '{}')
+     WHERE (v_queue::text = ANY (coalesce(s.encrypted_queues, '{}'))) IS DISTINCT FROM queue_encrypt_set.encrypt;
+    RETURN FOUND;
+  END $$;

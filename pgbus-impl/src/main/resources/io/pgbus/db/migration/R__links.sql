@@ -66,9 +66,14 @@ CREATE OR REPLACE FUNCTION pgbus.job_finished_as(
                   k.callback_priority, k.callback_attempts
           INTO x;
         IF FOUND AND x.pending = 0 AND x.callback_job_id IS NULL THEN
+          -- A callback stored before its queue began to encrypt (V53) may be plain: it is
+          -- enqueued as stored, for the handler to refuse and `pgbus reencrypt` to seal, rather
+          -- than failing the completion of the batch's last member.
+          PERFORM set_config('pgbus.stored_payload', 'on', true);
           SELECT e.id INTO v_cb
             FROM pgbus.enqueue_job(x.callback_queue::text, x.callback_payload, NULL,
                                    x.callback_priority::int, x.callback_attempts) e;
+          PERFORM set_config('pgbus.stored_payload', '', true);
           UPDATE pgbus.batch k SET callback_job_id = v_cb, finished_at = now() WHERE k.id = x.id;
         END IF;
       END LOOP;
@@ -403,6 +408,7 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_batch(
     v_n integer := coalesce(array_length(queues, 1), 0);
     v_cbq pgbus.queue_name := pgbus.queue(enqueue_batch.callback_queue);
     v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
+    v_sealed text[] := (SELECT s.encrypted_queues FROM pgbus.setting s);  -- V53
   BEGIN
     IF v_n = 0 OR v_n > 10000 THEN
       RAISE EXCEPTION 'pgbus: a batch of % jobs is out of range: a batch has 1 to 10000 members; split a larger one, or chain batches through their callbacks', v_n
@@ -423,6 +429,15 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_batch(
       RAISE EXCEPTION 'pgbus: payload % of the batch is null; use ''{}'' for an empty payload',
         coalesce(array_position(payloads, NULL), array_position(payloads, 'null'::jsonb))
         USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- An encrypting queue (V53) takes only sealed payloads, the callback's included.
+    IF v_sealed IS NOT NULL THEN
+      IF v_cbq::text = ANY (v_sealed) THEN
+        PERFORM pgbus.check_sealed(v_cbq, enqueue_batch.callback_payload);
+      END IF;
+      PERFORM pgbus.check_sealed(t.q, t.p, t.ord::integer)
+         FROM unnest(queues, payloads) WITH ORDINALITY AS t(q, p, ord)
+        WHERE t.q = ANY (v_sealed);
     END IF;
     -- As in pgbus.enqueue_many: only a payload that could be over the limit is measured.
     PERFORM pgbus.check_payload(t.q, t.p)

@@ -226,6 +226,9 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_unique(
       END IF;
       IF 'payload' = ANY (coalesce(replace, '{}')) THEN
         PERFORM pgbus.check_payload(queue, payload);
+        IF EXISTS (SELECT 1 FROM pgbus.setting s WHERE j.queue::text = ANY (s.encrypted_queues)) THEN
+          PERFORM pgbus.check_sealed(j.queue, payload);
+        END IF;
       END IF;
       IF NOT isfinite(v_new_run) OR v_new_run > now() + interval '36500 days' THEN
         PERFORM pgbus.check_run_at(j.queue, v_new_run);
@@ -287,6 +290,9 @@ CREATE OR REPLACE FUNCTION pgbus.replace_job(
     END IF;
     IF payload IS NOT NULL THEN
       PERFORM pgbus.check_payload(j.queue, payload);
+      IF EXISTS (SELECT 1 FROM pgbus.setting s WHERE j.queue::text = ANY (s.encrypted_queues)) THEN
+        PERFORM pgbus.check_sealed(j.queue, payload);
+      END IF;
     END IF;
     IF run_at IS NOT NULL AND j.linked THEN
       RAISE EXCEPTION 'pgbus: job % waits on other jobs or is in a batch, so it runs when they are done and run_at % cannot move it: replace its priority only, or cancel it',

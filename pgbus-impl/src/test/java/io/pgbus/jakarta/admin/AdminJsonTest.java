@@ -10,6 +10,7 @@ import io.pgbus.admin.JobState;
 import io.pgbus.admin.JobView;
 import io.pgbus.admin.QueueBlockers;
 import io.pgbus.admin.Reason;
+import io.pgbus.engine.FairShare;
 import io.pgbus.engine.NodeStore;
 import io.pgbus.engine.QueueLimitStatus;
 import jakarta.json.bind.Jsonb;
@@ -141,6 +142,24 @@ class AdminJsonTest {
                 + "\"keyFifoSkipDead\":false,\"running\":1,\"waitingOnLimit\":3,"
                 + "\"waitingOnWorker\":4,\"rateLimit\":10,\"rateWindowMs\":1000,"
                 + "\"startsInWindow\":6}");
+  }
+
+  @Test
+  void theLimitCardNamesTheFairShareOrNullsIt() {
+    var limit = new QueueLimitResource.LimitValuesJson(5, null, null, null, false, false);
+    assertThat(
+            json(
+                QueueLimitResource.LimitStateJson.of(
+                    "q", limit, new FairShare("q", Map.of("b", 3, "a", 2)), List.of())))
+        .isEqualTo(
+            "{\"queue\":\"q\",\"limit\":{\"globalConcurrency\":5,\"keyConcurrency\":null,"
+                + "\"rateLimit\":null,\"rateWindowMs\":null,\"keyFifo\":false,"
+                + "\"keyFifoSkipDead\":false},\"fairKey\":\"concurrency-key\","
+                + "\"fairWeights\":{\"a\":2,\"b\":3},\"history\":[]}");
+    assertThat(json(QueueLimitResource.LimitStateJson.of("q", null, null, List.of())))
+        .isEqualTo(
+            "{\"queue\":\"q\",\"limit\":null,\"fairKey\":null,\"fairWeights\":null,"
+                + "\"history\":[]}");
   }
 
   @Test

@@ -1,0 +1,14 @@
+-- pgbus schema V53 (issue #30, "payload encryption"): the queues that encrypt their payloads, so
+-- that the SQL enqueue functions refuse a plaintext payload for them at the enqueue, instead of
+-- the handler failing on it at run time. See docs/schema.md, "V53: encrypting queues".
+--
+-- A column of the one pgbus.setting row, which every enqueue reads already (the payload limit):
+-- pgbus.enqueue_job learns whether its queue encrypts in the same subquery, so an enqueue of a
+-- queue that does not encrypt reads nothing more (a table of its own cost every enqueue a probe of
+-- it: 3.6% more instructions, tools/enqueue-callgrind; this, 0.3 to 0.6%). Not pgbus.queue_limit: a row there makes a
+-- queue limited (its claims take the row's lock). NULL: no queue encrypts. Written by every engine
+-- at start for the queues it serves or encrypts (pgbus.queue_encrypt_set, R__flow.sql).
+--
+-- Expand only: a build before V53 neither reads nor writes the column; its enqueues into an
+-- encrypting queue are sealed in Java, which the enqueue functions of this schema take.
+ALTER TABLE pgbus.setting ADD COLUMN encrypted_queues text[];
