@@ -45,7 +45,8 @@ import java.util.Objects;
  * each used once; edges only from nodes of this workflow, one per parent, and no cycle. A predicate
  * must parse and be a predicate (not a path such as {@code $.approved}); the database checks it. A
  * node takes a priority, attempts and a concurrency key from its options; a run time, a delay, a
- * unique key, a start-by deadline or {@code afterJobs} are refused.
+ * unique key, a start-by deadline, a correlation id or {@code afterJobs} are refused (the nodes
+ * share the enqueuer's correlation id: the handled job's, when a handler enqueues the workflow).
  *
  * <p>A mutable builder for one call, not thread-safe. The edge methods apply to the node added
  * last.
@@ -170,6 +171,7 @@ public final class Workflow {
         || options.delay() != null
         || options.uniqueKey() != null
         || options.startBy() != null
+        || options.correlationId() != null
         || !options.afterJobs().isEmpty()) {
       throw new InvalidJobException(
           queue,
