@@ -251,18 +251,24 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_workflow(
 -- The workflow a job belongs to (a node, or a job a member's handler enqueued), or NULL.
 CREATE OR REPLACE FUNCTION pgbus.workflow_of(job_id bigint)
   RETURNS bigint
-  LANGUAGE sql STABLE
+  LANGUAGE plpgsql STABLE
   SET search_path = pg_catalog, pgbus, pg_temp
-  AS $$ SELECT w.workflow_id FROM pgbus.workflow_job w WHERE w.job_id = workflow_of.job_id $$;
+  AS $$
+  BEGIN
+    -- PL/pgSQL, not SQL, here and below: a migration to a version before V52 (the tests' upgrade
+    -- runs) creates these functions before their tables exist, and an SQL body is checked then.
+    RETURN (SELECT w.workflow_id FROM pgbus.workflow_job w WHERE w.job_id = workflow_of.job_id);
+  END $$;
 
 -- Makes jobs members of a workflow without a node name: what a member's handler enqueues (fan-out,
 -- the Java API does it for the handler), so they share its id and its cancel and retry. Linked, so
 -- their own fan-out joins too. A job already a member stays in its workflow.
 CREATE OR REPLACE FUNCTION pgbus.join_workflow(workflow_id bigint, job_ids bigint[])
   RETURNS void
-  LANGUAGE sql VOLATILE
+  LANGUAGE plpgsql VOLATILE
   SET search_path = pg_catalog, pgbus, pg_temp
   AS $$
+  BEGIN
     WITH joined AS (
       INSERT INTO pgbus.workflow_job (job_id, workflow_id, node, queue)
       SELECT j.id, join_workflow.workflow_id, NULL, j.queue::text
@@ -271,8 +277,8 @@ CREATE OR REPLACE FUNCTION pgbus.join_workflow(workflow_id bigint, job_ids bigin
       ON CONFLICT (job_id) DO NOTHING
       RETURNING job_id)
     UPDATE pgbus.job j SET linked = true
-      FROM joined x WHERE j.id = x.job_id AND NOT j.linked
-  $$;
+      FROM joined x WHERE j.id = x.job_id AND NOT j.linked;
+  END $$;
 
 -- Cancels a whole workflow (JobQueue.cancelWorkflow): marks it cancelled, cancels every waiting
 -- member at once (one statement, so no failure branch is released by a member cancelled before
