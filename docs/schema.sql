@@ -109,6 +109,59 @@ CREATE FUNCTION pgbus.actor() RETURNS text
     AS $$ SELECT coalesce(nullif(current_setting('pgbus.principal', true), ''), session_user::text) $$;
 
 --
+-- Name: cancel_workflow(bigint, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.cancel_workflow(workflow_id bigint, actor text DEFAULT NULL::text, OUT known boolean, OUT cancelled integer, OUT stopping integer) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    v_actor text := coalesce(nullif(cancel_workflow.actor, ''), pgbus.actor());
+    v_linked bigint[];
+  BEGIN
+    UPDATE pgbus.workflow w SET cancelled_at = now(), cancelled_by = v_actor
+     WHERE w.id = cancel_workflow.workflow_id;
+    known := FOUND;
+    cancelled := 0;
+    stopping := 0;
+    IF NOT known THEN
+      RETURN;
+    END IF;
+    WITH waiting AS (
+      UPDATE pgbus.job j
+         SET state = 'cancelled', finalized_at = now(),
+             errors = jsonb_build_array(jsonb_build_object(
+                        'attempt', j.attempt, 'at', now(),
+                        'error', 'workflow ' || cancel_workflow.workflow_id || ' cancelled by ' || v_actor))
+                      || j.errors
+        FROM pgbus.workflow_job m
+       WHERE m.workflow_id = cancel_workflow.workflow_id AND j.id = m.job_id
+         AND j.state IN ('scheduled', 'available', 'retryable')
+      RETURNING j.id, j.linked)
+    SELECT count(*), array_agg(x.id ORDER BY x.id) FILTER (WHERE x.linked)
+      INTO cancelled, v_linked
+      FROM waiting x;
+    WITH running AS (
+      UPDATE pgbus.job j
+         SET cancel_attempt = j.attempt
+        FROM pgbus.workflow_job m
+       WHERE m.workflow_id = cancel_workflow.workflow_id AND j.id = m.job_id
+         AND j.state = 'running'
+      RETURNING j.id, j.attempt)
+    SELECT count(pg_notify('pgbus-cancel', r.id::text || ':' || r.attempt::text))
+      INTO stopping
+      FROM running r;
+    INSERT INTO pgbus.audit (actor, action, queue, detail)
+    VALUES (v_actor, 'workflow_cancel', '*',
+            jsonb_build_object('workflow', cancel_workflow.workflow_id, 'cancelled', cancelled,
+                               'stopping', stopping));
+    IF v_linked IS NOT NULL THEN
+      PERFORM pgbus.job_finished(v_linked);
+    END IF;
+  END $$;
+
+--
 -- Name: channel(pgbus.queue_name); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -186,6 +239,40 @@ CREATE FUNCTION pgbus.check_payload(queue text, payload jsonb) RETURNS void
       END IF;
     END IF;
   END $$;
+
+--
+-- Name: check_predicate(text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.check_predicate(node text, parent text, predicate text) RETURNS jsonpath
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $_$
+  DECLARE
+    v_path jsonpath;
+    v_answer jsonb;
+  BEGIN
+    IF predicate IS NULL OR btrim(predicate) = '' THEN
+      RAISE EXCEPTION 'pgbus: the result edge from node % to node % has no predicate: give an SQL/JSON path predicate such as $.approved == true', parent, node
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF length(predicate) > 1000 THEN
+      RAISE EXCEPTION 'pgbus: the predicate of the edge from node % to node % is % characters long: use at most 1000', parent, node, length(predicate)
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    BEGIN
+      v_path := predicate::jsonpath;
+      v_answer := jsonb_path_query_array('{}'::jsonb, v_path, '{}'::jsonb, true);
+    EXCEPTION WHEN OTHERS THEN
+      RAISE EXCEPTION 'pgbus: predicate ''%'' of the edge from node % to node % is not a valid SQL/JSON path (%): write a predicate such as $.approved == true', predicate, parent, node, SQLERRM
+        USING ERRCODE = 'invalid_parameter_value';
+    END;
+    IF jsonb_array_length(v_answer) <> 1 OR jsonb_typeof(v_answer -> 0) NOT IN ('boolean', 'null') THEN
+      RAISE EXCEPTION 'pgbus: ''%'' on the edge from node % to node % is a path, not a predicate: compare it, as in % == true', predicate, parent, node, predicate
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN v_path;
+  END $_$;
 
 --
 -- Name: check_run_at(text, timestamp with time zone); Type: FUNCTION; Schema: pgbus; Owner: -
@@ -321,6 +408,114 @@ CREATE FUNCTION pgbus.check_unique_rule(queue text, unique_key text, period inte
           queue, unique_key, coalesce(run_at::text, 'NULL') USING ERRCODE = 'invalid_parameter_value';
       END IF;
     END IF;
+  END $$;
+
+--
+-- Name: check_workflow(text, jsonb); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.check_workflow(name text, nodes jsonb) RETURNS text[]
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    v_n integer;
+    v_names text[];
+    v_dup text;
+    n record;
+    e record;
+    v_order text[] := '{}';
+    v_left text[];
+    v_ready text[];
+    v_cycle record;
+  BEGIN
+    IF name IS NULL OR length(name) NOT BETWEEN 1 AND 200 OR name ~ '[[:cntrl:]]' THEN
+      RAISE EXCEPTION 'pgbus: workflow name % must be 1 to 200 printable characters: name the work, for example order-42', coalesce(quote_literal(name), 'NULL')
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF nodes IS NULL OR jsonb_typeof(nodes) <> 'array' THEN
+      RAISE EXCEPTION 'pgbus: the nodes of workflow % must be a JSON array of objects, not %', name, coalesce(jsonb_typeof(nodes), 'NULL')
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    v_n := jsonb_array_length(nodes);
+    IF v_n = 0 OR v_n > 1000 THEN
+      RAISE EXCEPTION 'pgbus: workflow % has % nodes: a workflow has 1 to 1000 nodes; split a larger one, or let a node fan out from its handler', name, v_n
+        USING ERRCODE = 'program_limit_exceeded';
+    END IF;
+    FOR n IN SELECT x.node, x.ord FROM jsonb_array_elements(nodes) WITH ORDINALITY AS x(node, ord) LOOP
+      IF jsonb_typeof(n.node) <> 'object' OR jsonb_typeof(n.node -> 'node') IS DISTINCT FROM 'string'
+         OR length(n.node ->> 'node') NOT BETWEEN 1 AND 100 OR (n.node ->> 'node') ~ '[[:cntrl:]]' THEN
+        RAISE EXCEPTION 'pgbus: node % of workflow % has no valid name (%): give each node "node", 1 to 100 printable characters', n.ord, name, left((n.node -> 'node')::text, 120)
+          USING ERRCODE = 'invalid_parameter_value';
+      END IF;
+    END LOOP;
+    v_names := ARRAY(SELECT x ->> 'node' FROM jsonb_array_elements(nodes) x);
+    SELECT t.v INTO v_dup FROM unnest(v_names) t(v) GROUP BY t.v HAVING count(*) > 1 LIMIT 1;
+    IF FOUND THEN
+      RAISE EXCEPTION 'pgbus: workflow % names node % twice: give each node its own name', name, quote_literal(v_dup)
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    FOR n IN SELECT x ->> 'node' AS node, coalesce(x -> 'after', '[]') AS after
+               FROM jsonb_array_elements(nodes) x LOOP
+      IF jsonb_typeof(n.after) <> 'array' THEN
+        RAISE EXCEPTION 'pgbus: the edges ("after") of node % must be an array', quote_literal(n.node)
+          USING ERRCODE = 'invalid_parameter_value';
+      END IF;
+      IF jsonb_array_length(n.after) > 100 THEN
+        RAISE EXCEPTION 'pgbus: node % of workflow % has % parents, over the limit of 100: join them through a node of their own', quote_literal(n.node), name, jsonb_array_length(n.after)
+          USING ERRCODE = 'program_limit_exceeded';
+      END IF;
+      FOR e IN SELECT a ->> 'node' AS parent, coalesce(a ->> 'kind', 'success') AS kind,
+                      coalesce(a ->> 'onFailure', 'cancel') AS on_failure, a ->> 'predicate' AS predicate
+                 FROM jsonb_array_elements(n.after) a LOOP
+        IF e.parent IS NULL OR NOT e.parent = ANY (v_names) THEN
+          RAISE EXCEPTION 'pgbus: node % of workflow % waits on unknown node %: name a node of this workflow', quote_literal(n.node), name, coalesce(quote_literal(e.parent), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF e.kind NOT IN ('success', 'failure', 'result') THEN
+          RAISE EXCEPTION 'pgbus: the edge from node % to node % has kind %: use success, failure or result', quote_literal(e.parent), quote_literal(n.node), quote_literal(e.kind)
+            USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF e.on_failure NOT IN ('hold', 'cancel') THEN
+          RAISE EXCEPTION 'pgbus: the edge from node % to node % has onFailure %: use hold or cancel', quote_literal(e.parent), quote_literal(n.node), quote_literal(e.on_failure)
+            USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF e.kind = 'result' THEN
+          PERFORM pgbus.check_predicate(n.node, e.parent, e.predicate);
+        ELSIF e.predicate IS NOT NULL THEN
+          RAISE EXCEPTION 'pgbus: the % edge from node % to node % takes no predicate: make it a result edge', e.kind, quote_literal(e.parent), quote_literal(n.node)
+            USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+      END LOOP;
+      SELECT a ->> 'node' AS parent INTO v_cycle FROM jsonb_array_elements(n.after) a
+       GROUP BY a ->> 'node' HAVING count(*) > 1 LIMIT 1;
+      IF FOUND THEN
+        RAISE EXCEPTION 'pgbus: node % of workflow % has two edges from node %: keep one edge per parent', quote_literal(n.node), name, quote_literal(v_cycle.parent)
+          USING ERRCODE = 'invalid_parameter_value';
+      END IF;
+    END LOOP;
+    -- Kahn's order: take the nodes whose parents are all taken, until none is left; the nodes
+    -- left over lie on a cycle (or below one), and the message names an edge of it.
+    v_left := v_names;
+    LOOP
+      v_ready := ARRAY(
+        SELECT x ->> 'node' FROM jsonb_array_elements(nodes) x
+         WHERE (x ->> 'node') = ANY (v_left)
+           AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(x -> 'after', '[]')) a
+                            WHERE (a ->> 'node') = ANY (v_left)));
+      EXIT WHEN cardinality(v_ready) = 0;
+      v_order := v_order || v_ready;
+      v_left := ARRAY(SELECT l FROM unnest(v_left) l WHERE NOT l = ANY (v_ready));
+    END LOOP;
+    IF cardinality(v_left) > 0 THEN
+      SELECT a ->> 'node' AS parent, x ->> 'node' AS child INTO v_cycle
+        FROM jsonb_array_elements(nodes) x, jsonb_array_elements(coalesce(x -> 'after', '[]')) a
+       WHERE (x ->> 'node') = ANY (v_left) AND (a ->> 'node') = ANY (v_left)
+       LIMIT 1;
+      RAISE EXCEPTION 'pgbus: workflow % has a cycle through the edge from node % to node % (nodes on or below it: %): a workflow is a DAG, remove an edge of the cycle', name, quote_literal(v_cycle.parent), quote_literal(v_cycle.child), v_left
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN v_order;
   END $$;
 
 --
@@ -971,8 +1166,6 @@ CREATE FUNCTION pgbus.dependency_linked() RETURNS trigger
     v_state  text;
     v_result jsonb;
     v_linked boolean;
-    v_edge   record;
-    v_woken  bigint;
   BEGIN
     SELECT j.state::text, j.result, j.linked INTO v_state, v_result, v_linked
       FROM pgbus.job j
@@ -993,39 +1186,11 @@ CREATE FUNCTION pgbus.dependency_linked() RETURNS trigger
     IF v_state NOT IN ('completed', 'dead', 'cancelled') THEN
       RETURN NULL;  -- its finisher sees linked and this edge
     END IF;
-    SELECT d.state, d.on_failure INTO v_edge
-      FROM pgbus.job_dependency d
-     WHERE d.depends_on = NEW.depends_on AND d.job_id = NEW.job_id;
-    IF NOT FOUND THEN
-      RETURN NULL;  -- the dependent was cancelled or completed in this transaction
-    END IF;
-    IF v_state = 'completed' THEN
-      -- A 'failed' edge too: a dead dependency replayed and completed since the read.
-      IF v_edge.state <> 'completed' THEN
-        UPDATE pgbus.job_dependency d SET state = 'completed', result = v_result
-         WHERE d.depends_on = NEW.depends_on AND d.job_id = NEW.job_id;
-      END IF;
-      WITH released AS (
-        UPDATE pgbus.job j
-           SET state = 'available', run_at = now()
-         WHERE j.id = NEW.job_id
-           AND j.state = 'scheduled'
-           AND NOT EXISTS (SELECT 1 FROM pgbus.job_dependency o
-                            WHERE o.job_id = j.id AND o.state <> 'completed')
-        RETURNING j.queue)
-      SELECT count(*) INTO v_woken
-        FROM (SELECT pgbus.notify(r.queue, now()) FROM released r) n;
-    ELSIF v_edge.state = 'waiting' THEN
-      UPDATE pgbus.job_dependency d SET state = 'failed'
-       WHERE d.depends_on = NEW.depends_on AND d.job_id = NEW.job_id;
-      IF v_edge.on_failure = 'cancel' THEN
-        UPDATE pgbus.job j SET state = 'cancelled', finalized_at = now()
-         WHERE j.id = NEW.job_id AND j.state IN ('scheduled', 'available', 'retryable');
-        IF FOUND THEN
-          PERFORM pgbus.job_finished(ARRAY[NEW.job_id]);
-        END IF;
-      END IF;
-    END IF;
+    -- Its finisher did not see this edge: decide it now, as the finisher would have. Reported
+    -- again without its batch (the finisher counted it there): only undecided edges change, so
+    -- the dependents the finisher saw are left as they are.
+    PERFORM pgbus.job_finished_as(ARRAY[NEW.depends_on], ARRAY[NULL::bigint], ARRAY[v_state],
+                                  ARRAY[v_result]);
     RETURN NULL;
   END $$;
 
@@ -1036,6 +1201,27 @@ CREATE FUNCTION pgbus.dependency_linked() RETURNS trigger
 CREATE FUNCTION pgbus.due_hint(due timestamp with time zone) RETURNS text
     LANGUAGE sql IMMUTABLE
     AS $$ SELECT (pg_catalog.ceil(extract(epoch FROM due)::numeric * 1000.0))::bigint::text $$;
+
+--
+-- Name: edge_decision(text, jsonpath, text, jsonb); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.edge_decision(kind text, predicate jsonpath, parent_state text, result jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+    SELECT CASE
+             WHEN parent_state = 'completed' THEN
+               CASE kind
+                 WHEN 'success' THEN 'completed'
+                 WHEN 'failure' THEN 'not_taken'
+                 ELSE CASE WHEN coalesce(jsonb_path_match(result, predicate, '{}', true), false)
+                           THEN 'completed' ELSE 'not_taken' END
+               END
+             WHEN kind = 'failure' THEN 'completed'
+             ELSE 'failed'
+           END
+  $$;
 
 --
 -- Name: enqueue(text, jsonb, timestamp with time zone, integer, integer, text, text, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
@@ -1600,6 +1786,61 @@ CREATE FUNCTION pgbus.enqueue_unique(queue text, payload jsonb, unique_key text,
   END $$;
 
 --
+-- Name: enqueue_workflow(text, jsonb, text, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.enqueue_workflow(name text, nodes jsonb, trace_parent text DEFAULT NULL::text, trace_state text DEFAULT NULL::text, OUT workflow_id bigint, OUT job_ids bigint[]) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    v_order text[] := pgbus.check_workflow(enqueue_workflow.name, enqueue_workflow.nodes);
+    v_ids jsonb := '{}';
+    n record;
+    v_id bigint;
+  BEGIN
+    INSERT INTO pgbus.workflow (name, created_by)
+    VALUES (enqueue_workflow.name, pgbus.actor())
+    RETURNING id INTO workflow_id;
+    FOR n IN SELECT x AS node, x ->> 'node' AS name,
+                    jsonb_array_length(coalesce(x -> 'after', '[]')) AS parents
+               FROM jsonb_array_elements(enqueue_workflow.nodes) x LOOP
+      IF jsonb_typeof(n.node -> 'payload') IS DISTINCT FROM 'object'
+         AND jsonb_typeof(n.node -> 'payload') IS DISTINCT FROM 'array'
+         AND jsonb_typeof(n.node -> 'payload') IS DISTINCT FROM 'string' THEN
+        RAISE EXCEPTION 'pgbus: node % of workflow % has payload %: pass an object, or {} for no data', quote_literal(n.name), enqueue_workflow.name, coalesce(n.node -> 'payload', 'null')
+          USING ERRCODE = 'null_value_not_allowed';
+      END IF;
+      SELECT e.id INTO v_id
+        FROM pgbus.enqueue_job(n.node ->> 'queue', n.node -> 'payload',
+                               CASE WHEN n.parents > 0 THEN now() + interval '36500 days' END,
+                               coalesce((n.node ->> 'priority')::integer, 0),
+                               coalesce((n.node ->> 'maxAttempts')::integer, 25),
+                               NULL, enqueue_workflow.trace_parent, enqueue_workflow.trace_state,
+                               n.node ->> 'concurrencyKey') e;
+      v_ids := v_ids || jsonb_build_object(n.name, v_id);
+    END LOOP;
+    job_ids := ARRAY(SELECT (v_ids ->> (x ->> 'node'))::bigint
+                       FROM jsonb_array_elements(enqueue_workflow.nodes) WITH ORDINALITY AS t(x, ord)
+                      ORDER BY t.ord);
+    UPDATE pgbus.job j SET linked = true WHERE j.id = ANY (job_ids);
+    INSERT INTO pgbus.workflow_job (job_id, workflow_id, node, queue)
+    SELECT (v_ids ->> (x ->> 'node'))::bigint, enqueue_workflow.workflow_id, x ->> 'node',
+           x ->> 'queue'
+      FROM jsonb_array_elements(enqueue_workflow.nodes) x;
+    -- In parent id order, as enqueue_after's: the deferred triggers (pgbus.dependency_linked) lock
+    -- the parents at commit in the order of these rows. The parents are this transaction's own
+    -- jobs, so none has finished: each trigger finds its parent waiting and leaves the edge.
+    INSERT INTO pgbus.job_dependency (depends_on, job_id, on_failure, state, kind, predicate)
+    SELECT (v_ids ->> (a ->> 'node'))::bigint, (v_ids ->> (x ->> 'node'))::bigint,
+           coalesce(a ->> 'onFailure', 'cancel'), 'waiting', coalesce(a ->> 'kind', 'success'),
+           (a ->> 'predicate')::jsonpath
+      FROM jsonb_array_elements(enqueue_workflow.nodes) x,
+           jsonb_array_elements(coalesce(x -> 'after', '[]')) a
+     ORDER BY 1, 2;
+  END $$;
+
+--
 -- Name: explain(bigint); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -2088,6 +2329,8 @@ CREATE FUNCTION pgbus.job_finished_as(ids bigint[], batches bigint[], states tex
     w_states  text[]   := states;
     w_results jsonb[]  := results;
     v_cancel  bigint[];
+    v_skip    bigint[];
+    v_release bigint[];
     b record;
     x record;
     v_cb bigint;
@@ -2126,63 +2369,76 @@ CREATE FUNCTION pgbus.job_finished_as(ids bigint[], batches bigint[], states tex
         END IF;
       END LOOP;
 
-      -- Dependents of completed jobs: the edge is completed and keeps the result.
-      UPDATE pgbus.job_dependency d
-         SET state = 'completed', result = t.result
-        FROM unnest(w_ids, w_states, w_results) AS t(id, state, result)
-       WHERE d.depends_on = t.id AND t.state = 'completed' AND d.state <> 'completed';
+      -- The finished jobs' undecided edges, decided by their kind (pgbus.edge_decision,
+      -- R__workflow.sql; a plain dependency is a success edge): completed (taken; it keeps the
+      -- parent's result), not_taken, or failed. A failed edge is decided again when its parent,
+      -- replayed, completes; a decided edge otherwise stays as it is.
+      WITH decided AS (
+        UPDATE pgbus.job_dependency d
+           SET state = pgbus.edge_decision(d.kind, d.predicate, t.state, t.result),
+               result = CASE WHEN t.state = 'completed' THEN t.result ELSE d.result END
+          FROM unnest(w_ids, w_states, w_results) AS t(id, state, result)
+         WHERE d.depends_on = t.id AND t.state IN ('completed', 'dead', 'cancelled')
+           AND (d.state = 'waiting' OR (d.state = 'failed' AND t.state = 'completed'))
+        RETURNING d.job_id, d.state, d.on_failure)
+      SELECT array_agg(DISTINCT e.job_id) FILTER (WHERE e.state = 'completed'),
+             array_agg(DISTINCT e.job_id) FILTER (WHERE e.state = 'not_taken'),
+             array_agg(DISTINCT e.job_id) FILTER (WHERE e.state = 'failed' AND e.on_failure = 'cancel')
+        INTO v_release, v_skip, v_cancel
+        FROM decided e;
 
-      -- ... and a waiting dependent with no edge left undone may run now, with a wake-up. Its row
+      -- A waiting dependent with no edge left untaken may run now, with a wake-up. Its row
       -- is locked first, in id order, in a statement of its own: two transactions that complete
       -- two dependencies of one job at once then check its edges one after the other, the second
       -- with a snapshot taken after the first committed, so one of them releases it (checked in
       -- the same statement as the lock, both could see the other's edge still waiting).
-      PERFORM 1
-         FROM pgbus.job j
-        WHERE j.id IN (SELECT d.job_id
-                         FROM pgbus.job_dependency d
-                         JOIN unnest(w_ids, w_states) AS t(id, state) ON d.depends_on = t.id
-                        WHERE t.state = 'completed')
-        ORDER BY j.id
-          FOR UPDATE;
-      WITH released AS (
-        UPDATE pgbus.job j
-           SET state = 'available', run_at = now()
-         WHERE j.id IN (SELECT d.job_id
-                          FROM pgbus.job_dependency d
-                          JOIN unnest(w_ids, w_states) AS t(id, state) ON d.depends_on = t.id
-                         WHERE t.state = 'completed')
-           AND j.state = 'scheduled'
-           AND NOT EXISTS (SELECT 1 FROM pgbus.job_dependency o
-                            WHERE o.job_id = j.id AND o.state <> 'completed')
-        RETURNING j.queue)
-      SELECT count(*) INTO v_woken
-        FROM (SELECT pgbus.notify(r.queue, now()) FROM released r GROUP BY r.queue) n;
-
-      -- Dependents of dead or cancelled jobs: the edge fails; 'cancel' edges cancel the dependent.
-      WITH failed AS (
-        UPDATE pgbus.job_dependency d
-           SET state = 'failed'
-          FROM unnest(w_ids, w_states) AS t(id, state)
-         WHERE d.depends_on = t.id AND t.state IN ('dead', 'cancelled') AND d.state <> 'completed'
-        RETURNING d.job_id, d.on_failure)
-      SELECT array_agg(DISTINCT f.job_id) FILTER (WHERE f.on_failure = 'cancel')
-        INTO v_cancel
-        FROM failed f;
+      IF v_release IS NOT NULL THEN
+        PERFORM 1
+           FROM pgbus.job j
+          WHERE j.id = ANY (v_release)
+          ORDER BY j.id
+            FOR UPDATE;
+        WITH released AS (
+          UPDATE pgbus.job j
+             SET state = 'available', run_at = now()
+           WHERE j.id = ANY (v_release)
+             AND j.state = 'scheduled'
+             AND NOT EXISTS (SELECT 1 FROM pgbus.job_dependency o
+                              WHERE o.job_id = j.id AND o.state <> 'completed')
+          RETURNING j.queue)
+        SELECT count(*) INTO v_woken
+          FROM (SELECT pgbus.notify(r.queue, now()) FROM released r GROUP BY r.queue) n;
+      END IF;
 
       -- A dependent that completed or was cancelled needs its incoming edges no more; a dead one
-      -- keeps them, so that a replay still reads its dependencies' results.
+      -- keeps them, so that a replay still reads its dependencies' results. A workflow's member
+      -- keeps them all: they are its graph (the admin read, a workflow retry); the leader deletes
+      -- them with its jobs (LinkStore).
       DELETE FROM pgbus.job_dependency d
        USING unnest(w_ids, w_states) AS t(id, state)
-       WHERE d.job_id = t.id AND t.state IN ('completed', 'cancelled');
+       WHERE d.job_id = t.id AND t.state IN ('completed', 'cancelled')
+         AND NOT EXISTS (SELECT 1 FROM pgbus.workflow_job m WHERE m.job_id = d.job_id);
 
-      -- The next round: the dependents just cancelled, reported in turn.
+      -- The next round: the dependents just cancelled, reported in turn. A dependent with an
+      -- edge not taken can never have all its edges taken: it ends cancelled at once, and its
+      -- error says which branch was not taken (one that a failed edge cancels too says nothing).
       w_ids := NULL;
-      IF v_cancel IS NOT NULL THEN
+      IF v_cancel IS NOT NULL OR v_skip IS NOT NULL THEN
         WITH cancelled AS (
           UPDATE pgbus.job j
-             SET state = 'cancelled', finalized_at = now()
-           WHERE j.id = ANY (v_cancel)
+             SET state = 'cancelled', finalized_at = now(),
+                 errors = CASE WHEN j.id = ANY (v_skip) AND NOT j.id = ANY (coalesce(v_cancel, '{}'))
+                               THEN jsonb_build_array(jsonb_build_object(
+                                      'attempt', j.attempt, 'at', now(),
+                                      'error', 'branch not taken: ' || (
+                                        SELECT string_agg('job ' || o.depends_on || ' (' || o.kind
+                                                          || coalesce(' ' || o.predicate::text, '')
+                                                          || ')', ', ' ORDER BY o.depends_on)
+                                          FROM pgbus.job_dependency o
+                                         WHERE o.job_id = j.id AND o.state = 'not_taken')))
+                                    || j.errors
+                               ELSE j.errors END
+           WHERE j.id = ANY (coalesce(v_cancel, '{}') || coalesce(v_skip, '{}'))
              AND j.state IN ('scheduled', 'available', 'retryable')
           RETURNING j.id, j.batch_id)
         SELECT array_agg(c.id), array_agg(c.batch_id), array_agg('cancelled'::text),
@@ -2401,6 +2657,26 @@ CREATE FUNCTION pgbus.job_wake() RETURNS trigger
       PERFORM pgbus.notify(NEW.queue, NEW.run_at);
     END IF;
     RETURN NULL;
+  END $$;
+
+--
+-- Name: join_workflow(bigint, bigint[]); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.join_workflow(workflow_id bigint, job_ids bigint[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  BEGIN
+    WITH joined AS (
+      INSERT INTO pgbus.workflow_job (job_id, workflow_id, node, queue)
+      SELECT j.id, join_workflow.workflow_id, NULL, j.queue::text
+        FROM pgbus.job j
+       WHERE j.id = ANY (join_workflow.job_ids)
+      ON CONFLICT (job_id) DO NOTHING
+      RETURNING job_id)
+    UPDATE pgbus.job j SET linked = true
+      FROM joined x WHERE j.id = x.job_id AND NOT j.linked;
   END $$;
 
 --
@@ -3133,6 +3409,88 @@ CREATE FUNCTION pgbus.resume(queue text) RETURNS boolean
   END $$;
 
 --
+-- Name: retry_workflow(bigint, text); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.retry_workflow(workflow_id bigint, actor text DEFAULT NULL::text, OUT known boolean, OUT replayed integer, OUT revived integer) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  DECLARE
+    v_actor text := coalesce(nullif(retry_workflow.actor, ''), pgbus.actor());
+    v_dead bigint[];
+    v_set bigint[];
+    v_revive bigint[] := '{}';
+    v_next bigint[];
+  BEGIN
+    PERFORM 1 FROM pgbus.workflow w WHERE w.id = retry_workflow.workflow_id FOR UPDATE;
+    known := FOUND;
+    replayed := 0;
+    revived := 0;
+    IF NOT known THEN
+      RETURN;
+    END IF;
+    v_dead := ARRAY(SELECT j.id FROM pgbus.job j JOIN pgbus.workflow_job m ON m.job_id = j.id
+                     WHERE m.workflow_id = retry_workflow.workflow_id AND j.state = 'dead'
+                     ORDER BY j.id FOR UPDATE OF j);
+    v_set := v_dead;
+    LOOP
+      v_next := ARRAY(
+        SELECT j.id FROM pgbus.job_all j JOIN pgbus.workflow_job m ON m.job_id = j.id
+         WHERE m.workflow_id = retry_workflow.workflow_id AND j.state = 'cancelled'
+           AND NOT j.id = ANY (v_revive)
+           AND EXISTS (SELECT 1 FROM pgbus.job_dependency d
+                        WHERE d.job_id = j.id AND d.state = 'failed' AND d.on_failure = 'cancel')
+           AND NOT EXISTS (SELECT 1 FROM pgbus.job_dependency d
+                            WHERE d.job_id = j.id
+                              AND (d.state = 'not_taken'
+                                   OR (d.state = 'failed' AND NOT d.depends_on = ANY (v_set)))));
+      EXIT WHEN cardinality(v_next) = 0;
+      v_revive := v_revive || v_next;
+      v_set := v_set || v_next;
+    END LOOP;
+    IF cardinality(v_revive) > 0 THEN
+      -- Archived ones first come back to the live table (V33: the same columns).
+      WITH moved AS (
+        DELETE FROM pgbus.job_history h WHERE h.id = ANY (v_revive) RETURNING h.*)
+      INSERT INTO pgbus.job OVERRIDING SYSTEM VALUE SELECT * FROM moved;
+      UPDATE pgbus.job j
+         SET state = 'scheduled', run_at = now() + interval '36500 days', finalized_at = NULL,
+             linked = true
+       WHERE j.id = ANY (v_revive) AND j.state = 'cancelled';
+      GET DIAGNOSTICS revived = ROW_COUNT;
+    END IF;
+    UPDATE pgbus.job_dependency d SET state = 'waiting'
+     WHERE d.state = 'failed'
+       AND (d.job_id = ANY (v_revive) OR (d.depends_on = ANY (v_dead) AND d.on_failure = 'hold'));
+    WITH acted AS (
+      UPDATE pgbus.job d
+         SET state = 'available', run_at = now(), finalized_at = NULL, batch_id = NULL,
+             max_attempts = d.attempt + (d.max_attempts::integer - d.attempt_base),
+             attempt_base = d.attempt
+       WHERE d.id = ANY (v_dead) AND d.state = 'dead'
+         AND (d.unique_key IS NULL OR NOT EXISTS (
+               SELECT 1 FROM pgbus.job o
+                WHERE o.queue::text = d.queue::text AND o.unique_key::text = d.unique_key::text
+                  AND o.state IN ('scheduled', 'available', 'running', 'retryable')))
+      RETURNING d.id, d.queue),
+    audited AS (
+      INSERT INTO pgbus.audit (actor, action, queue, job_id)
+      SELECT v_actor, 'replay', a.queue::text, a.id FROM acted a)
+    SELECT count(*) INTO replayed
+      FROM (SELECT pgbus.notify(a.queue, now()) FROM acted a) n;
+    IF replayed + revived > 0 THEN
+      UPDATE pgbus.workflow w SET cancelled_at = NULL, cancelled_by = NULL
+       WHERE w.id = retry_workflow.workflow_id AND w.cancelled_at IS NOT NULL
+         AND cardinality(v_dead) > 0;
+    END IF;
+    INSERT INTO pgbus.audit (actor, action, queue, detail)
+    VALUES (v_actor, 'workflow_retry', '*',
+            jsonb_build_object('workflow', retry_workflow.workflow_id, 'replayed', replayed,
+                               'revived', revived));
+  END $$;
+
+--
 -- Name: schedule_cron_valid(text); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -3413,6 +3771,20 @@ CREATE FUNCTION pgbus.wake_first(queue text, run_at timestamp with time zone) RE
   END $$;
 
 --
+-- Name: workflow_of(bigint); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.workflow_of(job_id bigint) RETURNS bigint
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+  BEGIN
+    -- PL/pgSQL, not SQL, here and below: a migration to a version before V52 (the tests' upgrade
+    -- runs) creates these functions before their tables exist, and an SQL body is checked then.
+    RETURN (SELECT w.workflow_id FROM pgbus.workflow_job w WHERE w.job_id = workflow_of.job_id);
+  END $$;
+
+--
 -- Name: audit; Type: TABLE; Schema: pgbus; Owner: -
 --
 
@@ -3603,9 +3975,12 @@ CREATE TABLE pgbus.job_dependency (
     on_failure text NOT NULL,
     state text DEFAULT 'waiting'::text NOT NULL,
     result jsonb,
+    kind text DEFAULT 'success'::text NOT NULL,
+    predicate jsonpath,
+    CONSTRAINT job_dependency_kind_chk CHECK (((kind = ANY (ARRAY['success'::text, 'failure'::text, 'result'::text])) AND ((predicate IS NOT NULL) = (kind = 'result'::text)))),
     CONSTRAINT job_dependency_on_failure_check CHECK ((on_failure = ANY (ARRAY['hold'::text, 'cancel'::text]))),
     CONSTRAINT job_dependency_result_check CHECK (((result IS NULL) OR (octet_length((result)::text) <= 65536))),
-    CONSTRAINT job_dependency_state_check CHECK ((state = ANY (ARRAY['waiting'::text, 'completed'::text, 'failed'::text])))
+    CONSTRAINT job_dependency_state_check CHECK ((state = ANY (ARRAY['waiting'::text, 'completed'::text, 'failed'::text, 'not_taken'::text])))
 );
 
 --
@@ -3901,6 +4276,44 @@ CREATE UNLOGGED TABLE pgbus.wake_clock (
 WITH (fillfactor='50');
 
 --
+-- Name: workflow; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.workflow (
+    id bigint NOT NULL,
+    name text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    created_by text,
+    cancelled_at timestamp with time zone,
+    cancelled_by text,
+    CONSTRAINT workflow_name_chk CHECK (((length(name) >= 1) AND (length(name) <= 200)))
+);
+
+--
+-- Name: workflow_id_seq; Type: SEQUENCE; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE pgbus.workflow ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME pgbus.workflow_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: workflow_job; Type: TABLE; Schema: pgbus; Owner: -
+--
+
+CREATE TABLE pgbus.workflow_job (
+    job_id bigint NOT NULL,
+    workflow_id bigint NOT NULL,
+    node text,
+    queue text NOT NULL
+);
+
+--
 -- Name: job_history_default; Type: TABLE ATTACH; Schema: pgbus; Owner: -
 --
 
@@ -3911,7 +4324,7 @@ ALTER TABLE ONLY pgbus.job_history ATTACH PARTITION pgbus.job_history_default DE
 --
 
 ALTER TABLE pgbus.audit
-    ADD CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text, 'schedule_create'::text, 'schedule_update'::text, 'schedule_pause'::text, 'schedule_resume'::text, 'schedule_delete'::text, 'schedule_trigger'::text, 'limit'::text, 'schedule_skip'::text, 'reencrypt'::text, 'replace'::text]))) NOT VALID;
+    ADD CONSTRAINT audit_action_check CHECK ((action = ANY (ARRAY['cancel'::text, 'replay'::text, 'pause'::text, 'resume'::text, 'retry'::text, 'delete'::text, 'schedule_create'::text, 'schedule_update'::text, 'schedule_pause'::text, 'schedule_resume'::text, 'schedule_delete'::text, 'schedule_trigger'::text, 'limit'::text, 'schedule_skip'::text, 'reencrypt'::text, 'replace'::text, 'workflow_cancel'::text, 'workflow_retry'::text]))) NOT VALID;
 
 --
 -- Name: audit audit_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
@@ -4194,6 +4607,20 @@ ALTER TABLE ONLY pgbus.wake_clock
     ADD CONSTRAINT wake_clock_pkey PRIMARY KEY (queue, later);
 
 --
+-- Name: workflow_job workflow_job_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.workflow_job
+    ADD CONSTRAINT workflow_job_pkey PRIMARY KEY (job_id);
+
+--
+-- Name: workflow workflow_pkey; Type: CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.workflow
+    ADD CONSTRAINT workflow_pkey PRIMARY KEY (id);
+
+--
 -- Name: audit_job_idx; Type: INDEX; Schema: pgbus; Owner: -
 --
 
@@ -4380,6 +4807,12 @@ CREATE INDEX schedule_due_idx ON pgbus.schedule USING btree (next_run_at) WHERE 
 CREATE INDEX unique_claim_until_idx ON pgbus.unique_claim USING btree (until);
 
 --
+-- Name: workflow_job_workflow_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX workflow_job_workflow_idx ON pgbus.workflow_job USING btree (workflow_id, job_id);
+
+--
 -- Name: job_history_default_batch_id_idx; Type: INDEX ATTACH; Schema: pgbus; Owner: -
 --
 
@@ -4486,6 +4919,13 @@ CREATE TRIGGER schedule_added AFTER INSERT ON pgbus.schedule FOR EACH ROW EXECUT
 --
 
 CREATE TRIGGER schedule_sooner AFTER UPDATE OF next_run_at, paused ON pgbus.schedule FOR EACH ROW WHEN (((new.next_run_at < old.next_run_at) OR (old.paused AND (NOT new.paused)))) EXECUTE FUNCTION pgbus.tell_engines('pgbus-schedule');
+
+--
+-- Name: workflow_job workflow_job_workflow_id_fkey; Type: FK CONSTRAINT; Schema: pgbus; Owner: -
+--
+
+ALTER TABLE ONLY pgbus.workflow_job
+    ADD CONSTRAINT workflow_job_workflow_id_fkey FOREIGN KEY (workflow_id) REFERENCES pgbus.workflow(id) ON DELETE CASCADE;
 
 --
 -- Name: FUNCTION wake(queues text[], dues timestamp with time zone[]); Type: ACL; Schema: pgbus; Owner: -

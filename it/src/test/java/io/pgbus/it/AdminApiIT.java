@@ -715,6 +715,65 @@ class AdminApiIT {
   // object's keys sorted, each with its type: s string, i whole number, d other number, b boolean,
   // null; an array shows the distinct shapes of its elements.
 
+  @Test
+  void aWorkflowReadsAsItsGraphAndAnAdminCancelsItWholeAudited() throws Exception {
+    String q = queue();
+    long workflow =
+        ((Number)
+                Sql.value(
+                    ds,
+                    "SELECT workflow_id FROM pgbus.enqueue_workflow('order-42', ?::jsonb)",
+                    "[{\"node\":\"charge\",\"queue\":\"%s\",\"payload\":{}},".formatted(q)
+                        + "{\"node\":\"refund\",\"queue\":\"%s\",\"payload\":{},".formatted(q)
+                        + "\"after\":[{\"node\":\"charge\",\"kind\":\"failure\"}]}]"))
+            .longValue();
+    Http.Response read = get("workflows/" + workflow, "viewer", "viewer-secret");
+    assertEquals(200, read.status(), read.body());
+    JsonValue w = json(read.body());
+    assertEquals(
+        List.of(
+            "id", "name", "createdAt", "createdBy", "state", "counts", "nodes", "edges", "more"),
+        keys(w));
+    assertEquals(
+        "{counts:{cancelled:i,completed:i,dead:i,running:i,waiting:i},createdAt:s,createdBy:s,"
+            + "edges:[{from:s,kind:s,onFailure:s,predicate:null,state:s,to:s}],id:s,more:b,name:s,"
+            + "nodes:[{job:s,node:s,queue:s,state:s}],state:s}",
+        shape(w));
+    assertEquals("running", w.asJsonObject().getString("state"));
+    assertEquals(2, w.asJsonObject().getJsonObject("counts").getInt("waiting"));
+    assertEquals(
+        "failure", w.asJsonObject().getJsonArray("edges").getJsonObject(0).getString("kind"));
+    String root = w.asJsonObject().getJsonArray("nodes").getJsonObject(0).getString("job");
+    Http.Response job = get("jobs/" + root, "admin", "admin-secret");
+    assertEquals(String.valueOf(workflow), json(job.body()).asJsonObject().getString("workflowId"));
+
+    Http.Response none = get("workflows/999999999", "viewer", "viewer-secret");
+    assertEquals(404, none.status(), none.body());
+    assertTrue(none.body().contains("\"field\":\"id\""), none.body());
+    assertEquals(403, act("workflows/" + workflow + "/cancel", "viewer", "viewer-secret").status());
+
+    Http.Response cancel = act("workflows/" + workflow + "/cancel", "admin", "admin-secret");
+    assertEquals(200, cancel.status(), cancel.body());
+    assertEquals("{\"action\":\"cancel\",\"changed\":2}", cancel.body());
+    assertEquals(
+        "cancelled",
+        json(get("workflows/" + workflow, "viewer", "viewer-secret").body())
+            .asJsonObject()
+            .getString("state"));
+    assertEquals(
+        1L,
+        ((Number)
+                Sql.value(
+                    ds,
+                    "SELECT count(*) FROM pgbus.audit WHERE action = 'workflow_cancel'"
+                        + " AND actor = 'admin' AND (detail ->> 'workflow')::bigint = ?",
+                    workflow))
+            .longValue());
+    Http.Response retry = act("workflows/" + workflow + "/retry", "admin", "admin-secret");
+    assertEquals("{\"action\":\"retry\",\"changed\":0}", retry.body());
+    assertEquals(404, act("workflows/999999999/retry", "admin", "admin-secret").status());
+  }
+
   private static JsonValue json(String body) {
     try (JsonReader r = Json.createReader(new StringReader(body))) {
       return r.readValue();
@@ -819,7 +878,7 @@ class AdminApiIT {
     String full =
         "{batchId:null,dependencies:null,errors:%s,"
             + JOB
-            + ",expired:null,payload:%s,payloadMasked:b,result:%s,startBy:null}";
+            + ",expired:null,payload:%s,payloadMasked:b,result:%s,startBy:null,workflowId:null}";
     Http.Response one = get("jobs/" + dead, "admin", "admin-secret");
     assertEquals(200, one.status(), one.body());
     assertEquals(sortedShape(full.formatted("s", "s", "s", "s")), shape(one.body()));
@@ -835,7 +894,8 @@ class AdminApiIT {
             "dependencies",
             "attemptsBeforeReplay",
             "startBy",
-            "expired"));
+            "expired",
+            "workflowId"));
     assertEquals(fullKeys, keys(json(one.body())));
     assertFalse(json(one.body()).asJsonObject().getBoolean("payloadMasked"));
     Http.Response masked = get("jobs/" + dead, "viewer", "viewer-secret");

@@ -27,7 +27,7 @@ class SchemaIT {
   private static final String REPEATABLE =
       "R__checks.sql,R__claim.sql,R__enqueue.sql,R__explain.sql,R__flow.sql,R__history.sql,"
           + "R__links.sql,R__names.sql,R__notify.sql,R__pause.sql,R__start_by.sql,R__tick.sql,"
-          + "R__unique.sql";
+          + "R__unique.sql,R__workflow.sql";
 
   private static final String APPLIED =
       " FROM pgbus.schema_history WHERE type = 'SQL' AND version IS NULL AND success";

@@ -322,6 +322,47 @@ class SearchPathHijackTest {
   }
 
   @Test
+  void aWorkflowsBranchesCancelAndRetryRunNoLookAlikeFromPublic() throws Exception {
+    Engine engine =
+        engines.start(engines.config().capsule("main", 2, "ok", "dies").build(), this::handle);
+    TestEngines.awaitDelivering(engine);
+    io.pgbus.Workflow spec =
+        io.pgbus.Workflow.named("hijack")
+            .node("a", "dies", "{}", EnqueueOptions.defaults().withMaxAttempts(1))
+            .node("b", "ok", "{}")
+            .after("a")
+            .node("c", "ok", "{}")
+            .onFailure("a")
+            .node("d", "ok", "{}")
+            .onResult("c", "$.ok == true")
+            .node("e", "ok", "{\"fanout\":1}");
+    io.pgbus.EnqueuedWorkflow w;
+    try (Connection c = db().connect()) {
+      List<NewJob> nodes = new ArrayList<>();
+      for (io.pgbus.Workflow.Node n : spec.nodes()) {
+        nodes.add(new NewJob(n.queue(), (String) n.payload(), n.options()));
+      }
+      w = engine.jobs().enqueueWorkflow(c, spec, nodes);
+      engine.jobs().enqueue(c, NewJob.of("ok", "{}").inWorkflow(w.workflowId()));
+    }
+    awaitState(w.jobId("d"), "cancelled");
+    awaitState(w.jobId("b"), "cancelled");
+    try (Connection c = db().connect()) {
+      engine.jobs().retryWorkflow(c, w.workflowId(), "hijack");
+      engine.jobs().cancelWorkflow(c, w.workflowId(), "hijack");
+      assertThat(new WorkflowGraph(db().dataSource()).graph(w.workflowId()).nodes()).hasSize(6);
+    }
+    try (Connection c = db().connect();
+        Statement st = c.createStatement()) {
+      st.execute(
+          "SELECT pgbus.enqueue_workflow('sql', '[{\"node\":\"x\",\"queue\":\"ok\",\"payload\":{}},"
+              + "{\"node\":\"y\",\"queue\":\"ok\",\"payload\":{},\"after\":[{\"node\":\"x\","
+              + "\"kind\":\"result\",\"predicate\":\"$.n > 1\"}]}]')");
+    }
+    assertThat(trapped()).as("look-alikes in public that a workflow ran").isEmpty();
+  }
+
+  @Test
   void everyPgbusFunctionPinsItsSearchPathOrResolvesNothingThroughIt() {
     List<String> unpinned = new ArrayList<>();
     try (Connection c = db().connect();

@@ -377,7 +377,8 @@ public final class JobsResource {
     "dependencies",
     "attemptsBeforeReplay",
     "startBy",
-    "expired"
+    "expired",
+    "workflowId"
   })
   public record JobDetailJson(
       String id,
@@ -405,7 +406,8 @@ public final class JobsResource {
       String dependencies,
       int attemptsBeforeReplay,
       String startBy,
-      String expired) {
+      String expired,
+      String workflowId) {
 
     /** The error the leader's expiry writes (JobStore.EXPIRE), before the deadline. */
     private static final String EXPIRED = "expired: not started by ";
@@ -438,7 +440,8 @@ public final class JobsResource {
           j.dependencies(),
           j.attemptsBeforeReplay(),
           text(j.startBy()),
-          expiredReason(j));
+          expiredReason(j),
+          j.workflowId() == null ? null : String.valueOf(j.workflowId()));
     }
 
     /**

@@ -91,13 +91,13 @@ class AdminJsonTest {
         .endsWith(
             ",\"payload\":null,\"payloadMasked\":true,\"errors\":null,\"result\":null,"
                 + "\"batchId\":\"7\",\"dependencies\":null,\"attemptsBeforeReplay\":0,"
-                + "\"startBy\":null,\"expired\":null}")
+                + "\"startBy\":null,\"expired\":null,\"workflowId\":null}")
         .doesNotContain("order");
     assertThat(json(JobsResource.JobDetailJson.of(job(null), false)))
         .endsWith(
             ",\"payload\":\"{\\\"order\\\": 42}\",\"payloadMasked\":false,\"errors\":\"[]\","
                 + "\"result\":null,\"batchId\":null,\"dependencies\":null,"
-                + "\"attemptsBeforeReplay\":0,\"startBy\":null,\"expired\":null}");
+                + "\"attemptsBeforeReplay\":0,\"startBy\":null,\"expired\":null,\"workflowId\":null}");
   }
 
   @Test
@@ -303,5 +303,38 @@ class AdminJsonTest {
         .isEqualTo(
             "{\"queues\":[{\"queue\":\"payments\",\"waiting\":5,\"runnableNow\":0,"
                 + "\"blockedBy\":{\"due_later\":3,\"queue_paused\":2}}]}");
+  }
+
+  @Test
+  void aWorkflowWritesItsNodesAndEdgesWithTheirNulls() {
+    var g =
+        new io.pgbus.engine.WorkflowGraph.Graph(
+            5,
+            "order-42",
+            AT,
+            "alice",
+            "running",
+            new io.pgbus.engine.WorkflowGraph.Counts(2, 1, 3, 0, 1),
+            List.of(
+                new io.pgbus.engine.WorkflowGraph.Member(41, "charge", "payments", "completed"),
+                new io.pgbus.engine.WorkflowGraph.Member(43, null, "mail", null)),
+            List.of(
+                new io.pgbus.engine.WorkflowGraph.Link(
+                    41, 42, "success", null, "completed", "cancel"),
+                new io.pgbus.engine.WorkflowGraph.Link(
+                    41, 44, "result", "($.\"ok\" == true)", "not_taken", "cancel")),
+            false);
+    assertThat(json(WorkflowsResource.WorkflowJson.of(g)))
+        .isEqualTo(
+            "{\"id\":\"5\",\"name\":\"order-42\",\"createdAt\":\"2026-12-01T03:14:00Z\","
+                + "\"createdBy\":\"alice\",\"state\":\"running\",\"counts\":{\"waiting\":2,"
+                + "\"running\":1,\"completed\":3,\"dead\":0,\"cancelled\":1},\"nodes\":["
+                + "{\"job\":\"41\",\"node\":\"charge\",\"queue\":\"payments\",\"state\":"
+                + "\"completed\"},{\"job\":\"43\",\"node\":null,\"queue\":\"mail\","
+                + "\"state\":null}],\"edges\":[{\"from\":\"41\",\"to\":\"42\",\"kind\":"
+                + "\"success\",\"predicate\":null,\"state\":\"completed\",\"onFailure\":"
+                + "\"cancel\"},{\"from\":\"41\",\"to\":\"44\",\"kind\":\"result\","
+                + "\"predicate\":\"($.\\\"ok\\\" == true)\",\"state\":\"not_taken\","
+                + "\"onFailure\":\"cancel\"}],\"more\":false}");
   }
 }
