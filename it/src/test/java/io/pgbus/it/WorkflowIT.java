@@ -212,6 +212,8 @@ class WorkflowIT {
     try (Browser b = new Browser()) {
       b.open(console("viewer", "viewer-secret") + "#/workflows/987654321");
       assertTrue(b.find("#wf-gone").getText().contains("No such workflow"));
+      // The browser logs the 404 it was answered; nothing else may follow.
+      assertTrue(severe(b).contains("404"));
       // The layout alone, on a fixture: a diamond under a chain, an edge to a node past the
       // answer's 1,000 (dropped), and a cycle (refused at enqueue; drawn, not looped on).
       @SuppressWarnings("unchecked")
@@ -267,7 +269,7 @@ class WorkflowIT {
     return job(id).getString("state");
   }
 
-  private void awaitState(JsonObject ids, String node, String state) {
+  private void awaitState(JsonObject ids, String node, String state) throws Exception {
     Await.until(
         node + " " + state, Duration.ofSeconds(60), () -> state.equals(state(id(ids, node))));
   }
