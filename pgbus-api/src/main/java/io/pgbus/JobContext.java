@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.SortedMap;
 
 /** What a handler knows about the job it runs. */
@@ -102,5 +103,13 @@ public interface JobContext {
    */
   default Map<Long, String> dependencyResults() {
     return Map.of();
+  }
+
+  /**
+   * The workflow this job belongs to ({@link JobQueue#enqueueWorkflow}): a node, or a job a
+   * member's handler enqueued. Empty for any other job. Known from the claim, no read.
+   */
+  default OptionalLong workflowId() {
+    return OptionalLong.empty();
   }
 }

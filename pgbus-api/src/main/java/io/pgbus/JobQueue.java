@@ -1,6 +1,7 @@
 package io.pgbus;
 
 import java.util.List;
+import java.util.OptionalInt;
 
 /**
  * Enqueues jobs. Inside a Jakarta EE container the insert and its wake-up notification join the
@@ -82,6 +83,41 @@ public interface JobQueue {
    *     payload is invalid; nothing is written then
    */
   EnqueuedBatch enqueueBatch(JobBatch batch);
+
+  /**
+   * Enqueues a workflow: a job per node and the edges between them ({@link Workflow}), in one
+   * statement that joins the caller's transaction like enqueue (a rollback leaves nothing). Nodes
+   * without edges are available at once; the others run when their edges are taken. The jobs a
+   * member's handler enqueues through this {@code JobQueue} join the workflow ({@link
+   * JobContext#workflowId()}).
+   *
+   * @throws InvalidJobException when the workflow is empty, has over {@link Workflow#MAX_NODES}
+   *     nodes or over {@link Workflow#MAX_PARENTS} parents on a node, an edge names an unknown
+   *     node, closes a cycle, or carries a predicate that is not one; the message names it, and
+   *     nothing is written
+   */
+  EnqueuedWorkflow enqueueWorkflow(Workflow workflow);
+
+  /**
+   * Cancels a whole workflow: its waiting members are cancelled at once (together, so no failure
+   * branch starts because of the cancel), the JVMs running its running members are asked to stop
+   * them (as {@link #cancel}), and the workflow reads {@code cancelled}. Audited ({@code
+   * workflow_cancel}). Joins the caller's transaction.
+   *
+   * @return how many members were cancelled or asked to stop; empty when there is no such workflow
+   */
+  OptionalInt cancelWorkflow(long workflowId);
+
+  /**
+   * Retries a whole workflow: its dead members are replayed (as {@link #replay}); its members
+   * cancelled because a parent failed are revived to waiting, down the graph, and run when the
+   * replayed parents complete. Completed members (a failure branch that ran included), branches not
+   * taken and members an operator cancelled (a workflow cancel included) stay as they are. Audited
+   * ({@code workflow_retry}). Joins the caller's transaction.
+   *
+   * @return how many members were replayed or revived; empty when there is no such workflow
+   */
+  OptionalInt retryWorkflow(long workflowId);
 
   /**
    * Cancels a job. A job that has not started yet is {@code cancelled} at once. For a running job,

@@ -3,6 +3,7 @@ package io.pgbus.admin;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * Reads and acts on jobs for operators: the API behind pgbus's REST admin API and console, and for
@@ -161,4 +162,20 @@ public interface JobAdmin {
    * @throws InvalidFilterException naming the bad bound
    */
   List<HistoryPoint> history(String queue, Instant from, Instant to, int stepMinutes);
+
+  /**
+   * Cancels a whole workflow, as {@link io.pgbus.JobQueue#cancelWorkflow}: audited {@code
+   * workflow_cancel}.
+   *
+   * @return how many members were cancelled or asked to stop; empty when there is no such workflow
+   */
+  OptionalInt cancelWorkflow(long workflowId);
+
+  /**
+   * Retries a whole workflow, as {@link io.pgbus.JobQueue#retryWorkflow}: audited {@code
+   * workflow_retry}.
+   *
+   * @return how many members were replayed or revived; empty when there is no such workflow
+   */
+  OptionalInt retryWorkflow(long workflowId);
 }

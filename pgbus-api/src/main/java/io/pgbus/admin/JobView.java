@@ -31,6 +31,8 @@ import java.time.Instant;
  *     attemptsBeforeReplay}, and its backoff grows from the first step again
  * @param startBy its start-by deadline ({@code EnqueueOptions.startBy}, or its queue's max-wait):
  *     not claimed by then, it never runs; null when none, and in search results
+ * @param workflowId the workflow the job belongs to ({@code JobQueue.enqueueWorkflow}, or a job a
+ *     member's handler enqueued); null when none, and in search results
  */
 public record JobView(
     long id,
@@ -56,7 +58,62 @@ public record JobView(
     Long batchId,
     String dependencies,
     int attemptsBeforeReplay,
-    Instant startBy) {
+    Instant startBy,
+    Long workflowId) {
+
+  /** A view without a workflow (as before V52). */
+  public JobView(
+      long id,
+      String queue,
+      JobState state,
+      int priority,
+      int attempt,
+      int maxAttempts,
+      Instant runAt,
+      Instant createdAt,
+      Instant attemptedAt,
+      Instant finalizedAt,
+      String attemptedBy,
+      Instant leaseExpiresAt,
+      String uniqueKey,
+      String enqueuedBy,
+      String correlationId,
+      String lastError,
+      String payload,
+      String errors,
+      String progress,
+      String result,
+      Long batchId,
+      String dependencies,
+      int attemptsBeforeReplay,
+      Instant startBy) {
+    this(
+        id,
+        queue,
+        state,
+        priority,
+        attempt,
+        maxAttempts,
+        runAt,
+        createdAt,
+        attemptedAt,
+        finalizedAt,
+        attemptedBy,
+        leaseExpiresAt,
+        uniqueKey,
+        enqueuedBy,
+        correlationId,
+        lastError,
+        payload,
+        errors,
+        progress,
+        result,
+        batchId,
+        dependencies,
+        attemptsBeforeReplay,
+        startBy,
+        null);
+  }
 
   /** A view without a start-by deadline (as before V43). */
   public JobView(

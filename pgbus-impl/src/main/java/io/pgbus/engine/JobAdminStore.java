@@ -182,7 +182,8 @@ public final class JobAdminStore {
                       'job', d.depends_on, 'state', d.state, 'onFailure', d.on_failure)
                     ORDER BY d.depends_on)
                FROM pgbus.job_dependency d WHERE d.job_id = j.id)::text,
-            j.start_by
+            j.start_by,
+            (SELECT w.workflow_id FROM pgbus.workflow_job w WHERE w.job_id = j.id)
             FROM pgbus.job_all j WHERE j.id = ?::bigint
           """;
 
@@ -825,7 +826,8 @@ public final class JobAdminStore {
         full ? rs.getObject(22, Long.class) : null,
         full ? rs.getString(23) : null,
         rs.getInt(18),
-        full ? instant(rs, 24) : null);
+        full ? instant(rs, 24) : null,
+        full ? rs.getObject(25, Long.class) : null);
   }
 
   private static Instant instant(ResultSet rs, int column) throws SQLException {

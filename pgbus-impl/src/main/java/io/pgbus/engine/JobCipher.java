@@ -147,7 +147,8 @@ public final class JobCipher {
         job.runAt(),
         job.trace(),
         job.attemptBase(),
-        job.runAs());
+        job.runAs(),
+        job.workflowId());
   }
 
   /** A handler's result as stored: sealed for an encrypting queue. */

@@ -188,13 +188,17 @@ public final class JobStore {
 
   // See pgbus.claim in R__claim.sql for the strict-priority shape and its index, and for the lanes
   // (V19): the executions its jobs are dealt over, which a global limit counts. NULL lanes: each
-  // job a lane of its own.
+  // job a lane of its own. A linked job's workflow (V52) is read with it, a primary-key probe of
+  // pgbus.workflow_job for linked jobs only; JobContext.workflowId() then costs no read, and the
+  // jobs its handler enqueues join the workflow.
   private static final String CLAIM =
       """
-      SELECT id, queue, priority, payload::text, attempt, max_attempts, created_at, run_at,
-             trace_parent, trace_state, lane, attempt_base, run_as
+      SELECT c.id, c.queue, c.priority, c.payload::text, c.attempt, c.max_attempts, c.created_at,
+             c.run_at, c.trace_parent, c.trace_state, c.lane, c.attempt_base, c.run_as,
+             CASE WHEN c.linked THEN (SELECT w.workflow_id FROM pgbus.workflow_job w
+                                       WHERE w.job_id = c.id) END
         FROM pgbus.claim(?::text[], ?, ?, ?::float8 * interval '1 millisecond', ?::integer,
-                         ?::text[], ?::integer[], ?::text[]::timestamptz[])
+                         ?::text[], ?::integer[], ?::text[]::timestamptz[]) c
       """;
 
   // Every statement that brings a job to a final state returns its linked flag (V16): only a job
@@ -873,7 +877,8 @@ public final class JobStore {
                       ? null
                       : TraceContext.of(rs.getString(9), rs.getString(10)),
                   rs.getInt(12),
-                  rs.getString(13));
+                  rs.getString(13),
+                  rs.getObject(14, Long.class));
           long lane = rs.getLong(11);
           Object key = rs.wasNull() ? new Object() : lane;
           byLane.computeIfAbsent(key, k -> new ArrayList<>()).add(job);

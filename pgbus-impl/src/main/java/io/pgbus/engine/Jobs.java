@@ -4,10 +4,12 @@ import io.pgbus.AuditEntry;
 import io.pgbus.EnqueueOptions;
 import io.pgbus.Enqueued;
 import io.pgbus.EnqueuedBatch;
+import io.pgbus.EnqueuedWorkflow;
 import io.pgbus.InvalidJobException;
 import io.pgbus.JobBatch;
 import io.pgbus.JobQueue;
 import io.pgbus.QueueNames;
+import io.pgbus.Workflow;
 import io.pgbus.admin.Explanation;
 import io.pgbus.admin.QueueBlockers;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +20,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.function.Function;
 
 /**
@@ -149,7 +152,8 @@ public final class Jobs {
         job.options(),
         job.enqueuedBy(),
         job.parentJobId(),
-        job.runAs());
+        job.runAs(),
+        job.workflowId());
   }
 
   /** The cipher of these operations' queues. */
@@ -200,6 +204,7 @@ public final class Jobs {
             () -> {
               Enqueued inserted = store.jobInsertIfAbsent(c, job, tracing.capture(), wake != null);
               StartBy.write(c, store, job, inserted);
+              joinWorkflow(c, job, inserted);
               return inserted;
             });
     if (wake != null && e.inserted()) {
@@ -224,6 +229,7 @@ public final class Jobs {
             () -> {
               UniqueEnqueue.Done d = UniqueEnqueue.run(c, job, tracing.capture(), wake != null);
               StartBy.write(c, store, job, d.enqueued());
+              joinWorkflow(c, job, d.enqueued());
               return d;
             });
     Enqueued.Result r = done.enqueued().result();
@@ -232,6 +238,16 @@ public final class Jobs {
       wake.statementDone();
     }
     return done.enqueued();
+  }
+
+  /**
+   * A job enqueued from the handler of a workflow's member joins the workflow (fan-out): one more
+   * statement, only then; a plain enqueue pays nothing.
+   */
+  private void joinWorkflow(Connection c, NewJob job, Enqueued e) throws SQLException {
+    if (job.workflowId() != null && e.inserted()) {
+      linkStore.joinWorkflow(c, job.workflowId(), List.of(e.id()));
+    }
   }
 
   /** Where an enqueue on {@code c} leaves its wake; null: the database wakes. */
@@ -273,6 +289,7 @@ public final class Jobs {
             () -> {
               Enqueued inserted = linkStore.enqueueAfter(c, job, tracing.capture(), wake != null);
               StartBy.write(c, store, job, inserted);
+              joinWorkflow(c, job, inserted);
               return inserted;
             });
     if (wake != null && e.inserted()) {
@@ -315,12 +332,70 @@ public final class Jobs {
         sql(
             callback.queue(),
             "enqueue a batch of " + jobs.size() + " jobs",
-            () -> linkStore.enqueueBatch(c, jobs, cb, tracing.capture(), wake != null));
+            () -> {
+              EnqueuedBatch inserted =
+                  linkStore.enqueueBatch(c, jobs, cb, tracing.capture(), wake != null);
+              if (cb.workflowId() != null) {
+                linkStore.joinWorkflow(c, cb.workflowId(), inserted.jobIds());
+              }
+              return inserted;
+            });
     if (wake != null) {
       jobs.forEach(j -> wake.add(j.queue(), null)); // the callback waits for the members
       wake.statementDone();
     }
     return b;
+  }
+
+  /**
+   * Inserts a workflow in one statement (pgbus.enqueue_workflow, R__workflow.sql): its row, a job
+   * per node and the edges. {@code jobs} are the nodes' jobs in the workflow's order (payloads as
+   * JSON, who enqueues); the spec gives the names and edges. Checked here first ({@link
+   * Workflow#validate}) and again by the database, with the same messages.
+   */
+  public EnqueuedWorkflow enqueueWorkflow(Connection c, Workflow workflow, List<NewJob> given) {
+    workflow.validate();
+    if (given.size() != workflow.nodes().size()) {
+      throw new IllegalArgumentException(
+          "workflow '" + workflow.name() + "': one job per node, in the nodes' order");
+    }
+    List<NewJob> jobs = given.stream().map(this::prepared).toList();
+    for (NewJob job : jobs) {
+      checkPayload(job);
+    }
+    String queue = jobs.get(0).queue();
+    PendingWake wake = pendingWake(c, queue);
+    EnqueuedWorkflow w =
+        sql(
+            queue,
+            "enqueue workflow '" + workflow.name() + "' of " + jobs.size() + " jobs",
+            () -> linkStore.enqueueWorkflow(c, workflow, jobs, tracing.capture(), wake != null));
+    if (wake != null) {
+      for (int k = 0; k < jobs.size(); k++) {
+        if (workflow.nodes().get(k).edges().isEmpty()) {
+          wake.add(jobs.get(k).queue(), null);
+        }
+      }
+      wake.statementDone();
+    }
+    return w;
+  }
+
+  /**
+   * Cancels workflow {@code id} (pgbus.cancel_workflow), audited as {@code actor} ({@code null}:
+   * the database role): how many members were cancelled or asked to stop; empty for no such
+   * workflow.
+   */
+  public OptionalInt cancelWorkflow(Connection c, long id, String actor) {
+    return sql(null, "cancel workflow " + id, () -> linkStore.workflowAct(c, id, false, actor));
+  }
+
+  /**
+   * Retries workflow {@code id} (pgbus.retry_workflow), audited as {@code actor}: how many members
+   * were replayed or revived; empty for no such workflow.
+   */
+  public OptionalInt retryWorkflow(Connection c, long id, String actor) {
+    return sql(null, "retry workflow " + id, () -> linkStore.workflowAct(c, id, true, actor));
   }
 
   /**
@@ -363,7 +438,13 @@ public final class Jobs {
         sql(
             jobs.get(0).queue(),
             "enqueue " + jobs.size() + " jobs",
-            () -> store.jobInsertMany(c, jobs, tracing.capture(), wake != null));
+            () -> {
+              List<Long> inserted = store.jobInsertMany(c, jobs, tracing.capture(), wake != null);
+              if (jobs.get(0).workflowId() != null) {
+                linkStore.joinWorkflow(c, jobs.get(0).workflowId(), inserted);
+              }
+              return inserted;
+            });
     if (wake != null) {
       for (NewJob job : jobs) {
         wake.add(job.queue(), due(job, now));

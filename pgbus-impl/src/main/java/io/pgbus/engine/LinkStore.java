@@ -4,6 +4,8 @@ import io.pgbus.BatchSummary;
 import io.pgbus.DependencyFailure;
 import io.pgbus.Enqueued;
 import io.pgbus.EnqueuedBatch;
+import io.pgbus.EnqueuedWorkflow;
+import io.pgbus.Workflow;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -15,6 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -54,6 +57,65 @@ final class LinkStore {
                                          ?::jsonb, ?::int, ?::int, ?::text[], ?::text[]) e
           """;
 
+  // A workflow (pgbus.enqueue_workflow, R__workflow.sql): the nodes and edges come as arrays and
+  // are shaped here into the function's jsonb, the edges grouped by child first (one pass, not a
+  // scan of the edges per node). WHO's queue parameter carries the workflow's name.
+  private static final String ENQUEUE_WORKFLOW =
+      """
+      WITH edges AS (
+             SELECT g.child,
+                    pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                      'node', g.parent, 'kind', g.kind, 'onFailure', g.on_failure,
+                      'predicate', g.predicate) ORDER BY g.ord) AS after
+               FROM pg_catalog.unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+                    WITH ORDINALITY AS g(child, parent, kind, on_failure, predicate, ord)
+              GROUP BY g.child),
+           spec AS (
+             SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                      'node', n.node, 'queue', n.queue, 'payload', n.payload::jsonb,
+                      'priority', n.priority, 'maxAttempts', n.attempts,
+                      'concurrencyKey', n.ckey, 'after', coalesce(e.after, '[]'::jsonb))
+                      ORDER BY n.ord) AS nodes
+               FROM pg_catalog.unnest(?::text[], ?::text[], ?::text[], ?::int[], ?::int[], ?::text[])
+                    WITH ORDINALITY AS n(node, queue, payload, priority, attempts, ckey, ord)
+               LEFT JOIN edges e ON e.child = n.node)
+      SELECT w.workflow_id, w.job_ids
+      """
+          + WHO
+          + """
+             LATERAL pgbus.enqueue_workflow(s.queue, (SELECT x.nodes FROM spec x), ?::text, ?::text) w
+          """;
+
+  private static final String JOIN_WORKFLOW = "SELECT pgbus.join_workflow(?::bigint, ?::bigint[])";
+
+  private static final String CANCEL_WORKFLOW =
+      "SELECT found, cancelled FROM pgbus.cancel_workflow(?::bigint, ?::text)";
+
+  private static final String RETRY_WORKFLOW =
+      "SELECT found, replayed + revived FROM pgbus.retry_workflow(?::bigint, ?::text)";
+
+  // Retention of workflows: one goes once none of its members is left in pgbus.job_all (each was
+  // pruned, deleted, or its day partition dropped); its member rows go with it (ON DELETE
+  // CASCADE), and then DEPENDENCY_PRUNE takes its edges. Walks the workflows in id order and probes
+  // workflow_job_workflow_idx and the primary keys per workflow.
+  private static final String WORKFLOW_PRUNE =
+      """
+      WITH picked AS MATERIALIZED (
+             SELECT f.id FROM pgbus.workflow f
+              WHERE NOT EXISTS (SELECT 1 FROM pgbus.workflow_job m
+                                  JOIN pgbus.job_all j ON j.id = m.job_id
+                                 WHERE m.workflow_id = f.id)
+              ORDER BY f.id
+              LIMIT ?
+              FOR UPDATE SKIP LOCKED)
+      DELETE FROM pgbus.workflow w
+       WHERE w.id IN (SELECT p.id FROM picked p)
+         AND NOT EXISTS (SELECT 1 FROM pgbus.workflow_job m
+                           JOIN pgbus.job_all j ON j.id = m.job_id
+                          WHERE m.workflow_id = w.id)
+      """;
+
+  private static final String ENQUEUE_WORKFLOW_CLIENT_WAKE = JobStore.clientWake(ENQUEUE_WORKFLOW);
   private static final String ENQUEUE_AFTER_CLIENT_WAKE = JobStore.clientWake(ENQUEUE_AFTER);
   private static final String ENQUEUE_BATCH_CLIENT_WAKE = JobStore.clientWake(ENQUEUE_BATCH);
 
@@ -114,6 +176,8 @@ final class LinkStore {
   // result. The completion or cancel of a dependent deletes its edges itself (pgbus.job_finished),
   // so what is left to walk is the edges of waiting, running and dead dependents: a round reads
   // them until it found its batch of orphans, probing the job's primary key for each. The outer
+  // A workflow member's edges stay while its workflow does (its graph; archived members
+  // included): WORKFLOW_PRUNE deletes the member rows first. The outer
   // NOT EXISTS is the recheck on the row it deletes (an edge is inserted only with its dependent,
   // in one transaction, so a dependent that is gone never comes back).
   private static final String DEPENDENCY_PRUNE =
@@ -121,6 +185,7 @@ final class LinkStore {
       WITH g AS MATERIALIZED (
              SELECT o.depends_on, o.job_id FROM pgbus.job_dependency o
               WHERE NOT EXISTS (SELECT 1 FROM pgbus.job j WHERE j.id = o.job_id)
+                AND NOT EXISTS (SELECT 1 FROM pgbus.workflow_job m WHERE m.job_id = o.job_id)
               LIMIT ?
               FOR UPDATE SKIP LOCKED)
       DELETE FROM pgbus.job_dependency d
@@ -145,6 +210,112 @@ final class LinkStore {
     try (PreparedStatement ps = c.prepareStatement(DEPENDENCY_PRUNE)) {
       ps.setInt(1, batch);
       return ps.executeUpdate();
+    }
+  }
+
+  /** Deletes up to {@code batch} workflows none of whose members is left (WORKFLOW_PRUNE). */
+  int workflowPrune(Connection c, int batch) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(WORKFLOW_PRUNE)) {
+      ps.setInt(1, batch);
+      return ps.executeUpdate();
+    }
+  }
+
+  /**
+   * Inserts a workflow: its row, a job per node (in {@code jobs}, the nodes' order) and its edges.
+   * {@code spec} gives the names and edges; {@code jobs} the prepared (sealed) jobs, who enqueues
+   * and the parent of the first.
+   */
+  EnqueuedWorkflow enqueueWorkflow(
+      Connection c, Workflow spec, List<NewJob> jobs, TraceContext trace, boolean clientWake)
+      throws SQLException {
+    List<Workflow.Node> nodes = spec.nodes();
+    int n = nodes.size();
+    var children = new java.util.ArrayList<String>();
+    var parents = new java.util.ArrayList<String>();
+    var kinds = new java.util.ArrayList<String>();
+    var policies = new java.util.ArrayList<String>();
+    var predicates = new java.util.ArrayList<String>();
+    for (Workflow.Node node : nodes) {
+      for (Workflow.Edge e : node.edges()) {
+        children.add(node.name());
+        parents.add(e.parent());
+        kinds.add(e.kind().name().toLowerCase(Locale.ROOT));
+        policies.add(e.onFailure().name().toLowerCase(Locale.ROOT));
+        predicates.add(e.predicate());
+      }
+    }
+    String[] names = new String[n];
+    String[] queues = new String[n];
+    String[] payloads = new String[n];
+    Integer[] priorities = new Integer[n];
+    Integer[] attempts = new Integer[n];
+    String[] keys = new String[n];
+    for (int k = 0; k < n; k++) {
+      NewJob j = jobs.get(k);
+      names[k] = nodes.get(k).name();
+      queues[k] = j.queue();
+      payloads[k] = j.payloadJson();
+      priorities[k] = j.options().priority();
+      attempts[k] = j.options().maxAttempts();
+      keys[k] = j.options().concurrencyKey();
+    }
+    NewJob first = jobs.get(0);
+    try (PreparedStatement ps =
+        c.prepareStatement(clientWake ? ENQUEUE_WORKFLOW_CLIENT_WAKE : ENQUEUE_WORKFLOW)) {
+      int i = 1;
+      ps.setArray(i++, c.createArrayOf("text", children.toArray()));
+      ps.setArray(i++, c.createArrayOf("text", parents.toArray()));
+      ps.setArray(i++, c.createArrayOf("text", kinds.toArray()));
+      ps.setArray(i++, c.createArrayOf("text", policies.toArray()));
+      ps.setArray(i++, c.createArrayOf("text", predicates.toArray()));
+      ps.setArray(i++, c.createArrayOf("text", names));
+      ps.setArray(i++, c.createArrayOf("text", queues));
+      ps.setArray(i++, c.createArrayOf("text", payloads));
+      ps.setArray(i++, c.createArrayOf("int4", priorities));
+      ps.setArray(i++, c.createArrayOf("int4", attempts));
+      ps.setArray(i++, c.createArrayOf("text", keys));
+      ps.setString(i++, spec.name());
+      ps.setString(i++, first.enqueuedBy());
+      ps.setString(i++, first.runAs());
+      ps.setString(i++, null);
+      ps.setObject(i++, first.parentJobId(), Types.BIGINT);
+      ps.setString(i++, trace == null ? null : trace.traceParent());
+      ps.setString(i, trace == null ? null : trace.traceState());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        Long[] ids = (Long[]) rs.getArray(2).getArray();
+        var byNode = new LinkedHashMap<String, Long>();
+        for (int k = 0; k < n; k++) {
+          byNode.put(names[k], ids[k]);
+        }
+        return new EnqueuedWorkflow(rs.getLong(1), byNode);
+      }
+    }
+  }
+
+  /** Makes {@code jobIds} members of workflow {@code workflowId} (fan-out; join_workflow). */
+  void joinWorkflow(Connection c, long workflowId, List<Long> jobIds) throws SQLException {
+    if (jobIds.isEmpty()) {
+      return;
+    }
+    try (PreparedStatement ps = c.prepareStatement(JOIN_WORKFLOW)) {
+      ps.setLong(1, workflowId);
+      ps.setArray(2, c.createArrayOf("bigint", jobIds.toArray()));
+      ps.executeQuery().close();
+    }
+  }
+
+  /** cancel_workflow or retry_workflow: how many jobs changed; empty for no such workflow. */
+  OptionalInt workflowAct(Connection c, long workflowId, boolean retry, String actor)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(retry ? RETRY_WORKFLOW : CANCEL_WORKFLOW)) {
+      ps.setLong(1, workflowId);
+      ps.setString(2, actor);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getBoolean(1) ? OptionalInt.of(rs.getInt(2)) : OptionalInt.empty();
+      }
     }
   }
 

@@ -234,6 +234,7 @@ final class Maintainer extends Loop {
               + audit.auditPrune(c, retention.audit(), retention.batch())
               // after the jobs: a batch or edge goes once its jobs are gone (V16)
               + links.batchPrune(c, retention.batch())
+              + links.workflowPrune(c, retention.batch())
               + links.dependencyPrune(c, retention.batch())
               // housekeeping only: an expired claim holds nothing (R__unique.sql)
               + UniqueEnqueue.expireClaims(c, retention.batch());

@@ -11,7 +11,9 @@ import java.util.Objects;
  * ({@code parentJobId}, null outside a handler). A job without a correlation id of its own inherits
  * its parent's. The parent is told, never looked up: the adapter that called the handler knows it
  * and puts it here, once, at the edge. {@code runAs} is whom its handler runs as (a queue with
- * {@code pgbus.queue.<name>.run-as=enqueuer}), else null.
+ * {@code pgbus.queue.<name>.run-as=enqueuer}), else null. {@code workflowId} is the workflow of the
+ * handled job (null: none; the adapter reads it, as the parent, from the running job's context):
+ * the new job joins it (fan-out, {@code pgbus.join_workflow}).
  */
 public record NewJob(
     String queue,
@@ -19,10 +21,21 @@ public record NewJob(
     EnqueueOptions options,
     String enqueuedBy,
     Long parentJobId,
-    String runAs) {
+    String runAs,
+    Long workflowId) {
 
   /** The longest principal name {@code pgbus.job.run_as} takes (its CHECK, V44). */
   public static final int RUN_AS_MAX_LENGTH = 256;
+
+  public NewJob(
+      String queue,
+      String payloadJson,
+      EnqueueOptions options,
+      String enqueuedBy,
+      Long parentJobId,
+      String runAs) {
+    this(queue, payloadJson, options, enqueuedBy, parentJobId, runAs, null);
+  }
 
   public NewJob(
       String queue,
@@ -70,7 +83,7 @@ public record NewJob(
 
   /** This job, enqueued from the handler of job {@code jobId} (null: from no handler). */
   public NewJob withParent(Long jobId) {
-    return new NewJob(queue, payloadJson, options, enqueuedBy, jobId, runAs);
+    return new NewJob(queue, payloadJson, options, enqueuedBy, jobId, runAs, workflowId);
   }
 
   /**
@@ -78,11 +91,19 @@ public record NewJob(
    * container runs handlers without a caller).
    */
   public NewJob withRunAs(String user) {
-    return new NewJob(queue, payloadJson, options, enqueuedBy, parentJobId, user);
+    return new NewJob(queue, payloadJson, options, enqueuedBy, parentJobId, user, workflowId);
+  }
+
+  /**
+   * This job, enqueued from the handler of a member of workflow {@code id} (null: of none): it
+   * joins the workflow.
+   */
+  public NewJob inWorkflow(Long id) {
+    return new NewJob(queue, payloadJson, options, enqueuedBy, parentJobId, runAs, id);
   }
 
   /** This job with other options. */
   NewJob withOptions(EnqueueOptions o) {
-    return new NewJob(queue, payloadJson, o, enqueuedBy, parentJobId, runAs);
+    return new NewJob(queue, payloadJson, o, enqueuedBy, parentJobId, runAs, workflowId);
   }
 }

@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.SortedMap;
 
 /**
@@ -76,6 +77,11 @@ public final class RunningJob implements JobContext {
   @Override
   public Instant createdAt() {
     return job.createdAt();
+  }
+
+  @Override
+  public OptionalLong workflowId() {
+    return job.workflowId() == null ? OptionalLong.empty() : OptionalLong.of(job.workflowId());
   }
 
   /** The job's JSON payload, as enqueued. */

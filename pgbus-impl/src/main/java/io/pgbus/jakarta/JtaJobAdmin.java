@@ -24,6 +24,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.function.Function;
 
 /**
@@ -74,6 +75,30 @@ public class JtaJobAdmin implements JobAdmin {
               + filter.queue()
               + ".encrypt=true), so the database cannot search their content; search by id,"
               + " unique key, state or time instead");
+    }
+  }
+
+  @Override
+  public OptionalInt cancelWorkflow(long workflowId) {
+    return workflowAct(workflowId, false);
+  }
+
+  @Override
+  public OptionalInt retryWorkflow(long workflowId) {
+    return workflowAct(workflowId, true);
+  }
+
+  /** A whole workflow's cancel or retry, in the caller's transaction or one of its own. */
+  private OptionalInt workflowAct(long workflowId, boolean retry) {
+    String caller = CallerNames.name(principal);
+    try {
+      return callerTransaction.run(
+          c ->
+              retry
+                  ? runtime.engine().jobs().retryWorkflow(c, workflowId, caller)
+                  : runtime.engine().jobs().cancelWorkflow(c, workflowId, caller));
+    } catch (SQLException e) {
+      throw failed((retry ? "retry" : "cancel") + " workflow " + workflowId, null, e);
     }
   }
 

@@ -4,11 +4,13 @@ import io.pgbus.AuditEntry;
 import io.pgbus.EnqueueOptions;
 import io.pgbus.Enqueued;
 import io.pgbus.EnqueuedBatch;
+import io.pgbus.EnqueuedWorkflow;
 import io.pgbus.InvalidJobException;
 import io.pgbus.JobBatch;
 import io.pgbus.JobQueue;
 import io.pgbus.PgbusException;
 import io.pgbus.QueueNames;
+import io.pgbus.Workflow;
 import io.pgbus.engine.NewJob;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.PreDestroy;
@@ -22,6 +24,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.function.Function;
 
 /**
@@ -88,7 +91,8 @@ public class JtaJobQueue implements JobQueue {
             options,
             caller(),
             HandledJob.id(),
-            runAs(List.of(queue)));
+            runAs(List.of(queue)),
+            HandledJob.workflowId());
     Enqueued result =
         withConnection(
             "enqueue to queue '" + queue + "'", c -> runtime.jobs().enqueueIfAbsent(c, job));
@@ -114,9 +118,10 @@ public class JtaJobQueue implements JobQueue {
     var jobs = new ArrayList<NewJob>(payloads.size());
     String by = caller();
     Long parent = HandledJob.id();
+    Long workflow = HandledJob.workflowId();
     String runAs = runAs(List.of(queue));
     for (Object p : payloads) {
-      jobs.add(new NewJob(queue, toJson(queue, p), options, by, parent, runAs));
+      jobs.add(new NewJob(queue, toJson(queue, p), options, by, parent, runAs, workflow));
     }
     List<Long> ids =
         withConnection(
@@ -141,6 +146,7 @@ public class JtaJobQueue implements JobQueue {
       members.add(
           new NewJob(m.queue(), toJson(m.queue(), m.payload()), m.options(), by, parent, runAs));
     }
+    // The members join the handled job's workflow (the callback, enqueued later, does not).
     NewJob callback =
         new NewJob(
             batch.callbackQueue(),
@@ -148,7 +154,8 @@ public class JtaJobQueue implements JobQueue {
             batch.callbackOptions(),
             by,
             parent,
-            runAs);
+            runAs,
+            HandledJob.workflowId());
     EnqueuedBatch enqueued =
         withConnection(
             "enqueue a batch of " + members.size() + " jobs",
@@ -157,6 +164,48 @@ public class JtaJobQueue implements JobQueue {
       runtime.metrics().enqueued(m.queue(), 1);
     }
     return enqueued;
+  }
+
+  @Override
+  public EnqueuedWorkflow enqueueWorkflow(Workflow workflow) {
+    workflow.validate();
+    String by = caller();
+    Long parent = HandledJob.id();
+    // One statement inserts the workflow, so one run-as user for all its jobs, as a batch's.
+    String runAs = runAs(workflow.nodes().stream().map(Workflow.Node::queue).toList());
+    var jobs = new ArrayList<NewJob>(workflow.nodes().size());
+    for (Workflow.Node n : workflow.nodes()) {
+      jobs.add(
+          new NewJob(n.queue(), toJson(n.queue(), n.payload()), n.options(), by, parent, runAs));
+    }
+    EnqueuedWorkflow enqueued =
+        withConnection(
+            "enqueue workflow '" + workflow.name() + "'",
+            c -> runtime.jobs().enqueueWorkflow(c, workflow, jobs));
+    for (Workflow.Node n : workflow.nodes()) {
+      runtime.metrics().enqueued(n.queue(), 1);
+    }
+    return enqueued;
+  }
+
+  @Override
+  public OptionalInt cancelWorkflow(long workflowId) {
+    String by = caller();
+    try {
+      return callerTransaction.run(c -> runtime.jobs().cancelWorkflow(c, workflowId, by));
+    } catch (SQLException e) {
+      throw unreachable("cancel workflow " + workflowId, e);
+    }
+  }
+
+  @Override
+  public OptionalInt retryWorkflow(long workflowId) {
+    String by = caller();
+    try {
+      return callerTransaction.run(c -> runtime.jobs().retryWorkflow(c, workflowId, by));
+    } catch (SQLException e) {
+      throw unreachable("retry workflow " + workflowId, e);
+    }
   }
 
   @Override

@@ -4,9 +4,11 @@ import io.pgbus.AuditEntry;
 import io.pgbus.EnqueueOptions;
 import io.pgbus.Enqueued;
 import io.pgbus.EnqueuedBatch;
+import io.pgbus.EnqueuedWorkflow;
 import io.pgbus.InvalidJobException;
 import io.pgbus.JobBatch;
 import io.pgbus.JobQueue;
+import io.pgbus.Workflow;
 import io.pgbus.engine.EngineConfig;
 import io.pgbus.engine.Jobs;
 import io.pgbus.engine.NewJob;
@@ -15,6 +17,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.function.Function;
 import javax.sql.DataSource;
 
@@ -77,6 +80,27 @@ final class JdbcJobQueue implements JobQueue {
   }
 
   @Override
+  public EnqueuedWorkflow enqueueWorkflow(Workflow workflow) {
+    var nodes = new ArrayList<NewJob>(workflow.nodes().size());
+    for (Workflow.Node n : workflow.nodes()) {
+      nodes.add(
+          new NewJob(
+              n.queue(), Json.of(n.queue(), n.payload()), n.options(), null, HandledJob.id()));
+    }
+    return on(c -> jobs.enqueueWorkflow(c, workflow, nodes));
+  }
+
+  @Override
+  public OptionalInt cancelWorkflow(long workflowId) {
+    return on(c -> jobs.cancelWorkflow(c, workflowId, null));
+  }
+
+  @Override
+  public OptionalInt retryWorkflow(long workflowId) {
+    return on(c -> jobs.retryWorkflow(c, workflowId, null));
+  }
+
+  @Override
   public boolean cancel(long jobId) {
     return on(c -> jobs.cancel(c, jobId));
   }
@@ -113,7 +137,7 @@ final class JdbcJobQueue implements JobQueue {
 
   /** A job to enqueue, from the handler running on this thread, if any. */
   private static NewJob job(String queue, String json, EnqueueOptions options) {
-    return new NewJob(queue, json, options, null, HandledJob.id());
+    return new NewJob(queue, json, options, null, HandledJob.id(), null, HandledJob.workflowId());
   }
 
   private <T> T on(Function<Connection, T> work) {

@@ -5,6 +5,7 @@ import io.pgbus.Schedules;
 import io.pgbus.admin.JobAdmin;
 import io.pgbus.engine.Fleet;
 import io.pgbus.engine.JobLinks;
+import io.pgbus.engine.WorkflowGraph;
 import io.pgbus.jakarta.CallerTransaction;
 import io.pgbus.jakarta.HandlerRegistry;
 import io.pgbus.jakarta.PgbusResources;
@@ -119,6 +120,17 @@ public class AdminResource {
   public LinksResource batch(
       @Context SecurityContext security, @Context HttpHeaders headers, @PathParam("id") String id) {
     return new LinksResource(call(security, headers), new JobLinks(resources.dataSource()), id);
+  }
+
+  /**
+   * {@code workflows/{id}} and {@code workflows/{id}/cancel|retry}: a workflow's graph, and a whole
+   * workflow's cancel and retry ({@link WorkflowsResource}).
+   */
+  @Path("workflows/{id}")
+  public WorkflowsResource workflow(
+      @Context SecurityContext security, @Context HttpHeaders headers, @PathParam("id") String id) {
+    return new WorkflowsResource(
+        call(security, headers), new WorkflowGraph(resources.dataSource()), queue, id);
   }
 
   /** {@code jobs/{id}/links}: the job's batch, the jobs it waits on and those that wait on it. */

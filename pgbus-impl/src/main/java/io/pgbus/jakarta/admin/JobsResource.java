@@ -375,7 +375,8 @@ public final class JobsResource {
     "batchId",
     "dependencies",
     "attemptsBeforeReplay",
-    "startBy"
+    "startBy",
+    "workflowId"
   })
   public record JobDetailJson(
       String id,
@@ -402,7 +403,8 @@ public final class JobsResource {
       String batchId,
       String dependencies,
       int attemptsBeforeReplay,
-      String startBy) {
+      String startBy,
+      String workflowId) {
 
     static JobDetailJson of(JobView j, boolean masked) {
       JobJson s = JobJson.of(j, masked);
@@ -431,7 +433,8 @@ public final class JobsResource {
           j.batchId() == null ? null : String.valueOf(j.batchId()),
           j.dependencies(),
           j.attemptsBeforeReplay(),
-          text(j.startBy()));
+          text(j.startBy()),
+          j.workflowId() == null ? null : String.valueOf(j.workflowId()));
     }
   }
 }

@@ -40,6 +40,8 @@ CREATE OR REPLACE FUNCTION pgbus.job_finished_as(
     w_states  text[]   := states;
     w_results jsonb[]  := results;
     v_cancel  bigint[];
+    v_skip    bigint[];
+    v_release bigint[];
     b record;
     x record;
     v_cb bigint;
@@ -73,63 +75,76 @@ CREATE OR REPLACE FUNCTION pgbus.job_finished_as(
         END IF;
       END LOOP;
 
-      -- Dependents of completed jobs: the edge is completed and keeps the result.
-      UPDATE pgbus.job_dependency d
-         SET state = 'completed', result = t.result
-        FROM unnest(w_ids, w_states, w_results) AS t(id, state, result)
-       WHERE d.depends_on = t.id AND t.state = 'completed' AND d.state <> 'completed';
+      -- The finished jobs' undecided edges, decided by their kind (pgbus.edge_decision,
+      -- R__workflow.sql; a plain dependency is a success edge): completed (taken; it keeps the
+      -- parent's result), not_taken, or failed. A failed edge is decided again when its parent,
+      -- replayed, completes; a decided edge otherwise stays as it is.
+      WITH decided AS (
+        UPDATE pgbus.job_dependency d
+           SET state = pgbus.edge_decision(d.kind, d.predicate, t.state, t.result),
+               result = CASE WHEN t.state = 'completed' THEN t.result ELSE d.result END
+          FROM unnest(w_ids, w_states, w_results) AS t(id, state, result)
+         WHERE d.depends_on = t.id AND t.state IN ('completed', 'dead', 'cancelled')
+           AND (d.state = 'waiting' OR (d.state = 'failed' AND t.state = 'completed'))
+        RETURNING d.job_id, d.state, d.on_failure)
+      SELECT array_agg(DISTINCT x.job_id) FILTER (WHERE x.state = 'completed'),
+             array_agg(DISTINCT x.job_id) FILTER (WHERE x.state = 'not_taken'),
+             array_agg(DISTINCT x.job_id) FILTER (WHERE x.state = 'failed' AND x.on_failure = 'cancel')
+        INTO v_release, v_skip, v_cancel
+        FROM decided x;
 
-      -- ... and a waiting dependent with no edge left undone may run now, with a wake-up. Its row
+      -- A waiting dependent with no edge left untaken may run now, with a wake-up. Its row
       -- is locked first, in id order, in a statement of its own: two transactions that complete
       -- two dependencies of one job at once then check its edges one after the other, the second
       -- with a snapshot taken after the first committed, so one of them releases it (checked in
       -- the same statement as the lock, both could see the other's edge still waiting).
-      PERFORM 1
-         FROM pgbus.job j
-        WHERE j.id IN (SELECT d.job_id
-                         FROM pgbus.job_dependency d
-                         JOIN unnest(w_ids, w_states) AS t(id, state) ON d.depends_on = t.id
-                        WHERE t.state = 'completed')
-        ORDER BY j.id
-          FOR UPDATE;
-      WITH released AS (
-        UPDATE pgbus.job j
-           SET state = 'available', run_at = now()
-         WHERE j.id IN (SELECT d.job_id
-                          FROM pgbus.job_dependency d
-                          JOIN unnest(w_ids, w_states) AS t(id, state) ON d.depends_on = t.id
-                         WHERE t.state = 'completed')
-           AND j.state = 'scheduled'
-           AND NOT EXISTS (SELECT 1 FROM pgbus.job_dependency o
-                            WHERE o.job_id = j.id AND o.state <> 'completed')
-        RETURNING j.queue)
-      SELECT count(*) INTO v_woken
-        FROM (SELECT pgbus.notify(r.queue, now()) FROM released r GROUP BY r.queue) n;
-
-      -- Dependents of dead or cancelled jobs: the edge fails; 'cancel' edges cancel the dependent.
-      WITH failed AS (
-        UPDATE pgbus.job_dependency d
-           SET state = 'failed'
-          FROM unnest(w_ids, w_states) AS t(id, state)
-         WHERE d.depends_on = t.id AND t.state IN ('dead', 'cancelled') AND d.state <> 'completed'
-        RETURNING d.job_id, d.on_failure)
-      SELECT array_agg(DISTINCT f.job_id) FILTER (WHERE f.on_failure = 'cancel')
-        INTO v_cancel
-        FROM failed f;
+      IF v_release IS NOT NULL THEN
+        PERFORM 1
+           FROM pgbus.job j
+          WHERE j.id = ANY (v_release)
+          ORDER BY j.id
+            FOR UPDATE;
+        WITH released AS (
+          UPDATE pgbus.job j
+             SET state = 'available', run_at = now()
+           WHERE j.id = ANY (v_release)
+             AND j.state = 'scheduled'
+             AND NOT EXISTS (SELECT 1 FROM pgbus.job_dependency o
+                              WHERE o.job_id = j.id AND o.state <> 'completed')
+          RETURNING j.queue)
+        SELECT count(*) INTO v_woken
+          FROM (SELECT pgbus.notify(r.queue, now()) FROM released r GROUP BY r.queue) n;
+      END IF;
 
       -- A dependent that completed or was cancelled needs its incoming edges no more; a dead one
-      -- keeps them, so that a replay still reads its dependencies' results.
+      -- keeps them, so that a replay still reads its dependencies' results. A workflow's member
+      -- keeps them all: they are its graph (the admin read, a workflow retry); the leader deletes
+      -- them with its jobs (LinkStore).
       DELETE FROM pgbus.job_dependency d
        USING unnest(w_ids, w_states) AS t(id, state)
-       WHERE d.job_id = t.id AND t.state IN ('completed', 'cancelled');
+       WHERE d.job_id = t.id AND t.state IN ('completed', 'cancelled')
+         AND NOT EXISTS (SELECT 1 FROM pgbus.workflow_job m WHERE m.job_id = d.job_id);
 
-      -- The next round: the dependents just cancelled, reported in turn.
+      -- The next round: the dependents just cancelled, reported in turn. A dependent with an
+      -- edge not taken can never have all its edges taken: it ends cancelled at once, and its
+      -- error says which branch was not taken (one that a failed edge cancels too says nothing).
       w_ids := NULL;
-      IF v_cancel IS NOT NULL THEN
+      IF v_cancel IS NOT NULL OR v_skip IS NOT NULL THEN
         WITH cancelled AS (
           UPDATE pgbus.job j
-             SET state = 'cancelled', finalized_at = now()
-           WHERE j.id = ANY (v_cancel)
+             SET state = 'cancelled', finalized_at = now(),
+                 errors = CASE WHEN j.id = ANY (v_skip) AND NOT j.id = ANY (coalesce(v_cancel, '{}'))
+                               THEN jsonb_build_array(jsonb_build_object(
+                                      'attempt', j.attempt, 'at', now(),
+                                      'error', 'branch not taken: ' || (
+                                        SELECT string_agg('job ' || o.depends_on || ' (' || o.kind
+                                                          || coalesce(' ' || o.predicate::text, '')
+                                                          || ')', ', ' ORDER BY o.depends_on)
+                                          FROM pgbus.job_dependency o
+                                         WHERE o.job_id = j.id AND o.state = 'not_taken')))
+                                    || j.errors
+                               ELSE j.errors END
+           WHERE j.id = ANY (coalesce(v_cancel, '{}') || coalesce(v_skip, '{}'))
              AND j.state IN ('scheduled', 'available', 'retryable')
           RETURNING j.id, j.batch_id)
         SELECT array_agg(c.id), array_agg(c.batch_id), array_agg('cancelled'::text),
@@ -290,8 +305,6 @@ CREATE OR REPLACE FUNCTION pgbus.dependency_linked() RETURNS trigger
     v_state  text;
     v_result jsonb;
     v_linked boolean;
-    v_edge   record;
-    v_woken  bigint;
   BEGIN
     SELECT j.state::text, j.result, j.linked INTO v_state, v_result, v_linked
       FROM pgbus.job j
@@ -312,39 +325,11 @@ CREATE OR REPLACE FUNCTION pgbus.dependency_linked() RETURNS trigger
     IF v_state NOT IN ('completed', 'dead', 'cancelled') THEN
       RETURN NULL;  -- its finisher sees linked and this edge
     END IF;
-    SELECT d.state, d.on_failure INTO v_edge
-      FROM pgbus.job_dependency d
-     WHERE d.depends_on = NEW.depends_on AND d.job_id = NEW.job_id;
-    IF NOT FOUND THEN
-      RETURN NULL;  -- the dependent was cancelled or completed in this transaction
-    END IF;
-    IF v_state = 'completed' THEN
-      -- A 'failed' edge too: a dead dependency replayed and completed since the read.
-      IF v_edge.state <> 'completed' THEN
-        UPDATE pgbus.job_dependency d SET state = 'completed', result = v_result
-         WHERE d.depends_on = NEW.depends_on AND d.job_id = NEW.job_id;
-      END IF;
-      WITH released AS (
-        UPDATE pgbus.job j
-           SET state = 'available', run_at = now()
-         WHERE j.id = NEW.job_id
-           AND j.state = 'scheduled'
-           AND NOT EXISTS (SELECT 1 FROM pgbus.job_dependency o
-                            WHERE o.job_id = j.id AND o.state <> 'completed')
-        RETURNING j.queue)
-      SELECT count(*) INTO v_woken
-        FROM (SELECT pgbus.notify(r.queue, now()) FROM released r) n;
-    ELSIF v_edge.state = 'waiting' THEN
-      UPDATE pgbus.job_dependency d SET state = 'failed'
-       WHERE d.depends_on = NEW.depends_on AND d.job_id = NEW.job_id;
-      IF v_edge.on_failure = 'cancel' THEN
-        UPDATE pgbus.job j SET state = 'cancelled', finalized_at = now()
-         WHERE j.id = NEW.job_id AND j.state IN ('scheduled', 'available', 'retryable');
-        IF FOUND THEN
-          PERFORM pgbus.job_finished(ARRAY[NEW.job_id]);
-        END IF;
-      END IF;
-    END IF;
+    -- Its finisher did not see this edge: decide it now, as the finisher would have. Reported
+    -- again without its batch (the finisher counted it there): only undecided edges change, so
+    -- the dependents the finisher saw are left as they are.
+    PERFORM pgbus.job_finished_as(ARRAY[NEW.depends_on], ARRAY[NULL::bigint], ARRAY[v_state],
+                                  ARRAY[v_result]);
     RETURN NULL;
   END $$;
 
