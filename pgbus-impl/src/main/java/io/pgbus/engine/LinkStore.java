@@ -67,7 +67,7 @@ final class LinkStore {
                     pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                       'node', g.parent, 'kind', g.kind, 'onFailure', g.on_failure,
                       'predicate', g.predicate) ORDER BY g.ord) AS after
-               FROM pg_catalog.unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+               FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
                     WITH ORDINALITY AS g(child, parent, kind, on_failure, predicate, ord)
               GROUP BY g.child),
            spec AS (
@@ -76,7 +76,7 @@ final class LinkStore {
                       'priority', n.priority, 'maxAttempts', n.attempts,
                       'concurrencyKey', n.ckey, 'after', coalesce(e.after, '[]'::jsonb))
                       ORDER BY n.ord) AS nodes
-               FROM pg_catalog.unnest(?::text[], ?::text[], ?::text[], ?::int[], ?::int[], ?::text[])
+               FROM unnest(?::text[], ?::text[], ?::text[], ?::int[], ?::int[], ?::text[])
                     WITH ORDINALITY AS n(node, queue, payload, priority, attempts, ckey, ord)
                LEFT JOIN edges e ON e.child = n.node)
       SELECT w.workflow_id, w.job_ids
@@ -89,10 +89,10 @@ final class LinkStore {
   private static final String JOIN_WORKFLOW = "SELECT pgbus.join_workflow(?::bigint, ?::bigint[])";
 
   private static final String CANCEL_WORKFLOW =
-      "SELECT found, cancelled FROM pgbus.cancel_workflow(?::bigint, ?::text)";
+      "SELECT known, cancelled + stopping FROM pgbus.cancel_workflow(?::bigint, ?::text)";
 
   private static final String RETRY_WORKFLOW =
-      "SELECT found, replayed + revived FROM pgbus.retry_workflow(?::bigint, ?::text)";
+      "SELECT known, replayed + revived FROM pgbus.retry_workflow(?::bigint, ?::text)";
 
   // Retention of workflows: one goes once none of its members is left in pgbus.job_all (each was
   // pruned, deleted, or its day partition dropped); its member rows go with it (ON DELETE

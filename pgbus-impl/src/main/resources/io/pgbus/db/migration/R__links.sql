@@ -87,11 +87,11 @@ CREATE OR REPLACE FUNCTION pgbus.job_finished_as(
          WHERE d.depends_on = t.id AND t.state IN ('completed', 'dead', 'cancelled')
            AND (d.state = 'waiting' OR (d.state = 'failed' AND t.state = 'completed'))
         RETURNING d.job_id, d.state, d.on_failure)
-      SELECT array_agg(DISTINCT x.job_id) FILTER (WHERE x.state = 'completed'),
-             array_agg(DISTINCT x.job_id) FILTER (WHERE x.state = 'not_taken'),
-             array_agg(DISTINCT x.job_id) FILTER (WHERE x.state = 'failed' AND x.on_failure = 'cancel')
+      SELECT array_agg(DISTINCT e.job_id) FILTER (WHERE e.state = 'completed'),
+             array_agg(DISTINCT e.job_id) FILTER (WHERE e.state = 'not_taken'),
+             array_agg(DISTINCT e.job_id) FILTER (WHERE e.state = 'failed' AND e.on_failure = 'cancel')
         INTO v_release, v_skip, v_cancel
-        FROM decided x;
+        FROM decided e;
 
       -- A waiting dependent with no edge left untaken may run now, with a wake-up. Its row
       -- is locked first, in id order, in a statement of its own: two transactions that complete

@@ -278,9 +278,9 @@ CREATE OR REPLACE FUNCTION pgbus.join_workflow(workflow_id bigint, job_ids bigin
 -- member at once (one statement, so no failure branch is released by a member cancelled before
 -- another) and asks the JVMs running its running members to stop them (as pgbus.cancel of one job:
 -- cancel_attempt, NOTIFY pgbus-cancel at commit). Their batches and dependents hear of it as of any
--- cancel. Audited once, 'workflow_cancel'. found is false for no such workflow.
+-- cancel. Audited once, 'workflow_cancel'. known is false for no such workflow.
 CREATE OR REPLACE FUNCTION pgbus.cancel_workflow(workflow_id bigint, actor text DEFAULT NULL,
-                                                 OUT found boolean, OUT cancelled integer,
+                                                 OUT known boolean, OUT cancelled integer,
                                                  OUT stopping integer)
   LANGUAGE plpgsql VOLATILE
   SET search_path = pg_catalog, pgbus, pg_temp
@@ -291,10 +291,10 @@ CREATE OR REPLACE FUNCTION pgbus.cancel_workflow(workflow_id bigint, actor text 
   BEGIN
     UPDATE pgbus.workflow w SET cancelled_at = now(), cancelled_by = v_actor
      WHERE w.id = cancel_workflow.workflow_id;
-    found := FOUND;
+    known := FOUND;
     cancelled := 0;
     stopping := 0;
-    IF NOT found THEN
+    IF NOT known THEN
       RETURN;
     END IF;
     WITH waiting AS (
@@ -340,9 +340,9 @@ CREATE OR REPLACE FUNCTION pgbus.cancel_workflow(workflow_id bigint, actor text 
 --   branches not taken, and members an operator cancelled (a workflow cancel included, so a
 --   cancelled workflow is not restarted: its cancelled members have no failed edge from a dead job).
 -- A revived member that was archived (pgbus.job_history) moves back to pgbus.job. Audited once,
--- 'workflow_retry'. found is false for no such workflow.
+-- 'workflow_retry'. known is false for no such workflow.
 CREATE OR REPLACE FUNCTION pgbus.retry_workflow(workflow_id bigint, actor text DEFAULT NULL,
-                                                OUT found boolean, OUT replayed integer,
+                                                OUT known boolean, OUT replayed integer,
                                                 OUT revived integer)
   LANGUAGE plpgsql VOLATILE
   SET search_path = pg_catalog, pgbus, pg_temp
@@ -355,10 +355,10 @@ CREATE OR REPLACE FUNCTION pgbus.retry_workflow(workflow_id bigint, actor text D
     v_next bigint[];
   BEGIN
     PERFORM 1 FROM pgbus.workflow w WHERE w.id = retry_workflow.workflow_id FOR UPDATE;
-    found := FOUND;
+    known := FOUND;
     replayed := 0;
     revived := 0;
-    IF NOT found THEN
+    IF NOT known THEN
       RETURN;
     END IF;
     v_dead := ARRAY(SELECT j.id FROM pgbus.job j JOIN pgbus.workflow_job m ON m.job_id = j.id
