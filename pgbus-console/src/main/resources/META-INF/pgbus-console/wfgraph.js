@@ -133,11 +133,13 @@ export function draw(g, jobHref) {
   });
   const nodes = g.nodes.map((n) => {
     const state = stateText(n.state);
+    // A job a member's handler enqueued joins the workflow without a node name.
+    const name = n.node ?? '(fan-out)';
     return s('a', { href: jobHref(n.job), class: `node state-${state}`, 'data-job-id': n.job, 'data-state': state,
-      'data-node': n.node, 'aria-label': `${n.node}: job ${n.job} on queue ${n.queue}, ${state}` },
-    s('title', {}, `${n.node} · job ${n.job} · ${n.queue} · ${state}`),
+      'data-node': n.node, 'aria-label': `${name}: job ${n.job} on queue ${n.queue}, ${state}` },
+    s('title', {}, `${name} · job ${n.job} · ${n.queue} · ${state}`),
     s('rect', { x: n.x, y: n.y, width: BOX.width, height: BOX.height, rx: 6 }),
-    s('text', { class: 'node-name', x: n.x + 10, y: n.y + 19 }, fit(n.node, 24)),
+    s('text', { class: 'node-name', x: n.x + 10, y: n.y + 19 }, fit(name, 24)),
     s('text', { class: 'node-meta', x: n.x + 10, y: n.y + 36 }, fit(`${n.queue} · #${n.job}`, 30)),
     s('text', { class: 'node-state', x: n.x + 10, y: n.y + 53 }, state));
   });
