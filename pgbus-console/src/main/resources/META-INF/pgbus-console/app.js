@@ -9,8 +9,9 @@ import * as job from './job.js';
 import * as crons from './crons.js';
 import * as fleet from './fleet.js';
 import * as batch from './batch.js';
+import * as workflows from './workflow.js';
 
-const pages = { overview, queue, jobs, job, crons, fleet, batch };
+const pages = { overview, queue, jobs, job, crons, fleet, batch, workflows };
 const view = document.getElementById('view');
 let current = null;
 let timer = null;
@@ -58,7 +59,7 @@ async function route() {
   clearInterval(timer);
   flash('');
   for (const a of document.querySelectorAll('nav a')) {
-    a.classList.toggle('active', a.dataset.nav === name || ((name === 'job' || name === 'batch') && a.dataset.nav === 'jobs'));
+    a.classList.toggle('active', a.dataset.nav === name || (['job', 'batch', 'workflows'].includes(name) && a.dataset.nav === 'jobs'));
   }
   view.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
   try {

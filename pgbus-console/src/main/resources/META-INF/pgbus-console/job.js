@@ -58,6 +58,8 @@ export async function render(view, id) {
       fact('finished', when(j.finalizedAt)),
       fact('progress', h('span', { id: 'job-progress' }, progress(j.progress))),
       fact('held by', j.attemptedBy && j.state === 'running' ? `${j.attemptedBy} until ${when(j.leaseExpiresAt)}` : '—'),
+      // A member of a workflow (GET jobs/{id}: workflowId) links to its graph.
+      j.workflowId ? fact('workflow', h('a', { id: 'job-workflow', href: '#/workflows/' + encodeURIComponent(j.workflowId) }, 'workflow ' + j.workflowId)) : null,
       fact('unique key', j.uniqueKey || '—'),
       fact('enqueued by', j.enqueuedBy || '—'),
       fact('correlation id', j.correlationId || '—')));
