@@ -3775,7 +3775,7 @@ CREATE FUNCTION pgbus.wake_first(queue text, run_at timestamp with time zone) RE
 --
 
 CREATE FUNCTION pgbus.workflow_of(job_id bigint) RETURNS bigint
-    LANGUAGE plpgsql STABLE
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
     AS $$
   BEGIN

@@ -189,14 +189,16 @@ public final class JobStore {
   // See pgbus.claim in R__claim.sql for the strict-priority shape and its index, and for the lanes
   // (V19): the executions its jobs are dealt over, which a global limit counts. NULL lanes: each
   // job a lane of its own. A linked job's workflow (V52) is read with it, a primary-key probe of
-  // pgbus.workflow_job for linked jobs only; JobContext.workflowId() then costs no read, and the
-  // jobs its handler enqueues join the workflow.
+  // pgbus.workflow_job for linked jobs only, through pgbus.workflow_of: a VOLATILE function, since
+  // this
+  // statement's snapshot predates the claim's and may miss a fan-out job's membership (see
+  // R__workflow.sql); JobContext.workflowId() then costs no read, and the jobs its handler
+  // enqueues join the workflow.
   private static final String CLAIM =
       """
       SELECT c.id, c.queue, c.priority, c.payload::text, c.attempt, c.max_attempts, c.created_at,
              c.run_at, c.trace_parent, c.trace_state, c.lane, c.attempt_base, c.run_as,
-             CASE WHEN c.linked THEN (SELECT w.workflow_id FROM pgbus.workflow_job w
-                                       WHERE w.job_id = c.id) END
+             CASE WHEN c.linked THEN pgbus.workflow_of(c.id) END
         FROM pgbus.claim(?::text[], ?, ?, ?::float8 * interval '1 millisecond', ?::integer,
                          ?::text[], ?::integer[], ?::text[]::timestamptz[]) c
       """;

@@ -249,9 +249,14 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_workflow(
   END $$;
 
 -- The workflow a job belongs to (a node, or a job a member's handler enqueued), or NULL.
+-- VOLATILE, not STABLE: the claim (JobStore.CLAIM) calls it for the linked jobs it took, and its
+-- statement's snapshot is taken before pgbus.claim runs, whose UPDATE may take a job whose enqueue
+-- committed after it (a handler's fan-out woke this claim at its commit): a STABLE function reads
+-- with that older snapshot and misses the job's membership row; each statement of a VOLATILE one
+-- takes a snapshot of its own.
 CREATE OR REPLACE FUNCTION pgbus.workflow_of(job_id bigint)
   RETURNS bigint
-  LANGUAGE plpgsql STABLE
+  LANGUAGE plpgsql VOLATILE
   SET search_path = pg_catalog, pgbus, pg_temp
   AS $$
   BEGIN
