@@ -131,6 +131,34 @@ class HistoryRollupTest {
   }
 
   @Test
+  void retryableFailuresAreCountedInEveryQueueBesideItsWaitingJobs() throws SQLException {
+    // The retryable arm visits each queue's range of job_queue_state_idx, found by a skip scan:
+    // queues on either side of one another, with waiting jobs around them, each count their own.
+    db.update(
+        """
+        INSERT INTO pgbus.job (queue, state, payload, attempt, run_at, errors)
+        SELECT q, 'retryable', '{}', 2, now() + interval '1 minute',
+               jsonb_build_array(jsonb_build_object('attempt', 1, 'at', %s + interval '9 seconds',
+                                                    'error', 'x'))
+          FROM unnest(ARRAY['a_first', 'm_middle', 'z_last']) q, generate_series(1, 3)
+        """
+            .formatted(fiveAgo));
+    db.update(
+        """
+        INSERT INTO pgbus.job (queue, payload)
+        SELECT q, '{}' FROM unnest(ARRAY['a_first', 'b_idle', 'y_idle', 'z_last']) q,
+                            generate_series(1, 50)
+        """);
+
+    assertThat(rollup()).isEqualTo(3);
+
+    assertThat(minuteRow("a_first", "failed")).isEqualTo(3);
+    assertThat(minuteRow("m_middle", "failed")).isEqualTo(3);
+    assertThat(minuteRow("z_last", "failed")).isEqualTo(3);
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.queue_minute")).isEqualTo(3);
+  }
+
+  @Test
   void theHistoryReadFillsEmptyStepsAndTakesTheWorstMinuteOfALongerStep() throws SQLException {
     finished("mail", "completed", fiveAgo, 10, 100);
     finished("mail", "completed", minute(4), 30, 300);
