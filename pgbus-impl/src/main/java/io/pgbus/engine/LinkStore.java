@@ -11,6 +11,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -97,12 +98,17 @@ final class LinkStore {
   // Retention of workflows: one goes once none of its members is left in pgbus.job_all (each was
   // pruned, deleted, or its day partition dropped); its member rows go with it (ON DELETE
   // CASCADE), and then DEPENDENCY_PRUNE takes its edges. Walks the workflows in id order and probes
-  // workflow_job_workflow_idx and the primary keys per workflow.
+  // workflow_job_workflow_idx and the primary keys per workflow, but only the workflows older than
+  // the shorter of the two retentions: a finished member is kept at least that long, so a younger
+  // workflow cannot be empty but by an operator's delete, and probing every workflow of the
+  // retention window each round took 4.5 s at 200,000 workflows (the younger ones now cost a
+  // comparison each: id order is creation order).
   private static final String WORKFLOW_PRUNE =
       """
       WITH picked AS MATERIALIZED (
              SELECT f.id FROM pgbus.workflow f
-              WHERE NOT EXISTS (SELECT 1 FROM pgbus.workflow_job m
+              WHERE f.created_at < now() - ?::float8 * interval '1 millisecond'
+                AND NOT EXISTS (SELECT 1 FROM pgbus.workflow_job m
                                   JOIN pgbus.job_all j ON j.id = m.job_id
                                  WHERE m.workflow_id = f.id)
               ORDER BY f.id
@@ -213,10 +219,14 @@ final class LinkStore {
     }
   }
 
-  /** Deletes up to {@code batch} workflows none of whose members is left (WORKFLOW_PRUNE). */
-  int workflowPrune(Connection c, int batch) throws SQLException {
+  /**
+   * Deletes up to {@code batch} workflows older than {@code minAge} none of whose members is left
+   * (WORKFLOW_PRUNE). {@code minAge}: the shortest time a finished job is kept.
+   */
+  int workflowPrune(Connection c, Duration minAge, int batch) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(WORKFLOW_PRUNE)) {
-      ps.setInt(1, batch);
+      ps.setLong(1, minAge.toMillis());
+      ps.setInt(2, batch);
       return ps.executeUpdate();
     }
   }

@@ -234,7 +234,7 @@ final class Maintainer extends Loop {
               + audit.auditPrune(c, retention.audit(), retention.batch())
               // after the jobs: a batch or edge goes once its jobs are gone (V16)
               + links.batchPrune(c, retention.batch())
-              + links.workflowPrune(c, retention.batch())
+              + links.workflowPrune(c, shortestRetention(), retention.batch())
               + links.dependencyPrune(c, retention.batch())
               // housekeeping only: an expired claim holds nothing (R__unique.sql)
               + UniqueEnqueue.expireClaims(c, retention.batch());
@@ -251,6 +251,13 @@ final class Maintainer extends Loop {
             gone);
       }
       return n + gone.size();
+    }
+
+    /** The shortest time a finished job is kept: a workflow younger than it is not empty. */
+    private Duration shortestRetention() {
+      return retention.completed().compareTo(retention.dead()) <= 0
+          ? retention.completed()
+          : retention.dead();
     }
   }
 

@@ -23,7 +23,8 @@ class LinkRetentionTest {
 
   @RegisterExtension
   static final TestDatabase db =
-      TestDatabase.migrated().emptiedBeforeEach("pgbus.job", "pgbus.batch", "pgbus.job_dependency");
+      TestDatabase.migrated()
+          .emptiedBeforeEach("pgbus.job", "pgbus.batch", "pgbus.job_dependency", "pgbus.workflow");
 
   @RegisterExtension final TestEngines engines = new TestEngines(db);
 
@@ -60,6 +61,54 @@ class LinkRetentionTest {
       assertThat(links.batchPrune(c, 10)).isEqualTo(1);
     }
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.batch")).isZero();
+  }
+
+  @Test
+  void aWorkflowGoesOnceNoMemberIsLeftAndOnlyPastTheShortestRetention() throws Exception {
+    long member =
+        db.queryLong("INSERT INTO pgbus.job (queue, payload) VALUES ('lr_wf', '{}') RETURNING id");
+    long oldEmpty = workflow("2 days", member + 1000, member + 1001);
+    long oldLive = workflow("2 days", member, member + 1002);
+    long youngEmpty = workflow("1 minute", member + 1003);
+    try (Connection c = db.connect()) {
+      assertThat(links.workflowPrune(c, Duration.ofDays(1), 10))
+          .as("only the old workflow whose members are all gone")
+          .isEqualTo(1);
+      assertThat(db.queryLongs("SELECT id FROM pgbus.workflow ORDER BY id"))
+          .containsExactly(oldLive, youngEmpty);
+      assertThat(
+              db.queryLong(
+                  "SELECT count(*) FROM pgbus.workflow_job WHERE workflow_id = ?", oldEmpty))
+          .as("its member rows go with it")
+          .isZero();
+
+      assertThat(links.workflowPrune(c, Duration.ZERO, 10))
+          .as("retention 0 (delete at completion): any empty workflow")
+          .isEqualTo(1);
+      assertThat(db.queryLongs("SELECT id FROM pgbus.workflow")).containsExactly(oldLive);
+
+      db.update("DELETE FROM pgbus.job WHERE id = ?", member);
+      assertThat(links.workflowPrune(c, Duration.ofDays(1), 10)).isEqualTo(1);
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.workflow")).isZero();
+  }
+
+  /** A workflow created {@code age} ago whose members are the given job ids. */
+  private static long workflow(String age, long... memberIds) {
+    long id =
+        db.queryLong(
+            "INSERT INTO pgbus.workflow (name, created_at) VALUES ('lr', now() - ?::interval)"
+                + " RETURNING id",
+            age);
+    for (long m : memberIds) {
+      db.update(
+          "INSERT INTO pgbus.workflow_job (workflow_id, job_id, node, queue)"
+              + " VALUES (?, ?, 'n' || ?::text, 'lr_wf')",
+          id,
+          m,
+          m);
+    }
+    return id;
   }
 
   @Test
