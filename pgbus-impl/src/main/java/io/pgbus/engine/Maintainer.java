@@ -233,7 +233,7 @@ final class Maintainer extends Loop {
               + store.jobPrune(c, "dead", retention.dead(), retention.batch())
               + audit.auditPrune(c, retention.audit(), retention.batch())
               // after the jobs: a batch or edge goes once its jobs are gone (V16)
-              + links.batchPrune(c, retention.batch())
+              + links.batchPrune(c, shortestRetention(), retention.batch())
               + links.workflowPrune(c, shortestRetention(), retention.batch())
               + links.dependencyPrune(c, retention.batch())
               // housekeeping only: an expired claim holds nothing (R__unique.sql)
@@ -253,7 +253,7 @@ final class Maintainer extends Loop {
       return n + gone.size();
     }
 
-    /** The shortest time a finished job is kept: a workflow younger than it is not empty. */
+    /** The shortest time a finished job is kept: a batch or workflow younger is not empty. */
     private Duration shortestRetention() {
       return retention.completed().compareTo(retention.dead()) <= 0
           ? retention.completed()

@@ -309,7 +309,9 @@ class ArchiveTest {
         .containsExactlyElementsOf(batch.jobIds());
     try (Connection c = db.connect()) {
       assertThat(new LinkStore().batchResults(c, callback, 0, 10)).hasSize(2);
-      assertThat(new LinkStore().batchPrune(c, 10)).as("members left in the history").isZero();
+      assertThat(new LinkStore().batchPrune(c, Duration.ZERO, 10))
+          .as("members left in the history")
+          .isZero();
     }
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.batch")).isEqualTo(1);
   }

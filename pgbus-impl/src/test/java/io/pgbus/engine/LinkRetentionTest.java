@@ -39,10 +39,10 @@ class LinkRetentionTest {
       EnqueuedBatch first = finishedBatch(c, "lr_one");
       finishedBatch(c, "lr_two");
       finishedBatch(c, "lr_three");
-      assertThat(links.batchPrune(c, 10)).as("members still kept").isZero();
+      assertThat(links.batchPrune(c, Duration.ZERO, 10)).as("members still kept").isZero();
 
       pruneCompleted(c);
-      assertThat(links.batchPrune(c, 10)).as("callbacks still waiting").isZero();
+      assertThat(links.batchPrune(c, Duration.ZERO, 10)).as("callbacks still waiting").isZero();
 
       // Each callback: one completes, one dies, one is cancelled.
       long dead = runCallback(c, "lr_one_done", false);
@@ -52,13 +52,20 @@ class LinkRetentionTest {
               db.queryLong("SELECT callback_job_id FROM pgbus.batch WHERE id = ?", first.batchId()))
           .isEqualTo(dead);
 
-      assertThat(links.batchPrune(c, 1)).as("one batch per round of size 1").isEqualTo(1);
-      assertThat(links.batchPrune(c, 1)).isEqualTo(1);
-      assertThat(links.batchPrune(c, 1)).as("a dead callback keeps its batch (replay)").isZero();
+      assertThat(links.batchPrune(c, Duration.ofDays(1), 10))
+          .as("batches younger than the shortest retention are not probed")
+          .isZero();
+      assertThat(links.batchPrune(c, Duration.ZERO, 1))
+          .as("one batch per round of size 1")
+          .isEqualTo(1);
+      assertThat(links.batchPrune(c, Duration.ZERO, 1)).isEqualTo(1);
+      assertThat(links.batchPrune(c, Duration.ZERO, 1))
+          .as("a dead callback keeps its batch (replay)")
+          .isZero();
       assertThat(db.queryLongs("SELECT id FROM pgbus.batch")).containsExactly(first.batchId());
 
       assertThat(store.jobPrune(c, "dead", Duration.ZERO, 100)).isEqualTo(1);
-      assertThat(links.batchPrune(c, 10)).isEqualTo(1);
+      assertThat(links.batchPrune(c, Duration.ZERO, 10)).isEqualTo(1);
     }
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.batch")).isZero();
   }
