@@ -919,6 +919,37 @@ class AdminApiIT {
   }
 
   @Test
+  void aStateOfMoreThanTheCapIsTheStatisticsEstimateAndSaysSo() throws Exception {
+    // Issue #27: past JobAdmin.COUNT_CAP (by the statistics) the live jobs are not counted.
+    String big = queue();
+    Sql.execute(
+        ds,
+        "INSERT INTO pgbus.job (queue, state, payload, finalized_at)"
+            + " SELECT ?, 'dead', '{}', now() FROM generate_series(1, 3000)",
+        big);
+    plant(big, "scheduled", "{}");
+    try {
+      Sql.execute(ds, "ANALYZE pgbus.job");
+      Http.Response r = get("queues", "viewer", "viewer-secret");
+      assertEquals(200, r.status(), r.body());
+      JsonObject q = element(r.body(), "queues", "queue", big);
+      assertEquals(List.of("dead"), strings(q.getJsonArray("countsEstimated")), q.toString());
+      assertEquals(List.of(), strings(q.getJsonArray("countsCapped")), q.toString());
+      int dead = q.getJsonObject("counts").getInt("dead");
+      assertTrue(dead > 2_000 && dead < 4_000, "an estimate near 3,000: " + dead);
+      assertEquals(1, q.getJsonObject("counts").getInt("scheduled"), "counted exactly");
+    } finally {
+      Sql.execute(ds, "DELETE FROM pgbus.job WHERE queue = ?", big);
+    }
+  }
+
+  private static List<String> strings(jakarta.json.JsonArray a) {
+    return a.getValuesAs(jakarta.json.JsonString.class).stream()
+        .map(jakarta.json.JsonString::getString)
+        .toList();
+  }
+
+  @Test
   void theQueueAnswersKeepTheirFieldsNullsAndTypes() throws Exception {
     String plain = queue();
     String limited = queue();
@@ -940,10 +971,10 @@ class AdminApiIT {
       Http.Response r = get("queues", "viewer", "viewer-secret");
       assertEquals(200, r.status(), r.body());
       JsonObject body = json(r.body()).asJsonObject();
-      assertEquals(100_000, body.getInt("countCap"), "JobAdmin.COUNT_CAP");
+      assertEquals(1_000, body.getInt("countCap"), "JobAdmin.COUNT_CAP");
       String counts =
           "counts:{available:i,cancelled:i,completed:i,dead:i,retryable:i,running:i,scheduled:i},"
-              + "countsCapped:[],";
+              + "countsCapped:[],countsEstimated:[],";
       assertEquals(
           "{" + counts + "limit:null,oldestWaitingMs:i,paused:b,queue:s,readers:[]}",
           shape(element(r.body(), "queues", "queue", plain)));
@@ -956,7 +987,14 @@ class AdminApiIT {
           shape(lim));
       assertEquals(
           List.of(
-              "queue", "counts", "countsCapped", "oldestWaitingMs", "paused", "limit", "readers"),
+              "queue",
+              "counts",
+              "countsCapped",
+              "countsEstimated",
+              "oldestWaitingMs",
+              "paused",
+              "limit",
+              "readers"),
           keys(lim));
       assertEquals(
           List.of(
