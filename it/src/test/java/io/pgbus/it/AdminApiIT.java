@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.pgbus.it.support.Http;
 import io.pgbus.it.support.Sql;
 import io.pgbus.it.support.TestServer;
+import io.pgbus.jakarta.PgbusRuntime;
 import jakarta.annotation.Resource;
+import jakarta.inject.Inject;
 import jakarta.json.Json;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
@@ -22,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -30,6 +33,7 @@ import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
 import org.jboss.arquillian.test.api.ArquillianResource;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -69,6 +73,24 @@ class AdminApiIT {
   DataSource ds;
 
   @ArquillianResource URL url;
+
+  @Inject PgbusRuntime runtime;
+
+  private static volatile boolean started;
+
+  /**
+   * Waits (up to a minute, once) until pgbus reports ready, as Enqueuer does: the IT database
+   * starts empty, and under load the first tests ran before the start-up migration had created the
+   * schema (500s naming a missing relation or function).
+   */
+  @BeforeEach
+  void awaitStart() throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+    while (!started && !runtime.status().ready() && System.nanoTime() < deadline) {
+      TimeUnit.MILLISECONDS.sleep(50);
+    }
+    started = true;
+  }
 
   private String api() {
     return Http.root(url) + url.getPath() + "api/pgbus/admin/";
