@@ -2292,6 +2292,26 @@ CREATE FUNCTION pgbus.explain_reason(code text, sentence text, evidence jsonb, a
   $$;
 
 --
+-- Name: job_count_estimate(text, pgbus.job_state); Type: FUNCTION; Schema: pgbus; Owner: -
+--
+
+CREATE FUNCTION pgbus.job_count_estimate(q text, s pgbus.job_state) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
+    AS $$
+DECLARE
+  plan json;
+BEGIN
+  EXECUTE pg_catalog.format(
+    'EXPLAIN (FORMAT JSON) SELECT 1 FROM pgbus.job j'
+    ' WHERE j.queue OPERATOR(pg_catalog.=) %L::text AND j.state OPERATOR(pg_catalog.=) %L',
+    q, s) INTO plan;
+  RETURN ((plan OPERATOR(pg_catalog.->) 0 OPERATOR(pg_catalog.->) 'Plan')
+          OPERATOR(pg_catalog.->>) 'Plan Rows')::numeric::bigint;
+END
+$$;
+
+--
 -- Name: job_finished(bigint[]); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -4847,6 +4867,12 @@ ALTER INDEX pgbus.job_history_finalized_idx ATTACH PARTITION pgbus.job_history_d
 --
 
 ALTER INDEX pgbus.job_history_unique_key_idx ATTACH PARTITION pgbus.job_history_default_unique_key_idx;
+
+--
+-- Name: job_queue_state_stats; Type: STATISTICS; Schema: pgbus; Owner: -
+--
+
+CREATE STATISTICS pgbus.job_queue_state_stats (mcv) ON queue, state FROM pgbus.job;
 
 --
 -- Name: job_dependency job_dependency_linked; Type: TRIGGER; Schema: pgbus; Owner: -

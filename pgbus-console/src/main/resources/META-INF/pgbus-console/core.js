@@ -110,6 +110,15 @@ export function ago(ms) {
   return (s / 3600).toFixed(1) + ' h';
 }
 
+// A queue's count of one state (GET queues): "≈ 12,300" when the live jobs were estimated from the
+// statistics, not counted (countsEstimated; older servers send none), "1,000+" when it stopped at
+// the cap (countsCapped).
+export function queueCount(q, state) {
+  const n = q.counts[state].toLocaleString('en');
+  if ((q.countsEstimated || []).includes(state)) return '≈ ' + n;
+  return q.countsCapped.includes(state) ? n + '+' : n;
+}
+
 export function flash(message, ok = false) {
   const el = document.getElementById('flash');
   el.textContent = message;

@@ -1,6 +1,6 @@
 // Overview: depth per queue and state, and jobs finished (completed or dead) per minute and queue
 // over the last hour, as stacked bars drawn by ECharts; then every queue as a row.
-import { get, h, ago, stateBadge } from './core.js';
+import { get, h, ago, stateBadge, queueCount } from './core.js';
 import { historyCharts } from './history.js';
 
 const DEPTH_STATES = ['available', 'running', 'scheduled', 'retryable', 'dead'];
@@ -61,7 +61,6 @@ export async function render(view) {
 }
 
 function queueTable(q) {
-  const capped = (x, s) => x.counts[s].toLocaleString('en') + (x.countsCapped.includes(s) ? '+' : '');
   return h('table', {},
     h('thead', {}, h('tr', {}, h('th', {}, 'queue'), h('th', {}, ''),
       ['scheduled', 'available', 'running', 'retryable', 'completed', 'dead', 'cancelled'].map((s) => h('th', { class: 'num' }, s)),
@@ -69,7 +68,7 @@ function queueTable(q) {
     h('tbody', {}, q.queues.map((x) => h('tr', { 'data-queue': x.queue },
       h('td', {}, h('a', { href: '#/queue/' + encodeURIComponent(x.queue) }, x.queue)),
       h('td', {}, x.paused ? stateBadge('paused') : ''),
-      ['scheduled', 'available', 'running', 'retryable', 'completed', 'dead', 'cancelled'].map((s) => h('td', { class: 'num' }, capped(x, s))),
+      ['scheduled', 'available', 'running', 'retryable', 'completed', 'dead', 'cancelled'].map((s) => h('td', { class: 'num', title: (x.countsEstimated || []).includes(s) ? 'estimated from the table statistics' : null }, queueCount(x, s))),
       h('td', {}, ago(x.oldestWaitingMs)),
       h('td', { class: 'muted' }, x.readers.map((r) => `${r.capsule}@${r.worker}`).join(', ') || '—')))));
 }

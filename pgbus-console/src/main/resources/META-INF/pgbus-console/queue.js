@@ -1,7 +1,7 @@
 // One queue: its counts by state as tabs, the jobs of the chosen state (with the list's selection
 // and bulk actions, paging.js), pause and resume after a confirmation, and its limits, changed live
 // with an audit (limits.js; the form for admins only).
-import { get, post, h, fill, ago, stateBadge, actionButton, flash, STATES } from './core.js';
+import { get, post, h, fill, ago, stateBadge, actionButton, flash, queueCount, STATES } from './core.js';
 import { pagedJobs } from './paging.js';
 import { historyCharts } from './history.js';
 import { limitsCard } from './limits.js';
@@ -25,7 +25,7 @@ export async function render(view, name, params) {
         ? actionButton('Resume', 'resume', () => act('resume'))
         : actionButton('Pause', 'pause', () => act('pause'), true,
           `Pause queue ${name}? No JVM starts its jobs until it is resumed; running jobs finish.`));
-    const count = (s) => (q ? `${q.counts[s].toLocaleString('en')}${q.countsCapped.includes(s) ? '+' : ''}` : '0');
+    const count = (s) => (q ? queueCount(q, s) : '0');
     const href = (s) => `#/queue/${encodeURIComponent(name)}${s ? '?state=' + s : ''}`;
     fill(tabs,
       h('a', { href: href(null), class: state ? '' : 'active' }, 'all'),

@@ -29,12 +29,14 @@ public interface JobAdmin {
   int MAX_BULK = 10_000;
 
   /**
-   * Where the per-state counts of {@link #queues()} stop counting the live jobs: a count is exact
-   * while the live table holds at most this many jobs of the queue and state, and the finished jobs
-   * in the history are counted exactly at any size. Past it the count is this many plus the
-   * history's, and means "at least" ({@link QueueStats#capped()}).
+   * Where the per-state counts of {@link #queues()} stop counting the live jobs: a state whose live
+   * jobs the database's statistics put at most at this many is counted exactly, reading at most
+   * this many plus one index entries; a larger one is not counted, its count is the planner's
+   * estimate ({@link QueueStats#estimated()}). The finished jobs in the history are counted exactly
+   * at any size. A state the statistics had small but that holds more is this many plus the
+   * history's, and means "at least" ({@link QueueStats#capped()}). 100,000 before issue #27.
    */
-  long COUNT_CAP = 100_000;
+  long COUNT_CAP = 1_000;
 
   /** The longest time range one {@link #history} call reads, in days. */
   int MAX_HISTORY_DAYS = 31;
@@ -121,8 +123,8 @@ public interface JobAdmin {
 
   /**
    * Every queue that has jobs, is paused, or is read by a capsule of this application, by name,
-   * with its counts per state (the live jobs counted up to {@link #COUNT_CAP}), the wait of its
-   * oldest due job and its pause.
+   * with its counts per state (the live jobs counted up to {@link #COUNT_CAP}, estimated past it),
+   * the wait of its oldest due job and its pause.
    */
   List<QueueStats> queues();
 

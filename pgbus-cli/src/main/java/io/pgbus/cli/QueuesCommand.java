@@ -18,9 +18,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code pgbus queues [<queue>]}: every queue's depth per state (the admin API's counts, each
- * stopping at {@link JobAdmin#COUNT_CAP}), its pause, and from {@code pgbus.queue_blockers} the
- * jobs a free slot would claim now and the others by cause.
+ * {@code pgbus queues [<queue>]}: every queue's depth per state (the admin API's counts: the live
+ * jobs exact up to {@link JobAdmin#COUNT_CAP}, the statistics' estimate past it), its pause, and
+ * from {@code pgbus.queue_blockers} the jobs a free slot would claim now and the others by cause.
  */
 final class QueuesCommand implements Command {
 
@@ -51,7 +51,8 @@ final class QueuesCommand implements Command {
   public String help() {
     return """
         Every queue that has jobs, is paused or is read by the configured capsules (or the one
-        named): its jobs per state (counted up to %d, then shown as %d+), whether it is paused,
+        named): its jobs per state (counted up to %d; past it the table statistics' estimate,
+        shown as ~n; %d+ where the statistics had it smaller), whether it is paused,
         how long its oldest due job has waited, the waiting jobs a free slot would claim now and
         the others by cause (pgbus.queue_blockers; explain one job with pgbus explain <id>).
         """
@@ -112,6 +113,10 @@ final class QueuesCommand implements Command {
                   "countsCapped",
                   Json.createArrayBuilder(
                       s.capped().stream().map(JobState::sqlName).sorted().toList()))
+              .add(
+                  "countsEstimated",
+                  Json.createArrayBuilder(
+                      s.estimated().stream().map(JobState::sqlName).sorted().toList()))
               .add("oldestWaitingMs", s.oldestWaiting().toMillis());
       Diagnosis.Blockers b = blockers == null ? null : blockers.get(s.queue());
       if (blockers == null) {
@@ -143,7 +148,10 @@ final class QueuesCommand implements Command {
       var row = new ArrayList<String>(List.of(s.queue(), s.paused() ? "yes" : "no"));
       for (JobState state : SHOWN) {
         long n = s.counts().getOrDefault(state, 0L);
-        row.add(s.capped().contains(state) ? n + "+" : Long.toString(n));
+        row.add(
+            s.estimated().contains(state)
+                ? "~" + n
+                : s.capped().contains(state) ? n + "+" : Long.toString(n));
       }
       row.add(
           // Whole seconds once it is a second or more: 114s reads better than 113856ms.

@@ -308,15 +308,21 @@ public final class JobAdminStore {
   // instead of reading a million rows for a DISTINCT.
   private static final String QUEUES = QUEUE_LIST + "SELECT queue FROM q WHERE queue IS NOT NULL";
 
-  // Counts per queue and state. The live table's part (3rd column) stops one past the cap (so a
-  // count of exactly the cap is still exact): an index-only range of job_queue_state_idx per pair,
-  // at most cap + 1 entries long; with it the default partition's (empty unless rows were written
-  // by hand), capped the same way. Completed and cancelled jobs are also in pgbus.job_history
-  // (V33: a minute in pgbus.job, then the history), whose part (4th column) is exact: the sum of
-  // pgbus.job_history_count (V47, kept by triggers on every write) over the day partitions that
-  // exist, a few rows per day.
+  // Counts per queue and state, in work bounded at any size of the live table (issue #27). The
+  // live table's part: first the planner's estimate of the pair (3rd column,
+  // pgbus.job_count_estimate: an EXPLAIN, no row read; V58's statistics of the pairs). Only a pair
+  // estimated at no more than the cap is counted (4th column, NULL otherwise): an index-only range
+  // of job_queue_state_idx stopping one past the cap (so a count of exactly the cap is still
+  // exact); the default history partition's (5th; empty unless rows were written by hand) is
+  // capped the same way. So a request reads at most cap + 1 entries per pair, however stale the
+  // visibility map (a range fetches the heap for each entry on a page changed since the last
+  // vacuum: 1.5 s for 250,000 entries, docs/performance.md, "Admin queries"), and none of a large
+  // pair, whose count is the estimate, labelled. Completed and cancelled jobs are also in
+  // pgbus.job_history (V33: a minute in pgbus.job, then the history), whose part (6th column) is
+  // exact: the sum of pgbus.job_history_count (V47, kept by triggers on every write) over the day
+  // partitions that exist, a few rows per day.
   // Until the leader has recounted every day partition once (right after the upgrade to V47), the
-  // 5th column is false and the history's part is the capped index range of before. The other
+  // 7th column is false and the history's part is the capped index range of before. The other
   // states never read history. Each table is named rather than read through pgbus.job_all: with
   // the state a value of the row being counted, the view's plan reads both tables for every pair.
   private static final String COUNTS =
@@ -339,16 +345,18 @@ public final class JobAdminStore {
          WHERE c.queue OPERATOR(pg_catalog.=) ANY (?::text[])
          GROUP BY 1, 2
       )
-      SELECT q.queue, s.state::text,
-             (SELECT count(*) FROM (SELECT 1 FROM pgbus.job j
-                                     WHERE j.queue::text = q.queue AND j.state OPERATOR(pg_catalog.=) s.state
-                                     LIMIT ?) x)
-             + CASE WHEN s.state OPERATOR(pg_catalog.=) ANY ('{completed,cancelled}')
-                         AND (SELECT e.whole FROM exact e)
-                    THEN (SELECT count(*) FROM (SELECT 1 FROM pgbus.job_history_default d
-                                                 WHERE d.queue::text = q.queue AND d.state OPERATOR(pg_catalog.=) s.state
-                                                 LIMIT ?) z)
-                    ELSE 0 END,
+      SELECT q.queue, s.state::text, e.estimate,
+             CASE WHEN e.estimate OPERATOR(pg_catalog.<=) ?::bigint THEN
+               (SELECT count(*) FROM (SELECT 1 FROM pgbus.job j
+                                       WHERE j.queue::text = q.queue AND j.state OPERATOR(pg_catalog.=) s.state
+                                       LIMIT ?) x)
+             END,
+             CASE WHEN s.state OPERATOR(pg_catalog.=) ANY ('{completed,cancelled}')
+                       AND (SELECT e.whole FROM exact e)
+                  THEN (SELECT count(*) FROM (SELECT 1 FROM pgbus.job_history_default d
+                                               WHERE d.queue::text = q.queue AND d.state OPERATOR(pg_catalog.=) s.state
+                                               LIMIT ?) z)
+                  ELSE 0 END,
              CASE WHEN s.state OPERATOR(pg_catalog.<>) ALL ('{completed,cancelled}') THEN 0
                   WHEN (SELECT e.whole FROM exact e)
                   THEN coalesce((SELECT h.jobs FROM history h
@@ -361,6 +369,7 @@ public final class JobAdminStore {
              (SELECT e.whole FROM exact e)
         FROM pg_catalog.unnest(?::text[]) AS q(queue)
        CROSS JOIN pg_catalog.unnest(pg_catalog.enum_range(NULL::pgbus.job_state)) AS s(state)
+       CROSS JOIN LATERAL (SELECT pgbus.job_count_estimate(q.queue, s.state) AS estimate) e
       """;
 
   // The wait of each queue's oldest due job: pgbus.queue_head (job_claim_idx, one probe per
@@ -647,9 +656,10 @@ public final class JobAdminStore {
   }
 
   /**
-   * Every queue with jobs, paused, or in {@code known}, by name, with its counts (each exact up to
-   * {@code cap}; a larger one is {@code cap}, marked capped), the wait of its oldest due job and
-   * its pause.
+   * Every queue with jobs, paused, or in {@code known}, by name, with its counts (the live jobs of
+   * a state exact up to {@code cap} where the planner's statistics put them at most at {@code cap},
+   * else its estimate, marked estimated; one the statistics had small but past {@code cap} is
+   * {@code cap}, marked capped; the history's exact), the wait of its oldest due job and its pause.
    */
   public List<QueueStats> queueStats(Connection c, Collection<String> known, long cap)
       throws SQLException {
@@ -669,6 +679,7 @@ public final class JobAdminStore {
     String[] names = queues.toArray(String[]::new);
     var counts = new TreeMap<String, Map<JobState, Long>>();
     var capped = new TreeMap<String, Set<JobState>>();
+    var estimated = new TreeMap<String, Set<JobState>>();
     // The counts under the search's settings (LIMIT_TIME): their estimate passes jit_above_cost,
     // and JIT compiled 109 functions for a 20 ms statement.
     String[] previous = limitTime(c);
@@ -676,19 +687,27 @@ public final class JobAdminStore {
     try (PreparedStatement ps = c.prepareStatement(COUNTS)) {
       Array queueNames = c.createArrayOf("text", names);
       ps.setArray(1, queueNames);
-      ps.setLong(2, cap + 1);
+      ps.setLong(2, cap);
       ps.setLong(3, cap + 1);
       ps.setLong(4, cap + 1);
-      ps.setArray(5, queueNames);
+      ps.setLong(5, cap + 1);
+      ps.setArray(6, queueNames);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String q = rs.getString(1);
           JobState s = JobState.parse(rs.getString(2));
-          Count n = Count.of(rs.getLong(3), rs.getLong(4), rs.getBoolean(5), cap);
+          long live = rs.getLong(4);
+          Long counted = rs.wasNull() ? null : live;
+          Count n =
+              Count.of(rs.getLong(3), counted, rs.getLong(5), rs.getLong(6), rs.getBoolean(7), cap);
           counts.computeIfAbsent(q, k -> new EnumMap<>(JobState.class)).put(s, n.jobs());
           Set<JobState> full = capped.computeIfAbsent(q, k -> EnumSet.noneOf(JobState.class));
+          Set<JobState> guessed = estimated.computeIfAbsent(q, k -> EnumSet.noneOf(JobState.class));
           if (n.capped()) {
             full.add(s);
+          }
+          if (n.estimated()) {
+            guessed.add(s);
           }
         }
       }
@@ -708,6 +727,7 @@ public final class JobAdminStore {
                   q,
                   counts.getOrDefault(q, Map.of()),
                   capped.getOrDefault(q, Set.of()),
+                  estimated.getOrDefault(q, Set.of()),
                   Duration.ofMillis(waitedMs),
                   rs.getBoolean(3)));
         }
@@ -763,17 +783,29 @@ public final class JobAdminStore {
   }
 
   /**
-   * A queue's count of one state from the part read capped ({@code live}, each table at most {@code
-   * cap + 1}) and the history's part (exact when {@code historyExact}, else capped too).
+   * A queue's count of one state from the planner's estimate of the live table's part, the live
+   * part counted ({@code live}, at most {@code cap + 1}; null when the estimate was past the cap
+   * and nothing was counted), the default history partition's ({@code unparted}, at most {@code cap
+   * + 1}) and the history's part (exact when {@code historyExact}, else capped too).
    */
-  record Count(long jobs, boolean capped) {
-    static Count of(long live, long history, boolean historyExact, long cap) {
+  record Count(long jobs, boolean capped, boolean estimated) {
+    static Count of(
+        long estimate, Long live, long unparted, long history, boolean historyExact, long cap) {
+      if (live == null) {
+        // Large by the statistics: not counted, the estimate plus the other parts.
+        return new Count(
+            estimate + Math.min(unparted, cap) + history, historyExact && unparted > cap, true);
+      }
       if (historyExact) {
-        // Past the cap in the live table: at least the cap there, plus the exact history.
-        return live > cap ? new Count(cap + history, true) : new Count(live + history, false);
+        // Past the cap in a table read capped (the statistics had it small): at least the cap
+        // there, plus the exact history.
+        long read = live + unparted;
+        return live > cap || unparted > cap
+            ? new Count(Math.min(live, cap) + Math.min(unparted, cap) + history, true, false)
+            : new Count(read + history, false, false);
       }
       long n = live + history;
-      return n > cap ? new Count(cap, true) : new Count(n, false);
+      return n > cap ? new Count(cap, true, false) : new Count(n, false, false);
     }
   }
 

@@ -80,6 +80,7 @@ public final class QueuesResource {
                     s.queue(),
                     CountsJson.of(s.counts()),
                     s.capped().stream().map(JobState::sqlName).sorted().toList(),
+                    s.estimated().stream().map(JobState::sqlName).sorted().toList(),
                     s.oldestWaiting().toMillis(),
                     s.paused(),
                     LimitJson.of(byQueue.get(s.queue())),
@@ -187,6 +188,7 @@ public final class QueuesResource {
     "queue",
     "counts",
     "countsCapped",
+    "countsEstimated",
     "oldestWaitingMs",
     "paused",
     "limit",
@@ -196,12 +198,16 @@ public final class QueuesResource {
       String queue,
       CountsJson counts,
       List<String> countsCapped,
+      List<String> countsEstimated,
       long oldestWaitingMs,
       boolean paused,
       LimitJson limit,
       List<ReaderJson> readers) {}
 
-  /** A queue's jobs per state, the live ones counted up to {@link JobAdmin#COUNT_CAP}. */
+  /**
+   * A queue's jobs per state, the live ones counted up to {@link JobAdmin#COUNT_CAP}, estimated
+   * past it (the queue's {@code countsEstimated}).
+   */
   @JsonbPropertyOrder({
     "scheduled",
     "available",

@@ -633,3 +633,25 @@ CREATE OR REPLACE FUNCTION pgbus.queue_blockers(queue text DEFAULT NULL)
   LANGUAGE sql STABLE
   SET search_path = pg_catalog, pgbus, pg_temp
   AS $$ SELECT * FROM pgbus.queue_blockers_of($1) $$;
+
+-- The planner's estimate of pgbus.job's rows of one queue and state, for the queue list
+-- (JobAdminStore.COUNTS, issue #27): EXPLAIN reads pg_class and the statistics (V58's MCV list of
+-- the pairs, else the product of the columns'), never a row, so it costs the same at any size of
+-- the table. An estimate: as fresh as the last ANALYZE, with reltuples scaled to the table's
+-- current pages. VOLATILE, since PostgreSQL runs no utility statement (EXPLAIN) from a STABLE
+-- function; it writes nothing. A literal (%L), not a parameter, so the plan is made with the value.
+CREATE OR REPLACE FUNCTION pgbus.job_count_estimate(q text, s pgbus.job_state) RETURNS bigint
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+AS $$
+DECLARE
+  plan json;
+BEGIN
+  EXECUTE pg_catalog.format(
+    'EXPLAIN (FORMAT JSON) SELECT 1 FROM pgbus.job j'
+    ' WHERE j.queue OPERATOR(pg_catalog.=) %L::text AND j.state OPERATOR(pg_catalog.=) %L',
+    q, s) INTO plan;
+  RETURN ((plan OPERATOR(pg_catalog.->) 0 OPERATOR(pg_catalog.->) 'Plan')
+          OPERATOR(pg_catalog.->>) 'Plan Rows')::numeric::bigint;
+END
+$$;

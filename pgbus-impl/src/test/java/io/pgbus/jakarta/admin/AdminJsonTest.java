@@ -116,6 +116,7 @@ class AdminJsonTest {
             "mail",
             QueuesResource.CountsJson.of(Map.of(JobState.DEAD, 2L, JobState.AVAILABLE, 12L)),
             List.of("completed"),
+            List.of("dead"),
             5300,
             false,
             null,
@@ -124,7 +125,8 @@ class AdminJsonTest {
         .isEqualTo(
             "{\"countCap\":1000,\"queues\":[{\"queue\":\"mail\",\"counts\":{\"scheduled\":0,"
                 + "\"available\":12,\"running\":0,\"retryable\":0,\"completed\":0,\"dead\":2,"
-                + "\"cancelled\":0},\"countsCapped\":[\"completed\"],\"oldestWaitingMs\":5300,"
+                + "\"cancelled\":0},\"countsCapped\":[\"completed\"],\"countsEstimated\":[\"dead\"],"
+                + "\"oldestWaitingMs\":5300,"
                 + "\"paused\":false,\"limit\":null,\"readers\":[{\"capsule\":\"main\","
                 + "\"worker\":\"host:1\"}]}]}");
   }

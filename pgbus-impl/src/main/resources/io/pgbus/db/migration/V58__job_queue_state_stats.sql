@@ -1,0 +1,15 @@
+-- pgbus schema V58: statistics of pgbus.job's (queue, state) pairs together (issue #27, the queue
+-- list's counts). See docs/schema.md, "V58: the queue list's estimates".
+--
+-- The queue list counts a (queue, state) pair of the live table exactly only when the planner
+-- puts it at no more than JobAdmin.COUNT_CAP rows (pgbus.job_count_estimate, R__explain.sql), and
+-- answers the planner's estimate past that, labelled. Without these statistics the planner
+-- multiplies the queue's share by the state's, as if every queue held its states alike: a queue
+-- of 10,000 dead jobs next to one of 10,000 waiting ones would be estimated at 5,000 waiting and
+-- 5,000 dead each. The MCV list of the pairs gives each its own frequency (up to the statistics
+-- target's 100 pairs; the rest keep the product). ANALYZE (autovacuum's, or the bench's) fills
+-- it; until then the estimates are the product, as before.
+--
+-- Expand only: a catalog entry, no lock past a moment's SHARE UPDATE EXCLUSIVE, no rewrite; the
+-- previous release never reads it, and ANALYZE of pgbus.job reads one sample more per pair.
+CREATE STATISTICS pgbus.job_queue_state_stats (mcv) ON queue, state FROM pgbus.job;
