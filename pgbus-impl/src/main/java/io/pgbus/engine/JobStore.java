@@ -256,7 +256,9 @@ public final class JobStore {
   // Rows it leaves (linked, no partition yet, lease lost) the caller completes with COMPLETE: the
   // fence decides there. The row is rewritten through jsonb_populate_record of its own type, so no
   // column list here has to follow the migrations (pgbus.job_history has pgbus.job's columns in
-  // its order); the LATERAL runs it once per row.
+  // its order); the LATERAL runs it once per row. The setting makes the count trigger of V47
+  // append this statement's count (V59) rather than upsert the one row every completion of the
+  // queue would otherwise wait for until its transaction's commit.
   private static final String INTO_HISTORY =
       """
       WITH done AS (
@@ -275,6 +277,7 @@ public final class JobStore {
              LATERAL pg_catalog.jsonb_populate_record(d.j,
                pg_catalog.jsonb_build_object('state', 'completed',
                  'finalized_at', statement_timestamp(), 'lease_expires_at', NULL)%s) r
+       WHERE pg_catalog.set_config('pgbus.history_count', 'append', true) IS NOT NULL
       RETURNING id
       """;
 

@@ -56,6 +56,7 @@ class CompleteIntoHistoryTest {
   void aCompletedJobIsInTheHistoryAtOnceAndEveryReaderFindsIt() throws Exception {
     long id = enqueue("ih");
     long before = counted("ih");
+    long appended = db.queryLong("SELECT count(*) FROM pgbus.job_history_count_delta");
     try (Connection c = db.connect()) {
       assertThat(store.jobCompleteWithResult(c, claimOne(c, "ih", id), "{\"answer\":42}")).isTrue();
     }
@@ -75,6 +76,17 @@ class CompleteIntoHistoryTest {
       assertThat(view.attempt()).isEqualTo(1);
     }
     assertThat(counted("ih")).as("the history's count (V47)").isEqualTo(before + 1);
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job_history_count_delta"))
+        .as("appended, not upserted (V59)")
+        .isEqualTo(appended + 1);
+
+    try (Connection c = db.connect()) {
+      archive.archive(c, Duration.ofDays(3), 10);
+    }
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job_history_count_delta"))
+        .as("folded by the leader's round")
+        .isZero();
+    assertThat(counted("ih")).isEqualTo(before + 1);
   }
 
   @Test
@@ -234,15 +246,19 @@ class CompleteIntoHistoryTest {
     assertThat(db.queryLong("SELECT count(*) FROM pgbus.job j JOIN pgbus.job_history h USING (id)"))
         .isZero();
     assertThat(replays.get()).as("the race had replays to race").isPositive();
+    try (Connection c = db.connect()) {
+      archive.archive(c, Duration.ofDays(3), 10);
+    }
     assertThat(counted("ih_race"))
-        .as("the history's count")
+        .as("the history's count, folded")
         .isEqualTo(db.queryLong("SELECT count(*) FROM pgbus.job_history WHERE queue = 'ih_race'"));
   }
 
   private long counted(String queue) {
     return db.queryLong(
-        "SELECT coalesce(sum(jobs), 0)::bigint FROM pgbus.job_history_count"
-            + " WHERE queue = ? AND state = 'completed'",
+        "SELECT coalesce(sum(jobs), 0)::bigint FROM (SELECT queue, state, jobs"
+            + " FROM pgbus.job_history_count UNION ALL SELECT queue, state, jobs"
+            + " FROM pgbus.job_history_count_delta) c WHERE queue = ? AND state = 'completed'",
         queue);
   }
 
