@@ -281,15 +281,18 @@ public final class TestDatabase
     }
   }
 
-  /** How many jobs there are in total. */
+  /** How many jobs there are in total, live and finished (pgbus.job_all). */
   public long jobCount() {
-    return queryLong("SELECT count(*) FROM pgbus.job");
+    return queryLong("SELECT count(*) FROM pgbus.job_all");
   }
 
-  /** How many jobs of a queue are in the given state. */
+  /**
+   * How many jobs of a queue are in the given state, wherever they are: a completed job may be in
+   * pgbus.job_history from its completion on (V59).
+   */
   public long jobCount(String queue, String state) {
     return queryLong(
-        "SELECT count(*) FROM pgbus.job WHERE queue = ? AND state = ?::pgbus.job_state",
+        "SELECT count(*) FROM pgbus.job_all WHERE queue = ? AND state = ?::pgbus.job_state",
         queue,
         state);
   }
