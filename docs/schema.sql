@@ -2518,9 +2518,12 @@ $$;
 --
 
 CREATE FUNCTION pgbus.job_history_count_fold() RETURNS bigint
-    LANGUAGE sql
+    LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
     AS $$
+DECLARE
+  v_folded bigint;
+BEGIN
   WITH folded AS (
     DELETE FROM pgbus.job_history_count_delta d RETURNING d.part, d.queue, d.state, d.jobs
   ), summed AS (
@@ -2531,7 +2534,9 @@ CREATE FUNCTION pgbus.job_history_count_fold() RETURNS bigint
     SELECT s.part, s.queue, s.state, s.jobs FROM summed s ORDER BY 1, 2, 3
     ON CONFLICT (part, queue, state) DO UPDATE SET jobs = c.jobs + excluded.jobs
   )
-  SELECT coalesce(sum(s.n), 0)::bigint FROM summed s
+  SELECT coalesce(sum(s.n), 0)::bigint INTO v_folded FROM summed s;
+  RETURN v_folded;
+END;
 $$;
 
 --

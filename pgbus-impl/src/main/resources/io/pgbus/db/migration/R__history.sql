@@ -246,12 +246,16 @@ $$;
 -- V59: the appended counts of completions (pgbus.job_history_count_delta) added into
 -- pgbus.job_history_count, in one statement, so a reader that adds both tables sees each job
 -- counted once in any snapshot. The leader calls it each round; the keys are upserted in order,
--- as the trigger does. Returns the rows folded.
+-- as the trigger does. Returns the rows folded. plpgsql, not sql: an R file runs at whatever
+-- version a migration stops at, before V59's table exists, and only a sql body is checked then.
 CREATE OR REPLACE FUNCTION pgbus.job_history_count_fold()
   RETURNS bigint
-  LANGUAGE sql
+  LANGUAGE plpgsql
   SET search_path = pg_catalog, pgbus, pg_temp
 AS $$
+DECLARE
+  v_folded bigint;
+BEGIN
   WITH folded AS (
     DELETE FROM pgbus.job_history_count_delta d RETURNING d.part, d.queue, d.state, d.jobs
   ), summed AS (
@@ -262,7 +266,9 @@ AS $$
     SELECT s.part, s.queue, s.state, s.jobs FROM summed s ORDER BY 1, 2, 3
     ON CONFLICT (part, queue, state) DO UPDATE SET jobs = c.jobs + excluded.jobs
   )
-  SELECT coalesce(sum(s.n), 0)::bigint FROM summed s
+  SELECT coalesce(sum(s.n), 0)::bigint INTO v_folded FROM summed s;
+  RETURN v_folded;
+END;
 $$;
 
 -- Counts one partition from its rows and marks it counted: the backfill of the partitions that
