@@ -2461,17 +2461,6 @@ BEGIN
   IF TG_OP = 'TRUNCATE' THEN
     -- Every partition is empty now; they stay counted (at zero).
     DELETE FROM pgbus.job_history_count;
-    DELETE FROM pgbus.job_history_count_delta;
-  ELSIF TG_OP = 'INSERT'
-        AND pg_catalog.current_setting('pgbus.history_count', true) = 'append' THEN
-    -- V59: a completion straight into the history appends its count, taking no lock another
-    -- completion waits for; the leader folds these rows (pgbus.job_history_count_fold).
-    INSERT INTO pgbus.job_history_count_delta (part, queue, state, jobs)
-    SELECT pgbus.job_history_part(d.day), d.queue, d.state, d.jobs
-      FROM (SELECT (n.finalized_at AT TIME ZONE 'UTC')::date AS day, n.queue::text AS queue,
-                   n.state, count(*) AS jobs
-              FROM job_history_new n GROUP BY 1, 2, 3) d
-     WHERE pgbus.job_history_part(d.day) IS NOT NULL;
   ELSIF TG_OP = 'INSERT' THEN
     INSERT INTO pgbus.job_history_count AS c (part, queue, state, jobs)
     SELECT pgbus.job_history_part(d.day), d.queue, d.state, d.jobs
@@ -2514,32 +2503,6 @@ END;
 $$;
 
 --
--- Name: job_history_count_fold(); Type: FUNCTION; Schema: pgbus; Owner: -
---
-
-CREATE FUNCTION pgbus.job_history_count_fold() RETURNS bigint
-    LANGUAGE plpgsql
-    SET search_path TO 'pg_catalog', 'pgbus', 'pg_temp'
-    AS $$
-DECLARE
-  v_folded bigint;
-BEGIN
-  WITH folded AS (
-    DELETE FROM pgbus.job_history_count_delta d RETURNING d.part, d.queue, d.state, d.jobs
-  ), summed AS (
-    SELECT f.part, f.queue, f.state, sum(f.jobs)::bigint AS jobs, count(*) AS n
-      FROM folded f GROUP BY 1, 2, 3
-  ), written AS (
-    INSERT INTO pgbus.job_history_count AS c (part, queue, state, jobs)
-    SELECT s.part, s.queue, s.state, s.jobs FROM summed s ORDER BY 1, 2, 3
-    ON CONFLICT (part, queue, state) DO UPDATE SET jobs = c.jobs + excluded.jobs
-  )
-  SELECT coalesce(sum(s.n), 0)::bigint INTO v_folded FROM summed s;
-  RETURN v_folded;
-END;
-$$;
-
---
 -- Name: job_history_count_prune(); Type: FUNCTION; Schema: pgbus; Owner: -
 --
 
@@ -2556,10 +2519,6 @@ BEGIN
                         AND i.inhparent = 'pgbus.job_history'::pg_catalog.regclass);
   GET DIAGNOSTICS v_gone = ROW_COUNT;
   DELETE FROM pgbus.job_history_counted c
-   WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i
-                      WHERE i.inhrelid = c.part
-                        AND i.inhparent = 'pgbus.job_history'::pg_catalog.regclass);
-  DELETE FROM pgbus.job_history_count_delta c
    WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i
                       WHERE i.inhrelid = c.part
                         AND i.inhparent = 'pgbus.job_history'::pg_catalog.regclass);
@@ -2608,8 +2567,6 @@ BEGIN
   END IF;
   EXECUTE pg_catalog.format('LOCK TABLE %s IN SHARE MODE', day_partition);
   DELETE FROM pgbus.job_history_count c WHERE c.part = day_partition::oid;
-  -- V59: under the lock every appended count of this partition is of a committed row counted below.
-  DELETE FROM pgbus.job_history_count_delta c WHERE c.part = day_partition::oid;
   EXECUTE pg_catalog.format(
     'INSERT INTO pgbus.job_history_count (part, queue, state, jobs)'
     ' SELECT $1, h.queue::text, h.state, count(*) FROM %s h GROUP BY 2, 3', day_partition)
@@ -4031,17 +3988,6 @@ CREATE TABLE pgbus.job_dependency (
 --
 
 CREATE TABLE pgbus.job_history_count (
-    part oid NOT NULL,
-    queue text NOT NULL,
-    state pgbus.job_state NOT NULL,
-    jobs bigint NOT NULL
-);
-
---
--- Name: job_history_count_delta; Type: TABLE; Schema: pgbus; Owner: -
---
-
-CREATE TABLE pgbus.job_history_count_delta (
     part oid NOT NULL,
     queue text NOT NULL,
     state pgbus.job_state NOT NULL,

@@ -90,10 +90,6 @@ final class ArchiveStore {
   // V47: a partition's counts from its rows, under a SHARE lock of that partition (R__history.sql).
   private static final String RECOUNT = "SELECT pgbus.job_history_recount(?::pg_catalog.regclass)";
 
-  // V59: the counts completions appended (JobStore.COMPLETE_INTO_HISTORY) added into
-  // pgbus.job_history_count, one statement (R__history.sql).
-  private static final String FOLD_COUNTS = "SELECT pgbus.job_history_count_fold()";
-
   // V47: the counts of partitions dropped, by this round or by any release before.
   private static final String PRUNE_COUNTS = "SELECT pgbus.job_history_count_prune()";
 
@@ -175,9 +171,6 @@ final class ArchiveStore {
       }
     }
     Instant expired = now.minus(retention);
-    try (PreparedStatement ps = c.prepareStatement(FOLD_COUNTS)) {
-      ps.executeQuery().close(); // before a recount or a drop of their partitions
-    }
     int dropped = drop(c, days, expired);
     if (dropped > 0) {
       try (PreparedStatement ps = c.prepareStatement(PRUNE_COUNTS)) {

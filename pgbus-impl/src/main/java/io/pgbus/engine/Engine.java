@@ -122,8 +122,7 @@ public final class Engine {
     this.node = hasCapsules ? newNodeReporter() : null;
     this.capsules =
         newCapsules(
-            new BatchRunner(
-                single, completing(), dataSource, tx, b.events, config.execution().lease()));
+            new BatchRunner(single, store, dataSource, tx, b.events, config.execution().lease()));
     // Always there: schedules made through the API need the leader's tick without any config.
     this.cron =
         new ScheduleEnqueuer(
@@ -192,15 +191,9 @@ public final class Engine {
         config.execution().heartbeatTtl());
   }
 
-  // The store the runners complete jobs with: straight into the history when completed jobs are
-  // kept for a day or more (a shorter retention keeps them in pgbus.job, see ArchiveStore).
-  private JobStore completing() {
-    return store.completingIntoHistory(config.retention().movesCompletedAtOnce());
-  }
-
   private JobRunner newJobRunner(Builder b, Transactions tx) {
     return new JobRunner(
-        completing(),
+        store,
         dataSource,
         tx,
         b.tracing.around(b.jobs != null ? b.jobs : Engine::noHandler),

@@ -314,8 +314,7 @@ public final class JobAdminStore {
   // by hand), capped the same way. Completed and cancelled jobs are also in pgbus.job_history
   // (V33: a minute in pgbus.job, then the history), whose part (4th column) is exact: the sum of
   // pgbus.job_history_count (V47, kept by triggers on every write) over the day partitions that
-  // exist, a few rows per day, plus the counts completions appended since the leader's last fold
-  // (V59, pgbus.job_history_count_delta: at most a round's worth of rows).
+  // exist, a few rows per day.
   // Until the leader has recounted every day partition once (right after the upgrade to V47), the
   // 5th column is false and the history's part is the capped index range of before. The other
   // states never read history. Each table is named rather than read through pgbus.job_all: with
@@ -335,9 +334,7 @@ public final class JobAdminStore {
           FROM parts p
       ), history AS (
         SELECT c.queue, c.state, pg_catalog.sum(c.jobs) AS jobs
-          FROM (SELECT k.part, k.queue, k.state, k.jobs FROM pgbus.job_history_count k
-                UNION ALL
-                SELECT a.part, a.queue, a.state, a.jobs FROM pgbus.job_history_count_delta a) c
+          FROM pgbus.job_history_count c
           JOIN parts p ON p.part OPERATOR(pg_catalog.=) c.part AND p.day
          WHERE c.queue OPERATOR(pg_catalog.=) ANY (?::text[])
          GROUP BY 1, 2

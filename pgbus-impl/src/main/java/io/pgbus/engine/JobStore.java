@@ -62,34 +62,18 @@ public final class JobStore {
   static final int ERRORS_KEPT = 10;
 
   private final int errorsKept;
-  private final boolean intoHistory; // completions move plain jobs into pgbus.job_history at once
 
   /** A store whose jobs keep their {@link #ERRORS_KEPT} newest errors. */
   public JobStore() {
-    this(ERRORS_KEPT, false);
+    this(ERRORS_KEPT);
   }
 
   /** A store whose jobs keep their {@code errorsKept} newest errors. */
   JobStore(int errorsKept) {
-    this(errorsKept, false);
-  }
-
-  /**
-   * A store whose jobs keep their {@code errorsKept} newest errors and, when {@code intoHistory},
-   * whose completions move a plain job straight into {@code pgbus.job_history} ({@link
-   * #COMPLETE_INTO_HISTORY}).
-   */
-  JobStore(int errorsKept, boolean intoHistory) {
     if (errorsKept < 1) {
       throw new IllegalArgumentException("errorsKept must be at least 1, was " + errorsKept);
     }
     this.errorsKept = errorsKept;
-    this.intoHistory = intoHistory;
-  }
-
-  /** This store, completing plain jobs straight into the history when {@code intoHistory}. */
-  JobStore completingIntoHistory(boolean intoHistory) {
-    return intoHistory == this.intoHistory ? this : new JobStore(errorsKept, intoHistory);
   }
 
   /** The longest error text stored per attempt. */
@@ -244,48 +228,6 @@ public final class JobStore {
        WHERE id = ? AND attempt = ? AND state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
       RETURNING linked
       """;
-
-  // Completion straight into the history (issue #27): the same fence as COMPLETE, and the row
-  // leaves pgbus.job in the same statement as ArchiveStore.MOVE moves it (DELETE ... RETURNING into
-  // INSERT), so it is in one table or the other for every snapshot. Under a snapshot held elsewhere
-  // a job then leaves two row versions in pgbus.job (insert, claim) instead of four (insert, claim,
-  // completion UPDATE, the archive's DELETE), and their index entries. Only what the archive would
-  // move at once anyway: a job that is not linked (batches, dependencies and workflows keep the
-  // UPDATE, their readers' and the previous release's timing), and only while today's partition
-  // exists (the row must never land in the default partition, which blocks that day's CREATE).
-  // Rows it leaves (linked, no partition yet, lease lost) the caller completes with COMPLETE: the
-  // fence decides there. The row is rewritten through jsonb_populate_record of its own type, so no
-  // column list here has to follow the migrations (pgbus.job_history has pgbus.job's columns in
-  // its order); the LATERAL runs it once per row. The setting makes the count trigger of V47
-  // append this statement's count (V59) rather than upsert the one row every completion of the
-  // queue would otherwise wait for until its transaction's commit.
-  private static final String INTO_HISTORY =
-      """
-      WITH done AS (
-        DELETE FROM pgbus.job j
-         USING unnest(?::bigint[], ?::int[]) AS held(id, attempt)
-         WHERE j.id = held.id AND j.attempt = held.attempt
-           AND j.state::pg_catalog.text OPERATOR(pg_catalog.=) 'running'
-           AND NOT j.linked
-           AND pg_catalog.to_regclass('pgbus.job_history_p'
-                 OPERATOR(pg_catalog.||) pg_catalog.to_char(
-                   statement_timestamp() AT TIME ZONE 'UTC', 'YYYYMMDD')) IS NOT NULL
-        RETURNING j)
-      INSERT INTO pgbus.job_history
-      SELECT r.*
-        FROM done d,
-             LATERAL pg_catalog.jsonb_populate_record(d.j,
-               pg_catalog.jsonb_build_object('state', 'completed',
-                 'finalized_at', statement_timestamp(), 'lease_expires_at', NULL)%s) r
-       WHERE pg_catalog.set_config('pgbus.history_count', 'append', true) IS NOT NULL
-      RETURNING id
-      """;
-
-  static final String COMPLETE_INTO_HISTORY = INTO_HISTORY.formatted("");
-
-  private static final String COMPLETE_INTO_HISTORY_WITH_RESULT =
-      INTO_HISTORY.formatted(
-          "\n                 OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('result', ?::jsonb)");
 
   // The same fence as COMPLETE, for a whole transaction's jobs in one statement: each (id,
   // attempt) pair must still be running, or that row is left alone and the count falls short.
@@ -997,37 +939,11 @@ public final class JobStore {
         }
       }
     }
-    if (intoHistory && !intoHistory(c, List.of(job), null).isEmpty()) {
-      return true;
-    }
     try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
       ps.setLong(1, job.id());
       ps.setInt(2, job.attempt());
       return finishedIfLinked(c, job.id(), ps);
     }
-  }
-
-  /**
-   * Completes the held jobs that can go straight into the history ({@link #COMPLETE_INTO_HISTORY},
-   * with {@code resultJson} when not null); the ids it moved. None of them is linked.
-   */
-  private static java.util.Set<Long> intoHistory(
-      Connection c, List<ClaimedJob> jobs, String resultJson) throws SQLException {
-    var moved = new java.util.HashSet<Long>();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            resultJson == null ? COMPLETE_INTO_HISTORY : COMPLETE_INTO_HISTORY_WITH_RESULT)) {
-      bindHeld(c, ps, 1, jobs);
-      if (resultJson != null) {
-        ps.setString(3, resultJson);
-      }
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          moved.add(rs.getLong(1));
-        }
-      }
-    }
-    return moved;
   }
 
   /**
@@ -1154,9 +1070,6 @@ public final class JobStore {
    */
   public boolean jobCompleteWithResult(Connection c, ClaimedJob job, String resultJson)
       throws SQLException {
-    if (intoHistory && !intoHistory(c, List.of(job), resultJson).isEmpty()) {
-      return true;
-    }
     try (PreparedStatement ps = c.prepareStatement(COMPLETE_WITH_RESULT)) {
       ps.setString(1, resultJson);
       ps.setLong(2, job.id());
@@ -1177,14 +1090,6 @@ public final class JobStore {
   public int jobCompleteMany(Connection c, List<ClaimedJob> jobs, boolean delete)
       throws SQLException {
     int done = 0;
-    if (!delete && intoHistory) {
-      var moved = intoHistory(c, jobs, null);
-      if (moved.size() == jobs.size()) {
-        return moved.size();
-      }
-      done = moved.size();
-      jobs = jobs.stream().filter(j -> !moved.contains(j.id())).toList();
-    }
     var linked = new ArrayList<Long>();
     var batches = new ArrayList<Long>();
     try (PreparedStatement ps =

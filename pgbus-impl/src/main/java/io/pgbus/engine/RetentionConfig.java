@@ -47,14 +47,6 @@ public record RetentionConfig(Duration completed, Duration dead, Duration audit,
         s.valueOrDefault(BATCH));
   }
 
-  /**
-   * Whether completing a plain job moves it into {@code pgbus.job_history} at once: when completed
-   * jobs are kept at least a day, the width of a history partition ({@link ArchiveStore#DAY}).
-   */
-  public boolean movesCompletedAtOnce() {
-    return completed.compareTo(ArchiveStore.DAY) >= 0;
-  }
-
   /** Whether completing a job deletes it (a completed-job retention of zero). */
   public boolean deletesCompleted() {
     return completed.isZero();

@@ -215,7 +215,7 @@ class BatchTest {
     }
     assertThat(db.queryLong("SELECT pending FROM pgbus.batch WHERE id = ?", batch.batchId()))
         .isZero();
-    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job_all WHERE queue = 'bk_done'"))
+    assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE queue = 'bk_done'"))
         .as("callbacks enqueued")
         .isEqualTo(1);
     assertThat(

@@ -33,7 +33,7 @@ final class JobRows {
       COLUMNS
           + """
             , j.payload OPERATOR(pg_catalog.=) ?::jsonb
-        FROM pgbus.job_all j
+        FROM pgbus.job j
        WHERE j.queue::text = ?::text
        ORDER BY j.id
       """;
@@ -47,9 +47,7 @@ final class JobRows {
        ORDER BY u.n
       """;
 
-  // Live and finished jobs: an engine's completion may move a job into pgbus.job_history at once
-  // (V59).
-  private static final String BY_ID = COLUMNS + " FROM pgbus.job_all j WHERE j.id = ?";
+  private static final String BY_ID = COLUMNS + " FROM pgbus.job j WHERE j.id = ?";
 
   private static final String DUE =
       """

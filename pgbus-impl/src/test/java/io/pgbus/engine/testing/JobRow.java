@@ -11,8 +11,7 @@ import java.util.List;
 import javax.sql.DataSource;
 
 /**
- * One job of {@code pgbus.job_all} (live or in the history) as the tests see it, read straight from
- * the tables.
+ * One row of {@code pgbus.job} as the tests see it, read straight from the table.
  *
  * @param errors the error entries, newest first, as the table keeps them
  * @param dbNow the database clock when the row was read, to compare run_at without clock skew
@@ -47,7 +46,7 @@ public record JobRow(
              ARRAY(SELECT e->>'error' FROM jsonb_array_elements(j.errors)
                      WITH ORDINALITY AS x(e, n) ORDER BY n),
              clock_timestamp()
-        FROM pgbus.job_all j
+        FROM pgbus.job j
       """;
 
   /** The job with this id; fails when there is none. */

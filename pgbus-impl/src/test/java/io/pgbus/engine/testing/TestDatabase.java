@@ -281,18 +281,15 @@ public final class TestDatabase
     }
   }
 
-  /** How many jobs there are in total, live and finished (pgbus.job_all). */
+  /** How many jobs there are in total. */
   public long jobCount() {
-    return queryLong("SELECT count(*) FROM pgbus.job_all");
+    return queryLong("SELECT count(*) FROM pgbus.job");
   }
 
-  /**
-   * How many jobs of a queue are in the given state, wherever they are: a completed job may be in
-   * pgbus.job_history from its completion on (V59).
-   */
+  /** How many jobs of a queue are in the given state. */
   public long jobCount(String queue, String state) {
     return queryLong(
-        "SELECT count(*) FROM pgbus.job_all WHERE queue = ? AND state = ?::pgbus.job_state",
+        "SELECT count(*) FROM pgbus.job WHERE queue = ? AND state = ?::pgbus.job_state",
         queue,
         state);
   }
