@@ -18,7 +18,7 @@ import java.util.Locale;
  * (where the leader's archive moves them, V33), then also a backlog waiting in one queue. At each
  * stage both are measured back to back, so the ratio grown / reference is taken under the same
  * machine load. A measurement times {@code claimSamples} single claims of up to 10 jobs
- * (pgbus.claim from JDBC, round trip included), then W1 on the same database: a batch of jobs
+ * (pgbus.claim_jobs from JDBC, round trip included), then W1 on the same database: a batch of jobs
  * worked off by the engine with default settings.
  */
 final class TableSizeWorkload {
@@ -26,7 +26,9 @@ final class TableSizeWorkload {
   static final String BACKLOG = "backlog";
   private static final int CLAIM_BATCH = 10;
   private static final String CLAIM =
-      "SELECT id FROM pgbus.claim(?, " + CLAIM_BATCH + ", 'bench-claim', interval '5 minutes')";
+      "SELECT job_id FROM pgbus.claim_jobs(?, "
+          + CLAIM_BATCH
+          + ", 'bench-claim', interval '5 minutes')";
   private static final String CLAIMED_DONE =
       """
       UPDATE pgbus.job SET state = 'completed', finalized_at = now(), lease_expires_at = NULL
@@ -89,7 +91,7 @@ final class TableSizeWorkload {
         String.format(
                 Locale.ROOT,
                 "A reference table (only the jobs being measured) beside a grown one, measured"
-                    + " back to back at each stage. Claim: %,d calls of pgbus.claim for up to %d"
+                    + " back to back at each stage. Claim: %,d calls of pgbus.claim_jobs for up to %d"
                     + " jobs from one queue, timed from JDBC. W1: %,d jobs worked off by the"
                     + " engine with default settings (%d slots). The finished jobs are completed"
                     + " jobs of the claimed queue, within retention, in pgbus.job_history's day"

@@ -186,7 +186,10 @@ public final class JobStore {
         SELECT coalesce(nullif(?::text, ''), session_user::text), ?, queue::text, id FROM acted)
       """;
 
-  // See pgbus.claim in R__claim.sql for the strict-priority shape and its index, and for the lanes
+  // pgbus.claim_jobs, not pgbus.claim: its result names its columns, so a later release that adds a
+  // column to pgbus.job leaves this statement's cached plan valid (issue #27; R__claim.sql).
+  // See pgbus.claim_jobs in R__claim.sql for the strict-priority shape and its index, and for the
+  // lanes
   // (V19): the executions its jobs are dealt over, which a global limit counts. NULL lanes: each
   // job a lane of its own. A linked job's workflow (V52) is read with it, a primary-key probe of
   // pgbus.workflow_job for linked jobs only, through pgbus.workflow_of: a VOLATILE function, since
@@ -196,11 +199,12 @@ public final class JobStore {
   // enqueues join the workflow.
   private static final String CLAIM =
       """
-      SELECT c.id, c.queue, c.priority, c.payload::text, c.attempt, c.max_attempts, c.created_at,
-             c.run_at, c.trace_parent, c.trace_state, c.lane, c.attempt_base, c.run_as,
-             CASE WHEN c.linked THEN pgbus.workflow_of(c.id) END
-        FROM pgbus.claim(?::text[], ?, ?, ?::float8 * interval '1 millisecond', ?::integer,
-                         ?::text[], ?::integer[], ?::text[]::timestamptz[]) c
+      SELECT c.job_id, c.job_queue, c.job_priority, c.job_payload::text, c.job_attempt,
+             c.job_max_attempts, c.job_created_at, c.job_run_at, c.job_trace_parent,
+             c.job_trace_state, c.job_lane, c.job_attempt_base, c.job_run_as,
+             CASE WHEN c.job_linked THEN pgbus.workflow_of(c.job_id) END
+        FROM pgbus.claim_jobs(?::text[], ?, ?, ?::float8 * interval '1 millisecond', ?::integer,
+                              ?::text[], ?::integer[], ?::text[]::timestamptz[]) c
       """;
 
   // Every statement that brings a job to a final state returns its linked flag (V16): only a job

@@ -46,7 +46,7 @@ class ClaimPartsTest {
     Counted counted = claimCounting(List.of("plain"), null);
 
     assertThat(counted.claimed()).containsExactly(first, second);
-    assertThat(counted.calls()).containsEntry("claim", 1L).doesNotContainKeys(helpers());
+    assertThat(counted.calls()).containsEntry("claim_jobs", 1L).doesNotContainKeys(helpers());
   }
 
   @Test

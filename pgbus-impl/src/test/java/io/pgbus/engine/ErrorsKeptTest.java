@@ -17,7 +17,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The bound on a job's errors is the store's, on every path that records one (a failure, a cancel
- * from the handler, a rescue), and pgbus.claim keeps the same {@link JobStore#ERRORS_KEPT}.
+ * from the handler, a rescue), and pgbus.claim_jobs keeps the same {@link JobStore#ERRORS_KEPT}.
  */
 class ErrorsKeptTest {
 
@@ -71,7 +71,7 @@ class ErrorsKeptTest {
         PreparedStatement ps =
             c.prepareStatement(
                 "SELECT pg_catalog.pg_get_functiondef(p.oid) FROM pg_catalog.pg_proc p"
-                    + " WHERE p.pronamespace = 'pgbus'::regnamespace AND p.proname = 'claim'");
+                    + " WHERE p.pronamespace = 'pgbus'::regnamespace AND p.proname = 'claim_jobs'");
         ResultSet rs = ps.executeQuery()) {
       int functions = 0;
       while (rs.next()) {

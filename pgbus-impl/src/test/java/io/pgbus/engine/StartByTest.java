@@ -355,6 +355,49 @@ class StartByTest {
     assertThat(startBy(db.queryLong("SELECT pgbus.enqueue('mw_sql', '{}')"))).isNull();
   }
 
+  @Test
+  void aMaxWaitSetOrClearedBySqlTakesEffectAtTheNextEnqueueOfTheSameSession() throws Exception {
+    try (Connection c = db.connect()) {
+      // One session throughout, its enqueue statement prepared on the server: what it cached
+      // before a change must not hide the change (the list is read from pgbus.setting, V57).
+      c.unwrap(org.postgresql.PGConnection.class).setPrepareThreshold(1);
+      java.util.function.LongSupplier enqueue =
+          () -> {
+            try (var ps = c.prepareStatement("SELECT pgbus.enqueue('mw_set', '{}')");
+                var rs = ps.executeQuery()) {
+              rs.next();
+              return rs.getLong(1);
+            } catch (java.sql.SQLException e) {
+              throw new IllegalStateException(e);
+            }
+          };
+      assertThat(startBy(enqueue.getAsLong())).isNull();
+      assertThat(startBy(enqueue.getAsLong())).isNull();
+      assertThat(db.queryText("SELECT max_wait_queues::text FROM pgbus.setting")).isNull();
+
+      db.queryLong("SELECT pgbus.queue_max_wait_set('mw_set', interval '3 minutes')::int");
+      assertThat(db.queryText("SELECT max_wait_queues::text FROM pgbus.setting"))
+          .isEqualTo("{mw_set}");
+      assertThat(secondsFromNowToDeadline(enqueue.getAsLong())).isBetween(179L, 180L);
+
+      db.queryLong("SELECT pgbus.queue_max_wait_set('mw_set', interval '4 minutes')::int");
+      assertThat(secondsFromNowToDeadline(enqueue.getAsLong())).isBetween(239L, 240L);
+
+      // Plain SQL on the table keeps the list too, whoever writes it.
+      db.update("INSERT INTO pgbus.queue_max_wait (queue, max_wait) VALUES ('mw_other', '1 hour')");
+      assertThat(db.queryText("SELECT max_wait_queues::text FROM pgbus.setting"))
+          .isEqualTo("{mw_other,mw_set}");
+
+      db.queryLong("SELECT pgbus.queue_max_wait_set('mw_set', NULL)::int");
+      assertThat(db.queryText("SELECT max_wait_queues::text FROM pgbus.setting"))
+          .isEqualTo("{mw_other}");
+      assertThat(startBy(enqueue.getAsLong())).as("cleared: no deadline").isNull();
+
+      db.update("TRUNCATE pgbus.queue_max_wait");
+      assertThat(db.queryText("SELECT max_wait_queues::text FROM pgbus.setting")).isNull();
+    }
+  }
+
   private static long secondsFromNowToDeadline(long id) {
     return db.queryLong(
         "SELECT extract(epoch FROM start_by - now())::bigint FROM pgbus.job WHERE id = ?", id);

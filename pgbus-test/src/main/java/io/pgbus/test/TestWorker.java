@@ -26,7 +26,7 @@ import javax.sql.DataSource;
 
 /**
  * Runs a queue's jobs on the test's thread, like db-scheduler's {@code ManualScheduler}: each due
- * job goes through the real {@code pgbus.claim}, its handler and its settle commit in one
+ * job goes through the real {@code pgbus.claim_jobs}, its handler and its settle commit in one
  * transaction, a failure is recorded with the retry policy's backoff (or makes the job dead), and
  * the job timeout applies. Nothing runs in the background; the test decides when.
  *

@@ -1,4 +1,5 @@
--- Repeatable migration: the current definition of pgbus.claim and of the three decisions it hands
+-- Repeatable migration: the current definition of the claim (pgbus.claim_jobs, the engine's since
+-- issue #27, and pgbus.claim over it, the previous releases') and of the decisions it hands
 -- to helpers, each defined below it with a header of its own:
 --   pgbus.claim_budget      what a limited queue may take in this claim: limits, rate window, lanes;
 --   pgbus.claim_next_level  the queue's next priority level, when the caller passed floors;
@@ -7,8 +8,8 @@
 -- Flyway applies it after the versioned migrations and again whenever this file changes. See
 -- docs/schema.md, "The claim and its contract".
 --
--- pgbus.claim's signature is the contract every running release calls, so it never changes here;
--- the helpers are called by its body alone. A helper cannot be inlined (a function that pins
+-- pgbus.claim's and pgbus.claim_jobs's signatures are contracts running releases call, so neither
+-- changes here; the helpers are called by pgbus.claim_jobs's body alone. A helper cannot be inlined (a function that pins
 -- search_path never is), so each costs a PL/pgSQL call: the plain path (a queue without a limit row,
 -- a claim without floors) calls none of them. A helper whose parameters or result change is dropped
 -- first (CREATE OR REPLACE cannot change either), in this file, before the claim that calls it.
@@ -73,7 +74,18 @@
 -- none) give a caller's lower bound on run_at per level; pgbus.claim_next_level says why and how.
 -- A limited queue ignores floors: a keyed job passed over because its key is busy stays behind
 -- the jobs claimed after it, and a floor would hide it.
-CREATE OR REPLACE FUNCTION pgbus.claim(
+--
+-- The result (issue #27, "a claim whose result type survives"): pgbus.claim_jobs returns the columns
+-- the engine reads, by name and base type, and never the row type of pgbus.job. A later release's
+-- ALTER TABLE pgbus.job ADD COLUMN changes that row type under the running engines, and a session
+-- that had claimed before kept the old one cached: in the caller's plan and in this function's own
+-- expressions over a whole-row record, so its next claim failed with "returned record type does
+-- not match expected record type" or "type of parameter ... does not match that when preparing the
+-- plan" (the 0.1.0 upgrade under load: docs/operations.md, "A large database under load"). So the
+-- body names every column it returns and holds no whole row of pgbus.job. The columns never
+-- change here (CREATE OR REPLACE cannot change them either); a release that needs another one adds
+-- a function of its own. ClaimResultTypeTest widens pgbus.job under claiming sessions.
+CREATE OR REPLACE FUNCTION pgbus.claim_jobs(
     queues   text[],
     max_jobs integer,
     worker   text,
@@ -82,7 +94,11 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
     floor_queues     text[] DEFAULT NULL,
     floor_priorities integer[] DEFAULT NULL,
     floor_run_ats    timestamptz[] DEFAULT NULL)
-  RETURNS SETOF pgbus.job
+  RETURNS TABLE (
+    job_id bigint, job_queue text, job_priority smallint, job_payload jsonb, job_attempt integer,
+    job_max_attempts integer, job_created_at timestamptz, job_run_at timestamptz,
+    job_trace_parent text, job_trace_state text, job_lane bigint, job_attempt_base integer,
+    job_run_as text, job_linked boolean)
   LANGUAGE plpgsql VOLATILE
   SET search_path = pg_catalog, pgbus, pg_temp
   SET enable_sort = off
@@ -291,23 +307,43 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
                        ELSE j.errors END
                 FROM numbered p
                WHERE j.id = p.id
-              RETURNING j, p.bytes > v_limit AS oversized)
-            SELECT c.j AS job, coalesce(c.oversized, false) AS oversized
+              RETURNING j.id, j.queue::text AS queue, j.priority::smallint AS priority, j.payload,
+                        j.attempt, j.max_attempts::integer AS max_attempts, j.created_at, j.run_at,
+                        j.trace_parent::text AS trace_parent, j.trace_state::text AS trace_state,
+                        j.lane, j.attempt_base, j.run_as, j.linked,
+                        p.bytes > v_limit AS oversized)
+            SELECT c.id, c.queue, c.priority, c.payload, c.attempt, c.max_attempts, c.created_at,
+                   c.run_at, c.trace_parent, c.trace_state, c.lane, c.attempt_base, c.run_as,
+                   c.linked, coalesce(c.oversized, false) AS oversized
               FROM claimed c
-             ORDER BY (c.j).priority, (c.j).run_at, (c.j).id
+             ORDER BY c.priority, c.run_at, c.id
           LOOP
             v_taken := v_taken + 1;
             q_taken := q_taken + 1;
             IF r.oversized THEN
               buried := buried + 1;
-              IF (r.job).linked THEN
-                v_buried := v_buried || (r.job).id;
+              IF r.linked THEN
+                v_buried := v_buried || r.id;
               END IF;
             ELSE
               remaining := remaining - 1;
               q_left := q_left - 1;
               q_started := q_started + 1;
-              RETURN NEXT r.job;
+              job_id := r.id;
+              job_queue := r.queue;
+              job_priority := r.priority;
+              job_payload := r.payload;
+              job_attempt := r.attempt;
+              job_max_attempts := r.max_attempts;
+              job_created_at := r.created_at;
+              job_run_at := r.run_at;
+              job_trace_parent := r.trace_parent;
+              job_trace_state := r.trace_state;
+              job_lane := r.lane;
+              job_attempt_base := r.attempt_base;
+              job_run_as := r.run_as;
+              job_linked := r.linked;
+              RETURN NEXT;
             END IF;
           END LOOP;
           EXIT WHEN buried = 0 OR q_left <= 0;
@@ -329,6 +365,39 @@ CREATE OR REPLACE FUNCTION pgbus.claim(
     IF v_buried IS NOT NULL THEN
       PERFORM pgbus.job_finished(v_buried);
     END IF;
+  END $$;
+
+-- The claim of 0.1.0 and every build before pgbus.claim_jobs (issue #27): its signature and its
+-- result, the rows of pgbus.job as they are now, stay for them (docs/schema.md, "The claim and its
+-- contract"). It claims through pgbus.claim_jobs and then reads the claimed rows whole, in claim
+-- order, one primary-key probe each: statements of their own, so they see this claim's updates
+-- (one statement joining pgbus.claim_jobs to pgbus.job would read the rows as they were before
+-- it), that PostgreSQL plans again when pgbus.job changes, and that need no sort and no
+-- statistics (a join of the ids to pgbus.job could be a hash join over a never-analyzed table). A caller's own plan of SETOF pgbus.job may still
+-- hold the old row type; that is why this build's engine calls pgbus.claim_jobs.
+CREATE OR REPLACE FUNCTION pgbus.claim(
+    queues   text[],
+    max_jobs integer,
+    worker   text,
+    lease    interval,
+    lanes    integer DEFAULT NULL,
+    floor_queues     text[] DEFAULT NULL,
+    floor_priorities integer[] DEFAULT NULL,
+    floor_run_ats    timestamptz[] DEFAULT NULL)
+  RETURNS SETOF pgbus.job
+  LANGUAGE plpgsql VOLATILE
+  SET search_path = pg_catalog, pgbus, pg_temp
+  SET jit = off
+  AS $$
+  DECLARE
+    v_id bigint;
+  BEGIN
+    FOREACH v_id IN ARRAY ARRAY(SELECT c.job_id
+                                  FROM pgbus.claim_jobs(queues, max_jobs, worker, lease, lanes,
+                                                        floor_queues, floor_priorities,
+                                                        floor_run_ats) c) LOOP
+      RETURN QUERY SELECT j.* FROM pgbus.job j WHERE j.id = v_id;
+    END LOOP;
   END $$;
 
 -- The budget of a queue that has a pgbus.queue_limit row (V14, V19, issue #16; docs/schema.md,

@@ -91,21 +91,21 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
     IF enqueue_job.unique_key IS NULL THEN
       -- No key, no conflict possible: a plain INSERT, without ON CONFLICT's speculative insertion.
       INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at,
-                                  trace_parent, trace_state, concurrency_key, start_by)
+                                  trace_parent, trace_state, concurrency_key)
       VALUES (v_queue,
               CASE WHEN v_run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
               enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
-              enqueue_job.trace_parent, enqueue_job.trace_state, enqueue_job.concurrency_key,
-              -- The queue's max-wait (V56), counted from when the job is due; NULL: none. A
-              -- caller's own deadline replaces it after (pgbus.set_start_by).
-              greatest(v_run_at, now())
-                + (SELECT w.max_wait FROM pgbus.queue_max_wait w
-                    WHERE w.queue::text = v_queue::text))
+              enqueue_job.trace_parent, enqueue_job.trace_state, enqueue_job.concurrency_key)
       -- The limit as pgbus.check_payload reads it (the default stands in should the row be
       -- gone) comes back with the row: one statement in all. 0 for a queue that encrypts (V53):
       -- then the test below always calls the checks, and check_payload reads the limit itself.
-      RETURNING j.id, coalesce((SELECT CASE WHEN v_queue::text = ANY (s.encrypted_queues) THEN 0
-                                            ELSE s.max_payload_bytes END
+      -- Negative (-1 - the limit) for a queue with a max-wait (V57): see below.
+      RETURNING j.id, coalesce((SELECT CASE WHEN v_queue::text = ANY (s.max_wait_queues)
+                                            THEN -1 ELSE 1 END
+                                       * CASE WHEN v_queue::text = ANY (s.encrypted_queues) THEN 0
+                                              ELSE s.max_payload_bytes END
+                                       - CASE WHEN v_queue::text = ANY (s.max_wait_queues)
+                                              THEN 1 ELSE 0 END
                                   FROM pgbus.setting s), 1048576)
         INTO id, v_limit;
     ELSE
@@ -113,22 +113,22 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
         -- The inference predicate is job_unique_idx's, word for word but for the operator, which
         -- is the one the index was built with (enum_eq), named so that no look-alike can stand in.
         INSERT INTO pgbus.job AS j (queue, state, priority, payload, max_attempts, run_at,
-                                    unique_key, trace_parent, trace_state, concurrency_key,
-                                    start_by)
+                                    unique_key, trace_parent, trace_state, concurrency_key)
         VALUES (v_queue,
                 CASE WHEN v_run_at <= now() THEN 'available' ELSE 'scheduled' END::pgbus.job_state,
                 enqueue_job.priority, enqueue_job.payload, enqueue_job.max_attempts, v_run_at,
                 enqueue_job.unique_key, enqueue_job.trace_parent, enqueue_job.trace_state,
-                enqueue_job.concurrency_key,
-                greatest(v_run_at, now())
-                  + (SELECT w.max_wait FROM pgbus.queue_max_wait w
-                      WHERE w.queue::text = v_queue::text))
+                enqueue_job.concurrency_key)
         ON CONFLICT (queue, unique_key)
           WHERE unique_key IS NOT NULL
             AND state OPERATOR(pg_catalog.=) ANY ('{scheduled,available,running,retryable}')
           DO NOTHING
-        RETURNING j.id, coalesce((SELECT CASE WHEN v_queue::text = ANY (s.encrypted_queues) THEN 0
-                                              ELSE s.max_payload_bytes END
+        RETURNING j.id, coalesce((SELECT CASE WHEN v_queue::text = ANY (s.max_wait_queues)
+                                              THEN -1 ELSE 1 END
+                                         * CASE WHEN v_queue::text = ANY (s.encrypted_queues)
+                                                THEN 0 ELSE s.max_payload_bytes END
+                                         - CASE WHEN v_queue::text = ANY (s.max_wait_queues)
+                                                THEN 1 ELSE 0 END
                                     FROM pgbus.setting s), 1048576)
           INTO id, v_limit;
         EXIT WHEN FOUND;
@@ -147,6 +147,17 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_job(
           RETURN;
         END IF;
       END LOOP;
+    END IF;
+    -- The queue's max-wait (V56), counted from when the job is due; NULL: none. A caller's own
+    -- deadline replaces it after (pgbus.set_start_by). Only for a queue pgbus.setting lists as
+    -- having one (V57), which the INSERT said with a negative limit: every other enqueue reads
+    -- nothing for it (a probe of pgbus.queue_max_wait in each INSERT cost every enqueue).
+    IF v_limit < 0 THEN
+      v_limit := -1 - v_limit;
+      UPDATE pgbus.job j
+         SET start_by = greatest(v_run_at, now()) + w.max_wait
+        FROM pgbus.queue_max_wait w
+       WHERE j.id = enqueue_job.id AND w.queue::text = v_queue::text;
     END IF;
     -- pgbus.check_payload's test (over a sixth of the limit, or compressed: see there); it raises
     -- the message. After the INSERT, so that the limit comes with it; the error undoes the row (and
@@ -213,16 +224,22 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
   DECLARE
     v_null integer := coalesce(pg_catalog.array_position(payloads, NULL),
                                pg_catalog.array_position(payloads, 'null'::jsonb));
-    v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
+    v_limit integer;
     v_n integer := coalesce(pg_catalog.array_length(queues, 1), 0);
     -- pgbus.job's defaults of these two columns, read once per batch rather than once per row (a
     -- setting lookup each: issue #27, "every default the insert pays for").
     v_by text := coalesce(nullif(pg_catalog.current_setting('pgbus.principal', true), ''),
                           session_user::text);
     v_correlation text := nullif(pg_catalog.current_setting('pgbus.correlation_id', true), '');
-    -- The queues that encrypt (V53), read once per batch.
-    v_sealed text[] := (SELECT s.encrypted_queues FROM pgbus.setting s);
+    v_sealed text[];  -- the queues that encrypt (V53)
+    v_waits text[];   -- the queues that have a max-wait (V57)
   BEGIN
+    -- The setting row, once per batch: the payload limit (the default stands in should the row be
+    -- gone) and the two lists of queues.
+    SELECT s.max_payload_bytes, s.encrypted_queues, s.max_wait_queues
+      INTO v_limit, v_sealed, v_waits
+      FROM pgbus.setting s;
+    v_limit := coalesce(v_limit, 1048576);
     -- The batch limit, as JobQueue.MAX_BATCH_SIZE in Java (docs/configuration.md, "Limits").
     IF v_n > 10000 THEN
       RAISE EXCEPTION 'pgbus: a batch of % jobs is over the limit of 10000 jobs per enqueue_many: split it into batches of at most 10000', v_n
@@ -286,11 +303,14 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_many(
                t.pr, t.p, t.m, coalesce(t.r, now()),
                trace_parents[t.ord], trace_states[t.ord], concurrency_keys[t.ord], v_by,
                v_correlation,
-               -- The queue's max-wait (V56) from when the job is due, as pgbus.enqueue_job.
-               greatest(coalesce(t.r, now()), now()) + w.max_wait
+               -- The queue's max-wait (V56) from when the job is due, as pgbus.enqueue_job:
+               -- probed only for a queue listed in pgbus.setting (V57).
+               greatest(coalesce(t.r, now()), now())
+                 + CASE WHEN t.q = ANY (v_waits)
+                        THEN (SELECT w.max_wait FROM pgbus.queue_max_wait w
+                               WHERE w.queue::text = t.q) END
           FROM unnest(queues, payloads, run_ats, priorities, max_attempts)
                WITH ORDINALITY AS t(q, p, r, pr, m, ord)
-          LEFT JOIN pgbus.queue_max_wait w ON w.queue::text = t.q
          ORDER BY t.ord
         RETURNING id
       )

@@ -265,8 +265,10 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_after(
     -- far run_at enqueue_job gave it while they wait.
     UPDATE pgbus.job j
        SET linked = true,
-           start_by = now() + (SELECT w.max_wait FROM pgbus.queue_max_wait w
-                                WHERE w.queue::text = j.queue::text)
+           start_by = now() + (SELECT CASE WHEN j.queue::text = ANY (s.max_wait_queues)
+                                           THEN (SELECT w.max_wait FROM pgbus.queue_max_wait w
+                                                  WHERE w.queue::text = j.queue::text) END
+                                 FROM pgbus.setting s)  -- probed when listed (V57)
      WHERE j.id = enqueue_after.id;
     -- A dependency given twice keeps its first policy. In id order: the deferred triggers lock
     -- the dependencies at commit in the order of these rows.
@@ -392,9 +394,14 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_batch(
   DECLARE
     v_n integer := coalesce(array_length(queues, 1), 0);
     v_cbq pgbus.queue_name := pgbus.queue(enqueue_batch.callback_queue);
-    v_limit integer := coalesce((SELECT s.max_payload_bytes FROM pgbus.setting s), 1048576);
-    v_sealed text[] := (SELECT s.encrypted_queues FROM pgbus.setting s);  -- V53
+    v_limit integer;
+    v_sealed text[];  -- the queues that encrypt (V53)
+    v_waits text[];   -- the queues that have a max-wait (V57)
   BEGIN
+    SELECT s.max_payload_bytes, s.encrypted_queues, s.max_wait_queues
+      INTO v_limit, v_sealed, v_waits
+      FROM pgbus.setting s;
+    v_limit := coalesce(v_limit, 1048576);
     IF v_n = 0 OR v_n > 10000 THEN
       RAISE EXCEPTION 'pgbus: a batch of % jobs is out of range: a batch has 1 to 10000 members; split a larger one, or chain batches through their callbacks', v_n
         USING ERRCODE = 'program_limit_exceeded';
@@ -440,10 +447,13 @@ CREATE OR REPLACE FUNCTION pgbus.enqueue_batch(
                              trace_state, batch_id, linked, start_by)
       SELECT pgbus.queue(t.q), 'available', t.pr, t.p, t.m, trace_parents[t.ord],
              trace_states[t.ord], enqueue_batch.batch_id, true,
-             now() + w.max_wait -- the queue's max-wait (V56), from now: a member is due at once
+             -- The queue's max-wait (V56), from now: a member is due at once. Probed only for
+             -- a queue listed in pgbus.setting (V57).
+             now() + CASE WHEN t.q = ANY (v_waits)
+                          THEN (SELECT w.max_wait FROM pgbus.queue_max_wait w
+                                 WHERE w.queue::text = t.q) END
         FROM unnest(queues, payloads, priorities, max_attempts)
              WITH ORDINALITY AS t(q, p, pr, m, ord)
-        LEFT JOIN pgbus.queue_max_wait w ON w.queue::text = t.q
        ORDER BY t.ord
       RETURNING id, queue)
     SELECT array_agg(i.id ORDER BY i.id) INTO job_ids FROM inserted i;

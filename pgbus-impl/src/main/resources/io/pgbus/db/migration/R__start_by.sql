@@ -105,3 +105,30 @@ CREATE OR REPLACE FUNCTION pgbus.queue_max_wait_set(
       WHERE w.max_wait IS DISTINCT FROM excluded.max_wait;
     RETURN FOUND;
   END $$;
+
+-- Keeps pgbus.setting.max_wait_queues (V57) the sorted list of the queues that have a
+-- pgbus.queue_max_wait row, after every statement that writes the table (a statement trigger:
+-- whoever writes it, pgbus.queue_max_wait_set or plain SQL, once per statement). The enqueue
+-- functions probe pgbus.queue_max_wait only for a listed queue (docs/schema.md, "V57").
+--
+-- The list is read from the table, not patched by the change: a statement that changes nothing
+-- the list shows (a window changed, the build stamped) reads it and writes nothing, taking no
+-- lock. One that does locks the setting row first, then reads the table with a snapshot taken
+-- after that lock (READ COMMITTED: each statement its own), so two writers of different queues
+-- take turns and the second lists the first's queue too. SECURITY DEFINER: a role that may write
+-- pgbus.queue_max_wait (an engine's, through pgbus.queue_max_wait_set) needs no grant on
+-- pgbus.setting.
+CREATE OR REPLACE FUNCTION pgbus.queue_max_wait_listed() RETURNS trigger
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+  SET search_path = pg_catalog, pgbus, pg_temp
+  AS $$
+  BEGIN
+    IF (SELECT s.max_wait_queues FROM pgbus.setting s) IS DISTINCT FROM
+       nullif(ARRAY(SELECT w.queue::text FROM pgbus.queue_max_wait w ORDER BY 1), '{}') THEN
+      PERFORM 1 FROM pgbus.setting s FOR UPDATE;
+      UPDATE pgbus.setting s
+         SET max_wait_queues = nullif(ARRAY(SELECT w.queue::text FROM pgbus.queue_max_wait w
+                                             ORDER BY 1), '{}');
+    END IF;
+    RETURN NULL;
+  END $$;
