@@ -4711,6 +4711,18 @@ CREATE INDEX job_history_default_batch_id_idx ON pgbus.job_history_default USING
 CREATE INDEX job_history_default_created_at_idx ON pgbus.job_history_default USING btree (created_at);
 
 --
+-- Name: job_history_finalized_brin; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_history_finalized_brin ON ONLY pgbus.job_history USING brin (finalized_at) WITH (pages_per_range='32');
+
+--
+-- Name: job_history_default_finalized_at_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_history_default_finalized_at_idx ON pgbus.job_history_default USING brin (finalized_at) WITH (pages_per_range='32');
+
+--
 -- Name: job_history_queue_state_idx; Type: INDEX; Schema: pgbus; Owner: -
 --
 
@@ -4721,18 +4733,6 @@ CREATE INDEX job_history_queue_state_idx ON ONLY pgbus.job_history USING btree (
 --
 
 CREATE INDEX job_history_default_queue_state_id_idx ON pgbus.job_history_default USING btree (queue, state, id);
-
---
--- Name: job_history_finalized_idx; Type: INDEX; Schema: pgbus; Owner: -
---
-
-CREATE INDEX job_history_finalized_idx ON ONLY pgbus.job_history USING btree (state, finalized_at) INCLUDE (queue);
-
---
--- Name: job_history_default_state_finalized_at_queue_idx; Type: INDEX; Schema: pgbus; Owner: -
---
-
-CREATE INDEX job_history_default_state_finalized_at_queue_idx ON pgbus.job_history_default USING btree (state, finalized_at) INCLUDE (queue);
 
 --
 -- Name: job_history_unique_key_idx; Type: INDEX; Schema: pgbus; Owner: -
@@ -4825,6 +4825,12 @@ ALTER INDEX pgbus.job_history_batch_idx ATTACH PARTITION pgbus.job_history_defau
 ALTER INDEX pgbus.job_history_created_idx ATTACH PARTITION pgbus.job_history_default_created_at_idx;
 
 --
+-- Name: job_history_default_finalized_at_idx; Type: INDEX ATTACH; Schema: pgbus; Owner: -
+--
+
+ALTER INDEX pgbus.job_history_finalized_brin ATTACH PARTITION pgbus.job_history_default_finalized_at_idx;
+
+--
 -- Name: job_history_default_pkey; Type: INDEX ATTACH; Schema: pgbus; Owner: -
 --
 
@@ -4835,12 +4841,6 @@ ALTER INDEX pgbus.job_history_pkey ATTACH PARTITION pgbus.job_history_default_pk
 --
 
 ALTER INDEX pgbus.job_history_queue_state_idx ATTACH PARTITION pgbus.job_history_default_queue_state_id_idx;
-
---
--- Name: job_history_default_state_finalized_at_queue_idx; Type: INDEX ATTACH; Schema: pgbus; Owner: -
---
-
-ALTER INDEX pgbus.job_history_finalized_idx ATTACH PARTITION pgbus.job_history_default_state_finalized_at_queue_idx;
 
 --
 -- Name: job_history_default_unique_key_idx; Type: INDEX ATTACH; Schema: pgbus; Owner: -
