@@ -3184,7 +3184,7 @@ BEGIN
          AND j.finalized_at >= v_from AND j.finalized_at < v_to
       UNION ALL
       -- V33: completed jobs move to pgbus.job_history a minute after they end, before a rollup
-      -- after a quiet spell reads them (job_history_finalized_idx, per day's partition).
+      -- after a quiet spell reads them (job_history_finalized_brin, V60, per day's partition).
       SELECT h.queue::text, date_trunc('minute', h.finalized_at), h.state,
              greatest(0, extract(epoch FROM h.attempted_at - h.run_at) * 1000)::bigint,
              greatest(0, extract(epoch FROM h.finalized_at - h.attempted_at) * 1000)::bigint
@@ -4835,6 +4835,18 @@ CREATE INDEX job_history_default_batch_id_idx ON pgbus.job_history_default USING
 CREATE INDEX job_history_default_created_at_idx ON pgbus.job_history_default USING btree (created_at);
 
 --
+-- Name: job_history_finalized_brin; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_history_finalized_brin ON ONLY pgbus.job_history USING brin (finalized_at) WITH (pages_per_range='32');
+
+--
+-- Name: job_history_default_finalized_at_idx; Type: INDEX; Schema: pgbus; Owner: -
+--
+
+CREATE INDEX job_history_default_finalized_at_idx ON pgbus.job_history_default USING brin (finalized_at) WITH (pages_per_range='32');
+
+--
 -- Name: job_history_queue_state_idx; Type: INDEX; Schema: pgbus; Owner: -
 --
 
@@ -4845,18 +4857,6 @@ CREATE INDEX job_history_queue_state_idx ON ONLY pgbus.job_history USING btree (
 --
 
 CREATE INDEX job_history_default_queue_state_id_idx ON pgbus.job_history_default USING btree (queue, state, id);
-
---
--- Name: job_history_finalized_idx; Type: INDEX; Schema: pgbus; Owner: -
---
-
-CREATE INDEX job_history_finalized_idx ON ONLY pgbus.job_history USING btree (state, finalized_at) INCLUDE (queue);
-
---
--- Name: job_history_default_state_finalized_at_queue_idx; Type: INDEX; Schema: pgbus; Owner: -
---
-
-CREATE INDEX job_history_default_state_finalized_at_queue_idx ON pgbus.job_history_default USING btree (state, finalized_at) INCLUDE (queue);
 
 --
 -- Name: job_history_unique_key_idx; Type: INDEX; Schema: pgbus; Owner: -
@@ -4949,6 +4949,12 @@ ALTER INDEX pgbus.job_history_batch_idx ATTACH PARTITION pgbus.job_history_defau
 ALTER INDEX pgbus.job_history_created_idx ATTACH PARTITION pgbus.job_history_default_created_at_idx;
 
 --
+-- Name: job_history_default_finalized_at_idx; Type: INDEX ATTACH; Schema: pgbus; Owner: -
+--
+
+ALTER INDEX pgbus.job_history_finalized_brin ATTACH PARTITION pgbus.job_history_default_finalized_at_idx;
+
+--
 -- Name: job_history_default_pkey; Type: INDEX ATTACH; Schema: pgbus; Owner: -
 --
 
@@ -4959,12 +4965,6 @@ ALTER INDEX pgbus.job_history_pkey ATTACH PARTITION pgbus.job_history_default_pk
 --
 
 ALTER INDEX pgbus.job_history_queue_state_idx ATTACH PARTITION pgbus.job_history_default_queue_state_id_idx;
-
---
--- Name: job_history_default_state_finalized_at_queue_idx; Type: INDEX ATTACH; Schema: pgbus; Owner: -
---
-
-ALTER INDEX pgbus.job_history_finalized_idx ATTACH PARTITION pgbus.job_history_default_state_finalized_at_queue_idx;
 
 --
 -- Name: job_history_default_unique_key_idx; Type: INDEX ATTACH; Schema: pgbus; Owner: -

@@ -15,14 +15,14 @@ import java.util.Locale;
  * the same jobs: in {@code old}, seven days of completed jobs stay in {@code pgbus.job}, as before
  * V33 (or with a retention under a day); in {@code new}, they are in {@code pgbus.job_history}'s
  * day partitions, where the leader moves them. Each day's jobs are enqueued, claimed and completed
- * in tenths of a day (an insert and two updates each; VACUUM when autovacuum's default rule would),
- * the new layout moving each tenth's finished jobs to history. Both then hold the same live
- * backlog. Measured on each: the size of the job storage; pruning the oldest day (old: the pruner's
- * {@code DELETE} of 1,000 rows, repeated until none is left; new: {@code DROP TABLE} of the day's
- * partition, as {@code ArchiveStore} does); {@code VACUUM} after the prune; the bloat left (the
- * size after vacuum against the size after {@code VACUUM FULL}, which rewrites compactly); {@code
- * REINDEX} of the table that takes the churn ({@code pgbus.job} in both: history partitions are
- * written once), and of all job storage.
+ * a minute at a time (an insert and two updates each; VACUUM when autovacuum's default rule would),
+ * the new layout moving the jobs that finished a minute before to history, as the leader does
+ * (ArchiveStore.GRACE). Both then hold the same live backlog. Measured on each: the size of the job
+ * storage; pruning the oldest day (old: the pruner's {@code DELETE} of 1,000 rows, repeated until
+ * none is left; new: {@code DROP TABLE} of the day's partition, as {@code ArchiveStore} does);
+ * {@code VACUUM} after the prune; the bloat left (the size after vacuum against the size after
+ * {@code VACUUM FULL}, which rewrites compactly); {@code REINDEX} of the table that takes the churn
+ * ({@code pgbus.job} in both: history partitions are written once), and of all job storage.
  */
 final class PartitionWorkload {
 
@@ -57,8 +57,11 @@ final class PartitionWorkload {
        WHERE queue = ? AND state = 'running'
       """;
 
-  /** Slices per day: the new layout's mover takes each slice as the leader would, soon after. */
-  private static final int SLICES = 10;
+  /**
+   * Slices per day, a minute each: the leader moves a job a minute after it ended
+   * (ArchiveStore.GRACE), so after each minute's jobs the new layout moves the minute before.
+   */
+  private static final int SLICES = 1_440;
 
   private static final String BACKLOG =
       """
@@ -78,13 +81,28 @@ final class PartitionWorkload {
                          ' pgbus.job_history FOR VALUES FROM (%L) TO (%L)',
                          to_char(d, 'YYYYMMDD'), d::timestamp AT TIME ZONE 'UTC',
                          (d + 1)::timestamp AT TIME ZONE 'UTC');
+          -- As ArchiveStore.create (V60): the new partition's btrees packed full.
+          EXECUTE (SELECT string_agg(format('ALTER INDEX %s SET (fillfactor = 100)',
+                                            i.indexrelid::regclass), '; ')
+                     FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid
+                     JOIN pg_am a ON a.oid = x.relam
+                    WHERE i.indrelid = format('pgbus.job_history_p%s',
+                                              to_char(d, 'YYYYMMDD'))::regclass
+                      AND a.amname = 'btree');
         END LOOP;
       END $$
       """;
 
+  // The jobs that finished before this slice's first one, a minute ago: ArchiveStore's GRACE.
   private static final String MOVE =
       """
-      WITH m AS (DELETE FROM pgbus.job WHERE state = 'completed' RETURNING *)
+      WITH m AS (
+        DELETE FROM pgbus.job
+         WHERE state = 'completed'
+           AND finalized_at < date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+                              - (? - ?) * interval '1 day'
+                              + (?::float8 / (? + 1)) * interval '1 day'
+        RETURNING *)
       INSERT INTO pgbus.job_history SELECT * FROM m
       """;
 
@@ -194,7 +212,7 @@ final class PartitionWorkload {
         String.format(
                 Locale.ROOT,
                 "Oban Pro's DynamicPartitioner shape, scaled: %d days × %,d jobs, each enqueued,"
-                    + " claimed and completed in tenths of a day (an insert, two updates; VACUUM when"
+                    + " claimed and completed a minute at a time (an insert, two updates; VACUUM when"
                     + " autovacuum's default rule would), then %,d waiting; %,d rows after the prune"
                     + " (old), %,d (new); two databases of the same schema. Old: every finished job stays in pgbus.job (before V33,"
                     + " or retention under a day). New: they are in pgbus.job_history's day"
@@ -272,11 +290,18 @@ final class PartitionWorkload {
         int batch = to - from + 1;
         dead += 2L * batch; // the two updates leave one dead version each
         live += batch;
-        try (Statement st = c.createStatement()) {
-          if (move) {
-            dead += st.executeUpdate(MOVE);
-            live = 0;
+        if (move) {
+          try (PreparedStatement ps = c.prepareStatement(MOVE)) {
+            ps.setInt(1, DAYS);
+            ps.setInt(2, day);
+            ps.setInt(3, from);
+            ps.setInt(4, perDay);
+            int moved = ps.executeUpdate();
+            dead += moved;
+            live -= moved;
           }
+        }
+        try (Statement st = c.createStatement()) {
           // Autovacuum's rule at its default settings: when the dead versions pass 50 + 20% of
           // the table's rows. Freed space is then reused by the next slices.
           if (dead > 50 + 0.2 * live) {

@@ -27,7 +27,7 @@ public final class Schema {
    * The versioned migration this build of the engine expects. Repeatable migrations have no
    * version: they change no number here.
    */
-  public static final String EXPECTED_VERSION = "58";
+  public static final String EXPECTED_VERSION = "60";
 
   /** The schema history table, inside the {@code pgbus} schema. */
   static final String HISTORY_TABLE = "schema_history";

@@ -77,7 +77,7 @@ BEGIN
          AND j.finalized_at >= v_from AND j.finalized_at < v_to
       UNION ALL
       -- V33: completed jobs move to pgbus.job_history a minute after they end, before a rollup
-      -- after a quiet spell reads them (job_history_finalized_idx, per day's partition).
+      -- after a quiet spell reads them (job_history_finalized_brin, V60, per day's partition).
       SELECT h.queue::text, date_trunc('minute', h.finalized_at), h.state,
              greatest(0, extract(epoch FROM h.attempted_at - h.run_at) * 1000)::bigint,
              greatest(0, extract(epoch FROM h.finalized_at - h.attempted_at) * 1000)::bigint
