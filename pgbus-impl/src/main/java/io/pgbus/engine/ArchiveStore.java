@@ -88,7 +88,16 @@ final class ArchiveStore {
       """;
 
   // V47: a partition's counts from its rows, under a SHARE lock of that partition (R__history.sql).
-  private static final String RECOUNT = "SELECT pgbus.job_history_recount(?::pg_catalog.regclass)";
+  // The partition is found by name among pgbus.job_history's children, in the SQL text, so that an
+  // instance in another schema (SchemaName maps the text, never a bound value) counts its own.
+  private static final String RECOUNT =
+      """
+      SELECT pgbus.job_history_recount(i.inhrelid::pg_catalog.regclass)
+        FROM pg_catalog.pg_inherits i
+        JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.inhrelid
+       WHERE i.inhparent OPERATOR(pg_catalog.=) 'pgbus.job_history'::pg_catalog.regclass
+         AND c.relname::text OPERATOR(pg_catalog.=) ?
+      """;
 
   // V47: the counts of partitions dropped, by this round or by any release before.
   private static final String PRUNE_COUNTS = "SELECT pgbus.job_history_count_prune()";
@@ -245,14 +254,10 @@ final class ArchiveStore {
         "count the jobs of history partition " + part,
         k -> {
           try (PreparedStatement ps = k.prepareStatement(RECOUNT)) {
-            ps.setString(1, "pgbus." + quoted(part));
+            ps.setString(1, part);
             ps.executeQuery().close();
           }
         });
-  }
-
-  private static String quoted(String name) {
-    return '"' + name.replace("\"", "\"\"") + '"';
   }
 
   /** Moves at most {@code batch} finished jobs of [from, until) into the history. */
@@ -300,14 +305,17 @@ final class ArchiveStore {
         FROM pg_catalog.pg_index i
         JOIN pg_catalog.pg_class x ON x.oid OPERATOR(pg_catalog.=) i.indexrelid
         JOIN pg_catalog.pg_am a ON a.oid OPERATOR(pg_catalog.=) x.relam
-       WHERE i.indrelid OPERATOR(pg_catalog.=) ?::pg_catalog.regclass
+        JOIN pg_catalog.pg_inherits h ON h.inhrelid OPERATOR(pg_catalog.=) i.indrelid
+        JOIN pg_catalog.pg_class p ON p.oid OPERATOR(pg_catalog.=) h.inhrelid
+       WHERE h.inhparent OPERATOR(pg_catalog.=) 'pgbus.job_history'::pg_catalog.regclass
+         AND p.relname::text OPERATOR(pg_catalog.=) ?
          AND a.amname OPERATOR(pg_catalog.=) 'btree'
       """;
 
   private static void pack(Connection c, String part) throws SQLException {
     List<String> btrees = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(BTREES)) {
-      ps.setString(1, "pgbus." + quoted(part));
+      ps.setString(1, part);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           btrees.add(rs.getString(1));
