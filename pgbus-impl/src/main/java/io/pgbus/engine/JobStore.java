@@ -187,15 +187,13 @@ public final class JobStore {
       """;
 
   // pgbus.claim_jobs, not pgbus.claim: its result names its columns, so a later release that adds a
-  // column to pgbus.job leaves this statement's cached plan valid (issue #27; R__claim.sql).
-  // See pgbus.claim_jobs in R__claim.sql for the strict-priority shape and its index, and for the
-  // lanes
-  // (V19): the executions its jobs are dealt over, which a global limit counts. NULL lanes: each
-  // job a lane of its own. A linked job's workflow (V52) is read with it, a primary-key probe of
-  // pgbus.workflow_job for linked jobs only, through pgbus.workflow_of: a VOLATILE function, since
-  // this
-  // statement's snapshot predates the claim's and may miss a fan-out job's membership (see
-  // R__workflow.sql); JobContext.workflowId() then costs no read, and the jobs its handler
+  // column to pgbus.job leaves this statement's cached plan valid (issue #27; R__claim.sql). See
+  // pgbus.claim_jobs in R__claim.sql for the strict-priority shape and its index, and for the
+  // lanes (V19): the executions its jobs are dealt over, which a global limit counts. NULL lanes:
+  // each job a lane of its own. A linked job's workflow (V52) is read with it, a primary-key probe
+  // of pgbus.workflow_job for linked jobs only, through pgbus.workflow_of: a VOLATILE function,
+  // since this statement's snapshot predates the claim's and may miss a fan-out job's membership
+  // (see R__workflow.sql); JobContext.workflowId() then costs no read, and the jobs its handler
   // enqueues join the workflow.
   private static final String CLAIM =
       """
