@@ -213,6 +213,10 @@ class NodeTest {
                 .jobs(this::complete));
     TestEngines.awaitDelivering(e);
     awaitNode(e, n -> n.listener().equals("delivering"));
+    // The first tick beats (renews seen_at). The listener can reach DELIVERING on its own probe
+    // before the ticker's thread has run at all on a loaded machine (CI, 2 cores), so the window
+    // opens only after that tick committed: beats after it are a heartbeat interval apart.
+    Await.until("the first tick", Duration.ofSeconds(10), () -> e.status().ticks(), t -> t >= 1);
     int writesBefore = writes.get();
     long xminBefore = xmin(e);
 
