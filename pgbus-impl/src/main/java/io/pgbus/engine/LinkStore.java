@@ -183,25 +183,77 @@ final class LinkStore {
   // the one final state that keeps its incoming edges for a replay) serves no one. An edge whose
   // dependency is gone stays while its dependent exists: it holds the dependency's state and
   // result. The completion or cancel of a dependent deletes its edges itself (pgbus.job_finished),
-  // so what is left to walk is the edges of waiting, running and dead dependents: a round reads
-  // them until it found its batch of orphans, probing the job's primary key for each. The outer
-  // A workflow member's edges stay while its workflow does (its graph; archived members
-  // included): WORKFLOW_PRUNE deletes the member rows first. The outer
-  // NOT EXISTS is the recheck on the row it deletes (an edge is inserted only with its dependent,
-  // in one transaction, so a dependent that is gone never comes back).
+  // so what is left is the edges of waiting, running and dead dependents, and among them the few
+  // orphans. A round reads one window of them, the next `window` edges after a cursor in
+  // job_dependency_job_idx order (every edge of a dependent in the same window), probes the job's
+  // primary key for each, and deletes up to `batch` orphans; the leader keeps the cursor and
+  // starts over after the last edge. A round that read every edge cost 0.29 s at 300,000 waiting
+  // dependents (a hash anti-join of both tables, spilling to disk) and grew with them; a window
+  // costs the same at any size. A workflow member's edges stay while its workflow does (its
+  // graph; archived members included): WORKFLOW_PRUNE deletes the member rows first. The
+  // DELETE's NOT EXISTS is the recheck on the row it deletes (an edge is inserted only with its
+  // dependent, in one transaction, so a dependent that is gone never comes back).
   private static final String DEPENDENCY_PRUNE =
       """
-      WITH g AS MATERIALIZED (
+      WITH w AS MATERIALIZED (
+             SELECT o.job_id FROM pgbus.job_dependency o
+              WHERE o.job_id > ?::bigint
+              ORDER BY o.job_id
+              LIMIT ?::int),
+           g AS MATERIALIZED (
              SELECT o.depends_on, o.job_id FROM pgbus.job_dependency o
-              WHERE NOT EXISTS (SELECT 1 FROM pgbus.job j WHERE j.id = o.job_id)
+              WHERE o.job_id IN (SELECT w.job_id FROM w)
+                AND NOT EXISTS (SELECT 1 FROM pgbus.job j WHERE j.id = o.job_id)
                 AND NOT EXISTS (SELECT 1 FROM pgbus.workflow_job m WHERE m.job_id = o.job_id)
-              LIMIT ?
-              FOR UPDATE SKIP LOCKED)
-      DELETE FROM pgbus.job_dependency d
-       USING g
-       WHERE d.depends_on = g.depends_on AND d.job_id = g.job_id
-         AND NOT EXISTS (SELECT 1 FROM pgbus.job j WHERE j.id = d.job_id)
+              LIMIT ?::int
+              FOR UPDATE OF o SKIP LOCKED),
+           d AS (
+             DELETE FROM pgbus.job_dependency d
+              USING g
+              WHERE d.depends_on = g.depends_on AND d.job_id = g.job_id
+                AND NOT EXISTS (SELECT 1 FROM pgbus.job j WHERE j.id = d.job_id)
+             RETURNING 1)
+      SELECT (SELECT pg_catalog.count(*) FROM d)::int,
+             (SELECT pg_catalog.count(*) FROM w)::int,
+             (SELECT pg_catalog.max(w.job_id) FROM w)
       """;
+
+  /**
+   * Where a walk of the dependency edges starts: before the first edge (job ids may be negative).
+   */
+  static final long EDGES_FROM_START = Long.MIN_VALUE;
+
+  /**
+   * One round of the dependency edges' retention (DEPENDENCY_PRUNE).
+   *
+   * @param deleted the orphaned edges deleted
+   * @param next the cursor for the next round: {@link #EDGES_FROM_START} once the walk read the
+   *     last edge; the same cursor again when the round stopped at its batch with orphans maybe
+   *     left in its window
+   */
+  record EdgeRound(int deleted, long next) {}
+
+  /**
+   * Reads up to {@code window} dependency edges after {@code after} (job id order) and deletes up
+   * to {@code batch} among them whose dependent job is gone.
+   */
+  EdgeRound dependencyPrune(Connection c, long after, int window, int batch) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(DEPENDENCY_PRUNE)) {
+      ps.setLong(1, after);
+      ps.setInt(2, window);
+      ps.setInt(3, batch);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        int deleted = rs.getInt(1);
+        int read = rs.getInt(2);
+        long last = rs.getLong(3);
+        if (deleted >= batch) {
+          return new EdgeRound(deleted, after);
+        }
+        return new EdgeRound(deleted, read < window ? EDGES_FROM_START : last);
+      }
+    }
+  }
 
   /**
    * Deletes up to {@code batch} finished batches older than {@code minAge} whose members and
@@ -212,14 +264,6 @@ final class LinkStore {
     try (PreparedStatement ps = c.prepareStatement(BATCH_PRUNE)) {
       ps.setLong(1, minAge.toMillis());
       ps.setInt(2, batch);
-      return ps.executeUpdate();
-    }
-  }
-
-  /** Deletes up to {@code batch} dependency edges whose dependent job is gone. */
-  int dependencyPrune(Connection c, int batch) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(DEPENDENCY_PRUNE)) {
-      ps.setInt(1, batch);
       return ps.executeUpdate();
     }
   }

@@ -1,6 +1,7 @@
 package io.pgbus.engine;
 
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -31,6 +32,8 @@ final class Maintainer extends Loop {
 
   private static final System.Logger LOG = System.getLogger(Maintainer.class.getName());
   private static final int RESCUE_BATCH = 1000;
+  // The dependency edges read per prune round, in prune batches (10,000 edges at the default).
+  static final int EDGE_WINDOW_BATCHES = 10;
 
   /** The wait after a task's first failed round in a row; later ones double up to its base. */
   static final Duration FIRST_RETRY = Duration.ofSeconds(1);
@@ -218,6 +221,9 @@ final class Maintainer extends Loop {
     private final AuditStore audit = new AuditStore();
     private final LinkStore links = new LinkStore();
     private final NodeStore nodes = new NodeStore();
+    // Where the walk of the dependency edges goes on (LinkStore.DEPENDENCY_PRUNE); the maintainer's
+    // thread only. A new leader starts from the first edge.
+    private long edgesAfter = LinkStore.EDGES_FROM_START;
 
     PruneTask(JobStore store, Duration base, RetentionConfig retention) {
       super("prune", base);
@@ -235,7 +241,7 @@ final class Maintainer extends Loop {
               // after the jobs: a batch or edge goes once its jobs are gone (V16)
               + links.batchPrune(c, shortestRetention(), retention.batch())
               + links.workflowPrune(c, shortestRetention(), retention.batch())
-              + links.dependencyPrune(c, retention.batch())
+              + dependencyPrune(c)
               // housekeeping only: an expired claim holds nothing (R__unique.sql)
               + UniqueEnqueue.expireClaims(c, retention.batch());
       pruned.addAndGet(n);
@@ -251,6 +257,19 @@ final class Maintainer extends Loop {
             gone);
       }
       return n + gone.size();
+    }
+
+    /**
+     * One window of the dependency edges, {@link #EDGE_WINDOW_BATCHES} prune batches long: a lap of
+     * the edges takes (edges / window) rounds, each costing the same however many jobs wait.
+     */
+    private int dependencyPrune(Connection c) throws SQLException {
+      int batch = retention.batch();
+      LinkStore.EdgeRound round =
+          links.dependencyPrune(
+              c, edgesAfter, Math.multiplyExact(batch, EDGE_WINDOW_BATCHES), batch);
+      edgesAfter = round.next();
+      return round.deleted();
     }
 
     /** The shortest time a finished job is kept: a batch or workflow younger is not empty. */

@@ -10,7 +10,9 @@ import io.pgbus.engine.testing.Await;
 import io.pgbus.engine.testing.TestDatabase;
 import io.pgbus.engine.testing.TestEngines;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -145,17 +147,17 @@ class LinkRetentionTest {
           store.jobClaim(c, List.of("lr_dep"), 1, "w", Duration.ofMinutes(1)).get(0);
       assertThat(second.id()).isEqualTo(dies);
       assertThat(store.jobFail(c, second, "boom", Duration.ZERO).dead()).isTrue();
-      assertThat(links.dependencyPrune(c, 10)).as("every dependent still exists").isZero();
+      assertThat(edgeLap(c)).as("every dependent still exists").isZero();
 
       // The dependency a goes: the waiting dependent keeps its edge (and a's result) all the same.
       pruneCompleted(c);
       assertThat(db.queryLong("SELECT count(*) FROM pgbus.job WHERE id = ?", a)).isZero();
-      assertThat(links.dependencyPrune(c, 10)).isZero();
+      assertThat(edgeLap(c)).isZero();
 
       // The dead dependent goes: its kept edge is now an orphan.
       assertThat(store.jobPrune(c, "dead", Duration.ZERO, 100)).isEqualTo(1);
-      assertThat(links.dependencyPrune(c, 10)).isEqualTo(1);
-      assertThat(links.dependencyPrune(c, 10)).isZero();
+      assertThat(edgeLap(c)).isEqualTo(1);
+      assertThat(edgeLap(c)).isZero();
     }
     assertThat(db.queryLongs("SELECT job_id FROM pgbus.job_dependency"))
         .containsExactly(waits, waits);
@@ -166,6 +168,74 @@ class LinkRetentionTest {
                 waits,
                 a))
         .isEqualTo(1);
+  }
+
+  @Test
+  void eachRoundReadsOneWindowOfEdgesAfterItsCursorAndTheWalkStartsOverAfterTheLast()
+      throws Exception {
+    try (Connection c = db.connect()) {
+      long never = jobs.enqueue(c, NewJob.of("lr_dep_never", "{}"));
+      List<Long> waiting = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        waiting.add(
+            jobs.enqueue(
+                c, new NewJob("lr_dep_waits", "{}", EnqueueOptions.defaults().afterJobs(never))));
+      }
+      // Ten orphans, as an operator's delete of dead dependents leaves them; ids before any job's.
+      orphans(-100, -91);
+
+      LinkStore.EdgeRound r = links.dependencyPrune(c, LinkStore.EDGES_FROM_START, 4, 100);
+      assertThat(r).as("the first window").isEqualTo(new LinkStore.EdgeRound(4, -97));
+      assertThat(edgeIds()).startsWith(-96L).hasSize(9);
+
+      r = links.dependencyPrune(c, r.next(), 4, 100);
+      assertThat(r).as("the next window").isEqualTo(new LinkStore.EdgeRound(4, -93));
+
+      r = links.dependencyPrune(c, r.next(), 4, 100);
+      assertThat(r)
+          .as("two orphans and two waiting dependents' edges, which stay")
+          .isEqualTo(new LinkStore.EdgeRound(2, waiting.get(1)));
+
+      r = links.dependencyPrune(c, r.next(), 4, 100);
+      assertThat(r)
+          .as("past the last edge the walk starts over")
+          .isEqualTo(new LinkStore.EdgeRound(0, LinkStore.EDGES_FROM_START));
+      assertThat(edgeIds()).containsExactlyElementsOf(waiting);
+
+      // A round that deleted its batch reads the same window again: orphans may be left in it.
+      orphans(-50, -48);
+      r = links.dependencyPrune(c, LinkStore.EDGES_FROM_START, 10, 2);
+      assertThat(r).isEqualTo(new LinkStore.EdgeRound(2, LinkStore.EDGES_FROM_START));
+      assertThat(edgeIds()).hasSize(4);
+      r = links.dependencyPrune(c, r.next(), 2, 2);
+      assertThat(r).as("the one left").isEqualTo(new LinkStore.EdgeRound(1, waiting.get(0)));
+      assertThat(edgeIds()).containsExactlyElementsOf(waiting);
+    }
+  }
+
+  /** Edges whose dependents (ids from..to, no job's) do not exist. */
+  private static void orphans(long from, long to) {
+    db.update(
+        "INSERT INTO pgbus.job_dependency (depends_on, job_id, on_failure)"
+            + " SELECT 1, g, 'hold' FROM generate_series(?::bigint, ?::bigint) g",
+        from,
+        to);
+  }
+
+  private static List<Long> edgeIds() {
+    return db.queryLongs("SELECT job_id FROM pgbus.job_dependency ORDER BY job_id");
+  }
+
+  /** A whole walk of the edges, a window of two at a time: the orphans it deleted. */
+  private int edgeLap(Connection c) throws SQLException {
+    int deleted = 0;
+    long after = LinkStore.EDGES_FROM_START;
+    do {
+      LinkStore.EdgeRound r = links.dependencyPrune(c, after, 2, 10);
+      deleted += r.deleted();
+      after = r.next();
+    } while (after != LinkStore.EDGES_FROM_START);
+    return deleted;
   }
 
   @Test
