@@ -42,6 +42,7 @@ class ConsoleBrowserIT {
   private static final String PAUSE_QUEUE = "it_console_pause";
   private static final String ECHARTS = "lib/echarts-5.3.1.min.js";
   private static final String SLOW_QUEUE = "it_console_slow";
+  private static final String MANY_QUEUE = "it_console_many";
 
   @Deployment(testable = false)
   static WebArchive deployment() {
@@ -216,6 +217,52 @@ class ConsoleBrowserIT {
       b.find("tr[data-queue=" + QUEUE + "]");
       assertTrue(b.count("button.act") == 0, "the overview has no actions");
       b.screenshot("overview");
+    }
+  }
+
+  @Test
+  void aQueueOfThousandsOfWaitingJobsShowsItsEstimateMarkedAsOne() throws Exception {
+    // Past JobAdmin.COUNT_CAP (1,000) a live count is the planner's estimate (V58), not a count.
+    execute(
+        "INSERT INTO pgbus.job (queue, state, payload, run_at) SELECT ?, 'scheduled', '{}',"
+            + " now() + interval '1 day' FROM generate_series(1, 3000)",
+        MANY_QUEUE);
+    execute("ANALYZE pgbus.job");
+    try (Browser b = new Browser()) {
+      b.open(console("admin", "admin-secret"));
+      String row = "tr[data-queue=" + MANY_QUEUE + "] td.num";
+      String scheduled =
+          (String)
+              b.await(
+                  20,
+                  d ->
+                      b.script(
+                          "const c = document.querySelectorAll(arguments[0]);"
+                              + " return c.length ? c[0].textContent + '|' + (c[0].title || '')"
+                              + " : null;",
+                          row));
+      String[] cell = scheduled.split("\\|", -1);
+      assertTrue(cell[0].startsWith("≈ "), "the scheduled count is marked an estimate: " + cell[0]);
+      long n = Long.parseLong(cell[0].substring(2).replace(",", ""));
+      assertTrue(n >= 2_700 && n <= 3_300, "the estimate is within 10% of 3,000: " + n);
+      assertEquals("estimated from the table statistics", cell[1]);
+      Object available =
+          b.script("return document.querySelectorAll(arguments[0])[1].textContent;", row);
+      assertEquals("0", available, "a count under the cap is exact and unmarked");
+      b.screenshot("overview-estimate");
+    } finally {
+      execute("DELETE FROM pgbus.job WHERE queue = ?", MANY_QUEUE);
+    }
+  }
+
+  /** The test's own statement, its parameters bound as strings. */
+  private static void execute(String sql, String... args) throws Exception {
+    try (Connection c = db();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < args.length; i++) {
+        ps.setString(i + 1, args[i]);
+      }
+      ps.execute();
     }
   }
 
