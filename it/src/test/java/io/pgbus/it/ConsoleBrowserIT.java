@@ -249,6 +249,15 @@ class ConsoleBrowserIT {
       Object available =
           b.script("return document.querySelectorAll(arguments[0])[1].textContent;", row);
       assertEquals("0", available, "a count under the cap is exact and unmarked");
+      // The depth chart names the deepest queues first and sums the rest past twelve.
+      Object bars =
+          b.script(
+              "return echarts.getInstanceByDom(document.getElementById('depth-chart'))"
+                  + ".getOption().yAxis[0].data;");
+      List<?> names = (List<?>) bars;
+      assertEquals(MANY_QUEUE, names.get(0), "the deepest queue first: " + names);
+      assertTrue(
+          names.size() <= 13, "at most 12 queues by name and one bar for the rest: " + names);
       b.screenshot("overview-estimate");
     } finally {
       execute("DELETE FROM pgbus.job WHERE queue = ?", MANY_QUEUE);
