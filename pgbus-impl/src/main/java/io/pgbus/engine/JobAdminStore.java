@@ -792,9 +792,11 @@ public final class JobAdminStore {
     static Count of(
         long estimate, Long live, long unparted, long history, boolean historyExact, long cap) {
       if (live == null) {
-        // Large by the statistics: not counted, the estimate plus the other parts.
-        return new Count(
-            estimate + Math.min(unparted, cap) + history, historyExact && unparted > cap, true);
+        // Large by the statistics: not counted, the estimate plus the other parts, each of those
+        // read at most to the cap (a part past it makes the sum a lower bound: capped too).
+        return historyExact
+            ? new Count(estimate + Math.min(unparted, cap) + history, unparted > cap, true)
+            : new Count(estimate + Math.min(history, cap), history > cap, true);
       }
       if (historyExact) {
         // Past the cap in a table read capped (the statistics had it small): at least the cap
