@@ -73,6 +73,119 @@ class FairShareTest {
   }
 
   @Test
+  void aClaimAmong10000TenantsReadsAClaimsWorthOfRowsAndARoundServesEachTenantOnce()
+      throws Exception {
+    fair("many", "{}");
+    // Two jobs for each of 10,000 tenants, the tenants interleaved (each one's first job in the
+    // first half); the jobs' ages are their ids.
+    db.update(
+        "INSERT INTO pgbus.job (queue, payload, concurrency_key, run_at)"
+            + " SELECT 'many', '{}', 't' || (i % 10000), now() - interval '1 hour'"
+            + " + i * interval '1 ms' FROM generate_series(0, 19999) AS i");
+    db.update("ANALYZE pgbus.job");
+
+    List<JsonObject> plans = new ArrayList<>();
+    List<Long> first = claim("many", TAKE, plans);
+    assertThat(first).as("the ten oldest jobs, ten tenants").hasSize(TAKE);
+    assertThat(db.queryLongs("SELECT id FROM pgbus.job WHERE queue = 'many' ORDER BY id LIMIT 10"))
+        .containsExactlyElementsOf(first);
+    for (JsonObject p : plans) {
+      for (JsonObject scan : scans(p.getJsonObject("Plan"))) {
+        double rows =
+            scan.getJsonNumber("Actual Rows").doubleValue()
+                * scan.getJsonNumber("Actual Loops").doubleValue();
+        assertThat(rows).as("rows read by %s in %s", scan, p).isLessThan(1_000);
+      }
+    }
+    // A round: every tenant once before any twice, oldest first job first. 1,000 tenants, two
+    // jobs each, 100 claims of ten, each committed, on one connection.
+    fair("round", "{}");
+    db.update(
+        "INSERT INTO pgbus.job (queue, payload, concurrency_key, run_at)"
+            + " SELECT 'round', '{}', 't' || (i % 1000), now() - interval '1 hour'"
+            + " + i * interval '1 ms' FROM generate_series(0, 1999) AS i");
+    try (Connection c = db.connect();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT count(*) FROM pgbus.claim_jobs(ARRAY['round'], 10, 'fair-test',"
+                    + " interval '5 minutes')")) {
+      for (int i = 0; i < 100; i++) {
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          assertThat(rs.getInt(1)).as("claim %s", i).isEqualTo(TAKE);
+        }
+      }
+    }
+    assertThat(
+            db.queryLong(
+                "SELECT count(DISTINCT concurrency_key) FROM pgbus.job"
+                    + " WHERE queue = 'round' AND state = 'running'"))
+        .isEqualTo(1_000);
+    assertThat(
+            db.queryLongs(
+                "SELECT id FROM pgbus.job WHERE queue = 'round' AND state = 'running' ORDER BY id"))
+        .as("each tenant's first job")
+        .containsExactlyElementsOf(
+            db.queryLongs("SELECT id FROM pgbus.job WHERE queue = 'round' ORDER BY id LIMIT 1000"));
+  }
+
+  @Test
+  void theWalkDealsWhatTheFullDealWouldClaimByClaim() throws Exception {
+    // Two queues with the same jobs: "walked" has no weights (the claim may walk the level),
+    // "dealt" names a weight of 1 for a tenant that never comes (the same shares, and always the
+    // full deal). 300 tenants of uneven size, a key limit of 2, jobs due over the last hour in an
+    // order unlike their ids, one in twenty due tomorrow, completions between the claims.
+    for (String q : List.of("walked", "dealt")) {
+      db.queryText("SELECT pgbus.queue_limit_set(?, key_concurrency => 2)", q);
+      db.queryText(
+          "SELECT pgbus.queue_fair_set(?, 'concurrency_key', ?::jsonb)",
+          q,
+          q.equals("walked") ? "{}" : "{\"nobody\": 1}");
+      db.update(
+          "INSERT INTO pgbus.job (queue, payload, concurrency_key, run_at)"
+              + " SELECT ?, jsonb_build_object('i', i),"
+              + " 't' || floor(power(((i * 2654435761) % 1000003) / 1000003.0, 2) * 300),"
+              + " now() - interval '1 hour' + ((i * 104729) % 3600000) * interval '1 ms'"
+              + " + CASE WHEN i % 20 = 0 THEN interval '1 day' ELSE interval '0' END"
+              + " FROM generate_series(0::bigint, 5999) AS i",
+          q);
+    }
+    db.update("ANALYZE pgbus.job");
+    Map<String, List<List<Long>>> claims = new HashMap<>();
+    try (Connection c = db.connect();
+        PreparedStatement claim =
+            c.prepareStatement(
+                "SELECT pg_catalog.array_agg((j.payload ->> 'i')::bigint ORDER BY j.id)"
+                    + " FROM pgbus.claim_jobs(ARRAY[?], 10, 'fair-test', interval '5 minutes') x"
+                    + " JOIN pgbus.job j ON j.id = x.job_id");
+        PreparedStatement complete =
+            c.prepareStatement(
+                "UPDATE pgbus.job SET state = 'completed', finalized_at = now()"
+                    + " WHERE queue::text = ?::text AND (payload ->> 'i')::bigint = ANY (?)")) {
+      for (int round = 0; round < 150; round++) {
+        for (String q : List.of("walked", "dealt")) {
+          List<List<Long>> mine = claims.computeIfAbsent(q, k -> new ArrayList<>());
+          claim.setString(1, q);
+          try (ResultSet rs = claim.executeQuery()) {
+            rs.next();
+            java.sql.Array ids = rs.getArray(1);
+            mine.add(ids == null ? List.of() : List.of((Long[]) ids.getArray()));
+          }
+          if (round % 7 == 6) {
+            complete.setString(1, q);
+            complete.setArray(2, c.createArrayOf("bigint", mine.get(round - 3).toArray()));
+            complete.executeUpdate();
+          }
+        }
+      }
+    }
+    assertThat(claims.get("walked").stream().mapToInt(List::size).sum())
+        .as("jobs claimed")
+        .isGreaterThan(400);
+    assertThat(claims.get("walked")).containsExactlyElementsOf(claims.get("dealt"));
+  }
+
+  @Test
   void weightsShareTheClaimsWithinTwoPercent() throws Exception {
     fair("weighted", "{\"A\": 3}");
     insert("weighted", "A", 3_000, 0);
