@@ -69,6 +69,10 @@ class HistoryCountTest {
 
   @BeforeEach
   void onlyTheDayPartitionsOfThisTest() throws SQLException {
+    // The queue list estimates a live part that its statistics put past the cap (V58): no
+    // autovacuum ANALYZE of pgbus.job in the middle of a test, so what these tests read of the
+    // live table is counted, as each one sets it up.
+    db.update("ALTER TABLE pgbus.job SET (autovacuum_enabled = false)");
     db.update(
         """
         DO $$
@@ -286,6 +290,10 @@ class HistoryCountTest {
     assertThat(dropped).isEqualTo(1);
     countAll();
     assertThat(mismatches()).isNull();
+    // The live table's part past 1,000 is the planner's estimate (V58): as fresh as its statistics.
+    // An autovacuum ANALYZE during the race could have caught a thousand finished jobs in
+    // pgbus.job that have moved since (seen once: 1,018 estimated beside the 1,518 moved).
+    db.update("ANALYZE pgbus.job");
     try (Connection c = db.connect()) {
       for (QueueStats s : admin.queueStats(c, List.of(), JobAdmin.COUNT_CAP)) {
         assertThat(s.counts()).as(s.queue()).isEqualTo(actual(s.queue()));

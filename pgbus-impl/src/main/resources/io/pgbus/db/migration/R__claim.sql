@@ -783,7 +783,7 @@ CREATE OR REPLACE FUNCTION pgbus.claim_fair(
     -- 10,000 tenants, docs/performance.md); when it finds fewer, that statement decides.
     SELECT l.fair_weights, l.fair_clock INTO v_weights, v_clock
       FROM pgbus.queue_limit l WHERE l.queue = q;
-    IF (v_weights IS NULL OR v_weights = '{}'::jsonb)
+    IF take > 0 AND (v_weights IS NULL OR v_weights = '{}'::jsonb)
        -- More tenants wait than the claim takes (take + 1 probes of the skip scan below): with
        -- fewer, the tenants are all ahead of the clock after every other claim, and the walk
        -- would only add its reads to that statement's (+14% a claim at 10 tenants).
